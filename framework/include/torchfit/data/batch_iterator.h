@@ -1,0 +1,67 @@
+#pragma once
+/// @file batch_iterator.h
+/// The contract between data sources and the trainer: an endless stream of batches in passes.
+#include <ATen/ATen.h>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace torchfit::data {
+
+/// One batch. Shapes: images (N, C, H, W) float32; labels depend on class_mode (categorical: (N, K)
+/// float32 one-hot; sparse: (N) int64; binary: (N, 1) float32; input: the images; none: undefined).
+struct Batch {
+  at::Tensor x;
+  at::Tensor y;
+  /// Positions of the samples in the source's file list (filenames()[index]).
+  std::vector<int64_t> indices;
+  /// Time this next() call spent blocked waiting for the batch (ms): the "data wait" of step timing.
+  double wait_ms = 0.0;
+  int64_t size() const { return x.defined() ? x.size(0) : 0; }
+};
+
+/// An endless source of batches, organised in passes of ceil(samples / batch_size) batches; the last
+/// batch of a pass is partial. next() never ends: after the last batch of a pass the next pass starts
+/// (re-shuffled when the source shuffles). Implementations: DirectoryIterator (image folders) and
+/// TensorIterator (in-memory tensors).
+class BatchIterator {
+ public:
+  virtual ~BatchIterator() = default;
+  /// The next batch (blocks until ready). Errors: propagates a worker's failure (e.g. a bad image with
+  /// on_bad_image = error) as torchfit::IoError naming the file.
+  virtual Batch next() = 0;
+  /// Number of samples in one pass.
+  virtual int64_t samples() const = 0;
+  virtual int64_t batch_size() const = 0;
+  /// Batches in one pass: ceil(samples / batch_size).
+  int64_t batches_per_pass() const { return (samples() + batch_size() - 1) / batch_size(); }
+  /// Restarts at the beginning of pass 0 (same order as a fresh iterator with the same seed).
+  virtual void reset() = 0;
+  /// Class name → index (empty when the source has no classes).
+  virtual std::map<std::string, int64_t> class_indices() const { return {}; }
+  /// File path of each sample (empty for in-memory sources).
+  virtual std::vector<std::string> filenames() const { return {}; }
+};
+
+/// In-memory source over tensors x (N, ...) and y (N, ...), in order or shuffled per pass with `seed`.
+class TensorIterator : public BatchIterator {
+ public:
+  TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, bool shuffle = false, uint64_t seed = 0);
+  Batch next() override;
+  int64_t samples() const override { return x_.size(0); }
+  int64_t batch_size() const override { return batch_size_; }
+  void reset() override;
+
+ private:
+  void new_pass();
+  at::Tensor x_, y_;
+  int64_t batch_size_;
+  bool shuffle_;
+  uint64_t seed_;
+  int64_t pass_ = 0;
+  int64_t pos_ = 0;
+  at::Tensor order_;
+};
+
+}  // namespace torchfit::data

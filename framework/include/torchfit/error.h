@@ -1,0 +1,27 @@
+#pragma once
+/// @file error.h
+/// torchfit's exception types. Every message names the layer, file, flag or value at fault.
+#include <stdexcept>
+#include <string>
+
+namespace torchfit {
+
+/// Base of all torchfit errors (a std::runtime_error).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A layer or model cannot be built or configured (bad argument, incompatible shapes).
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A file is missing, unreadable, corrupt or cannot be written.
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace torchfit

@@ -1,0 +1,49 @@
+#pragma once
+/// @file dense.h
+/// Dense — fully connected layer as keras.layers.Dense.
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options of Dense. Required: units. Defaults as Keras.
+struct DenseOptions {
+  explicit DenseOptions(int64_t units) : units_(units) {}
+  /// Output features (> 0).
+  TORCH_ARG(int64_t, units);
+  /// relu | sigmoid | tanh | softmax | linear (default linear).
+  TORCH_ARG(std::string, activation) = "linear";
+  /// Add a bias (default true; zero-initialised).
+  TORCH_ARG(bool, use_bias) = true;
+  /// Input shape (D) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: dense, dense_1, …).
+  TORCH_ARG(std::string, name) = "";
+};
+
+/// Fully connected layer: y = activation(x·Wᵀ + b).
+///
+/// Input (N, D) [Keras (D)]; output (N, units). Parameters D·units + units. Kernel glorot_uniform, bias
+/// zeros (Keras defaults). Only 1-D per-sample inputs: put Flatten before it.
+/// Errors: ConfigError for units ≤ 0, unknown activation, or an input shape that is not 1-D (e.g. an image).
+class DenseImpl : public Layer {
+ public:
+  explicit DenseImpl(DenseOptions options);
+  at::Tensor forward(const at::Tensor& x) override;
+  at::Tensor forward_without_activation(const at::Tensor& x) override;
+  std::string output_activation() const override { return options.activation(); }
+  nlohmann::json config() const override;
+  int64_t flops_per_sample() const override;
+
+  DenseOptions options;
+  /// Weight (units, D) and bias (units); undefined before build.
+  at::Tensor kernel, bias;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(Dense);
+
+}  // namespace torchfit

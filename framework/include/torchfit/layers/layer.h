@@ -1,0 +1,86 @@
+#pragma once
+/// @file layer.h
+/// The Layer base: a torch::nn::Module with a Keras name, a JSON config, lazy build and parameter counts.
+#include <torch/nn/module.h>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/shape.h>
+
+namespace torchfit {
+
+/// Base class of every torchfit layer (as keras.layers.Layer).
+///
+/// Contract:
+/// - The constructor only stores the configuration; build(input_shape) creates the parameters from the
+///   inferred per-sample input shape (Keras order, batch excluded) and returns the output shape. Building
+///   twice with the same shape is a no-op; with another shape it throws ConfigError.
+/// - forward() takes and returns LibTorch tensors in (N, C, H, W) / (N, D) order.
+/// - config() returns the Keras-style JSON config (always holding "name"); the registry rebuilds the layer
+///   from it (see registry.h).
+/// Errors: ConfigError naming the layer and shapes when the layer cannot be built.
+class Layer : public torch::nn::Module {
+ public:
+  /// `class_name` is the Keras class name ("Conv2D"), `name` the user-given name ("" ⇒ automatic).
+  Layer(std::string class_name, std::string name);
+  ~Layer() override = default;
+
+  /// Keras class name, e.g. "Conv2D".
+  const std::string& class_name() const { return class_name_; }
+  /// Layer name, e.g. "conv2d_1" (empty until given or assigned by Sequential::add).
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  /// Declared input shape of a first layer (Keras `input_shape`, (H, W, C)), if any.
+  const std::optional<Shape>& declared_input_shape() const { return input_shape_; }
+  void set_declared_input_shape(std::optional<Shape> s) { input_shape_ = std::move(s); }
+
+  /// Builds the layer for `input_shape` (Keras order, batch excluded); returns the output shape.
+  Shape build(const Shape& input_shape);
+  bool built() const { return built_; }
+  const Shape& input_shape() const;
+  const Shape& output_shape() const;
+
+  /// Forward pass on a batch (N, C, H, W) or (N, D).
+  virtual at::Tensor forward(const at::Tensor& x) = 0;
+
+  /// The same forward without the output activation (for numerically stable losses): only layers with
+  /// an `activation` override it. Default: forward(x).
+  virtual at::Tensor forward_without_activation(const at::Tensor& x) { return forward(x); }
+  /// Output activation name ("linear" when the layer has none).
+  virtual std::string output_activation() const { return "linear"; }
+
+  /// Keras-style config: {"name": ..., <arguments>}. Shapes inside are in Keras order.
+  virtual nlohmann::json config() const = 0;
+
+  /// Number of parameters (trainable + non-trainable); 0 before build.
+  int64_t count_params() const;
+  int64_t trainable_params() const;
+  int64_t non_trainable_params() const;
+
+  /// Multiply-add count ×2 for one sample's forward pass (0 for layers without arithmetic worth counting).
+  virtual int64_t flops_per_sample() const { return 0; }
+
+ protected:
+  /// Creates parameters for `input_shape` and returns the output shape; throw ConfigError on bad shapes.
+  virtual Shape build_impl(const Shape& input_shape) = 0;
+  /// "layer 'conv2d' (Conv2D)" — for error messages.
+  std::string describe() const;
+  /// Adds "name" and, when declared, "input_shape" to a config.
+  nlohmann::json base_config() const;
+
+ private:
+  std::string class_name_;
+  std::string name_;
+  std::optional<Shape> input_shape_;
+  bool built_ = false;
+  Shape built_input_;
+  Shape built_output_;
+};
+
+/// snake_case of a Keras class name: "MaxPooling2D" → "max_pooling2d", "Conv2D" → "conv2d".
+std::string keras_snake_case(const std::string& class_name);
+
+}  // namespace torchfit

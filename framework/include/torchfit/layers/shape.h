@@ -1,0 +1,26 @@
+#pragma once
+/// @file shape.h
+/// Keras-order shapes: a Shape lists the per-sample dimensions WITHOUT the batch axis, in Keras order
+/// ((H, W, C) for images, (D) for vectors). Tensors are LibTorch's (N, C, H, W); see to_tensor_shape().
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace torchfit {
+
+/// Per-sample shape in Keras order, batch axis excluded: (H, W, C) or (D).
+using Shape = std::vector<int64_t>;
+
+/// "(None, 148, 148, 32)" — the Keras summary spelling, batch shown as None.
+std::string format_shape(const Shape& shape);
+
+/// Keras (H, W, C) → tensor (C, H, W); other ranks unchanged.
+Shape to_tensor_shape(const Shape& keras_shape);
+
+/// Tensor (C, H, W) → Keras (H, W, C); other ranks unchanged.
+Shape to_keras_shape(const Shape& tensor_shape);
+
+/// Product of the dimensions.
+int64_t shape_numel(const Shape& shape);
+
+}  // namespace torchfit

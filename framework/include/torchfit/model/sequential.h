@@ -1,0 +1,79 @@
+#pragma once
+/// @file sequential.h
+/// Sequential — a linear stack of layers, as keras.Sequential.
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// A linear stack of layers.
+///
+/// The first layer must declare `input_shape` (Keras order (H, W, C), batch excluded); each add() builds
+/// the new layer from the previous output shape at once, so shape errors surface at add() naming the
+/// layer. Automatic names follow Keras (conv2d, conv2d_1, …, counted per class within this model);
+/// user-given names must be unique. forward() takes (N, C, H, W) tensors.
+class SequentialImpl : public torch::nn::Module {
+ public:
+  explicit SequentialImpl(std::string name = "sequential");
+
+  /// Appends a layer (any Layer subclass or its ModuleHolder). Errors: ConfigError when the first layer
+  /// has no input_shape, a name is taken, or the layer cannot be built for the previous output shape.
+  void add(std::shared_ptr<Layer> layer);
+  template <typename Holder, typename = decltype(std::declval<Holder>().ptr())>
+  void add(const Holder& holder) {
+    add(std::static_pointer_cast<Layer>(holder.ptr()));
+  }
+
+  /// Forward pass (N, C, H, W) → model output (e.g. (N, K) probabilities).
+  at::Tensor forward(const at::Tensor& x);
+  /// The same pass with the last layer's activation left out (logits for a softmax/sigmoid output).
+  at::Tensor forward_logits(const at::Tensor& x);
+  /// The last layer's output activation ("softmax", "sigmoid", "linear", …).
+  std::string output_activation() const;
+
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  /// The layer called `name`. Errors: ConfigError listing the names.
+  std::shared_ptr<Layer> get_layer(const std::string& name) const;
+
+  /// Model input shape (Keras order) and output shape; errors when empty.
+  const Shape& input_shape() const;
+  const Shape& output_shape() const;
+
+  int64_t count_params() const;
+  int64_t trainable_params() const;
+  int64_t non_trainable_params() const;
+  /// Forward FLOPs for one sample (2 per multiply-add); a training step costs ≈ 3× forward per sample.
+  int64_t flops_per_sample() const;
+
+  /// The Keras 2.6 summary text (see KERAS_SEMANTICS.md), ending with a newline.
+  std::string summary(int line_length = 65) const;
+  /// Prints summary() to `os`.
+  void print_summary(std::ostream& os) const;
+
+  /// Architecture as JSON (Keras model.to_json analogue): {"format_version", "class_name": "Sequential",
+  /// "config": {"name", "layers": [{"class_name", "config"}, …]}}.
+  nlohmann::json to_json() const;
+  /// Rebuilds a model from to_json() output. Errors: ConfigError naming an unknown layer class or a
+  /// bad field.
+  static std::shared_ptr<SequentialImpl> from_json(const nlohmann::json& json);
+
+  const std::string& model_name() const { return name_; }
+
+ private:
+  std::string name_;
+  std::vector<std::shared_ptr<Layer>> layers_;
+};
+TORCH_MODULE(Sequential);
+
+/// Current JSON format version written by to_json().
+constexpr int kModelFormatVersion = 1;
+
+}  // namespace torchfit

@@ -1,0 +1,52 @@
+#include <torchfit/data/batch_iterator.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <torchfit/error.h>
+
+namespace torchfit::data {
+
+TensorIterator::TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, bool shuffle, uint64_t seed)
+    : x_(std::move(x)), y_(std::move(y)), batch_size_(batch_size), shuffle_(shuffle), seed_(seed) {
+  if (batch_size_ <= 0) throw ConfigError("TensorIterator: batch_size must be > 0, got " + std::to_string(batch_size_));
+  if (!x_.defined() || x_.dim() == 0 || x_.size(0) == 0) throw ConfigError("TensorIterator: x has no samples");
+  if (y_.defined() && y_.size(0) != x_.size(0)) {
+    throw ConfigError("TensorIterator: x has " + std::to_string(x_.size(0)) + " samples but y has " +
+                      std::to_string(y_.size(0)));
+  }
+  new_pass();
+}
+
+void TensorIterator::new_pass() {
+  const int64_t n = x_.size(0);
+  if (shuffle_) {
+    auto gen = at::make_generator<at::CPUGeneratorImpl>(seed_ + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(pass_ + 1));
+    order_ = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
+  } else {
+    order_ = at::arange(n, at::kLong);
+  }
+  pos_ = 0;
+}
+
+Batch TensorIterator::next() {
+  if (pos_ >= x_.size(0)) {
+    ++pass_;
+    new_pass();
+  }
+  const int64_t end = std::min(pos_ + batch_size_, x_.size(0));
+  auto idx = order_.slice(0, pos_, end);
+  Batch b;
+  b.x = x_.index_select(0, idx);
+  if (y_.defined()) b.y = y_.index_select(0, idx);
+  auto acc = idx.accessor<int64_t, 1>();
+  for (int64_t i = 0; i < acc.size(0); ++i) b.indices.push_back(acc[i]);
+  pos_ = end;
+  return b;
+}
+
+void TensorIterator::reset() {
+  pass_ = 0;
+  new_pass();
+}
+
+}  // namespace torchfit::data

@@ -1,0 +1,46 @@
+#include <torchfit/layers/dense.h>
+
+#include <torchfit/layers/activation_fn.h>
+
+#include "layers/init.h"
+
+namespace torchfit {
+
+DenseImpl::DenseImpl(DenseOptions opts) : Layer("Dense", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  if (options.units() <= 0) {
+    throw ConfigError(describe() + ": units must be > 0, got " + std::to_string(options.units()));
+  }
+  check_activation(options.activation(), describe());
+}
+
+Shape DenseImpl::build_impl(const Shape& in) {
+  if (in.size() != 1) {
+    throw ConfigError(describe() + " expects a 1-D input (D), got " + format_shape(in) +
+                      " — add a Flatten layer before it");
+  }
+  kernel = register_parameter("kernel", detail::glorot_uniform({options.units(), in[0]}, in[0], options.units()));
+  if (options.use_bias()) bias = register_parameter("bias", at::zeros({options.units()}));
+  return {options.units()};
+}
+
+at::Tensor DenseImpl::forward_without_activation(const at::Tensor& x) { return at::linear(x, kernel, bias); }
+
+at::Tensor DenseImpl::forward(const at::Tensor& x) {
+  return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
+}
+
+nlohmann::json DenseImpl::config() const {
+  auto c = base_config();
+  c["units"] = options.units();
+  c["activation"] = options.activation();
+  c["use_bias"] = options.use_bias();
+  return c;
+}
+
+int64_t DenseImpl::flops_per_sample() const {
+  if (!built()) return 0;
+  return 2 * input_shape()[0] * options.units();
+}
+
+}  // namespace torchfit

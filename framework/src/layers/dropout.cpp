@@ -1,0 +1,28 @@
+#include <torchfit/layers/dropout.h>
+
+#include <sstream>
+
+namespace torchfit {
+
+DropoutImpl::DropoutImpl(DropoutOptions opts) : Layer("Dropout", opts.name()), options(std::move(opts)) {
+  if (!(options.rate() >= 0.0 && options.rate() < 1.0)) {
+    std::ostringstream os;
+    os << describe() << ": rate must be in [0, 1), got " << options.rate();
+    throw ConfigError(os.str());
+  }
+}
+
+Shape DropoutImpl::build_impl(const Shape& in) { return in; }
+
+at::Tensor DropoutImpl::forward(const at::Tensor& x) {
+  if (!is_training() || options.rate() == 0.0) return x;
+  return at::dropout(x, options.rate(), /*train=*/true);
+}
+
+nlohmann::json DropoutImpl::config() const {
+  auto c = base_config();
+  c["rate"] = options.rate();
+  return c;
+}
+
+}  // namespace torchfit

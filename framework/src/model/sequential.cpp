@@ -1,0 +1,179 @@
+#include <torchfit/model/sequential.h>
+
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include <torchfit/layers/registry.h>
+
+namespace torchfit {
+namespace {
+
+std::string thousands(int64_t v) {
+  std::string s = std::to_string(v < 0 ? -v : v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return v < 0 ? "-" + s : s;
+}
+
+// Keras print_row: each field is cut to fit its column and padded with spaces to the next position.
+std::string row(const std::vector<std::string>& fields, const std::vector<int>& positions) {
+  std::string line;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i > 0) line = line.substr(0, line.size() - 1) + " ";  // Keras: line[:-1] + ' '
+    line += fields[i];
+    line = line.substr(0, static_cast<size_t>(positions[i]));
+    line += std::string(static_cast<size_t>(positions[i]) - line.size(), ' ');
+  }
+  return line;  // padded to line_length with spaces, exactly as Keras prints it
+}
+
+}  // namespace
+
+SequentialImpl::SequentialImpl(std::string name) : torch::nn::Module("Sequential"), name_(std::move(name)) {}
+
+void SequentialImpl::add(std::shared_ptr<Layer> layer) {
+  if (!layer) throw ConfigError("Sequential::add: null layer");
+  // Name: user-given must be unique; automatic names count per class as Keras (conv2d, conv2d_1, …).
+  if (layer->name().empty()) {
+    const std::string base = keras_snake_case(layer->class_name());
+    int count = 0;
+    std::string candidate = base;
+    auto taken = [&](const std::string& n) {
+      for (const auto& l : layers_) {
+        if (l->name() == n) return true;
+      }
+      return false;
+    };
+    while (taken(candidate)) candidate = base + "_" + std::to_string(++count);
+    layer->set_name(candidate);
+  } else {
+    for (const auto& l : layers_) {
+      if (l->name() == layer->name()) {
+        throw ConfigError("Sequential '" + name_ + "': layer name '" + layer->name() +
+                          "' is already used; names must be unique");
+      }
+    }
+  }
+  Shape in;
+  if (layers_.empty()) {
+    if (!layer->declared_input_shape()) {
+      throw ConfigError("layer '" + layer->name() + "' (" + layer->class_name() +
+                        ") is the first layer of Sequential '" + name_ +
+                        "' and needs input_shape, e.g. .input_shape({150, 150, 3}) (H, W, C)");
+    }
+    in = *layer->declared_input_shape();
+  } else {
+    in = layers_.back()->output_shape();
+  }
+  layer->build(in);
+  register_module(layer->name(), layer);
+  layers_.push_back(std::move(layer));
+}
+
+at::Tensor SequentialImpl::forward(const at::Tensor& x) {
+  at::Tensor h = x;
+  for (auto& l : layers_) h = l->forward(h);
+  return h;
+}
+
+at::Tensor SequentialImpl::forward_logits(const at::Tensor& x) {
+  at::Tensor h = x;
+  for (size_t i = 0; i + 1 < layers_.size(); ++i) h = layers_[i]->forward(h);
+  return layers_.empty() ? h : layers_.back()->forward_without_activation(h);
+}
+
+std::string SequentialImpl::output_activation() const {
+  return layers_.empty() ? "linear" : layers_.back()->output_activation();
+}
+
+std::shared_ptr<Layer> SequentialImpl::get_layer(const std::string& name) const {
+  std::string known;
+  for (const auto& l : layers_) {
+    if (l->name() == name) return l;
+    known += (known.empty() ? "" : ", ") + l->name();
+  }
+  throw ConfigError("no layer named '" + name + "' in Sequential '" + name_ + "' (layers: " + known + ")");
+}
+
+const Shape& SequentialImpl::input_shape() const {
+  if (layers_.empty()) throw ConfigError("Sequential '" + name_ + "' has no layers");
+  return layers_.front()->input_shape();
+}
+
+const Shape& SequentialImpl::output_shape() const {
+  if (layers_.empty()) throw ConfigError("Sequential '" + name_ + "' has no layers");
+  return layers_.back()->output_shape();
+}
+
+int64_t SequentialImpl::count_params() const { return trainable_params() + non_trainable_params(); }
+int64_t SequentialImpl::trainable_params() const {
+  int64_t n = 0;
+  for (const auto& l : layers_) n += l->trainable_params();
+  return n;
+}
+int64_t SequentialImpl::non_trainable_params() const {
+  int64_t n = 0;
+  for (const auto& l : layers_) n += l->non_trainable_params();
+  return n;
+}
+int64_t SequentialImpl::flops_per_sample() const {
+  int64_t n = 0;
+  for (const auto& l : layers_) n += l->flops_per_sample();
+  return n;
+}
+
+std::string SequentialImpl::summary(int line_length) const {
+  // Keras 2.6 layout: positions [.45, .85, 1.0] of line_length → 29, 55, 65 for 65.
+  const std::vector<int> pos = {static_cast<int>(line_length * 0.45), static_cast<int>(line_length * 0.85),
+                                line_length};
+  std::ostringstream os;
+  os << "Model: \"" << name_ << "\"\n";
+  os << std::string(static_cast<size_t>(line_length), '_') << "\n";
+  os << row({"Layer (type)", "Output Shape", "Param #"}, pos) << "\n";
+  os << std::string(static_cast<size_t>(line_length), '=') << "\n";
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const auto& l = layers_[i];
+    os << row({l->name() + " (" + l->class_name() + ")", format_shape(l->output_shape()),
+               std::to_string(l->count_params())},
+              pos)
+       << "\n";
+    os << std::string(static_cast<size_t>(line_length), i + 1 == layers_.size() ? '=' : '_') << "\n";
+  }
+  if (layers_.empty()) os << std::string(static_cast<size_t>(line_length), '=') << "\n";
+  os << "Total params: " << thousands(count_params()) << "\n";
+  os << "Trainable params: " << thousands(trainable_params()) << "\n";
+  os << "Non-trainable params: " << thousands(non_trainable_params()) << "\n";
+  os << std::string(static_cast<size_t>(line_length), '_') << "\n";
+  return os.str();
+}
+
+void SequentialImpl::print_summary(std::ostream& os) const { os << summary(); }
+
+nlohmann::json SequentialImpl::to_json() const {
+  nlohmann::json layers = nlohmann::json::array();
+  for (const auto& l : layers_) layers.push_back(layer_to_json(*l));
+  return {{"format_version", kModelFormatVersion},
+          {"class_name", "Sequential"},
+          {"config", {{"name", name_}, {"layers", layers}}}};
+}
+
+std::shared_ptr<SequentialImpl> SequentialImpl::from_json(const nlohmann::json& json) {
+  if (!json.is_object() || json.value("class_name", std::string()) != "Sequential") {
+    throw ConfigError("model JSON: expected {\"class_name\": \"Sequential\", ...}");
+  }
+  const int version = json.value("format_version", 0);
+  if (version < 1 || version > kModelFormatVersion) {
+    throw ConfigError("model JSON: unsupported format_version " + std::to_string(version) +
+                      " (this torchfit reads 1.." + std::to_string(kModelFormatVersion) + ")");
+  }
+  const auto& config = json.at("config");
+  auto model = std::make_shared<SequentialImpl>(config.value("name", std::string("sequential")));
+  if (!config.contains("layers") || !config["layers"].is_array()) {
+    throw ConfigError("model JSON: config.layers must be an array");
+  }
+  for (const auto& spec : config["layers"]) model->add(layer_from_json(spec));
+  return model;
+}
+
+}  // namespace torchfit

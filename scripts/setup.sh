@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# torchfit setup: install the missing Debian packages (idempotent), then configure and build into build/.
+#   scripts/setup.sh [--no-build] [--build-dir DIR] [--build-type Release|Debug] [extra cmake args...]
+# apt-get update runs only when something is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD_DIR=build
+BUILD_TYPE=Release
+DO_BUILD=1
+EXTRA=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-build) DO_BUILD=0 ;;
+    --build-dir) BUILD_DIR="$2"; shift ;;
+    --build-type) BUILD_TYPE="$2"; shift ;;
+    *) EXTRA+=("$1") ;;
+  esac
+  shift
+done
+
+# Build dependencies (DESIGN.md) + packages the scripts use (peer baselines, charts, real data).
+PKGS=(
+  build-essential cmake ninja-build ccache pkg-config
+  libtorch-dev libopenblas0-openmp
+  libopencv-dev libstb-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev
+  dataset-fashion-mnist
+  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[setup] installing missing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "[setup] installed: ${missing[*]}"
+else
+  echo "[setup] all Debian packages present"
+fi
+
+[ "$DO_BUILD" -eq 1 ] || exit 0
+
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
+
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" "${EXTRA[@]}"
+cmake --build "$BUILD_DIR" -j "$(nproc)"
+echo "[setup] built into $BUILD_DIR/ — binaries: $BUILD_DIR/apps/ (train_cnn, predict_cnn, prepare_data, device_info, matmul_bench)"
