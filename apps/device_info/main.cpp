@@ -1,0 +1,44 @@
+// device_info: prints what torchfit runs on (the same header train_cnn prints).
+//   device_info [--device cpu|cuda|cuda:N|auto] [--threads N] [--json]
+// Exit status 0; 2 for a bad flag value (e.g. --device cuda on a CPU-only build).
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <iostream>
+
+#include "torchfit/runtime/device.h"
+#include "torchfit/runtime/env_info.h"
+#include "torchfit/runtime/process.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"device_info: LibTorch/CUDA/cuDNN versions, GPUs, CPU, threads, BLAS and OpenCV of this build"};
+  std::string device_spec = "auto";
+  int threads = 0;
+  bool as_json = false;
+  app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto (CUDA when available)")->capture_default_str();
+  app.add_option("--threads", threads, "LibTorch intra-op threads (0 = all cores)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--json", as_json, "print the environment as JSON instead of the header");
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    if (as_json) spdlog::set_level(spdlog::level::warn);  // keep stdout pure JSON
+    const int used = torchfit::runtime::init_process(threads);
+    (void)used;
+    const auto device = torchfit::runtime::parse_device(device_spec);
+    const auto info = torchfit::runtime::environment_info(device, threads);
+    if (as_json) {
+      std::cout << info.dump(2) << std::endl;
+    } else {
+      std::cout << torchfit::runtime::format_header(info) << std::endl;
+    }
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "device_info: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "device_info: " << e.what() << std::endl;
+    return 2;
+  }
+  return 0;
+}
