@@ -1,27 +1,7 @@
 #pragma once
-// The article's seed CNN, shared by tests.
-#include <torchfit/layers/conv2d.h>
-#include <torchfit/layers/dense.h>
-#include <torchfit/layers/dropout.h>
-#include <torchfit/layers/flatten.h>
-#include <torchfit/layers/max_pooling2d.h>
-#include <torchfit/model/sequential.h>
+// The article's seed CNN, shared by tests (the library's definition).
+#include <torchfit/model/seed_cnn.h>
 
 namespace torchfit::testing {
-
-inline Sequential seed_cnn(int64_t size = 150, int64_t classes = 8, int64_t dense2 = 64) {
-  Sequential model;
-  model->add(Conv2D(Conv2DOptions(32, 3).activation("relu").input_shape(Shape{size, size, 3})));
-  model->add(MaxPooling2D(MaxPooling2DOptions(2)));
-  model->add(Conv2D(Conv2DOptions(64, 3).activation("relu")));
-  model->add(MaxPooling2D(MaxPooling2DOptions(2)));
-  model->add(Flatten());
-  model->add(Dense(DenseOptions(512).activation("relu")));
-  model->add(Dropout(DropoutOptions(0.2)));
-  model->add(Dense(DenseOptions(dense2).activation("relu")));
-  model->add(Dropout(DropoutOptions(0.2)));
-  model->add(Dense(DenseOptions(classes).activation("softmax")));
-  return model;
-}
-
+using torchfit::seed_cnn;
 }  // namespace torchfit::testing

@@ -1,0 +1,120 @@
+// predict_cnn — class probabilities for a folder of unlabelled images with a train_cnn checkpoint.
+//   predict_cnn --model runs/<run>/model.ckpt --data ./data/pred
+// Writes predictions.csv (file,class,probability); prints accuracy when pred_labels.csv is beside the folder.
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <torchfit/data/directory_iterator.h>
+#include <torchfit/data/image_data_generator.h>
+#include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
+#include <torchfit/io/checkpoint.h>
+#include <torchfit/runtime/device.h>
+#include <torchfit/runtime/process.h>
+#include <torchfit/training/trainer.h>
+
+namespace fs = std::filesystem;
+using namespace torchfit;
+
+int main(int argc, char** argv) {
+  std::string model_path, data_dir = "./data/pred", output = "predictions.csv", device_spec = "cpu", labels;
+  int64_t batch_size = 32;
+  int workers = 0, threads = 0;
+  CLI::App app{"Predict classes for a folder of images with a torchfit checkpoint.", "predict_cnn"};
+  app.add_option("--model", model_path, "Checkpoint written by train_cnn")->required();
+  app.add_option("--data", data_dir, "Folder of images (flat, no class sub-folders)")->capture_default_str();
+  app.add_option("--output", output, "CSV to write: file,class,probability")->capture_default_str();
+  app.add_option("--labels", labels, "CSV file,class with the true classes (default: <data>/../pred_labels.csv)");
+  app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto")->capture_default_str();
+  app.add_option("--batch-size", batch_size, "Images per batch")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--workers", workers, "Loader threads (0 = CPU cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "LibTorch threads (0 = CPU cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (!fs::is_regular_file(model_path)) {
+    std::cerr << "predict_cnn: --model: checkpoint '" << model_path << "' does not exist\n";
+    return 2;
+  }
+  fs::path dir = fs::absolute(data_dir).lexically_normal();
+  if (dir.filename().empty()) dir = dir.parent_path();
+  if (!fs::is_directory(dir)) {
+    std::cerr << "predict_cnn: --data: directory '" << data_dir << "' does not exist\n";
+    return 2;
+  }
+  try {
+    runtime::init_process(threads);
+    const auto device = runtime::parse_device(device_spec);
+    io::CheckpointInfo info;
+    Sequential model = io::load_model(model_path, &info);
+    const auto& in = model->input_shape();
+    if (in.size() != 3) throw ConfigError("checkpoint '" + model_path + "' is not an image model");
+    std::vector<std::string> names(info.class_indices.size());
+    for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;
+
+    // Keras idiom for a flat folder: flow_from_directory(parent, classes=[folder], class_mode=None).
+    data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
+    auto flow = data::FlowOptions()
+                    .target_size({in[0], in[1]})
+                    .color_mode(in[2] == 1 ? "grayscale" : in[2] == 4 ? "rgba" : "rgb")
+                    .classes({dir.filename().string()})
+                    .class_mode("none")
+                    .batch_size(batch_size)
+                    .shuffle(false)
+                    .workers(workers);
+    auto it = gen.flow_from_directory(dir.parent_path().string(), flow);
+    Trainer trainer(model, CompileOptions(), device);
+    std::vector<int64_t> indices;
+    at::Tensor probs = trainer.predict(*it, 0, &indices);
+    auto [best_p, best_k] = probs.max(1);
+    const auto files = it->filenames();
+
+    std::map<std::string, std::string> truth;
+    fs::path labels_path = labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(labels);
+    if (fs::is_regular_file(labels_path)) {
+      std::ifstream f(labels_path);
+      std::string line;
+      std::getline(f, line);  // header
+      while (std::getline(f, line)) {
+        auto comma = line.find(',');
+        if (comma == std::string::npos) continue;
+        truth[line.substr(0, comma)] = line.substr(comma + 1);
+      }
+    } else if (!labels.empty()) {
+      throw IoError("--labels: '" + labels + "' does not exist");
+    }
+
+    std::ostringstream csv;
+    csv << "file,class,probability\n";
+    int64_t correct = 0, labelled = 0;
+    for (size_t r = 0; r < indices.size(); ++r) {
+      const std::string file = fs::path(files.at(static_cast<size_t>(indices[r]))).filename().string();
+      const int64_t k = best_k[static_cast<int64_t>(r)].item<int64_t>();
+      const std::string cls = k < static_cast<int64_t>(names.size()) && !names[k].empty() ? names[k] : std::to_string(k);
+      csv << file << "," << cls << "," << best_p[static_cast<int64_t>(r)].item<double>() << "\n";
+      auto t = truth.find(file);
+      if (t != truth.end()) {
+        ++labelled;
+        correct += t->second == cls;
+      }
+    }
+    io::write_text_atomically(output, csv.str());
+    std::cout << "Predicted " << indices.size() << " images → " << output << "\n";
+    if (labelled > 0) {
+      std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),
+                  labels_path.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,27 @@
+#pragma once
+/// @file losses.h
+/// Keras losses, computed in a numerically stable way.
+#include <ATen/ATen.h>
+#include <string>
+
+namespace torchfit {
+
+/// Mean loss over the batch.
+///
+/// `output` is what the model produced: when `from_logits` is true it is the last layer BEFORE its
+/// softmax/sigmoid (Sequential::forward_logits), and the loss goes through log_softmax /
+/// binary_cross_entropy_with_logits (logits [1000, 0] with target class 1 ⇒ loss ≈ 1000, finite).
+/// Otherwise probabilities are clipped to [1e-7, 1 − 1e-7] as Keras does.
+/// Targets: categorical (N, K) one-hot float; sparse (N) int64; binary (N, 1) or (N) float; mse any shape.
+/// Errors: ConfigError for an unknown name or a target of the wrong shape (naming both shapes).
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
+                        bool from_logits);
+
+/// True when the loss can use logits of a model whose last activation is `activation`
+/// (softmax with categorical/sparse cross-entropy, sigmoid with binary cross-entropy).
+bool loss_uses_logits(const std::string& loss, const std::string& activation);
+
+/// Throws ConfigError when `name` is not a known loss.
+void check_loss(const std::string& name);
+
+}  // namespace torchfit
