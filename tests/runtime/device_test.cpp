@@ -8,6 +8,7 @@
 
 #include "torchfit/error.h"
 #include "torchfit/runtime/device.h"
+#include "torchfit/runtime/env_info.h"
 
 namespace rt = torchfit::runtime;
 
@@ -88,7 +89,15 @@ TEST(Device, MemoryFractionValidatesRangeAndDevice) {
 
 TEST(Device, MemoryFraction_CUDA) {
   if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA";
-  EXPECT_NO_THROW(rt::set_gpu_memory_fraction(1.0, c10::Device(c10::DeviceType::CUDA, 0)));
+  const c10::Device cuda(c10::DeviceType::CUDA, 0);
+  const auto info = rt::environment_info(cuda, 0);
+  const double total = info.at("gpus").at(0).at("memory_bytes").get<double>();
+  const int64_t floats = static_cast<int64_t>(0.04 * total / 4.0);  // 4% of the GPU's memory
+  rt::set_gpu_memory_fraction(0.02, cuda);
+  EXPECT_THROW(at::empty({floats}, at::TensorOptions().device(cuda)), c10::Error)
+      << "a 4% tensor must not fit under a 2% cap";
+  rt::set_gpu_memory_fraction(1.0, cuda);
+  EXPECT_NO_THROW(at::empty({floats}, at::TensorOptions().device(cuda)));
 }
 
 TEST(Device, Synchronize_CUDA) {
