@@ -1,0 +1,202 @@
+#pragma once
+/// @file directory_iterator.h
+/// DirectoryIterator — batches from an image folder tree `directory/<class>/**/*.png|jpg|…`, as
+/// keras.preprocessing.image.DirectoryIterator (flow_from_directory), with worker threads and a
+/// bounded prefetch queue.
+#include <torch/arg.h>
+
+#include <array>
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torchfit/data/batch_iterator.h>
+#include <torchfit/data/image.h>
+#include <torchfit/data/image_data_generator.h>
+
+namespace torchfit::data {
+
+/// (height, width) pair in pixels.
+using Size2 = std::array<int64_t, 2>;
+/// Class name → index.
+using ClassIndices = std::map<std::string, int64_t>;
+
+/// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
+/// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
+struct FlowOptions {
+  /// (height, width) in pixels every image is resized to (Keras order). Default (256, 256).
+  TORCH_ARG(Size2, target_size) = {256, 256};
+  /// "rgb" (3 channels, default) | "grayscale" (1) | "rgba" (4). See load_image for conversions.
+  TORCH_ARG(std::string, color_mode) = "rgb";
+  /// Explicit class list (sub-folder names); its order gives the indices. Empty ⇒ every immediate
+  /// sub-folder, sorted by code point ("1", "10", "2"). Folders not listed are ignored (Keras).
+  TORCH_ARG(std::vector<std::string>, classes) = {};
+  /// Class map of another iterator (typically the training one): the indices are taken from it, by
+  /// name. Every sub-folder of `directory` must be in it (ConfigError naming the extra class);
+  /// classes of the map without a folder here stay classes with no samples. Takes precedence over
+  /// `classes`.
+  TORCH_ARG(ClassIndices, class_indices) = {};
+  /// "categorical" (one-hot float32 (N, K), default) | "sparse" (int64 (N)) | "binary" (float32
+  /// (N, 1), needs exactly 2 classes) | "input" (y = a copy of x) | "none" (y undefined).
+  TORCH_ARG(std::string, class_mode) = "categorical";
+  /// Samples per batch (> 0). Default 32. The last batch of a pass is partial.
+  TORCH_ARG(int64_t, batch_size) = 32;
+  /// Re-draw a random order at the start of every pass (default true); false ⇒ sorted file order.
+  TORCH_ARG(bool, shuffle) = true;
+  /// Seed of the shuffling and of every augmentation draw. Unset ⇒ drawn from std::random_device.
+  TORCH_ARG(std::optional<uint64_t>, seed) = std::nullopt;
+  /// "" (all files), "training" or "validation" (needs the generator's validation_split).
+  TORCH_ARG(std::string, subset) = "";
+  /// Resize interpolation: "nearest" (Keras default) | "bilinear" | "bicubic" | "area".
+  TORCH_ARG(std::string, interpolation) = "nearest";
+  /// Follow symbolic links to sub-folders while collecting files (Keras follow_links). Default false.
+  TORCH_ARG(bool, follow_links) = false;
+  /// Worker threads that decode and augment; 0 (default) ⇒ std::thread::hardware_concurrency().
+  /// The produced batches do not depend on this number.
+  TORCH_ARG(int64_t, workers) = 0;
+  /// Batches prepared ahead of the consumer (bounded prefetch queue; Keras max_queue_size). Default 10.
+  TORCH_ARG(int64_t, max_queue_size) = 10;
+  /// What to do with a file that fails the header check or decoding: "skip" (default; warn once
+  /// naming it, leave it out — or, when it only fails while decoding during training, replace it by
+  /// the next good file of the same class) | "error" (IoError naming the file).
+  TORCH_ARG(std::string, on_bad_image) = "skip";
+  /// Print "Found N images belonging to K classes." on stdout (Keras always prints). Default true.
+  TORCH_ARG(bool, verbose) = true;
+};
+
+/// A file that was left out at construction, with the reason from check_image_file.
+struct SkippedFile {
+  std::string path;
+  std::string reason;
+};
+
+/// Keras's DirectoryIterator: an endless BatchIterator over an image folder tree.
+///
+/// Discovery (at construction): classes are the immediate sub-folders (sorted by code point, or
+/// FlowOptions::classes / class_indices); files are collected recursively below each class folder,
+/// folders walked in sorted path order and files sorted inside each folder; accepted are names whose
+/// lower-cased form ends in .png .jpg .jpeg .bmp .ppm .tif .tiff; hidden entries (name starting with
+/// ".", e.g. .DS_Store, ._x.jpg, .ipynb_checkpoints/) and __MACOSX/ are ignored. Every file gets a
+/// header check (check_image_file) so empty, truncated or mislabelled files never reach a worker.
+/// With validation_split v, per class the first int(v·n) files form subset "validation", the rest
+/// "training". Prints "Found N images belonging to K classes." (plus " Skipped S unreadable files."
+/// when some were left out).
+///
+/// Batches: x is float32 (N, C, H, W) with C from color_mode and (H, W) = target_size, values
+/// 0..255 times rescale; y as class_mode says (see FlowOptions::class_mode); indices are positions in
+/// filenames(). Pass p visits the samples in pass_order(n, shuffle, seed, p); the sample at position
+/// i of pass p draws its augmentation from Rng(sample_seed(seed, p, i)). So a seed fixes every
+/// batch, whatever the number of workers.
+///
+/// Threads: `workers` threads start on the first next() and fill whole batches (each writes straight
+/// into its batch tensor) into a ring of max_queue_size slots; next() hands them out in order.
+/// Destroying or reset()ting the iterator stops and joins them promptly (mid-batch).
+///
+/// Errors (constructor): IoError when `directory` is missing or not a folder, or when no image is
+/// found at all (naming the directory); IoError naming the first bad file with on_bad_image "error";
+/// ConfigError for bad options (target_size < 1, batch_size < 1, unknown color_mode, class_mode,
+/// subset, interpolation or on_bad_image; binary with K ≠ 2; subset without validation_split; a
+/// folder missing from class_indices). next() rethrows a worker's IoError.
+class DirectoryIterator : public BatchIterator {
+ public:
+  /// `generator` may be null: no augmentation and no rescale (values 0..255).
+  DirectoryIterator(const std::string& directory, FlowOptions options,
+                    std::shared_ptr<const ImageDataGenerator> generator = nullptr);
+  ~DirectoryIterator() override;
+  DirectoryIterator(const DirectoryIterator&) = delete;
+  DirectoryIterator& operator=(const DirectoryIterator&) = delete;
+
+  Batch next() override;
+  int64_t samples() const override { return static_cast<int64_t>(filepaths_.size()); }
+  int64_t batch_size() const override { return options_.batch_size(); }
+  void reset() override;
+  std::map<std::string, int64_t> class_indices() const override { return class_indices_; }
+  /// Paths relative to `directory`, e.g. "Coat/00012.png" (Keras `filenames`).
+  std::vector<std::string> filenames() const override { return filenames_; }
+
+  /// Number of samples (Keras `n`).
+  int64_t n() const { return samples(); }
+  int64_t num_classes() const { return static_cast<int64_t>(class_indices_.size()); }
+  /// Class index of every sample, in filenames() order (Keras `classes`).
+  const std::vector<int64_t>& classes() const { return classes_; }
+  /// Full paths (directory / filename), in filenames() order (Keras `filepaths`).
+  const std::vector<std::string>& filepaths() const { return filepaths_; }
+  /// Class names ordered by index.
+  std::vector<std::string> class_names() const;
+  /// Shape of one sample, (C, H, W).
+  std::array<int64_t, 3> image_shape() const { return {channels_, options_.target_size()[0], options_.target_size()[1]}; }
+  /// Files left out at construction, with reasons.
+  const std::vector<SkippedFile>& skipped() const { return skipped_; }
+  /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
+  bool augmenting() const { return augment_; }
+  /// The seed in use (the given one, or the one drawn when none was given).
+  uint64_t seed() const { return seed_; }
+  const FlowOptions& options() const { return options_; }
+  /// The directory this iterator reads.
+  const std::string& directory() const { return directory_; }
+
+  /// Builds the batch at `(pass, batch_index)` on the calling thread, without the queue (used by the
+  /// workers and by tests). Errors: IoError for an unreadable file with on_bad_image "error".
+  Batch make_batch(int64_t pass, int64_t batch_index);
+
+ private:
+  struct Slot {
+    int64_t job = -1;
+    bool ready = false;
+    Batch batch;
+    std::exception_ptr error;
+  };
+
+  void discover();
+  void start_workers();
+  void stop_workers();
+  void worker_loop();
+  std::shared_ptr<const std::vector<int64_t>> order_for_pass(int64_t pass);
+  void load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
+                   std::vector<float>& scratch);
+  bool decode_resized(const std::string& path, Image& out);
+
+  std::string directory_;
+  FlowOptions options_;
+  std::shared_ptr<const ImageDataGenerator> generator_;
+  bool augment_ = false;
+  ColorMode color_mode_ = ColorMode::rgb;
+  int64_t channels_ = 3;
+  uint64_t seed_ = 0;
+  bool skip_bad_ = true;
+
+  std::map<std::string, int64_t> class_indices_;
+  std::vector<std::string> filenames_;
+  std::vector<std::string> filepaths_;
+  std::vector<int64_t> classes_;
+  std::vector<std::vector<int64_t>> samples_of_class_;
+  std::vector<SkippedFile> skipped_;
+
+  // Files that failed to decode in a worker (skip policy): warned once, then replaced.
+  std::mutex bad_mutex_;
+  std::set<int64_t> bad_at_runtime_;
+
+  // Pass orders, computed on demand and shared by the workers.
+  std::mutex order_mutex_;
+  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> orders_;
+
+  // Prefetch ring.
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::vector<Slot> slots_;
+  std::vector<std::thread> threads_;
+  int64_t next_job_ = 0;   // next batch job a worker will claim (global batch counter)
+  int64_t consumed_ = 0;   // batches handed out by next()
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace torchfit::data

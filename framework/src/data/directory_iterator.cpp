@@ -1,0 +1,418 @@
+// DirectoryIterator: Keras's flow_from_directory file discovery, plus worker threads that fill whole
+// batches into a bounded ring of slots handed out in order.
+#include <torchfit/data/directory_iterator.h>
+#include <torchfit/error.h>
+
+#include <opencv2/core.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <set>
+#include <system_error>
+
+namespace torchfit::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_hidden(const std::string& name) { return name.empty() || name[0] == '.' || name == "__MACOSX"; }
+
+bool has_image_extension(std::string name) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  static const char* exts[] = {".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".tif", ".tiff"};
+  for (const char* e : exts) {
+    const size_t n = std::strlen(e);
+    if (name.size() > n && name.compare(name.size() - n, n, e) == 0) return true;
+  }
+  return false;
+}
+
+bool is_dir(const fs::directory_entry& e) {
+  std::error_code ec;
+  return e.is_directory(ec);  // follows symlinks
+}
+
+bool is_symlink(const fs::directory_entry& e) {
+  std::error_code ec;
+  return e.is_symlink(ec);
+}
+
+// Collects (relative root, sorted image files) for every folder below `abs` (Keras's os.walk).
+void walk(const fs::path& abs, const std::string& rel, bool follow_links, std::set<fs::path>& visited,
+          std::vector<std::pair<std::string, std::vector<std::string>>>& out) {
+  std::error_code ec;
+  const fs::path canon = fs::canonical(abs, ec);
+  if (!ec && !visited.insert(canon).second) return;  // symlink loop
+  std::vector<std::string> files;
+  std::vector<std::pair<fs::path, std::string>> subdirs;
+  for (fs::directory_iterator it(abs, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (is_hidden(name)) continue;
+    if (is_dir(*it)) {
+      if (is_symlink(*it) && !follow_links) continue;
+      subdirs.emplace_back(it->path(), rel + "/" + name);
+    } else if (has_image_extension(name)) {
+      std::error_code ec2;
+      if (it->is_regular_file(ec2)) files.push_back(name);
+    }
+  }
+  if (ec) spdlog::warn("cannot list {}: {}", abs.string(), ec.message());
+  std::sort(files.begin(), files.end());
+  out.emplace_back(rel, std::move(files));
+  for (const auto& [p, r] : subdirs) walk(p, r, follow_links, visited, out);
+}
+
+std::vector<std::string> list_class_folders(const fs::path& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_hidden(name) && is_dir(*it)) names.push_back(name);
+  }
+  if (ec) throw IoError("cannot list directory " + dir.string() + ": " + ec.message());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace
+
+DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions options,
+                                     std::shared_ptr<const ImageDataGenerator> generator)
+    : directory_(directory), options_(std::move(options)), generator_(std::move(generator)) {
+  const auto& o = options_;
+  if (o.target_size()[0] < 1 || o.target_size()[1] < 1)
+    throw ConfigError("target_size must be at least (1, 1), got (" + std::to_string(o.target_size()[0]) + ", " +
+                      std::to_string(o.target_size()[1]) + ")");
+  if (o.batch_size() < 1) throw ConfigError("batch_size must be >= 1, got " + std::to_string(o.batch_size()));
+  if (o.max_queue_size() < 1) throw ConfigError("max_queue_size must be >= 1, got " + std::to_string(o.max_queue_size()));
+  if (o.workers() < 0) throw ConfigError("workers must be >= 0, got " + std::to_string(o.workers()));
+  color_mode_ = parse_color_mode(o.color_mode());
+  channels_ = channels_of(color_mode_);
+  static const std::set<std::string> modes{"categorical", "sparse", "binary", "input", "none"};
+  if (!modes.count(o.class_mode()))
+    throw ConfigError("class_mode must be categorical, sparse, binary, input or none, got \"" + o.class_mode() + "\"");
+  if (o.subset() != "" && o.subset() != "training" && o.subset() != "validation")
+    throw ConfigError("subset must be \"training\", \"validation\" or empty, got \"" + o.subset() + "\"");
+  if (o.on_bad_image() != "skip" && o.on_bad_image() != "error")
+    throw ConfigError("on_bad_image must be \"skip\" or \"error\", got \"" + o.on_bad_image() + "\"");
+  skip_bad_ = o.on_bad_image() == "skip";
+  resize_image(Image{1, 1, 1, {0}}, 1, 1, o.interpolation());  // validates the name
+  if (!generator_) generator_ = std::make_shared<const ImageDataGenerator>();
+  if (o.subset() != "" && generator_->options().validation_split() == 0)
+    throw ConfigError("subset \"" + o.subset() + "\" needs an ImageDataGenerator with validation_split > 0");
+  augment_ = generator_->augments() && o.subset() != "validation";
+  seed_ = o.seed() ? *o.seed() : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
+  discover();
+}
+
+DirectoryIterator::~DirectoryIterator() { stop_workers(); }
+
+void DirectoryIterator::discover() {
+  const auto& o = options_;
+  const fs::path dir(directory_);
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw IoError("image directory not found (or not a folder): " + directory_);
+
+  // Class names ordered by index.
+  std::vector<std::string> names;
+  const std::vector<std::string> folders = list_class_folders(dir);
+  if (!o.class_indices().empty()) {
+    names.assign(o.class_indices().size(), "");
+    for (const auto& [name, idx] : o.class_indices()) {
+      if (idx < 0 || idx >= static_cast<int64_t>(names.size()) || !names[static_cast<size_t>(idx)].empty())
+        throw ConfigError("class_indices must map the classes to 0.." + std::to_string(names.size() - 1) +
+                          " without gaps or repeats (class \"" + name + "\" has " + std::to_string(idx) + ")");
+      names[static_cast<size_t>(idx)] = name;
+    }
+    for (const auto& f : folders)
+      if (!o.class_indices().count(f))
+        throw ConfigError("folder \"" + f + "\" in " + directory_ +
+                          " is not one of the given class_indices (a class the training data does not have)");
+  } else if (!o.classes().empty()) {
+    names = o.classes();
+    std::set<std::string> seen;
+    for (const auto& n : names)
+      if (!seen.insert(n).second) throw ConfigError("class \"" + n + "\" is listed twice in classes");
+  } else {
+    names = folders;
+  }
+  for (size_t i = 0; i < names.size(); ++i) class_indices_[names[i]] = static_cast<int64_t>(i);
+  if (o.class_mode() == "binary" && names.size() != 2)
+    throw ConfigError("class_mode \"binary\" needs exactly 2 classes, " + directory_ + " has " + std::to_string(names.size()));
+
+  // Files per class, Keras order; validation split per class before any header check.
+  const double split = generator_->options().validation_split();
+  std::vector<std::string> rel_files;
+  std::vector<int64_t> rel_classes;
+  for (size_t ci = 0; ci < names.size(); ++ci) {
+    const fs::path class_dir = dir / names[ci];
+    if (!fs::is_directory(class_dir, ec)) {
+      spdlog::warn("class \"{}\" has no folder in {}; it stays a class without images", names[ci], directory_);
+      continue;
+    }
+    std::vector<std::pair<std::string, std::vector<std::string>>> roots;
+    std::set<fs::path> visited;
+    walk(class_dir, names[ci], o.follow_links(), visited, roots);
+    std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> files;
+    for (const auto& [root, fnames] : roots)
+      for (const auto& f : fnames) files.push_back(root + "/" + f);
+    if (files.empty()) spdlog::warn("class folder {} holds no images; it stays a class", class_dir.string());
+    size_t begin = 0, end = files.size();
+    if (split > 0) {
+      const auto nval = static_cast<size_t>(split * static_cast<double>(files.size()));
+      if (o.subset() == "validation") end = nval;
+      else if (o.subset() == "training") begin = nval;
+    }
+    for (size_t i = begin; i < end; ++i) {
+      rel_files.push_back(files[i]);
+      rel_classes.push_back(static_cast<int64_t>(ci));
+    }
+  }
+
+  // Header check of every file, in parallel.
+  std::vector<std::string> reasons(rel_files.size());
+  {
+    const size_t hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
+    const size_t nthreads = std::min(std::max<size_t>(1, o.workers() > 0 ? static_cast<size_t>(o.workers()) : hw),
+                                     rel_files.size() / 64 + 1);
+    std::atomic<size_t> next{0};
+    auto check = [&] {
+      for (size_t i; (i = next.fetch_add(1)) < rel_files.size();)
+        reasons[i] = check_image_file((dir / rel_files[i]).string());
+    };
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < nthreads; ++t) pool.emplace_back(check);
+    check();
+    for (auto& t : pool) t.join();
+  }
+  samples_of_class_.assign(names.size(), {});
+  for (size_t i = 0; i < rel_files.size(); ++i) {
+    const std::string path = (dir / rel_files[i]).string();
+    if (!reasons[i].empty()) {
+      if (!skip_bad_) throw IoError("unreadable image " + path + ": " + reasons[i]);
+      spdlog::warn("skipping unreadable image {}: {}", path, reasons[i]);
+      skipped_.push_back({path, reasons[i]});
+      continue;
+    }
+    samples_of_class_[static_cast<size_t>(rel_classes[i])].push_back(static_cast<int64_t>(filenames_.size()));
+    filenames_.push_back(rel_files[i]);
+    filepaths_.push_back(path);
+    classes_.push_back(rel_classes[i]);
+  }
+  if (o.verbose()) {
+    std::cout << "Found " << filenames_.size() << " images belonging to " << names.size() << " classes.";
+    if (!skipped_.empty()) std::cout << " Skipped " << skipped_.size() << " unreadable files.";
+    std::cout << std::endl;
+  }
+  if (filenames_.empty())
+    throw IoError("no images found in " + directory_ + (o.subset().empty() ? "" : " (subset " + o.subset() + ")") +
+                  " (expected " + directory_ + "/<class>/<image>.png|jpg|jpeg|bmp|ppm|tif|tiff)");
+}
+
+std::vector<std::string> DirectoryIterator::class_names() const {
+  std::vector<std::string> names(class_indices_.size());
+  for (const auto& [n, i] : class_indices_) names[static_cast<size_t>(i)] = n;
+  return names;
+}
+
+std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(int64_t pass) {
+  std::lock_guard<std::mutex> lk(order_mutex_);
+  auto it = orders_.find(pass);
+  if (it != orders_.end()) return it->second;
+  auto order = std::make_shared<const std::vector<int64_t>>(pass_order(samples(), options_.shuffle(), seed_, pass));
+  orders_[pass] = order;
+  while (orders_.size() > 4) orders_.erase(orders_.begin());  // workers hold shared_ptrs to what they use
+  return order;
+}
+
+bool DirectoryIterator::decode_resized(const std::string& path, Image& out) {
+  try {
+    out = resize_image(load_image(path, color_mode_), static_cast<int>(options_.target_size()[0]),
+                       static_cast<int>(options_.target_size()[1]), options_.interpolation());
+    return true;
+  } catch (const IoError& e) {
+    if (!skip_bad_) throw;
+    spdlog::warn("{}", e.what());
+    return false;
+  }
+}
+
+void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
+                                    std::vector<float>& scratch) {
+  Image img;
+  bool ok = false;
+  {
+    std::lock_guard<std::mutex> lk(bad_mutex_);
+    ok = !bad_at_runtime_.count(index);
+  }
+  if (ok) ok = decode_resized(filepaths_[static_cast<size_t>(index)], img);
+  if (!ok) {
+    // Skip policy: the file passed the header check but does not decode. Replace it by the next
+    // readable file of the same class (the label stays right and the batch keeps its size).
+    bool first_time;
+    {
+      std::lock_guard<std::mutex> lk(bad_mutex_);
+      first_time = bad_at_runtime_.insert(index).second;
+    }
+    const auto& same = samples_of_class_[static_cast<size_t>(classes_[static_cast<size_t>(index)])];
+    const auto pos = std::find(same.begin(), same.end(), index) - same.begin();
+    for (size_t k = 1; k < same.size() && !ok; ++k) {
+      const int64_t cand = same[(static_cast<size_t>(pos) + k) % same.size()];
+      {
+        std::lock_guard<std::mutex> lk(bad_mutex_);
+        if (bad_at_runtime_.count(cand)) continue;
+      }
+      ok = decode_resized(filepaths_[static_cast<size_t>(cand)], img);
+      if (!ok) {
+        std::lock_guard<std::mutex> lk(bad_mutex_);
+        bad_at_runtime_.insert(cand);
+      } else if (first_time) {
+        spdlog::warn("undecodable image {} is replaced by {} for the rest of the run", filepaths_[static_cast<size_t>(index)],
+                     filepaths_[static_cast<size_t>(cand)]);
+      }
+    }
+    if (!ok)
+      throw IoError("no readable image left in class \"" + class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] +
+                    "\" of " + directory_ + " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
+  }
+  const int h = img.height, w = img.width, c = img.channels;
+  const size_t n = static_cast<size_t>(h) * w * c;
+  if (hwc.size() < n) hwc.resize(n), scratch.resize(n);
+  for (size_t i = 0; i < n; ++i) hwc[i] = img.pixels[i];
+  if (augment_) {
+    Rng rng(sample_seed(seed_, pass, position));
+    const TransformParams p = generator_->get_random_transform(h, w, rng);
+    generator_->transform_into(hwc.data(), h, w, c, &p, out, scratch.data());
+  } else {
+    generator_->transform_into(hwc.data(), h, w, c, nullptr, out, scratch.data());
+  }
+}
+
+Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
+  const auto order = order_for_pass(pass);
+  const int64_t bs = options_.batch_size();
+  const int64_t start = batch_index * bs;
+  const int64_t end = std::min(samples(), start + bs);
+  const int64_t m = std::max<int64_t>(0, end - start);
+  const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
+  Batch b;
+  b.x = at::empty({m, channels_, H, W}, at::kFloat);
+  b.indices.resize(static_cast<size_t>(m));
+  float* x = b.x.data_ptr<float>();
+  const int64_t per = channels_ * H * W;
+  std::vector<float> hwc, scratch;
+  for (int64_t i = 0; i < m; ++i) {
+    if (stop_.load(std::memory_order_relaxed)) return b;
+    const int64_t idx = (*order)[static_cast<size_t>(start + i)];
+    b.indices[static_cast<size_t>(i)] = idx;
+    load_sample(idx, pass, start + i, x + i * per, hwc, scratch);
+  }
+  const std::string& mode = options_.class_mode();
+  if (mode == "categorical") {
+    b.y = at::zeros({m, num_classes()}, at::kFloat);
+    float* y = b.y.data_ptr<float>();
+    for (int64_t i = 0; i < m; ++i) y[i * num_classes() + classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]] = 1.f;
+  } else if (mode == "sparse") {
+    b.y = at::empty({m}, at::kLong);
+    int64_t* y = b.y.data_ptr<int64_t>();
+    for (int64_t i = 0; i < m; ++i) y[i] = classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])];
+  } else if (mode == "binary") {
+    b.y = at::empty({m, 1}, at::kFloat);
+    float* y = b.y.data_ptr<float>();
+    for (int64_t i = 0; i < m; ++i) y[i] = static_cast<float>(classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]);
+  } else if (mode == "input") {
+    b.y = b.x.clone();
+  }
+  return b;
+}
+
+void DirectoryIterator::start_workers() {
+  if (!threads_.empty()) return;
+  // The workers are the parallelism: keep OpenCV's own pool from oversubscribing the cores.
+  cv::setNumThreads(1);
+  stop_ = false;
+  slots_.assign(static_cast<size_t>(options_.max_queue_size()), Slot{});
+  int64_t n = options_.workers();
+  if (n == 0) n = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  for (int64_t i = 0; i < n; ++i) threads_.emplace_back(&DirectoryIterator::worker_loop, this);
+}
+
+void DirectoryIterator::stop_workers() {
+  {
+    std::lock_guard<std::mutex> lk(mutex_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+  stop_ = false;
+}
+
+void DirectoryIterator::worker_loop() {
+  const int64_t q = options_.max_queue_size();
+  const int64_t bpp = batches_per_pass();
+  for (;;) {
+    int64_t job;
+    {
+      std::unique_lock<std::mutex> lk(mutex_);
+      cv_.wait(lk, [&] { return stop_.load() || next_job_ < consumed_ + q; });
+      if (stop_) return;
+      job = next_job_++;
+    }
+    Batch batch;
+    std::exception_ptr error;
+    try {
+      batch = make_batch(job / bpp, job % bpp);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (stop_) return;
+      Slot& s = slots_[static_cast<size_t>(job % q)];
+      s.job = job;
+      s.ready = true;
+      s.batch = std::move(batch);
+      s.error = error;
+    }
+    cv_.notify_all();
+  }
+}
+
+Batch DirectoryIterator::next() {
+  start_workers();
+  const auto t0 = std::chrono::steady_clock::now();
+  std::unique_lock<std::mutex> lk(mutex_);
+  const int64_t job = consumed_;
+  Slot& s = slots_[static_cast<size_t>(job % options_.max_queue_size())];
+  cv_.wait(lk, [&] { return s.ready && s.job == job; });
+  Batch b = std::move(s.batch);
+  std::exception_ptr error = s.error;
+  s = Slot{};
+  ++consumed_;
+  lk.unlock();
+  cv_.notify_all();
+  if (error) std::rethrow_exception(error);
+  b.wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return b;
+}
+
+void DirectoryIterator::reset() {
+  stop_workers();
+  std::lock_guard<std::mutex> lk(mutex_);
+  next_job_ = 0;
+  consumed_ = 0;
+  slots_.clear();
+  std::lock_guard<std::mutex> lk2(order_mutex_);
+  orders_.clear();
+}
+
+}  // namespace torchfit::data
