@@ -45,15 +45,21 @@ std::string Progbar::values_text(const Values& values) const {
   return s;
 }
 
-std::string Progbar::per_step_text(double seconds, int64_t steps) const {
-  const double t = steps > 0 ? seconds / static_cast<double>(steps) : 0.0;
+std::string Progbar::per_step_text(double t) const {
   if (t >= 1 || t == 0) return fmt("%.0fs/step", t);
   if (t >= 1e-3) return fmt("%.0fms/step", t * 1e3);
   return fmt("%.0fus/step", t * 1e6);
 }
 
+double Progbar::seconds_per_step(double now) const {
+  // As Keras ≥ 2.5 (_estimate_step_duration): after the first step, its (warm-up) time is left out.
+  if (current_ > 1 && first_step_end_ >= 0) return (now - first_step_end_) / static_cast<double>(current_ - 1);
+  return current_ > 0 ? (now - start_) / static_cast<double>(current_) : 0.0;
+}
+
 void Progbar::update(int64_t current, const Values& values) {
   current_ = current;
+  if (current == 1 && first_step_end_ < 0) first_step_end_ = clock_();
   if (verbose_ != 1 || !dynamic_ || current >= target_) return;
   const double now = clock_();
   if (last_print_ >= 0 && now - last_print_ < 0.05) return;  // Keras: at most every 0.05 s
@@ -62,7 +68,7 @@ void Progbar::update(int64_t current, const Values& values) {
   char count[64];
   std::snprintf(count, sizeof count, "%*lld/%lld ", digits, static_cast<long long>(current),
                 static_cast<long long>(target_));
-  const double per = current > 0 ? (now - start_) / static_cast<double>(current) : 0.0;
+  const double per = seconds_per_step(now);
   const double eta = per * static_cast<double>(target_ - current);
   std::string eta_text;
   if (eta > 3600) {
@@ -86,7 +92,8 @@ void Progbar::update(int64_t current, const Values& values) {
 
 void Progbar::finalize(const Values& values) {
   if (verbose_ == 0) return;
-  const double elapsed = clock_() - start_;
+  const double now = clock_();
+  const double elapsed = now - start_;
   const int digits = static_cast<int>(std::floor(std::log10(static_cast<double>(std::max<int64_t>(target_, 1))))) + 1;
   char count[64];
   std::snprintf(count, sizeof count, "%*lld/%lld", digits, static_cast<long long>(current_),
@@ -94,9 +101,9 @@ void Progbar::finalize(const Values& values) {
   std::string line;
   if (verbose_ == 1) {
     line = std::string(count) + " " + bar(current_, target_) + " - " + fmt("%.0fs", elapsed) + " " +
-           per_step_text(elapsed, current_) + values_text(values);
+           per_step_text(seconds_per_step(now)) + values_text(values);
   } else {
-    line = std::string(count) + " - " + fmt("%.0fs", elapsed) + " - " + per_step_text(elapsed, current_) +
+    line = std::string(count) + " - " + fmt("%.0fs", elapsed) + " - " + per_step_text(seconds_per_step(now)) +
            values_text(values);
   }
   if (dynamic_ && verbose_ == 1) {

@@ -15,7 +15,8 @@ namespace torchfit {
 ///   ` 12/100 [==>...........................] - ETA: 9s - loss: 1.0006 - categorical_accuracy: 0.6425`
 /// verbose 1 when not a terminal: only the final line of the epoch (no '\r' in log files).
 /// Final line: `100/100 [==============================] - 38s 35ms/step - loss: … - val_loss: …`
-/// (seconds since start; per step s/ms/us; values `%.4f`, or `%.4e` when |v| ≤ 1e-3).
+/// (seconds since start, validation included; per step s/ms/us, the first step's time left out as Keras
+/// ≥ 2.5 does; values `%.4f`, or `%.4e` when |v| ≤ 1e-3).
 /// verbose 2: one line per epoch `100/100 - 38s - 35ms/step - loss: …`; verbose 0: silent.
 class Progbar {
  public:
@@ -37,7 +38,8 @@ class Progbar {
 
  private:
   std::string values_text(const Values& values) const;
-  std::string per_step_text(double seconds, int64_t steps) const;
+  std::string per_step_text(double seconds_per_step) const;
+  double seconds_per_step(double now) const;
   int64_t target_;
   int verbose_;
   bool dynamic_;
@@ -47,6 +49,7 @@ class Progbar {
   int64_t current_ = 0;
   size_t prev_width_ = 0;
   double last_print_ = -1.0;
+  double first_step_end_ = -1.0;
 };
 
 /// True when `out` is std::cout and stdout is a terminal.

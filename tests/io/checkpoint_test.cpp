@@ -1,0 +1,104 @@
+// Checkpoints: round trip, atomic writes, bad files and mismatched shapes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
+#include <torchfit/io/checkpoint.h>
+#include <torchfit/model/seed_cnn.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/temp_dir.h"
+
+using namespace torchfit;
+using torchfit::testing::TempDir;
+
+TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
+  TempDir dir("ckpt");
+  at::manual_seed(4);
+  Trainer t(seed_cnn(16, 3, 8), CompileOptions().metrics({"accuracy"}));
+  auto x = at::rand({4, 3, 16, 16});
+  auto y = at::one_hot(at::arange(4) % 3, 3).to(at::kFloat);
+  t.train_step(x, y);
+  const std::string path = (dir.path() / "m.ckpt").string();
+  io::save_checkpoint(path, t, {{"a", 0}, {"b", 1}, {"c", 2}}, 3, 120);
+  auto info = io::read_checkpoint_info(path);
+  EXPECT_EQ(info.epoch, 3);
+  EXPECT_EQ(info.step, 120);
+  EXPECT_EQ(info.class_indices.at("c"), 2);
+  EXPECT_EQ(info.torchfit_version, TORCHFIT_VERSION);
+
+  // A fresh trainer resumed from the checkpoint takes the identical next step.
+  at::manual_seed(99);
+  Trainer t2(seed_cnn(16, 3, 8), CompileOptions().metrics({"accuracy"}));
+  io::load_checkpoint(path, t2);
+  t.model()->eval();
+  t2.model()->eval();  // no dropout randomness
+  const double l1 = t.train_step(x, y);
+  const double l2 = t2.train_step(x, y);
+  EXPECT_DOUBLE_EQ(l1, l2);
+  auto a = t.model()->named_parameters();
+  auto b = t2.model()->named_parameters();
+  for (const auto& p : a) EXPECT_TRUE(at::allclose(p.value(), b[p.key()], 0, 1e-7)) << p.key();
+  // No temporary files left behind.
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+}
+
+TEST(Checkpoint, MismatchedShapeNamesParameterAndBothShapes) {
+  TempDir dir("ckpt2");
+  Trainer t(seed_cnn(16, 3, 8), CompileOptions());
+  const std::string path = (dir.path() / "m.ckpt").string();
+  io::save_checkpoint(path, t, {}, 1, 0);
+  auto other = seed_cnn(16, 3, 4);
+  try {
+    io::load_weights(path, *other);
+    FAIL();
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("dense_1.kernel"), std::string::npos) << m;
+    EXPECT_NE(m.find("(8, 512)"), std::string::npos) << m;
+    EXPECT_NE(m.find("(4, 512)"), std::string::npos) << m;
+  }
+}
+
+TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
+  TempDir dir("ckpt3");
+  EXPECT_THROW(io::load_model((dir.path() / "none.ckpt").string()), IoError);
+  Trainer t(seed_cnn(16, 2, 4), CompileOptions());
+  const std::string path = (dir.path() / "m.ckpt").string();
+  io::save_checkpoint(path, t, {}, 1, 0);
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::copy_file(path, dir.path() / "cut.ckpt");
+  std::filesystem::resize_file(dir.path() / "cut.ckpt", size / 2);
+  EXPECT_THROW(io::load_model((dir.path() / "cut.ckpt").string()), IoError);
+  std::ofstream(dir.path() / "text.ckpt") << "hello";
+  try {
+    io::load_model((dir.path() / "text.ckpt").string());
+    FAIL();
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("text.ckpt"), std::string::npos);
+  }
+}
+
+TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
+  TempDir dir("atomic");
+  const std::string path = (dir.path() / "a.txt").string();
+  io::write_text_atomically(path, "old");
+  EXPECT_THROW(io::write_atomically(path, [](const std::string& tmp) {
+                 std::ofstream(tmp) << "partial";
+                 throw std::runtime_error("disk full");
+               }),
+               IoError);
+  std::ifstream f(path);
+  std::string s;
+  f >> s;
+  EXPECT_EQ(s, "old");
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  EXPECT_THROW(io::write_text_atomically((dir.path() / "no" / "x").string(), "x"), IoError);
+  EXPECT_THROW(io::ensure_writable_directory(path + "/sub"), IoError);
+}

@@ -1,0 +1,93 @@
+// Callbacks with scripted epoch logs: EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, CSVLogger.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/dense.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/temp_dir.h"
+
+using namespace torchfit;
+
+namespace {
+Trainer make_trainer() {
+  Sequential m;
+  m->add(Dense(DenseOptions(2).activation("softmax").input_shape(Shape{3})));
+  return Trainer(m, CompileOptions());
+}
+}  // namespace
+
+TEST(EarlyStopping, StopsAfterPatienceAndRestoresBestWeights) {
+  auto t = make_trainer();
+  EarlyStopping es("val_loss", 0.0, 2, "auto", true);
+  es.set_trainer(&t);
+  es.on_train_begin({});
+  at::Tensor kernel = t.model()->parameters()[0];
+  const std::vector<double> losses = {1.0, 0.5, 0.6, 0.7};
+  at::Tensor best;
+  for (int e = 0; e < 4 && !t.stop_training; ++e) {
+    {
+      at::NoGradGuard g;
+      kernel.fill_(static_cast<double>(e));
+    }
+    if (e == 1) best = kernel.detach().clone();
+    es.on_epoch_end(e, {{"val_loss", losses[e]}});
+  }
+  EXPECT_TRUE(t.stop_training);
+  EXPECT_EQ(es.stopped_epoch(), 3);
+  EXPECT_TRUE(at::equal(kernel, best));
+}
+
+TEST(EarlyStopping, MissingMonitorNamesAvailableKeys) {
+  auto t = make_trainer();
+  EarlyStopping es("val_acc");
+  es.set_trainer(&t);
+  es.on_train_begin({});
+  try {
+    es.on_epoch_end(0, {{"loss", 1.0}});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("val_acc"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("loss"), std::string::npos);
+  }
+}
+
+TEST(ReduceLROnPlateau, ReducesByFactorAfterPatience) {
+  auto t = make_trainer();
+  ReduceLROnPlateau r("val_loss", 0.5, 2);
+  r.set_trainer(&t);
+  r.on_train_begin({});
+  for (int e = 0; e < 3; ++e) r.on_epoch_end(e, {{"val_loss", 1.0}});
+  EXPECT_DOUBLE_EQ(t.learning_rate(), 5e-4);
+  EXPECT_THROW(ReduceLROnPlateau("val_loss", 1.5), ConfigError);
+}
+
+TEST(LearningRateScheduler, SetsRateEachEpoch) {
+  auto t = make_trainer();
+  LearningRateScheduler s([](int epoch, double lr) { return epoch < 1 ? lr : lr * 0.1; });
+  s.set_trainer(&t);
+  s.on_epoch_begin(0, {});
+  EXPECT_DOUBLE_EQ(t.learning_rate(), 1e-3);
+  s.on_epoch_begin(1, {});
+  EXPECT_DOUBLE_EQ(t.learning_rate(), 1e-4);
+  LearningRateScheduler bad([](int, double) { return -1.0; });
+  bad.set_trainer(&t);
+  EXPECT_THROW(bad.on_epoch_begin(0, {}), ConfigError);
+}
+
+TEST(CSVLogger, WritesHeaderAndRows) {
+  torchfit::testing::TempDir dir("csv");
+  const auto path = (dir.path() / "log.csv").string();
+  CSVLogger log(path);
+  log.on_train_begin({});
+  log.on_epoch_end(0, {{"loss", 0.5}, {"val_loss", 0.25}});
+  log.on_epoch_end(1, {{"loss", 0.125}, {"val_loss", 0.0625}});
+  log.on_train_end({});
+  std::ifstream f(path);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "epoch,loss,val_loss\n0,0.5,0.25\n1,0.125,0.0625\n");
+  CSVLogger bad((dir.path() / "missing" / "x.csv").string());
+  EXPECT_THROW(bad.on_train_begin({}), IoError);
+}
