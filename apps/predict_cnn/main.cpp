@@ -80,13 +80,37 @@ int main(int argc, char** argv) {
     std::map<std::string, std::string> truth;
     fs::path labels_path = labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(labels);
     if (fs::is_regular_file(labels_path)) {
+      // Header names the columns: filename|file, and class_name|class (or class_index).
       std::ifstream f(labels_path);
       std::string line;
-      std::getline(f, line);  // header
+      std::getline(f, line);
+      auto split = [](const std::string& l) {
+        std::vector<std::string> out;
+        std::stringstream ss(l);
+        for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
+        return out;
+      };
+      const auto header = split(line);
+      int file_col = -1, name_col = -1, index_col = -1;
+      for (int i = 0; i < static_cast<int>(header.size()); ++i) {
+        if (header[i] == "filename" || header[i] == "file") file_col = i;
+        if (header[i] == "class_name" || header[i] == "class") name_col = i;
+        if (header[i] == "class_index") index_col = i;
+      }
+      if (file_col < 0 || (name_col < 0 && index_col < 0)) {
+        throw IoError("labels file '" + labels_path.string() +
+                      "' needs a header with filename and class_name (or class_index) columns");
+      }
       while (std::getline(f, line)) {
-        auto comma = line.find(',');
-        if (comma == std::string::npos) continue;
-        truth[line.substr(0, comma)] = line.substr(comma + 1);
+        const auto cells = split(line);
+        const int need = std::max(file_col, std::max(name_col, index_col));
+        if (static_cast<int>(cells.size()) <= need) continue;
+        std::string cls = name_col >= 0 ? cells[static_cast<size_t>(name_col)] : "";
+        if (cls.empty() && index_col >= 0) {
+          const auto k = std::stoul(cells[static_cast<size_t>(index_col)]);
+          cls = k < names.size() ? names[k] : std::to_string(k);
+        }
+        truth[cells[static_cast<size_t>(file_col)]] = cls;
       }
     } else if (!labels.empty()) {
       throw IoError("--labels: '" + labels + "' does not exist");

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# End-to-end CLI test of train_cnn and predict_cnn on real Fashion-MNIST images (a small prepared set):
+# bad flags exit 2 naming the flag, --dry-run prints the summary, a tiny CPU run writes the run files,
+# the checkpoint resumes, predict_cnn writes predictions and prints accuracy.
+set -uo pipefail
+SRC=$1
+BIN=$2/apps
+WORK=$(mktemp -d /tmp/torchfit_cli.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+expect_exit() {  # expected_rc pattern args...
+  local want=$1 pattern=$2; shift 2
+  "$@" >"$WORK/out" 2>&1
+  local rc=$?
+  [ "$rc" -eq "$want" ] || { cat "$WORK/out"; fail "'$*' exited $rc, expected $want"; }
+  grep -q -- "$pattern" "$WORK/out" || { cat "$WORK/out"; fail "'$*' output lacks '$pattern'"; }
+}
+
+if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  echo "SKIP: dataset-fashion-mnist not installed"; exit 0
+fi
+"$BIN/prepare_data" --output "$WORK/data" --images-per-class 24 --classes 2 --pred-count 10 >/dev/null \
+  || fail "prepare_data failed"
+
+# Bad input: CLI11 and our own checks exit 2 naming the flag or path.
+expect_exit 2 "--epochs" "$BIN/train_cnn" --data "$WORK/data" --epochs -1
+expect_exit 2 "--batch-size" "$BIN/train_cnn" --data "$WORK/data" --batch-size 0
+expect_exit 2 "--target-size" "$BIN/train_cnn" --data "$WORK/data" --target-size 0
+expect_exit 2 "does not exist" "$BIN/train_cnn" --data "$WORK/nope"
+mkdir -p "$WORK/empty"
+expect_exit 2 "no train/" "$BIN/train_cnn" --data "$WORK/empty"
+expect_exit 2 "bogus" "$BIN/train_cnn" --bogus
+expect_exit 2 "--epochs" "$BIN/train_cnn" --epochs five
+expect_exit 1 "CPU-only" "$BIN/train_cnn" --data "$WORK/data" --device cuda --dry-run
+expect_exit 2 "--resume" "$BIN/train_cnn" --data "$WORK/data" --resume "$WORK/missing.ckpt"
+
+# Dry run: header, Found lines, summary; nothing trained.
+expect_exit 0 "Total params: 1,232,514" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run
+grep -q "Found 48 images belonging to 2 classes." "$WORK/out" || fail "no Found line"
+grep -q "LibTorch" "$WORK/out" || fail "no version header"
+
+# A tiny real run (non-terminal: one line per epoch, no carriage returns).
+"$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
+  --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \
+  || { cat "$WORK/train.log"; fail "train_cnn failed"; }
+grep -q "^3/3 \[==============================\] - .* - val_categorical_accuracy: " "$WORK/train.log" \
+  || { cat "$WORK/train.log"; fail "no final progress line"; }
+grep -q $'\r' "$WORK/train.log" && fail "carriage returns in a non-terminal log"
+[ "$(wc -l <"$WORK/run/steps.csv")" -eq 7 ] || fail "steps.csv should have 6 rows + header"
+[ "$(wc -l <"$WORK/run/epochs.csv")" -eq 3 ] || fail "epochs.csv should have 2 rows + header"
+grep -q '"status": "completed"' "$WORK/run/run.json" || fail "run.json not completed"
+[ -f "$WORK/run/model.ckpt" ] || fail "no checkpoint"
+
+# Resume: continues at epoch 3 of 3.
+"$BIN/train_cnn" --data "$WORK/data" --epochs 3 --steps-per-epoch 3 --batch-size 8 --target-size 32 \
+  --validation-steps 1 --run-dir "$WORK/run2" --resume "$WORK/run/model.ckpt" >"$WORK/resume.log" 2>&1 \
+  || { cat "$WORK/resume.log"; fail "resume failed"; }
+grep -q "Epoch 3/3" "$WORK/resume.log" || fail "resume did not start at epoch 3"
+grep -q "Epoch 1/3" "$WORK/resume.log" && fail "resume restarted at epoch 1"
+
+# predict_cnn on the unlabelled pred/ folder; pred_labels.csv beside it gives the accuracy.
+(cd "$WORK" && "$BIN/predict_cnn" --model run/model.ckpt --data data/pred >"$WORK/pred.log" 2>&1) \
+  || { cat "$WORK/pred.log"; fail "predict_cnn failed"; }
+grep -q "Predicted 10 images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "predict count"; }
+grep -q "Accuracy on 10 labelled images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "no accuracy"; }
+[ "$(wc -l <"$WORK/predictions.csv")" -eq 11 ] || fail "predictions.csv rows"
+expect_exit 2 "does not exist" "$BIN/predict_cnn" --model "$WORK/none.ckpt" --data "$WORK/data/pred"
+echo "hello" >"$WORK/bad.ckpt"
+expect_exit 1 "bad.ckpt" "$BIN/predict_cnn" --model "$WORK/bad.ckpt" --data "$WORK/data/pred"
+echo "PASS"
