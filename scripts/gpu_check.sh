@@ -11,7 +11,8 @@
 #   1. unpack  — every bundle .deb into WORK/root with dpkg-deb -x (never into /); a library folder
 #                WORK/lib links OpenCV, spdlog, fmt, TBB always and the other bundled libraries only
 #                where this machine's ldconfig lacks them; a minimal OpenCVConfig.cmake for
-#                core+imgproc; the small Fashion-MNIST set into data/ (when data/train is absent).
+#                core+imgproc; the small Fashion-MNIST set into WORK/data (exported to every later
+#                step as TORCHFIT_DATA_DIR; the repository's data/ is left alone).
 #   2. configure — cmake against this machine's CUDA LibTorch:
 #                --torch-prefix, default $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
 #   3. build   — all targets (or --targets), -j N (default: all cores)
@@ -65,6 +66,7 @@ mkdir -p "$OUTDIR" "$WORK"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 WORK=$(cd "$WORK" && pwd)
 ROOT=$WORK/root
+export TORCHFIT_DATA_DIR=$WORK/data
 LIBDIR=$WORK/lib
 BUILD=$WORK/build
 START=$(date +%s)
@@ -176,13 +178,9 @@ CMAKE
   printf 'set(PACKAGE_VERSION %s)\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\nif(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n  set(PACKAGE_VERSION_EXACT TRUE)\nendif()\n' "$ver" \
     > "$WORK/cmake/opencv/OpenCVConfigVersion.cmake"
   echo "OpenCV $ver config: $WORK/cmake/opencv"
-  if [ ! -d "$REPO/data/train" ]; then
-    mkdir -p "$REPO/data"
-    tar -xzf "$BUNDLE/fashion-mnist-small.tar.gz" -C "$REPO"
-    echo "dataset: $(find "$REPO/data" -name '*.png' | wc -l) PNGs in $REPO/data"
-  else
-    echo "dataset: $REPO/data/train already present, left as is"
-  fi
+  rm -rf "$WORK/data"
+  tar -xzf "$BUNDLE/fashion-mnist-small.tar.gz" -C "$WORK"
+  echo "dataset: $(find "$WORK/data" -name '*.png' | wc -l) PNGs in $WORK/data (TORCHFIT_DATA_DIR)"
 }
 step unpack 120 unpack
 
@@ -219,12 +217,13 @@ step build 420 cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS}
 
 # ---------------------------------------------------------------- 4. ctest
 if [ "$SKIP_CTEST" -eq 0 ] && [ -z "$TARGETS" ]; then
-  export TORCHFIT_DATA_DIR=$REPO/data
-  step ctest 300 bash -c "cd '$BUILD' && ctest --output-on-failure -j $(( JOBS < 8 ? JOBS : 8 )) --timeout 240"
+    step ctest 300 bash -c "cd '$BUILD' && ctest --output-on-failure -j $(( JOBS < 8 ? JOBS : 8 )) --timeout 240"
 fi
 
 # ---------------------------------------------------------------- 5. device_info
+not_built() { echo "| $1 | skipped: $2 was not built | 0 | |" >> "$SUMMARY"; FAILED=1; }
 DI=$BUILD/apps/device_info
+[ -x "$DI" ] || not_built device_info "$DI"
 if [ -x "$DI" ]; then
   step device_info 60 "$DI" --device auto
   step device_info_json 60 bash -c "'$DI' --json > '$OUTDIR/device_info.json'"
@@ -238,6 +237,7 @@ fi
 
 # ---------------------------------------------------------------- 6. matmul_bench
 MB=$BUILD/apps/matmul_bench
+[ -x "$MB" ] || not_built matmul_bench "$MB"
 if [ -x "$MB" ]; then
   CUDA_MODE=auto; [ "$HAVE_GPU" -eq 1 ] && CUDA_MODE=on
   # shellcheck disable=SC2086
@@ -247,7 +247,7 @@ fi
 # ---------------------------------------------------------------- 7. compare_cpu_gpu.sh
 if [ "$SKIP_COMPARE" -eq 0 ] && [ -z "$TARGETS" ]; then
   if [ -f "$REPO/scripts/compare_cpu_gpu.sh" ]; then
-    export TORCHFIT_BUILD_DIR=$BUILD TORCHFIT_DATA_DIR=$REPO/data TORCHFIT_RESULTS_DIR=$OUTDIR/results
+    export TORCHFIT_BUILD_DIR=$BUILD TORCHFIT_DATA_DIR=$WORK/data TORCHFIT_RESULTS_DIR=$OUTDIR/results
     step compare 240 bash "$REPO/scripts/compare_cpu_gpu.sh" "${COMPARE_ARGS[@]}"
   else
     echo "| compare | skipped: scripts/compare_cpu_gpu.sh does not exist yet | 0 | |" >> "$SUMMARY"
