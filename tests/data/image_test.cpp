@@ -185,3 +185,18 @@ TEST(ImageTest, FashionMnistFromDebianIsReadable) {
   EXPECT_EQ(labels.data[0], 9);  // first test image: ankle boot
   EXPECT_EQ(labels.data[1], 2);  // pullover
 }
+
+TEST(ImageTest, ResizeToFloatEqualsResizeImage) {
+  for (int c : {1, 3, 4}) {
+    Image img{28, 28, c, std::vector<uint8_t>(static_cast<size_t>(28 * 28 * c))};
+    for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<uint8_t>((i * 131) % 256);
+    for (auto [h, w] : {std::pair<int, int>{150, 150}, {5, 3}, {28, 28}, {40, 17}})
+      for (const char* interp : {"nearest", "bilinear", "area"}) {
+        const Image r = resize_image(img, h, w, interp);
+        std::vector<float> f(static_cast<size_t>(h * w * c));
+        resize_to_float(img, h, w, interp, f.data());
+        for (size_t i = 0; i < f.size(); ++i)
+          ASSERT_EQ(f[i], static_cast<float>(r.pixels[i])) << c << " channels, " << h << "x" << w << " " << interp << " at " << i;
+      }
+  }
+}

@@ -233,10 +233,9 @@ std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(in
   return order;
 }
 
-bool DirectoryIterator::decode_resized(const std::string& path, Image& out) {
+bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   try {
-    out = resize_image(load_image(path, color_mode_), static_cast<int>(options_.target_size()[0]),
-                       static_cast<int>(options_.target_size()[1]), options_.interpolation());
+    out = load_image(path, color_mode_);
     return true;
   } catch (const IoError& e) {
     if (!skip_bad_) throw;
@@ -253,7 +252,7 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
     std::lock_guard<std::mutex> lk(bad_mutex_);
     ok = !bad_at_runtime_.count(index);
   }
-  if (ok) ok = decode_resized(filepaths_[static_cast<size_t>(index)], img);
+  if (ok) ok = decode_file(filepaths_[static_cast<size_t>(index)], img);
   if (!ok) {
     // Skip policy: the file passed the header check but does not decode. Replace it by the next
     // readable file of the same class (the label stays right and the batch keeps its size).
@@ -270,7 +269,7 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
         std::lock_guard<std::mutex> lk(bad_mutex_);
         if (bad_at_runtime_.count(cand)) continue;
       }
-      ok = decode_resized(filepaths_[static_cast<size_t>(cand)], img);
+      ok = decode_file(filepaths_[static_cast<size_t>(cand)], img);
       if (!ok) {
         std::lock_guard<std::mutex> lk(bad_mutex_);
         bad_at_runtime_.insert(cand);
@@ -283,10 +282,11 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
       throw IoError("no readable image left in class \"" + class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] +
                     "\" of " + directory_ + " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
   }
-  const int h = img.height, w = img.width, c = img.channels;
+  const int h = static_cast<int>(options_.target_size()[0]), w = static_cast<int>(options_.target_size()[1]);
+  const int c = img.channels;
   const size_t n = static_cast<size_t>(h) * w * c;
   if (hwc.size() < n) hwc.resize(n), scratch.resize(n);
-  for (size_t i = 0; i < n; ++i) hwc[i] = img.pixels[i];
+  resize_to_float(img, h, w, options_.interpolation(), hwc.data());  // Keras: resize BEFORE augmenting
   if (augment_) {
     Rng rng(sample_seed(seed_, pass, position));
     const TransformParams p = generator_->get_random_transform(h, w, rng);
@@ -308,7 +308,7 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   b.indices.resize(static_cast<size_t>(m));
   float* x = b.x.data_ptr<float>();
   const int64_t per = channels_ * H * W;
-  std::vector<float> hwc, scratch;
+  thread_local std::vector<float> hwc, scratch;  // reused: no page faults per batch
   for (int64_t i = 0; i < m; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return b;
     const int64_t idx = (*order)[static_cast<size_t>(start + i)];

@@ -184,6 +184,18 @@ Image load_image(const std::string& path, ColorMode mode) {
   return decode_image(data.data(), data.size(), mode, path);
 }
 
+namespace {
+// PIL's NEAREST (ImagingScaleAffine): source = (int)(step/2 + k·step), accumulated in double,
+// step = in/out. OpenCV's INTER_NEAREST(_EXACT) picks different pixels, so this is done here.
+std::vector<int> nearest_table(int in, int out_size) {
+  std::vector<int> t(static_cast<size_t>(out_size));
+  const double step = static_cast<double>(in) / out_size;
+  double pos = step * 0.5;
+  for (int k = 0; k < out_size; ++k, pos += step) t[static_cast<size_t>(k)] = std::min(in - 1, static_cast<int>(pos));
+  return t;
+}
+}  // namespace
+
 Image resize_image(const Image& image, int height, int width, const std::string& interpolation) {
   int flag;
   if (interpolation == "nearest") flag = cv::INTER_NEAREST_EXACT;
@@ -201,16 +213,7 @@ Image resize_image(const Image& image, int height, int width, const std::string&
   out.channels = image.channels;
   out.pixels.resize(static_cast<size_t>(height) * width * image.channels);
   if (flag == cv::INTER_NEAREST_EXACT) {
-    // PIL's NEAREST (ImagingScaleAffine): source = (int)(step/2 + k·step), accumulated in double,
-    // step = in/out. OpenCV's INTER_NEAREST(_EXACT) picks different pixels, so this is done here.
-    auto table = [](int in, int out_size) {
-      std::vector<int> t(static_cast<size_t>(out_size));
-      const double step = static_cast<double>(in) / out_size;
-      double pos = step * 0.5;
-      for (int k = 0; k < out_size; ++k, pos += step) t[static_cast<size_t>(k)] = std::min(in - 1, static_cast<int>(pos));
-      return t;
-    };
-    const std::vector<int> ys = table(image.height, height), xs = table(image.width, width);
+    const std::vector<int> ys = nearest_table(image.height, height), xs = nearest_table(image.width, width);
     const int c = image.channels;
     uint8_t* dst = out.pixels.data();
     for (int y = 0; y < height; ++y) {
@@ -223,6 +226,36 @@ Image resize_image(const Image& image, int height, int width, const std::string&
   cv::Mat dst(height, width, CV_8UC(image.channels), out.pixels.data());
   cv::resize(src, dst, dst.size(), 0, 0, flag);
   return out;
+}
+
+void resize_to_float(const Image& image, int height, int width, const std::string& interpolation, float* out) {
+  const int c = image.channels;
+  if (interpolation == "nearest" && height >= 1 && width >= 1) {
+    const std::vector<int> ys = nearest_table(image.height, height), xs = nearest_table(image.width, width);
+    const size_t row_len = static_cast<size_t>(width) * c;
+    for (int y = 0; y < height; ++y) {
+      float* dst = out + static_cast<size_t>(y) * row_len;
+      if (y > 0 && ys[static_cast<size_t>(y)] == ys[static_cast<size_t>(y) - 1]) {  // upscaling repeats rows
+        std::memcpy(dst, dst - row_len, row_len * sizeof(float));
+        continue;
+      }
+      const uint8_t* row = image.pixels.data() + static_cast<size_t>(ys[static_cast<size_t>(y)]) * image.width * c;
+      if (c == 3) {
+        for (int x = 0; x < width; ++x, dst += 3) {
+          const uint8_t* px = row + 3 * static_cast<size_t>(xs[static_cast<size_t>(x)]);
+          dst[0] = px[0], dst[1] = px[1], dst[2] = px[2];
+        }
+      } else if (c == 1) {
+        for (int x = 0; x < width; ++x) dst[x] = row[xs[static_cast<size_t>(x)]];
+      } else {
+        for (int x = 0; x < width; ++x, dst += c)
+          for (int k = 0; k < c; ++k) dst[k] = row[static_cast<size_t>(xs[static_cast<size_t>(x)]) * c + k];
+      }
+    }
+    return;
+  }
+  const Image r = resize_image(image, height, width, interpolation);
+  for (size_t i = 0; i < r.pixels.size(); ++i) out[i] = r.pixels[i];
 }
 
 at::Tensor image_to_tensor(const Image& image) {

@@ -163,7 +163,7 @@ class DirectoryIterator : public BatchIterator {
   std::shared_ptr<const std::vector<int64_t>> order_for_pass(int64_t pass);
   void load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
                    std::vector<float>& scratch);
-  bool decode_resized(const std::string& path, Image& out);
+  bool decode_file(const std::string& path, Image& out);
 
   std::string directory_;
   FlowOptions options_;

@@ -60,6 +60,11 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
 /// Errors: ConfigError for an unknown interpolation or a size < 1.
 Image resize_image(const Image& image, int height, int width, const std::string& interpolation = "nearest");
 
+/// resize_image followed by a conversion to float: writes height·width·channels float32 values
+/// (H, W, C order, 0..255) to `out`. The "nearest" path reads the source directly (no 8-bit
+/// intermediate); the others resize in 8 bits first, like PIL. Errors: as resize_image.
+void resize_to_float(const Image& image, int height, int width, const std::string& interpolation, float* out);
+
 /// Float tensor (C, H, W), values 0..255 as float32, owning its memory.
 at::Tensor image_to_tensor(const Image& image);
 

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# cmake --install the build tree into a temporary prefix, then configure, build and run an outside
+# project (tests/consumer) that does find_package(torchfit) and links torchfit::torchfit.
+set -euo pipefail
+SRC=$1
+BUILD=$2
+WORK=$(mktemp -d /tmp/torchfit_install.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+cmake --install "$BUILD" --prefix "$WORK/prefix" >/dev/null
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+cmake -S "$SRC/tests/consumer" -B "$WORK/build" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$WORK/prefix" >"$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; exit 1; }
+cmake --build "$WORK/build" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; exit 1; }
+out=$("$WORK/build/consumer")
+[ "$out" = "42520584" ] || { echo "FAIL: consumer printed '$out'"; exit 1; }
+echo "PASS: installed torchfit::torchfit builds and links ($out parameters)"
