@@ -12,6 +12,11 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   cmake -S "$ROOT" -B "$BUILD" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release -DTORCHFIT_BUILD_APPS=ON
 fi
-cmake --build "$BUILD" --target prepare_data -j"$(nproc)"
+if ! log=$(cmake --build "$BUILD" --target prepare_data -j"$(nproc)" 2>&1); then
+  echo "$log" >&2
+  exit 1
+fi
 cd "$ROOT"
-exec "$BUILD/apps/prepare_data" --output "$ROOT/data" "$@"
+out=(--output "$ROOT/data")
+for a in "$@"; do case "$a" in -o|--output|--output=*) out=() ;; esac; done
+exec "$BUILD/apps/prepare_data" "${out[@]}" "$@"
