@@ -17,6 +17,7 @@
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/trainer.h>
 
@@ -46,6 +47,7 @@ struct Args {
   bool dry_run = false;
   double gpu_memory_fraction = 0.0;
   int64_t warmup_steps = 2;
+  int64_t checkpoint_every = 0;
 };
 
 int usage_error(const std::string& msg) {
@@ -82,7 +84,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)");
   app.add_option("--checkpoint", a.checkpoint, "Checkpoint written after every epoch (default <run-dir>/model.ckpt)");
-  app.add_option("--resume", a.resume, "Continue from this checkpoint (weights, optimizer, epoch)");
+  app.add_option("--resume", a.resume,
+                 "Continue from this checkpoint (weights, optimizer, learning rate, epoch/step, data position, RNG)");
+  app.add_option("--checkpoint-every", a.checkpoint_every, "Also write the checkpoint every N steps (0 = per epoch)")
+      ->capture_default_str();
   app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->capture_default_str()
       ->check(CLI::Range(0, 2));
@@ -110,6 +115,7 @@ int main(int argc, char** argv) {
   if (a.dense2_units < 1) return usage_error("--dense2-units must be >= 1");
   if (!(a.lr > 0)) return usage_error("--lr must be > 0");
   if (a.warmup_steps < 0) return usage_error("--warmup-steps must be >= 0");
+  if (a.checkpoint_every < 0) return usage_error("--checkpoint-every must be >= 0");
   if (a.gpu_memory_fraction < 0 || a.gpu_memory_fraction > 1) {
     return usage_error("--gpu-memory-fraction must be in (0, 1]");
   }
@@ -173,22 +179,33 @@ int main(int argc, char** argv) {
     if (a.dry_run) return 0;
 
     Trainer trainer(model, compile, device);
+    int64_t initial_step = 0;
     if (!a.resume.empty()) {
       auto info = io::load_checkpoint(a.resume, trainer);
-      initial_epoch = info.epoch;
-      spdlog::info("resumed from '{}' at epoch {}", a.resume, initial_epoch);
+      initial_epoch = info.position.epoch;
+      initial_step = info.position.step;
       if (initial_epoch >= a.epochs) {
         std::cout << "Checkpoint already holds " << initial_epoch << " epochs (--epochs " << a.epochs
                   << "): nothing to do\n";
         return 0;
       }
+      if (initial_step >= a.steps_per_epoch) {
+        throw ConfigError("--resume: checkpoint '" + a.resume + "' stopped at step " + std::to_string(initial_step) +
+                          " of epoch " + std::to_string(initial_epoch + 1) + ", beyond --steps-per-epoch " +
+                          std::to_string(a.steps_per_epoch));
+      }
+      // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
+      train->skip(info.position.train_batches);
+      if (test && a.validation_steps > 0) test->skip(info.position.val_batches);
+      spdlog::info("resumed from '{}' at epoch {}, step {} ({} training batches done)", a.resume, initial_epoch + 1,
+                   initial_step, info.position.train_batches);
     }
 
     if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
     if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
     io::ensure_writable_directory(a.run_dir);
     if (fs::path(a.checkpoint).has_parent_path()) io::ensure_writable_directory(fs::path(a.checkpoint).parent_path());
-    auto checkpoint = std::make_shared<ModelCheckpoint>(a.checkpoint, "val_loss", false);
+    auto checkpoint = std::make_shared<ModelCheckpoint>(a.checkpoint, "val_loss", false, "auto", a.checkpoint_every);
     checkpoint->set_class_indices(train->class_indices());
 
     nlohmann::json run_info = {{"data", a.data},
@@ -217,10 +234,20 @@ int main(int argc, char** argv) {
         .callbacks({checkpoint})
         .verbose(a.verbose)
         .initial_epoch(initial_epoch)
+        .initial_step(initial_step)
         .run_dir(a.run_dir)
         .warmup_steps(a.warmup_steps)
         .run_info(run_info);
+    runtime::install_interrupt_handler();
     History h = trainer.fit(*train, fit);
+    if (trainer.interrupted()) {
+      checkpoint->save_now(trainer.position().epoch);
+      std::cout << "Interrupted at epoch " << trainer.position().epoch + 1 << ", step " << trainer.position().step
+                << ": checkpoint written to " << checkpoint->last_saved() << " (continue with --resume "
+                << checkpoint->last_saved() << ")\n"
+                << std::flush;
+      return 130;
+    }
 
     // Timing summary, the article's comparison figure.
     std::vector<double> ms;

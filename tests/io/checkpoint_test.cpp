@@ -22,10 +22,13 @@ TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
   auto y = at::one_hot(at::arange(4) % 3, 3).to(at::kFloat);
   t.train_step(x, y);
   const std::string path = (dir.path() / "m.ckpt").string();
-  io::save_checkpoint(path, t, {{"a", 0}, {"b", 1}, {"c", 2}}, 3, 120);
+  t.set_position({3, 7, 120, 30});
+  io::save_checkpoint(path, t, {{"a", 0}, {"b", 1}, {"c", 2}});
   auto info = io::read_checkpoint_info(path);
-  EXPECT_EQ(info.epoch, 3);
-  EXPECT_EQ(info.step, 120);
+  EXPECT_EQ(info.position.epoch, 3);
+  EXPECT_EQ(info.position.step, 7);
+  EXPECT_EQ(info.position.train_batches, 120);
+  EXPECT_EQ(info.position.val_batches, 30);
   EXPECT_EQ(info.class_indices.at("c"), 2);
   EXPECT_EQ(info.torchfit_version, TORCHFIT_VERSION);
 
@@ -51,7 +54,7 @@ TEST(Checkpoint, MismatchedShapeNamesParameterAndBothShapes) {
   TempDir dir("ckpt2");
   Trainer t(seed_cnn(16, 3, 8), CompileOptions());
   const std::string path = (dir.path() / "m.ckpt").string();
-  io::save_checkpoint(path, t, {}, 1, 0);
+  io::save_checkpoint(path, t);
   auto other = seed_cnn(16, 3, 4);
   try {
     io::load_weights(path, *other);
@@ -69,7 +72,7 @@ TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
   EXPECT_THROW(io::load_model((dir.path() / "none.ckpt").string()), IoError);
   Trainer t(seed_cnn(16, 2, 4), CompileOptions());
   const std::string path = (dir.path() / "m.ckpt").string();
-  io::save_checkpoint(path, t, {}, 1, 0);
+  io::save_checkpoint(path, t);
   const auto size = std::filesystem::file_size(path);
   std::filesystem::copy_file(path, dir.path() / "cut.ckpt");
   std::filesystem::resize_file(dir.path() / "cut.ckpt", size / 2);

@@ -181,7 +181,9 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
   EXPECT_NEAR(before.at("loss"), h.last("val_loss"), 1e-5);
   io::CheckpointInfo info;
   Sequential reloaded = io::load_model(ckpt, &info);
-  EXPECT_EQ(info.epoch, 2);
+  EXPECT_EQ(info.position.epoch, 2);
+  EXPECT_EQ(info.position.train_batches, 6);
+  EXPECT_EQ(info.position.val_batches, 0);
   EXPECT_EQ(info.class_indices, train->class_indices());
   auto p1 = t.model()->named_parameters();
   auto p2 = reloaded->named_parameters();

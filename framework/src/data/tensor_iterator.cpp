@@ -44,6 +44,16 @@ Batch TensorIterator::next() {
   return b;
 }
 
+void TensorIterator::skip(int64_t batches) {
+  for (int64_t i = 0; i < batches; ++i) {
+    if (pos_ >= x_.size(0)) {
+      ++pass_;
+      new_pass();
+    }
+    pos_ = std::min(pos_ + batch_size_, x_.size(0));
+  }
+}
+
 void TensorIterator::reset() {
   pass_ = 0;
   new_pass();

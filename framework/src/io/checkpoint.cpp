@@ -5,6 +5,9 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/Generator.h>
+
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/training/trainer.h>
@@ -61,8 +64,11 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.model_config = j.at("model");
   info.compile = j.value("compile", nlohmann::json::object());
   info.class_indices = j.value("class_indices", std::map<std::string, int64_t>{});
-  info.epoch = j.value("epoch", 0);
-  info.step = j.value("step", int64_t{0});
+  const auto pos = j.value("position", nlohmann::json::object());
+  info.position.epoch = pos.value("epoch", 0);
+  info.position.step = pos.value("step", int64_t{0});
+  info.position.train_batches = pos.value("train_batches", int64_t{0});
+  info.position.val_batches = pos.value("val_batches", int64_t{0});
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -86,16 +92,19 @@ void copy_weights(const std::string& path, torch::serialize::InputArchive& archi
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, Trainer& trainer, const std::map<std::string, int64_t>& class_indices,
-                     int epoch, int64_t step) {
+void save_checkpoint(const std::string& path, Trainer& trainer, const std::map<std::string, int64_t>& class_indices) {
+  const auto& pos = trainer.position();
   torch::serialize::OutputArchive archive;
   nlohmann::json meta = {{"magic", kMagic},
                          {"torchfit_version", TORCHFIT_VERSION},
                          {"model", trainer.model()->to_json()},
                          {"compile", compile_json(trainer.compile_options(), trainer.learning_rate())},
                          {"class_indices", class_indices},
-                         {"epoch", epoch},
-                         {"step", step}};
+                         {"position",
+                          {{"epoch", pos.epoch},
+                           {"step", pos.step},
+                           {"train_batches", pos.train_batches},
+                           {"val_batches", pos.val_batches}}}};
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : trainer.model()->named_parameters(true)) weights.write(p.key(), p.value().detach().cpu());
@@ -103,6 +112,11 @@ void save_checkpoint(const std::string& path, Trainer& trainer, const std::map<s
   torch::serialize::OutputArchive optim;
   trainer.optimizer().save(optim);
   archive.write("optimizer", optim);
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    archive.write("rng_cpu", gen.get_state());
+  }
   write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
@@ -149,6 +163,13 @@ CheckpointInfo load_checkpoint(const std::string& path, Trainer& trainer, bool l
       trainer.set_learning_rate(info.compile["optimizer"].value("learning_rate", trainer.learning_rate()));
     }
   }
+  at::Tensor rng;
+  if (archive.try_read("rng_cpu", rng)) {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(rng);
+  }
+  trainer.set_position(info.position);
   return info;
 }
 

@@ -57,11 +57,16 @@ double Monitor::get(const Logs& logs, const std::string& who) const {
 }
 
 // ---------------------------------------------------------------- ModelCheckpoint
-ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, std::string mode)
-    : filepath_(std::move(filepath)), save_best_only_(save_best_only), monitor_(std::move(monitor), mode, 0.0) {}
+ModelCheckpoint::ModelCheckpoint(std::string filepath, std::string monitor, bool save_best_only, std::string mode,
+                                 int64_t save_freq)
+    : filepath_(std::move(filepath)),
+      save_best_only_(save_best_only),
+      save_freq_(save_freq),
+      monitor_(std::move(monitor), mode, 0.0) {
+  if (save_freq < 0) throw ConfigError("ModelCheckpoint: save_freq must be >= 0, got " + std::to_string(save_freq));
+}
 
-void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
-  if (save_best_only_ && !monitor_.improved(monitor_.get(logs, "ModelCheckpoint"))) return;
+void ModelCheckpoint::save_now(int epoch) {
   std::string path = filepath_;
   const auto pos = path.find("{epoch}");
   if (pos != std::string::npos) {
@@ -69,10 +74,21 @@ void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
     std::snprintf(buf, sizeof buf, "%02d", epoch + 1);
     path.replace(pos, 7, buf);
   }
-  auto& t = trainer();
-  io::save_checkpoint(path, t, class_indices_, epoch + 1, 0);
+  io::save_checkpoint(path, trainer(), class_indices_);
   last_saved_ = path;
+  steps_since_save_ = 0;
   spdlog::debug("ModelCheckpoint: saved {}", path);  // Keras default verbose=0: silent
+}
+
+void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  if (save_best_only_ && !monitor_.improved(monitor_.get(logs, "ModelCheckpoint"))) return;
+  save_now(epoch);
+}
+
+void ModelCheckpoint::on_train_batch_end(int64_t, const Logs&) {
+  if (save_freq_ > 0 && !save_best_only_ && ++steps_since_save_ >= save_freq_) {
+    save_now(trainer().position().epoch);
+  }
 }
 
 // ---------------------------------------------------------------- EarlyStopping

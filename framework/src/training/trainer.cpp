@@ -16,6 +16,7 @@
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
@@ -177,13 +178,18 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
   History history;
   timings_.clear();
   stop_training = false;
+  interrupted_ = false;
+  if (opt.initial_step() < 0 || opt.initial_step() >= steps) {
+    throw ConfigError("fit: initial_step must be in [0, steps_per_epoch), got " + std::to_string(opt.initial_step()));
+  }
   for (auto& cb : opt.callbacks()) cb->set_trainer(this);
   for (auto& cb : opt.callbacks()) cb->on_train_begin({});
 
   int64_t global_step = 0;
   Logs logs;
   nlohmann::json epoch_summaries = nlohmann::json::array();
-  for (int epoch = opt.initial_epoch(); epoch < opt.epochs() && !stop_training; ++epoch) {
+  for (int epoch = opt.initial_epoch(); epoch < opt.epochs() && !stop_training && !interrupted_; ++epoch) {
+    const int64_t first_step = epoch == opt.initial_epoch() ? opt.initial_step() + 1 : 1;
     for (auto& cb : opt.callbacks()) cb->on_epoch_begin(epoch, {{"lr", learning_rate()}});
     if (opt.verbose() > 0 && opt.epochs() > 1) out << "Epoch " << epoch + 1 << "/" << opt.epochs() << "\n" << std::flush;
     Progbar bar(steps, opt.verbose(), dynamic, out, opt.clock());
@@ -195,7 +201,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     double data_total = 0, step_total = 0;
     int64_t timed_images = 0;
     const double epoch_start = now_ms();
-    for (int64_t step = 1; step <= steps; ++step) {
+    for (int64_t step = first_step; step <= steps; ++step) {
       StepTiming t;
       t.epoch = epoch + 1;
       t.step = step;
@@ -216,6 +222,9 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
       }
       const int64_t n = batch.size();
       seen += n;
+      ++position_.train_batches;
+      position_.epoch = epoch;
+      position_.step = step;
       loss_sum += loss * static_cast<double>(n);
       for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metrics[i];
       Progbar::Values running = {{"loss", loss_sum / static_cast<double>(seen)}};
@@ -246,6 +255,14 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
         steps_csv << "\n" << std::flush;
       }
       ++global_step;
+      if (runtime::interrupt_requested()) {
+        interrupted_ = true;
+        break;
+      }
+    }
+    if (interrupted_) {
+      if (opt.verbose() > 0) out << "\n" << std::flush;
+      break;
     }
     const double train_seconds = (now_ms() - epoch_start) / 1000.0;
 
@@ -258,6 +275,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     for (const auto& m : metric_names_) final_values.emplace_back(m, logs[m]);
     if (opt.validation_data()) {
       Logs val = evaluate(*opt.validation_data(), opt.validation_steps());
+      position_.val_batches += opt.validation_steps();
       model_->train();
       for (const auto& [k, v] : val) logs["val_" + k] = v;
       final_values.emplace_back("val_loss", logs["val_loss"]);
@@ -302,7 +320,8 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
 
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
-    epochs_completed_ = epoch + 1;
+    position_.epoch = epoch + 1;
+    position_.step = 0;
     for (auto& cb : opt.callbacks()) cb->on_epoch_end(epoch, logs);
   }
   for (auto& cb : opt.callbacks()) cb->on_train_end(logs);
@@ -318,7 +337,9 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     run_json["warmup"] = warm;
     run_json["epoch_summaries"] = epoch_summaries;
     run_json["final_metrics"] = logs;
-    run_json["status"] = stop_training ? "stopped early" : "completed";
+    run_json["status"] = interrupted_ ? "interrupted" : stop_training ? "stopped early" : "completed";
+    run_json["position"] = {{"epoch", position_.epoch}, {"step", position_.step},
+                            {"train_batches", position_.train_batches}, {"val_batches", position_.val_batches}};
     io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
   }
   return history;

@@ -38,6 +38,11 @@ class BatchIterator {
   int64_t batches_per_pass() const { return (samples() + batch_size() - 1) / batch_size(); }
   /// Restarts at the beginning of pass 0 (same order as a fresh iterator with the same seed).
   virtual void reset() = 0;
+  /// Advances by `batches` batches as if next() had been called that often (for resuming a run at
+  /// the same position). Default: calls next(); sources that can seek override it.
+  virtual void skip(int64_t batches) {
+    for (int64_t i = 0; i < batches; ++i) next();
+  }
   /// Class name → index (empty when the source has no classes).
   virtual std::map<std::string, int64_t> class_indices() const { return {}; }
   /// File path of each sample (empty for in-memory sources).
@@ -52,6 +57,7 @@ class TensorIterator : public BatchIterator {
   int64_t samples() const override { return x_.size(0); }
   int64_t batch_size() const override { return batch_size_; }
   void reset() override;
+  void skip(int64_t batches) override;
 
  private:
   void new_pass();

@@ -53,13 +53,17 @@ class Monitor {
 };
 
 /// Saves a checkpoint (io/checkpoint.h) at the end of every epoch, or only when `monitor` improved
-/// (save_best_only). `filepath` may contain "{epoch}" (1-based, as Keras formats it). Defaults as Keras:
-/// monitor "val_loss", save_best_only false, mode "auto".
+/// (save_best_only); with `save_freq` N > 0 also every N training steps (Keras save_freq as an integer).
+/// `filepath` may contain "{epoch}" (1-based, 2 digits, as Keras formats it). Defaults as Keras:
+/// monitor "val_loss", save_best_only false, mode "auto", save_freq "epoch" (0).
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(std::string filepath, std::string monitor = "val_loss", bool save_best_only = false,
-                           std::string mode = "auto");
+                           std::string mode = "auto", int64_t save_freq = 0);
   void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_batch_end(int64_t step, const Logs& logs) override;
+  /// Writes the checkpoint now (e.g. on Ctrl-C) for the trainer's current position.
+  void save_now(int epoch);
   /// Path of the last file written ("" if none).
   const std::string& last_saved() const { return last_saved_; }
   /// Class map stored in each checkpoint (for predict_cnn).
@@ -69,6 +73,8 @@ class ModelCheckpoint : public Callback {
   std::string filepath_;
   std::map<std::string, int64_t> class_indices_;
   bool save_best_only_;
+  int64_t save_freq_;
+  int64_t steps_since_save_ = 0;
   Monitor monitor_;
   std::string last_saved_;
 };

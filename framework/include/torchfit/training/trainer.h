@@ -40,6 +40,9 @@ struct FitOptions {
   TORCH_ARG(int, verbose) = 1;
   /// Epoch to start at (0-based; for resuming).
   TORCH_ARG(int, initial_epoch) = 0;
+  /// Steps of `initial_epoch` already done (resuming mid-epoch: the epoch runs the remaining steps; its
+  /// running means cover those steps only).
+  TORCH_ARG(int64_t, initial_step) = 0;
   /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files).
   TORCH_ARG(std::string, run_dir) = "";
   /// Steps at the start of the run reported as warm-up (excluded from the epoch timing statistics).
@@ -64,6 +67,14 @@ struct StepTiming {
   double compute_ms = 0;  ///< forward + loss + backward + optimizer step
   double step_ms = 0;     ///< whole step, including metrics bookkeeping
   bool warmup = false;
+};
+
+/// Where a run stands: what a checkpoint records so that a resumed run continues exactly.
+struct TrainingPosition {
+  int epoch = 0;              ///< epochs completed
+  int64_t step = 0;           ///< steps completed within epoch `epoch + 1` (0 at an epoch boundary)
+  int64_t train_batches = 0;  ///< batches taken from the training source since the run began
+  int64_t val_batches = 0;    ///< batches taken from the validation source (validation_steps > 0)
 };
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
@@ -108,8 +119,11 @@ class Trainer {
 
   /// Timings of every step of the last fit() (including warm-up steps, flagged).
   const std::vector<StepTiming>& step_timings() const { return timings_; }
-  /// Epoch and step reached (for checkpoints): epochs completed, steps run in total.
-  int epochs_completed() const { return epochs_completed_; }
+  /// Position reached by the last (or current) fit(); set_position() for a resumed run.
+  const TrainingPosition& position() const { return position_; }
+  void set_position(const TrainingPosition& p) { position_ = p; }
+  /// True when the last fit() stopped early because runtime::interrupt_requested() (Ctrl-C).
+  bool interrupted() const { return interrupted_; }
 
  private:
   std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
@@ -122,7 +136,8 @@ class Trainer {
   std::vector<std::string> resolved_metrics_;
   bool from_logits_ = false;
   std::vector<StepTiming> timings_;
-  int epochs_completed_ = 0;
+  TrainingPosition position_;
+  bool interrupted_ = false;
 };
 
 /// Builds the optimizer of `options` over `params`. Errors: ConfigError for an unknown name or lr ≤ 0.
