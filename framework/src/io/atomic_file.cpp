@@ -1,6 +1,7 @@
 #include <torchfit/io/atomic_file.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,12 +22,26 @@ void fsync_path(const std::string& path, bool directory) {
   ::fsync(fd);
   ::close(fd);
 }
+// Removes temporary files of `target` left by killed writers (".<name>.tmp<pid>" with no such process).
+void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp";
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string f = e.path().filename().string();
+    if (f.rfind(prefix, 0) != 0) continue;
+    const std::string pid_text = f.substr(prefix.size());
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
+  }
+}
 }  // namespace
 
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write_to) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+  remove_stale_temporaries(dir, target.filename().string());
   const std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
   try {
     write_to(tmp);
