@@ -8,6 +8,7 @@
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
+#include <torchfit/runtime/process.h>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -256,6 +257,7 @@ int main(int argc, char** argv) {
   b->add_flag("--no-augment", no_augment, "rescale only");
   CLI11_PARSE(app, argc, argv);
   try {
+    torchfit::runtime::init_process();  // as every app: keep freed memory (batch tensors) in the process
     if (*b) return bench(bench_dir, workers, batches, size, batch_size, !no_augment);
     return prepare(source, output, per_class, classes, pred_count, threads, full_verify);
   } catch (const std::exception& e) {
