@@ -21,6 +21,8 @@
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/trainer.h>
 
+#include "model_config.h"
+
 namespace fs = std::filesystem;
 using namespace torchfit;
 
@@ -48,6 +50,7 @@ struct Args {
   double gpu_memory_fraction = 0.0;
   int64_t warmup_steps = 2;
   int64_t checkpoint_every = 0;
+  std::string model_config;
 };
 
 int usage_error(const std::string& msg) {
@@ -80,8 +83,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", a.threads, "LibTorch intra-op threads (0 = CPU cores)")->capture_default_str();
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")->capture_default_str();
   app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
-  app.add_option("--dense2-units", a.dense2_units, "Units of the second Dense layer (article: 64)")
-      ->capture_default_str();
+  auto* dense2 = app.add_option("--dense2-units", a.dense2_units, "Units of the second Dense layer (article: 64)")
+                     ->capture_default_str();
   app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)");
   app.add_option("--checkpoint", a.checkpoint, "Checkpoint written after every epoch (default <run-dir>/model.ckpt)");
   app.add_option("--resume", a.resume,
@@ -93,8 +96,13 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 2));
   app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
   app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
-  app.add_option("--gpu-memory-fraction", a.gpu_memory_fraction,
+  auto* fraction_opt = app.add_option("--gpu-memory-fraction", a.gpu_memory_fraction,
                  "Cap the CUDA caching allocator at this fraction of GPU memory (0 < F <= 1)");
+  app.add_option("--model-config", a.model_config,
+                 "Train this architecture (JSON, Sequential::to_json format) instead of the article's CNN; input "
+                 "and last Dense units follow the data. Bare names are also looked up next to train_cnn "
+                 "(seed_cnn.json = the article's CNN)")
+      ->excludes(dense2);
   app.add_option("--warmup-steps", a.warmup_steps, "Steps reported as warm-up, excluded from epoch timings")
       ->capture_default_str();
   try {
@@ -116,8 +124,8 @@ int main(int argc, char** argv) {
   if (!(a.lr > 0)) return usage_error("--lr must be > 0");
   if (a.warmup_steps < 0) return usage_error("--warmup-steps must be >= 0");
   if (a.checkpoint_every < 0) return usage_error("--checkpoint-every must be >= 0");
-  if (a.gpu_memory_fraction < 0 || a.gpu_memory_fraction > 1) {
-    return usage_error("--gpu-memory-fraction must be in (0, 1]");
+  if (fraction_opt->count() > 0 && !(a.gpu_memory_fraction > 0 && a.gpu_memory_fraction <= 1)) {
+    return usage_error("--gpu-memory-fraction must be in (0, 1], got " + std::to_string(a.gpu_memory_fraction));
   }
   if (!fs::is_directory(a.data)) return usage_error("--data: directory '" + a.data + "' does not exist");
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
@@ -128,11 +136,21 @@ int main(int argc, char** argv) {
   if (!a.resume.empty() && !fs::is_regular_file(a.resume)) {
     return usage_error("--resume: checkpoint '" + a.resume + "' does not exist");
   }
+  if (!a.resume.empty() && !a.model_config.empty()) {
+    return usage_error("--model-config cannot be combined with --resume (the checkpoint holds the model)");
+  }
+  if (!a.model_config.empty()) {
+    try {
+      a.model_config = train_cnn::resolve_model_config(a.model_config);
+    } catch (const std::exception& e) {
+      return usage_error(e.what());
+    }
+  }
 
   try {
     const int threads = runtime::init_process(a.threads);
     const c10::Device device = runtime::parse_device(a.device);
-    if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
+    if (fraction_opt->count() > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
     std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
 
     // The article's generators: augmentation for training, rescale only for test.
@@ -171,6 +189,8 @@ int main(int argc, char** argv) {
         throw ConfigError("--resume: checkpoint '" + a.resume + "' was trained on other classes than '" +
                           train_dir.string() + "'");
       }
+    } else if (!a.model_config.empty()) {
+      model = train_cnn::load_model_config(a.model_config, a.target_size, 3, train->num_classes());
     } else {
       model = seed_cnn(a.target_size, train->num_classes(), a.dense2_units);
     }
@@ -220,6 +240,7 @@ int main(int argc, char** argv) {
                                {"seed", a.seed},
                                {"lr", a.lr},
                                {"dense2_units", a.dense2_units},
+                               {"model_config", a.model_config},
                                {"augment", !a.no_augment},
                                {"resume", a.resume},
                                {"checkpoint", a.checkpoint},

@@ -18,6 +18,7 @@
 #include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/training/fused_adam.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 
@@ -61,8 +62,9 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
     throw ConfigError("learning rate must be > 0, got " + std::to_string(o.learning_rate()));
   }
   if (o.name() == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(lr).betas({o.beta_1(), o.beta_2()}).eps(o.epsilon()));
+    auto adam = torch::optim::AdamOptions(lr).betas({o.beta_1(), o.beta_2()}).eps(o.epsilon());
+    if (!o.fused()) return std::make_unique<torch::optim::Adam>(params, adam);
+    return std::make_unique<FusedAdam>(params, adam);
   }
   if (o.name() == "sgd") {
     return std::make_unique<torch::optim::SGD>(

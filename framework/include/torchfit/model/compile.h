@@ -24,6 +24,9 @@ struct OptimizerOptions {
   TORCH_ARG(bool, nesterov) = false;
   /// rmsprop decay rho (Keras 0.9).
   TORCH_ARG(double, rho) = 0.9;
+  /// adam: the single-pass FusedAdam (same math as torch::optim::Adam, see training/fused_adam.h);
+  /// false ⇒ torch::optim::Adam itself (for comparisons).
+  TORCH_ARG(bool, fused) = true;
 };
 
 /// Everything model.compile() takes.

@@ -1,0 +1,59 @@
+// bench_step — times torchfit's fit() step on the article's CNN with synthetic data (batch 32 of
+// 150×150×3 random images, 8 classes, Adam, categorical cross-entropy), the torchfit side of
+// scripts/bench.sh goal 1/2. Prints one JSON line with the median step time (warm-up excluded).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <iostream>
+
+#include <torchfit/model/seed_cnn.h>
+#include <torchfit/runtime/process.h>
+#include <torchfit/training/trainer.h>
+
+using namespace torchfit;
+
+int main(int argc, char** argv) {
+  int64_t steps = 6, warmup = 2, batch = 32, size = 150;
+  int threads = 0;
+  bool reference_adam = false;
+  CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
+  app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--batch-size", batch, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--target-size", size, "Image size")->capture_default_str()->check(CLI::Range(10, 4096));
+  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;
+  }
+  const int used = runtime::init_process(threads);
+  at::manual_seed(0);
+  auto x = at::rand({batch, 3, size, size});
+  auto y = at::one_hot(at::randint(0, 8, {batch}), 8).to(at::kFloat);
+  data::TensorIterator it(x, y, batch);
+  Trainer trainer(seed_cnn(size, 8, 64), CompileOptions()
+                                             .metrics({"categorical_accuracy"})
+                                             .optimizer(OptimizerOptions().fused(!reference_adam)));
+  std::ostringstream quiet;
+  trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
+  std::vector<double> ms;
+  for (const auto& t : trainer.step_timings()) {
+    if (!t.warmup) ms.push_back(t.step_ms);
+  }
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const double flops = static_cast<double>(3 * trainer.model()->flops_per_sample() -
+                                           trainer.model()->layers()[0]->flops_per_sample()) *
+                       static_cast<double>(batch);
+  nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
+                        {"threads", used},
+                        {"median_ms", median},
+                        {"steps_ms", ms},
+                        {"gflops_per_s", flops / (median / 1000.0) / 1e9},
+                        {"steps_run", trainer.position().train_batches}};
+  std::cout << out.dump() << "\n";
+  return 0;
+}

@@ -1,0 +1,90 @@
+#include <torchfit/training/fused_adam.h>
+
+#include <ATen/Parallel.h>
+#include <c10/util/string_utils.h>
+
+#include <cmath>
+
+namespace torchfit {
+namespace {
+
+bool fusable(const at::Tensor& p) {
+  return p.device().is_cpu() && p.scalar_type() == at::kFloat && p.is_contiguous() && p.grad().defined() &&
+         p.grad().is_contiguous() && p.grad().scalar_type() == at::kFloat;
+}
+
+// One pass: the float arithmetic of mul_/add_/addcmul_/sqrt/div/add_/addcdiv_ in the same order.
+void adam_kernel(float* __restrict p, const float* __restrict g, float* __restrict m, float* __restrict v,
+                 int64_t begin, int64_t end, float b1, float one_minus_b1, float b2, float one_minus_b2,
+                 float inv_sqrt_bc2, float eps, float neg_step) {
+  for (int64_t i = begin; i < end; ++i) {
+    const float gi = g[i];
+    const float mi = m[i] * b1 + one_minus_b1 * gi;
+    const float vi = v[i] * b2 + one_minus_b2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) * inv_sqrt_bc2 + eps;  // ATen divides by a scalar as × (1 / s)
+    p[i] = p[i] + neg_step * (mi / denom);
+  }
+}
+
+}  // namespace
+
+torch::Tensor FusedAdam::step(LossClosure closure) {
+  torch::NoGradGuard no_grad;
+  torch::Tensor loss = {};
+  if (closure != nullptr) {
+    at::AutoGradMode enable_grad(true);
+    loss = closure();
+  }
+  for (auto& group : param_groups_) {
+    auto& options = static_cast<torch::optim::AdamOptions&>(group.params().empty() ? defaults() : group.options());
+    const bool plain = !options.amsgrad() && options.weight_decay() == 0;
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (!plain || !fusable(p)) {
+        // Reference path for this parameter alone: a one-parameter Adam sharing our state entry.
+        const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+        torch::optim::Adam single({p}, options);
+        auto it = state_.find(key);
+        if (it != state_.end()) {
+          single.state()[key] = it->second->clone();
+        }
+        single.step();
+        state_[key] = single.state()[key]->clone();
+        continue;
+      }
+      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      auto it = state_.find(key);
+      if (it == state_.end()) {
+        auto s = std::make_unique<torch::optim::AdamParamState>();
+        s->step(0);
+        s->exp_avg(torch::zeros_like(p, at::MemoryFormat::Preserve));
+        s->exp_avg_sq(torch::zeros_like(p, at::MemoryFormat::Preserve));
+        it = state_.emplace(key, std::move(s)).first;
+      }
+      auto& state = static_cast<torch::optim::AdamParamState&>(*it->second);
+      state.step(state.step() + 1);
+      const double beta1 = std::get<0>(options.betas());
+      const double beta2 = std::get<1>(options.betas());
+      const double bias_correction1 = 1 - std::pow(beta1, state.step());
+      const double bias_correction2 = 1 - std::pow(beta2, state.step());
+      const double step_size = options.lr() / bias_correction1;
+      float* pd = p.data_ptr<float>();
+      const float* gd = p.grad().data_ptr<float>();
+      float* md = state.exp_avg().data_ptr<float>();
+      float* vd = state.exp_avg_sq().data_ptr<float>();
+      const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);
+      const float omb1 = static_cast<float>(1 - beta1), omb2 = static_cast<float>(1 - beta2);
+      const float inv_sbc2 = 1.0f / static_cast<float>(std::sqrt(bias_correction2));
+      const float eps = static_cast<float>(options.eps());
+      const float neg_step = static_cast<float>(-step_size);
+      at::parallel_for(0, p.numel(), 1 << 15, [&](int64_t begin, int64_t end) {
+        adam_kernel(pd, gd, md, vd, begin, end, b1, omb1, b2, omb2, inv_sbc2, eps, neg_step);
+      });
+    }
+  }
+  return loss;
+}
+
+}  // namespace torchfit
