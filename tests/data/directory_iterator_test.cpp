@@ -168,6 +168,24 @@ TEST(DirectoryIteratorTest, SameSeedSameBatchesForOneAndFourWorkers) {
   EXPECT_FALSE(at::allclose(plain->make_batch(0, 0).x, a[0].x));
 }
 
+TEST(DirectoryIteratorTest, SkipThenNextEqualsTheSameBatchOfAFreshIterator) {
+  TempDir d;
+  make_tree(d.path, {"a", "b"}, 5);  // 10 images, batch 4: 3 batches per pass
+  ImageDataGenerator gen(seed_augmentation());
+  auto flow = quiet().target_size({8, 8}).batch_size(4).seed(9).workers(2);
+  auto reference = gen.flow_from_directory(d.str(), flow);
+  std::vector<Batch> all;
+  for (int i = 0; i < 8; ++i) all.push_back(reference->next());
+  for (int k : {1, 4, 7}) {  // inside pass 0, inside pass 1, in pass 2
+    auto it = gen.flow_from_directory(d.str(), flow);
+    if (k > 3) it->next();  // workers already running: skip must restart them correctly
+    it->skip(k > 3 ? k - 1 : k);
+    const Batch b = it->next();
+    EXPECT_EQ(b.indices, all[static_cast<size_t>(k)].indices) << "after skip to " << k;
+    EXPECT_TRUE(at::equal(b.x, all[static_cast<size_t>(k)].x)) << "after skip to " << k;
+  }
+}
+
 TEST(DirectoryIteratorTest, ResetRestartsAtPassZero) {
   TempDir d;
   make_tree(d.path, {"a", "b"}, 5);

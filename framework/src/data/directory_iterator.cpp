@@ -405,6 +405,16 @@ Batch DirectoryIterator::next() {
   return b;
 }
 
+void DirectoryIterator::skip(int64_t batches) {
+  if (batches <= 0) return;
+  // Batches are a pure function of (seed, pass, position): skipping is moving the counter.
+  stop_workers();
+  std::lock_guard<std::mutex> lk(mutex_);
+  consumed_ += batches;
+  next_job_ = consumed_;
+  slots_.clear();
+}
+
 void DirectoryIterator::reset() {
   stop_workers();
   std::lock_guard<std::mutex> lk(mutex_);

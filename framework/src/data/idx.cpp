@@ -1,5 +1,7 @@
 // IDX reader (MNIST format); .gz files are decompressed through `gzip -dc`.
 #include <torchfit/data/idx.h>
+
+#include <zlib.h>
 #include <torchfit/error.h>
 
 
@@ -21,8 +23,6 @@ std::vector<uint8_t> slurp(const std::string& path) {
 }  // namespace
 
 std::vector<uint8_t> read_gzip_file(const std::string& path) {
-  // The library does not link zlib, and stb_image's inflate rejects some valid gzip streams
-  // (e.g. Debian's Fashion-MNIST files: "bad huffman code"), so this pipes through `gzip -dc`.
   {
     std::ifstream probe(path, std::ios::binary);
     if (!probe) throw IoError("cannot open " + path + ": " + std::strerror(errno));
@@ -30,18 +30,24 @@ std::vector<uint8_t> read_gzip_file(const std::string& path) {
     probe.read(reinterpret_cast<char*>(magic), 2);
     if (magic[0] != 0x1f || magic[1] != 0x8b) throw IoError("not a gzip file (bad magic): " + path);
   }
-  std::string quoted = "'";
-  for (char c : path) quoted += (c == '\'') ? std::string("'\\''") : std::string(1, c);
-  quoted += "'";
-  const std::string cmd = "gzip -dc -- " + quoted;
-  std::FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (!pipe) throw IoError("cannot run `" + cmd + "`: " + std::strerror(errno));
+  gzFile f = ::gzopen(path.c_str(), "rb");
+  if (!f) throw IoError("cannot open " + path + ": " + std::strerror(errno));
   std::vector<uint8_t> out;
   std::vector<uint8_t> buf(1 << 20);
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) out.insert(out.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
-  const int status = ::pclose(pipe);
-  if (status != 0) throw IoError("corrupt gzip file " + path + " (`gzip -dc` exit status " + std::to_string(status) + ")");
+  for (;;) {
+    const int n = ::gzread(f, buf.data(), static_cast<unsigned>(buf.size()));
+    if (n < 0) {
+      int code = 0;
+      const std::string why = ::gzerror(f, &code);
+      ::gzclose(f);
+      throw IoError("corrupt gzip file " + path + ": " + why);
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf.begin(), buf.begin() + n);
+  }
+  // A stream cut short reads as a clean end in gzread; gzclose reports it.
+  const int rc = ::gzclose(f);
+  if (rc != Z_OK) throw IoError("corrupt or truncated gzip file " + path + " (zlib error " + std::to_string(rc) + ")");
   return out;
 }
 

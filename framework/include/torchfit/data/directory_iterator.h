@@ -119,6 +119,9 @@ class DirectoryIterator : public BatchIterator {
   int64_t samples() const override { return static_cast<int64_t>(filepaths_.size()); }
   int64_t batch_size() const override { return options_.batch_size(); }
   void reset() override;
+  /// Moves on by `batches` without decoding them (the batches are a function of seed, pass and
+  /// position, so the next() after skip(k) equals the (k+1)-th next() of a fresh iterator).
+  void skip(int64_t batches) override;
   std::map<std::string, int64_t> class_indices() const override { return class_indices_; }
   /// Paths relative to `directory`, e.g. "Coat/00012.png" (Keras `filenames`).
   std::vector<std::string> filenames() const override { return filenames_; }

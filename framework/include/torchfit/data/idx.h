@@ -20,8 +20,8 @@ struct IdxArray {
   }
 };
 
-/// Decompresses a gzip file into memory (through `gzip -dc`; the library does not link zlib).
-/// Errors: IoError naming the file when it is missing, not gzip, or corrupt.
+/// Decompresses a gzip file into memory (zlib). Errors: IoError naming the file when it is missing,
+/// not gzip, corrupt or truncated.
 std::vector<uint8_t> read_gzip_file(const std::string& path);
 
 /// Reads an IDX file of unsigned bytes (type code 0x08); a name ending in ".gz" is decompressed
