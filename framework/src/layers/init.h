@@ -2,6 +2,8 @@
 // Keras default initialisers (internal).
 #include <ATen/ATen.h>
 #include <cmath>
+#include <string>
+#include <utility>
 
 namespace torchfit::detail {
 
@@ -17,6 +19,26 @@ inline std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t k, int64_t s
   const int64_t out = (in + s - 1) / s;
   const int64_t total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - in, 0);
   return {total / 2, total - total / 2};
+}
+
+}  // namespace torchfit::detail
+
+namespace torchfit::detail {
+
+/// Output length of one spatial axis for Keras padding "valid" | "same" (kernel k, stride s, dilation d),
+/// and the (before, after) padding "same" needs. Returns 0 when a "valid" window does not fit.
+inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding,
+                             int64_t* before, int64_t* after) {
+  *before = *after = 0;
+  if (padding == "same") {
+    auto [b, a] = same_padding(in, k, s, d);
+    *before = b;
+    *after = a;
+    return (in + s - 1) / s;
+  }
+  const int64_t span = d * (k - 1) + 1;
+  if (span > in) return 0;
+  return (in - span) / s + 1;
 }
 
 }  // namespace torchfit::detail

@@ -4,11 +4,17 @@
 #include <mutex>
 
 #include <torchfit/layers/activation.h>
+#include <torchfit/layers/advanced_activations.h>
+#include <torchfit/layers/average_pooling2d.h>
+#include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/flatten.h>
+#include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/layers/reshape.h>
 
 namespace torchfit {
 namespace {
@@ -25,52 +31,98 @@ std::mutex& table_mutex() {
 }
 
 std::optional<Shape> opt_shape(const Json& c) {
-  if (!c.contains("input_shape") || c["input_shape"].is_null()) return std::nullopt;
+  if (!c.is_object() || !c.contains("input_shape") || c["input_shape"].is_null()) return std::nullopt;
   return c["input_shape"].get<Shape>();
 }
-std::string name_of(const Json& c) { return c.value("name", std::string()); }
-torch::ExpandingArray<2> pair_of(const Json& v) {
-  if (v.is_number_integer()) return torch::ExpandingArray<2>(v.get<int64_t>());
-  auto p = v.get<std::vector<int64_t>>();
-  if (p.size() != 2) throw std::invalid_argument("expected an int or a pair of ints");
-  return torch::ExpandingArray<2>({p[0], p[1]});
+
+std::vector<int64_t> vec2(const torch::ExpandingArray<2>& a) { return {(*a)[0], (*a)[1]}; }
+
+// Each factory reads its fields through LayerConfigReader (errors name the layer and the field) and
+// rejects unknown fields with finish().
+template <typename Make>
+LayerFactory factory(const char* cls, Make make) {
+  return [cls, make](const Json& c) -> std::shared_ptr<Layer> {
+    LayerConfigReader r(c, cls);
+    std::shared_ptr<Layer> layer = make(r);
+    r.finish();
+    return layer;
+  };
 }
 
 void register_builtins(std::map<std::string, LayerFactory>& t) {
-  t["Conv2D"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    Conv2DOptions o(c.at("filters").get<int64_t>(), pair_of(c.at("kernel_size")));
-    if (c.contains("strides")) o.strides(pair_of(c["strides"]));
-    if (c.contains("dilation_rate")) o.dilation_rate(pair_of(c["dilation_rate"]));
-    o.padding(c.value("padding", "valid")).activation(c.value("activation", "linear"));
-    o.use_bias(c.value("use_bias", true)).input_shape(opt_shape(c)).name(name_of(c));
+  t["Conv2D"] = factory("Conv2D", [](LayerConfigReader& r) {
+    r.required<Json>("kernel_size");
+    Conv2DOptions o(r.required<int64_t>("filters"), r.pair("kernel_size", 0));
+    o.strides(r.pair("strides", 1)).padding(r.optional<std::string>("padding", "valid"));
+    o.dilation_rate(r.pair("dilation_rate", 1)).activation(r.optional<std::string>("activation", "linear"));
+    o.use_bias(r.optional("use_bias", true)).input_shape(r.input_shape()).name(r.name());
     return std::make_shared<Conv2DImpl>(o);
-  };
-  t["Dense"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    DenseOptions o(c.at("units").get<int64_t>());
-    o.activation(c.value("activation", "linear")).use_bias(c.value("use_bias", true));
-    o.input_shape(opt_shape(c)).name(name_of(c));
+  });
+  t["DepthwiseConv2D"] = factory("DepthwiseConv2D", [](LayerConfigReader& r) {
+    r.required<Json>("kernel_size");
+    DepthwiseConv2DOptions o(r.pair("kernel_size", 0));
+    o.depth_multiplier(r.optional<int64_t>("depth_multiplier", 1)).strides(r.pair("strides", 1));
+    o.padding(r.optional<std::string>("padding", "valid")).dilation_rate(r.pair("dilation_rate", 1));
+    o.activation(r.optional<std::string>("activation", "linear")).use_bias(r.optional("use_bias", true));
+    o.input_shape(r.input_shape()).name(r.name());
+    return std::make_shared<DepthwiseConv2DImpl>(o);
+  });
+  t["Dense"] = factory("Dense", [](LayerConfigReader& r) {
+    DenseOptions o(r.required<int64_t>("units"));
+    o.activation(r.optional<std::string>("activation", "linear")).use_bias(r.optional("use_bias", true));
+    o.input_shape(r.input_shape()).name(r.name());
     return std::make_shared<DenseImpl>(o);
-  };
-  t["MaxPooling2D"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    MaxPooling2DOptions o(c.contains("pool_size") ? pair_of(c["pool_size"]) : torch::ExpandingArray<2>(2));
-    if (c.contains("strides") && !c["strides"].is_null()) {
-      auto s = pair_of(c["strides"]);
-      o.strides(std::vector<int64_t>{(*s)[0], (*s)[1]});
-    }
-    o.padding(c.value("padding", "valid")).input_shape(opt_shape(c)).name(name_of(c));
+  });
+  t["MaxPooling2D"] = factory("MaxPooling2D", [](LayerConfigReader& r) {
+    MaxPooling2DOptions o(r.pair("pool_size", 2));
+    if (!r.optional<Json>("strides", nullptr).is_null()) o.strides(vec2(r.pair("strides", 0)));
+    o.padding(r.optional<std::string>("padding", "valid")).input_shape(r.input_shape()).name(r.name());
     return std::make_shared<MaxPooling2DImpl>(o);
-  };
-  t["Flatten"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    return std::make_shared<FlattenImpl>(FlattenOptions().input_shape(opt_shape(c)).name(name_of(c)));
-  };
-  t["Dropout"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    return std::make_shared<DropoutImpl>(DropoutOptions(c.at("rate").get<double>()).name(name_of(c)));
-  };
-  t["Activation"] = [](const Json& c) -> std::shared_ptr<Layer> {
-    auto l = std::make_shared<ActivationImpl>(c.at("activation").get<std::string>(), name_of(c));
-    l->set_declared_input_shape(opt_shape(c));
+  });
+  t["AveragePooling2D"] = factory("AveragePooling2D", [](LayerConfigReader& r) {
+    AveragePooling2DOptions o(r.pair("pool_size", 2));
+    if (!r.optional<Json>("strides", nullptr).is_null()) o.strides(vec2(r.pair("strides", 0)));
+    o.padding(r.optional<std::string>("padding", "valid")).input_shape(r.input_shape()).name(r.name());
+    return std::make_shared<AveragePooling2DImpl>(o);
+  });
+  t["GlobalAveragePooling2D"] = factory("GlobalAveragePooling2D", [](LayerConfigReader& r) {
+    return std::make_shared<GlobalAveragePooling2DImpl>(
+        GlobalPooling2DOptions().input_shape(r.input_shape()).name(r.name()));
+  });
+  t["GlobalMaxPooling2D"] = factory("GlobalMaxPooling2D", [](LayerConfigReader& r) {
+    return std::make_shared<GlobalMaxPooling2DImpl>(GlobalPooling2DOptions().input_shape(r.input_shape()).name(r.name()));
+  });
+  t["Flatten"] = factory("Flatten", [](LayerConfigReader& r) {
+    return std::make_shared<FlattenImpl>(FlattenOptions().input_shape(r.input_shape()).name(r.name()));
+  });
+  t["Reshape"] = factory("Reshape", [](LayerConfigReader& r) {
+    return std::make_shared<ReshapeImpl>(
+        ReshapeOptions(r.required<Shape>("target_shape")).input_shape(r.input_shape()).name(r.name()));
+  });
+  t["Dropout"] = factory("Dropout", [](LayerConfigReader& r) {
+    auto l = std::make_shared<DropoutImpl>(DropoutOptions(r.required<double>("rate")).name(r.name()));
+    l->set_declared_input_shape(r.input_shape());
     return l;
-  };
+  });
+  t["BatchNormalization"] = factory("BatchNormalization", [](LayerConfigReader& r) {
+    BatchNormalizationOptions o;
+    o.momentum(r.optional("momentum", 0.99)).epsilon(r.optional("epsilon", 1e-3));
+    o.center(r.optional("center", true)).scale(r.optional("scale", true));
+    o.input_shape(r.input_shape()).name(r.name());
+    return std::make_shared<BatchNormalizationImpl>(o);
+  });
+  t["Activation"] = factory("Activation", [](LayerConfigReader& r) {
+    auto l = std::make_shared<ActivationImpl>(r.required<std::string>("activation"), r.name());
+    l->set_declared_input_shape(r.input_shape());
+    return l;
+  });
+  t["LeakyReLU"] = factory("LeakyReLU", [](LayerConfigReader& r) {
+    return std::make_shared<LeakyReLUImpl>(
+        LeakyReLUOptions().alpha(r.optional("alpha", 0.3)).input_shape(r.input_shape()).name(r.name()));
+  });
+  t["ELU"] = factory("ELU", [](LayerConfigReader& r) {
+    return std::make_shared<ELUImpl>(ELUOptions().alpha(r.optional("alpha", 1.0)).input_shape(r.input_shape()).name(r.name()));
+  });
 }
 
 std::map<std::string, LayerFactory>& registry() {

@@ -7,8 +7,9 @@
 
 namespace torchfit {
 
-/// Applies relu | sigmoid | tanh | softmax | linear element-wise (softmax over the channel/feature axis,
-/// tensor dim 1). Output shape = input shape; no parameters. Errors: ConfigError for an unknown name.
+/// Applies relu | sigmoid | tanh | softmax | elu | gelu | linear element-wise (softmax over the
+/// channel/feature axis, tensor dim 1; elu alpha 1.0; gelu exact 0.5·x·(1 + erf(x/√2)), Keras
+/// approximate=False). Output shape = input shape; no parameters. Errors: ConfigError for an unknown name.
 class ActivationImpl : public Layer {
  public:
   explicit ActivationImpl(std::string activation, std::string name = "");

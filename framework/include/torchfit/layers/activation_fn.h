@@ -1,6 +1,7 @@
 #pragma once
 /// @file activation_fn.h
-/// Named activation functions as Keras spells them: relu, sigmoid, tanh, softmax, linear.
+/// Named activation functions as Keras spells them (keras.activations): linear, relu, sigmoid, tanh,
+/// softmax, elu (alpha 1.0), gelu (exact erf form, Keras approximate=False).
 #include <ATen/ATen.h>
 #include <string>
 #include <vector>

@@ -23,7 +23,7 @@ struct Conv2DOptions {
   TORCH_ARG(std::string, padding) = "valid";
   /// Dilation rate (rows, cols). Default 1.
   TORCH_ARG(torch::ExpandingArray<2>, dilation_rate) = 1;
-  /// relu | sigmoid | tanh | softmax | linear (default linear).
+  /// A name from activation_names(): relu, sigmoid, tanh, softmax, elu, gelu, linear (default linear).
   TORCH_ARG(std::string, activation) = "linear";
   /// Add a bias per filter (default true; zero-initialised).
   TORCH_ARG(bool, use_bias) = true;

@@ -13,7 +13,7 @@ struct DenseOptions {
   explicit DenseOptions(int64_t units) : units_(units) {}
   /// Output features (> 0).
   TORCH_ARG(int64_t, units);
-  /// relu | sigmoid | tanh | softmax | linear (default linear).
+  /// A name from activation_names(): relu, sigmoid, tanh, softmax, elu, gelu, linear (default linear).
   TORCH_ARG(std::string, activation) = "linear";
   /// Add a bias (default true; zero-initialised).
   TORCH_ARG(bool, use_bias) = true;

@@ -1,0 +1,58 @@
+#pragma once
+/// @file batch_normalization.h
+/// BatchNormalization — as keras.layers.BatchNormalization (axis −1, i.e. the channel axis).
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options of BatchNormalization. Defaults as Keras: momentum 0.99, epsilon 1e-3, center, scale.
+struct BatchNormalizationOptions {
+  /// Moving-average momentum in [0, 1): moving = moving·momentum + batch·(1 − momentum). Default 0.99.
+  /// (Note: LibTorch's own `momentum` is the complement, 1 − this.)
+  TORCH_ARG(double, momentum) = 0.99;
+  /// Added to the variance before the square root (> 0). Default 1e-3 (LibTorch's default is 1e-5).
+  TORCH_ARG(double, epsilon) = 1e-3;
+  /// Learn an offset `beta` (default true; initialised to 0).
+  TORCH_ARG(bool, center) = true;
+  /// Learn a scale `gamma` (default true; initialised to 1).
+  TORCH_ARG(bool, scale) = true;
+  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: batch_normalization, batch_normalization_1, …).
+  TORCH_ARG(std::string, name) = "";
+};
+
+/// Normalises each channel (Keras axis −1 = tensor dim 1) with batch statistics in training and with the
+/// moving statistics in eval(): y = gamma · (x − mean) / sqrt(var + epsilon) + beta.
+///
+/// Input (N, C, H, W) [Keras (H, W, C)] or (N, C) [Keras (C)]; output the same shape.
+/// Parameters (Keras names): gamma (C, trainable, ones), beta (C, trainable, zeros), moving_mean (C, zeros)
+/// and moving_variance (C, ones). The moving statistics are NON-trainable parameters
+/// (requires_grad = false), as Keras's non-trainable weights: the summary counts 4·C parameters of which
+/// 2·C are non-trainable, and checkpoints, EarlyStopping's best weights and `load_weights` carry them.
+/// In train() mode every forward updates them: moving = moving·momentum + batch·(1 − momentum); the batch
+/// variance used for the update is the unbiased one (n/(n−1), as TensorFlow's fused kernel and LibTorch),
+/// the one used to normalise is the biased one (as Keras).
+/// Errors: ConfigError for momentum outside [0, 1), epsilon ≤ 0, an input of rank other than 1 or 3;
+/// torchfit::Error when a training batch holds a single value per channel (e.g. a batch of one sample of
+/// a (D) input): its variance is undefined, use batch_size ≥ 2 or eval().
+class BatchNormalizationImpl : public Layer {
+ public:
+  explicit BatchNormalizationImpl(BatchNormalizationOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  int64_t flops_per_sample() const override;
+
+  BatchNormalizationOptions options;
+  /// (C) each; gamma/beta undefined when scale/center is false; all undefined before build.
+  at::Tensor gamma, beta, moving_mean, moving_variance;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(BatchNormalization);
+
+}  // namespace torchfit

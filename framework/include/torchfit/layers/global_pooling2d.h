@@ -1,0 +1,47 @@
+#pragma once
+/// @file global_pooling2d.h
+/// GlobalAveragePooling2D and GlobalMaxPooling2D — as the keras.layers classes of the same names.
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options shared by the global pooling layers.
+struct GlobalPooling2DOptions {
+  /// Input shape (H, W, C) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: global_average_pooling2d / global_max_pooling2d, then _1, …).
+  TORCH_ARG(std::string, name) = "";
+};
+
+/// Mean over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
+/// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
+class GlobalAveragePooling2DImpl : public Layer {
+ public:
+  explicit GlobalAveragePooling2DImpl(GlobalPooling2DOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  GlobalPooling2DOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(GlobalAveragePooling2D);
+
+/// Maximum over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
+/// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
+class GlobalMaxPooling2DImpl : public Layer {
+ public:
+  explicit GlobalMaxPooling2DImpl(GlobalPooling2DOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  GlobalPooling2DOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(GlobalMaxPooling2D);
+
+}  // namespace torchfit

@@ -1,0 +1,44 @@
+#pragma once
+/// @file reshape.h
+/// Reshape — as keras.layers.Reshape (element order of Keras's channels-last layout).
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options of Reshape. Required: target_shape (Keras order, batch excluded; at most one −1).
+struct ReshapeOptions {
+  explicit ReshapeOptions(Shape target_shape) : target_shape_(std::move(target_shape)) {}
+  /// Per-sample output shape in Keras order, e.g. (7, 7, 64) or (-1); one entry may be −1 (inferred).
+  TORCH_ARG(Shape, target_shape);
+  /// Input shape (Keras order) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: reshape, reshape_1, …).
+  TORCH_ARG(std::string, name) = "";
+};
+
+/// Reshapes each sample to `target_shape`, keeping the element order Keras has: the order of the
+/// channels-last layout. So a 3-D (H, W, C) input is read in (H, W, C) order and a 3-D target is
+/// filled in (H, W, C) order; tensors stay (N, C, H, W) outside the layer (the layer permutes). Hence
+/// Reshape((-1)) after an image equals Keras's Flatten, whereas torchfit's Flatten uses NCHW order.
+/// Output shape: target_shape with −1 replaced by input elements / product of the others. No parameters.
+/// Errors: ConfigError for an empty target, an entry 0 or < −1, two −1, or an element count that differs
+/// from the input's (both shapes named).
+class ReshapeImpl : public Layer {
+ public:
+  explicit ReshapeImpl(ReshapeOptions options);
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  ReshapeOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+
+ private:
+  std::vector<int64_t> channels_last_target_;  // (N, target...) with N = −1
+};
+TORCH_MODULE(Reshape);
+
+}  // namespace torchfit

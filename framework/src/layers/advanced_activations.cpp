@@ -1,0 +1,42 @@
+#include <torchfit/layers/advanced_activations.h>
+
+#include <sstream>
+
+namespace torchfit {
+namespace {
+void check_alpha(double alpha, const std::string& who) {
+  if (!(alpha >= 0.0)) {
+    std::ostringstream os;
+    os << who << ": alpha must be >= 0, got " << alpha;
+    throw ConfigError(os.str());
+  }
+}
+}  // namespace
+
+LeakyReLUImpl::LeakyReLUImpl(LeakyReLUOptions opts) : Layer("LeakyReLU", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  check_alpha(options.alpha(), describe());
+}
+
+at::Tensor LeakyReLUImpl::forward(const at::Tensor& x) { return at::leaky_relu(x, options.alpha()); }
+
+nlohmann::json LeakyReLUImpl::config() const {
+  auto c = base_config();
+  c["alpha"] = options.alpha();
+  return c;
+}
+
+ELUImpl::ELUImpl(ELUOptions opts) : Layer("ELU", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  check_alpha(options.alpha(), describe());
+}
+
+at::Tensor ELUImpl::forward(const at::Tensor& x) { return at::elu(x, options.alpha()); }
+
+nlohmann::json ELUImpl::config() const {
+  auto c = base_config();
+  c["alpha"] = options.alpha();
+  return c;
+}
+
+}  // namespace torchfit

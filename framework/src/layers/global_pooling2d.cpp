@@ -1,0 +1,38 @@
+#include <torchfit/layers/global_pooling2d.h>
+
+namespace torchfit {
+namespace {
+void check_image_input(const Shape& in, const std::string& who) {
+  if (in.size() != 3) throw ConfigError(who + " expects a 3-D input (H, W, C), got " + format_shape(in));
+}
+}  // namespace
+
+GlobalAveragePooling2DImpl::GlobalAveragePooling2DImpl(GlobalPooling2DOptions opts)
+    : Layer("GlobalAveragePooling2D", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+}
+
+Shape GlobalAveragePooling2DImpl::build_impl(const Shape& in) {
+  check_image_input(in, describe());
+  return {in[2]};
+}
+
+at::Tensor GlobalAveragePooling2DImpl::forward(const at::Tensor& x) { return x.mean({2, 3}); }
+
+nlohmann::json GlobalAveragePooling2DImpl::config() const { return base_config(); }
+
+GlobalMaxPooling2DImpl::GlobalMaxPooling2DImpl(GlobalPooling2DOptions opts)
+    : Layer("GlobalMaxPooling2D", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+}
+
+Shape GlobalMaxPooling2DImpl::build_impl(const Shape& in) {
+  check_image_input(in, describe());
+  return {in[2]};
+}
+
+at::Tensor GlobalMaxPooling2DImpl::forward(const at::Tensor& x) { return x.amax({2, 3}); }
+
+nlohmann::json GlobalMaxPooling2DImpl::config() const { return base_config(); }
+
+}  // namespace torchfit

@@ -1,0 +1,151 @@
+// BatchNormalization: Keras defaults, known values in train and eval, moving statistics, parameter counts,
+// batch-of-one error, conformance, and moving statistics surviving a checkpoint.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <torchfit/data/batch_iterator.h>
+#include <torchfit/io/checkpoint.h>
+#include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/dense.h>
+#include <torchfit/testing/layer_conformance.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/temp_dir.h"
+
+using namespace torchfit;
+using torchfit::testing::expect_layer_conformance;
+using torchfit::testing::LayerConformance;
+
+TEST(BatchNormalization, KerasDefaults) {
+  BatchNormalization bn;
+  EXPECT_DOUBLE_EQ(bn->options.momentum(), 0.99);
+  EXPECT_DOUBLE_EQ(bn->options.epsilon(), 1e-3);
+  auto c = bn->config();
+  EXPECT_EQ(c["momentum"], 0.99);
+  EXPECT_EQ(c["epsilon"], 1e-3);
+  EXPECT_EQ(c["center"], true);
+  EXPECT_EQ(c["scale"], true);
+}
+
+TEST(BatchNormalization, Conformance) {
+  // 4·C parameters, 2·C of them (moving_mean, moving_variance) non-trainable, as Keras counts them.
+  expect_layer_conformance(BatchNormalization().ptr(), LayerConformance({5, 5, 3}, {5, 5, 3})
+                                                           .trainable_params(6)
+                                                           .non_trainable_params(6)
+                                                           .training_changes_output(true));
+  expect_layer_conformance(BatchNormalization().ptr(), LayerConformance({6}, {6})
+                                                           .trainable_params(12)
+                                                           .non_trainable_params(12)
+                                                           .training_changes_output(true));
+  expect_layer_conformance(BatchNormalization(BatchNormalizationOptions().center(false).scale(false)).ptr(),
+                           LayerConformance({4}, {4}).non_trainable_params(8).training_changes_output(true));
+}
+
+TEST(BatchNormalization, KnownValuesTrainThenEval) {
+  BatchNormalization bn(BatchNormalizationOptions().input_shape(Shape{1}));
+  Sequential m;
+  m->add(bn);
+  m->train();
+  auto x = at::tensor({1.0f, 3.0f}).reshape({2, 1});
+  // Train: batch mean 2, biased variance 1 → (x − 2) / sqrt(1 + 1e-3).
+  auto y = m->forward(x);
+  const double s = 1.0 / std::sqrt(1.0 + 1e-3);
+  EXPECT_NEAR(y[0][0].item<double>(), -s, 1e-6);
+  EXPECT_NEAR(y[1][0].item<double>(), s, 1e-6);
+  // Moving statistics: moving·0.99 + batch·0.01 (mean 2; unbiased variance 2 for the update).
+  EXPECT_NEAR(bn->moving_mean.item<double>(), 0.02, 1e-7);
+  EXPECT_NEAR(bn->moving_variance.item<double>(), 0.99 * 1.0 + 0.01 * 2.0, 1e-6);
+  // Eval uses the moving statistics.
+  m->eval();
+  auto e = m->forward(x);
+  EXPECT_NEAR(e[0][0].item<double>(), (1.0 - 0.02) / std::sqrt(1.01 + 1e-3), 1e-6);
+  EXPECT_NEAR(e[1][0].item<double>(), (3.0 - 0.02) / std::sqrt(1.01 + 1e-3), 1e-6);
+  // Eval does not move the statistics.
+  EXPECT_NEAR(bn->moving_mean.item<double>(), 0.02, 1e-7);
+}
+
+TEST(BatchNormalization, NormalisesPerChannelOfImages) {
+  BatchNormalization bn(BatchNormalizationOptions().input_shape(Shape{3, 3, 2}));
+  Sequential m;
+  m->add(bn);
+  m->train();
+  at::manual_seed(0);
+  auto x = at::randn({4, 2, 3, 3}) * at::tensor({10.0f, 0.1f}).reshape({1, 2, 1, 1}) + 5;
+  auto y = m->forward(x);
+  for (int c = 0; c < 2; ++c) {
+    EXPECT_NEAR(y.select(1, c).mean().item<double>(), 0.0, 1e-5);
+    EXPECT_NEAR(y.select(1, c).var(/*unbiased=*/false).item<double>(), 1.0, 0.1);  // ε shrinks channel 1
+  }
+  EXPECT_EQ(bn->count_params(), 8);
+  EXPECT_EQ(bn->non_trainable_params(), 4);
+}
+
+TEST(BatchNormalization, SummaryCountsMovingStatisticsAsNonTrainable) {
+  Sequential m;
+  m->add(Dense(DenseOptions(8).input_shape(Shape{4})));
+  m->add(BatchNormalization());
+  EXPECT_EQ(m->layers()[1]->name(), "batch_normalization");
+  const auto text = m->summary();
+  // Keras cuts the name column at 28 characters + a space; Param # starts at column 55.
+  const std::string row = "batch_normalization (BatchNo (None, 8)" + std::string(55 - 38, ' ') + "32";
+  EXPECT_NE(text.find(row), std::string::npos) << text;
+  EXPECT_NE(text.find("Total params: 72\nTrainable params: 56\nNon-trainable params: 16\n"), std::string::npos)
+      << text;
+}
+
+TEST(BatchNormalization, TrainingBatchOfOneIsAClearError) {
+  BatchNormalization bn(BatchNormalizationOptions().input_shape(Shape{4}).name("bn"));
+  Sequential m;
+  m->add(bn);
+  m->train();
+  try {
+    m->forward(at::ones({1, 4}));
+    FAIL() << "a training batch of one sample was accepted";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("'bn' (BatchNormalization)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("batch_size >= 2"), std::string::npos) << msg;
+  }
+  m->eval();
+  EXPECT_EQ(m->forward(at::ones({1, 4})).size(0), 1);  // eval: moving statistics, fine
+  // One image still has many values per channel: allowed, as in Keras.
+  BatchNormalization bn2(BatchNormalizationOptions().input_shape(Shape{2, 2, 3}));
+  Sequential m2;
+  m2->add(bn2);
+  m2->train();
+  EXPECT_EQ(m2->forward(at::randn({1, 3, 2, 2})).sizes().vec(), (std::vector<int64_t>{1, 3, 2, 2}));
+}
+
+TEST(BatchNormalization, BadArguments) {
+  EXPECT_THROW(BatchNormalization(BatchNormalizationOptions().momentum(1.0)), ConfigError);
+  EXPECT_THROW(BatchNormalization(BatchNormalizationOptions().epsilon(0.0)), ConfigError);
+  Sequential m;
+  EXPECT_THROW(m->add(BatchNormalization(BatchNormalizationOptions().input_shape(Shape{2, 3}))), ConfigError);
+}
+
+TEST(BatchNormalization, MovingStatisticsSurviveACheckpoint) {
+  torchfit::testing::TempDir dir("bn");
+  at::manual_seed(0);
+  Sequential model;
+  model->add(Dense(DenseOptions(6).activation("relu").input_shape(Shape{3})));
+  model->add(BatchNormalization());
+  model->add(Dense(DenseOptions(2).activation("softmax")));
+  auto x = at::randn({16, 3}) * 3 + 2;
+  auto y = at::one_hot((x.sum(1) > 6).to(at::kLong), 2).to(at::kFloat);
+  data::TensorIterator it(x, y, 4);
+  Trainer trainer(model, CompileOptions().loss("categorical_crossentropy"));
+  trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(4).verbose(0));
+  auto bn = std::dynamic_pointer_cast<BatchNormalizationImpl>(model->layers()[1]);
+  ASSERT_TRUE(bn);
+  EXPECT_GT(bn->moving_mean.abs().sum().item<double>(), 0.0);  // moved during fit
+  const auto path = dir.str() + "/bn.ckpt";
+  io::save_checkpoint(path, trainer);
+  auto loaded = io::load_model(path);
+  model->eval();
+  loaded->eval();
+  auto bn2 = std::dynamic_pointer_cast<BatchNormalizationImpl>(loaded->layers()[1]);
+  EXPECT_TRUE(at::equal(bn2->moving_mean, bn->moving_mean));
+  EXPECT_TRUE(at::equal(bn2->moving_variance, bn->moving_variance));
+  EXPECT_TRUE(at::equal(loaded->forward(x), model->forward(x)));
+}
