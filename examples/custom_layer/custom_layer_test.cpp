@@ -1,0 +1,28 @@
+// The user layers' conformance tests: one call per layer configuration.
+#include <gtest/gtest.h>
+
+#include <torchfit/testing/layer_conformance.h>
+
+#include "residual_block.h"
+#include "swish.h"
+
+using torchfit::testing::expect_layer_conformance;
+using torchfit::testing::LayerConformance;
+
+TEST(Swish, Conformance) {
+  expect_layer_conformance(Swish().ptr(), LayerConformance({8, 8, 3}, {8, 8, 3}).trainable_params(1));
+  expect_layer_conformance(Swish(SwishOptions().trainable(false)).ptr(),
+                           LayerConformance({5}, {5}).non_trainable_params(1));
+}
+
+TEST(Swish, KnownValue) {
+  Swish s;
+  s->build({1});
+  // 2 · sigmoid(2) = 1.7615942
+  EXPECT_NEAR(s->forward(at::full({1, 1}, 2.0f)).item<double>(), 1.7615942, 1e-6);
+}
+
+TEST(ResidualBlock, Conformance) {
+  // 2 · (3·3·4·4 + 4) = 296 parameters.
+  expect_layer_conformance(ResidualBlock().ptr(), LayerConformance({6, 6, 4}, {6, 6, 4}).trainable_params(296));
+}

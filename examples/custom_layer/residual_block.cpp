@@ -1,0 +1,53 @@
+#include "residual_block.h"
+
+#include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/registry.h>
+
+ResidualBlockImpl::ResidualBlockImpl(ResidualBlockOptions opts)
+    : Layer("ResidualBlock", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  // Validate arguments in the constructor, naming the layer (describe() → "layer 'x' (ResidualBlock)").
+  if (options.kernel_size() <= 0) throw torchfit::ConfigError(describe() + ": kernel_size must be > 0");
+  torchfit::check_activation(options.activation(), describe());
+}
+
+torchfit::Shape ResidualBlockImpl::build_impl(const torchfit::Shape& in) {
+  if (in.size() != 3) {
+    throw torchfit::ConfigError(describe() + " expects a 3-D input (H, W, C), got " + torchfit::format_shape(in));
+  }
+  const int64_t c = in[2];
+  // Sub-layers are torchfit layers too: build them here and register them as submodules, so their
+  // parameters count, train, move to the device and are saved with this layer.
+  conv_a = torchfit::Conv2D(torchfit::Conv2DOptions(c, options.kernel_size()).padding("same").activation(options.activation()));
+  conv_b = torchfit::Conv2D(torchfit::Conv2DOptions(c, options.kernel_size()).padding("same"));
+  conv_a->build(in);
+  conv_b->build(in);
+  register_module("conv_a", conv_a);
+  register_module("conv_b", conv_b);
+  return in;
+}
+
+at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
+  return torchfit::apply_activation(options.activation(), x + conv_b->forward(conv_a->forward(x)));
+}
+
+nlohmann::json ResidualBlockImpl::config() const {
+  auto c = base_config();
+  c["kernel_size"] = options.kernel_size();
+  c["activation"] = options.activation();
+  return c;
+}
+
+int64_t ResidualBlockImpl::flops_per_sample() const {
+  return built() ? conv_a->flops_per_sample() + conv_b->flops_per_sample() : 0;
+}
+
+TORCHFIT_REGISTER_LAYER(ResidualBlock, [](const nlohmann::json& c) -> std::shared_ptr<torchfit::Layer> {
+  torchfit::LayerConfigReader r(c, "ResidualBlock");
+  auto layer = std::make_shared<ResidualBlockImpl>(ResidualBlockOptions()
+                                                       .kernel_size(r.optional<int64_t>("kernel_size", 3))
+                                                       .activation(r.optional<std::string>("activation", "relu"))
+                                                       .name(r.name()));
+  r.finish();
+  return layer;
+});

@@ -1,0 +1,38 @@
+#pragma once
+// ResidualBlock — a user-defined composite layer: y = act(x + conv_b(act(conv_a(x)))), both convolutions
+// k×k, "same" padding, as many filters as input channels (so the sum is shape-compatible).
+#include <torch/arg.h>
+#include <torch/expanding_array.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/layer.h>
+
+/// Options of ResidualBlock. Defaults: kernel 3, activation relu.
+struct ResidualBlockOptions {
+  /// Kernel size of both convolutions (odd keeps the block centred). Default 3.
+  TORCH_ARG(int64_t, kernel_size) = 3;
+  /// Activation after the first convolution and after the sum (a torchfit activation name). Default relu.
+  TORCH_ARG(std::string, activation) = "relu";
+  TORCH_ARG(std::optional<torchfit::Shape>, input_shape) = std::nullopt;
+  TORCH_ARG(std::string, name) = "";
+};
+
+/// Input (N, C, H, W) [Keras (H, W, C)]; output the same shape.
+/// Parameters 2·(k·k·C·C + C): two Conv2D layers with C filters (glorot_uniform kernels, zero biases).
+/// Errors: ConfigError for kernel_size ≤ 0, an unknown activation, or a non-3-D input.
+class ResidualBlockImpl : public torchfit::Layer {
+ public:
+  explicit ResidualBlockImpl(ResidualBlockOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  int64_t flops_per_sample() const override;
+
+  ResidualBlockOptions options;
+  /// The two inner convolutions; null before build.
+  torchfit::Conv2D conv_a{nullptr}, conv_b{nullptr};
+
+ protected:
+  torchfit::Shape build_impl(const torchfit::Shape& input_shape) override;
+};
+TORCH_MODULE(ResidualBlock);
