@@ -1,0 +1,21 @@
+#pragma once
+// train_cnn --model-config: find and load a model architecture JSON (Sequential::to_json format).
+#include <string>
+
+#include <torchfit/model/sequential.h>
+
+namespace train_cnn {
+
+/// Where `file` is: as given when it exists; otherwise, for a bare file name (no directory part), next
+/// to the train_cnn executable (the build tree copies seed_cnn.json there) and then in the installed
+/// models folder (<prefix>/share/torchfit/models). Errors: torchfit::ConfigError listing the places tried.
+std::string resolve_model_config(const std::string& file);
+
+/// Reads the JSON at `path` and builds the model for the data: the first layer's input_shape becomes
+/// (size, size, channels) (Keras order; the images train_cnn feeds) and the last Dense layer's units
+/// become `classes`; each change is logged. Errors: ConfigError naming the file for unreadable/invalid
+/// JSON, an unknown layer class or bad field (naming the layer and field), no Dense layer, or a model
+/// whose output is not (classes).
+torchfit::Sequential load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes);
+
+}  // namespace train_cnn
