@@ -162,6 +162,9 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
     const char* why = stbi_failure_reason();
     throw IoError("cannot decode image " + what + ": " + (why ? why : "corrupt data"));
   }
+  if (w <= 0 || h <= 0) {  // found by tests/data/fuzz_regressions/bmp_zero_width.bmp
+    throw IoError("cannot decode image " + what + ": empty image (" + std::to_string(w) + "x" + std::to_string(h) + ")");
+  }
   Image img;
   img.height = h;
   img.width = w;
