@@ -124,7 +124,7 @@ def env_of(run):
         ("torchfit / LibTorch", f"{env.get('torchfit_version', '?')} / {env.get('libtorch_version', '?')} "
                                 f"({env.get('build', '?')})"),
         ("CUDA runtime / cuDNN", f"{cuda.get('runtime_version') or '—'} / {cuda.get('cudnn_version') or '—'}"
-                                 + ("" if cuda.get("available") else f" (CUDA not available: {cuda.get('unavailable_reason', '?')})")),
+                                 + ("" if cuda.get("available") else f" (not available: {cuda.get('unavailable_reason', '?').split(' (')[0]})")),
         ("GPU(s)", gpu_txt),
         ("BLAS", blas),
         ("parallel backend", env.get("parallel_backend", "?")),
@@ -205,8 +205,10 @@ def draw_chart(results, runs, path, skipped):
                 fontsize=8, color="0.35")
     if all_ms and min(all_ms) > 0 and max(all_ms) / min(all_ms) > 20:
         ax.set_yscale("log")
+        if all_ms:
+            ax.set_ylim(min(all_ms) / 1.5, max(all_ms) * 4)  # room for the legend above the data
     else:
-        ax.set_ylim(bottom=0)
+        ax.set_ylim(0, (max(all_ms) if all_ms else 1) * 1.3)  # room for the legend above the data
     a = runs[0].info.get("arguments", {}) if runs and getattr(runs[0], "info", None) else {}
     ax.set_title(f"torchfit train_cnn: time per training step — batch {a.get('batch_size', '?')}, "
                  f"{a.get('target_size', '?')}×{a.get('target_size', '?')} RGB", fontsize=11)
@@ -402,8 +404,9 @@ def main():
               f"| {share} | {float(m['max_rel_error']):.2e} |")
         w("")
         if not any(m["device"].startswith("cuda") for m in rows):
-            why = next(iter(skipped.values()), "not requested")
-            w(f"CUDA rows: not available — {why}.")
+            why = next(iter(skipped.values()), None)
+            w(f"CUDA rows: not available — {why}." if why else
+              "CUDA rows: none in matmul.csv (see matmul.log: matmul_bench ran with --cuda auto).")
             w("")
         w("Naive = the article's i-j-k triple loop on one thread; LibTorch CPU = `at::mm` with all cores; "
           "CUDA = warm-up products first, synchronised before each clock read. A row marked unsynchronised "
