@@ -140,6 +140,10 @@ class Trainer {
   bool interrupted_ = false;
 };
 
+/// The q-quantile (0 ≤ q ≤ 1) of `values`, linearly interpolated between order statistics (numpy's
+/// default) — the definition behind epochs.csv's median/p90 and every timing summary; 0 when empty.
+double percentile(std::vector<double> values, double q);
+
 /// Builds the optimizer of `options` over `params`. Errors: ConfigError for an unknown name or lr ≤ 0.
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         std::vector<at::Tensor> params);
