@@ -24,7 +24,7 @@ TEST(IdxGzip, TruncatedAndCorruptFilesNameTheFile) {
   const std::string src = "/usr/share/datasets/fashion-mnist/t10k-labels-idx1-ubyte.gz";
   if (!std::filesystem::exists(src)) GTEST_SKIP() << "dataset-fashion-mnist not installed";
   torchfit::testing::TempDir dir("gz");
-  const auto cut = dir.path() / "cut.gz";
+  const auto cut = dir.path / "cut.gz";
   std::filesystem::copy_file(src, cut);
   std::filesystem::resize_file(cut, std::filesystem::file_size(cut) / 2);
   try {
@@ -33,7 +33,7 @@ TEST(IdxGzip, TruncatedAndCorruptFilesNameTheFile) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("cut.gz"), std::string::npos) << e.what();
   }
-  const auto junk = dir.path() / "junk.gz";
+  const auto junk = dir.path / "junk.gz";
   std::ofstream(junk) << "not gzip";
   EXPECT_THROW(data::read_gzip_file(junk.string()), IoError);
 }

@@ -12,23 +12,13 @@
 #include <fstream>
 #include <random>
 
+#include "support/temp_dir.h"
+
 namespace fs = std::filesystem;
 using namespace torchfit::data;
+using torchfit::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("torchfit_idg_test_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& n) const { return (path / n).string(); }
-};
 
 /// A smooth (C=3, H=40, W=48) test image with different gradients per channel, values 0..255.
 at::Tensor gradient_image() {

@@ -9,23 +9,13 @@
 #include <fstream>
 #include <random>
 
+#include "support/temp_dir.h"
+
 namespace fs = std::filesystem;
 using namespace torchfit::data;
+using torchfit::testing::TempDir;
 
 namespace {
-
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("torchfit_image_test_" + std::to_string(std::random_device{}()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-  std::string file(const std::string& name) const { return (path / name).string(); }
-};
 
 void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream f(path, std::ios::binary);

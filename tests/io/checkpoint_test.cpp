@@ -21,7 +21,7 @@ TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
   auto x = at::rand({4, 3, 16, 16});
   auto y = at::one_hot(at::arange(4) % 3, 3).to(at::kFloat);
   t.train_step(x, y);
-  const std::string path = (dir.path() / "m.ckpt").string();
+  const std::string path = (dir.path / "m.ckpt").string();
   t.set_position({3, 7, 120, 30});
   io::save_checkpoint(path, t, {{"a", 0}, {"b", 1}, {"c", 2}});
   auto info = io::read_checkpoint_info(path);
@@ -46,14 +46,14 @@ TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
   for (const auto& p : a) EXPECT_TRUE(at::allclose(p.value(), b[p.key()], 0, 1e-7)) << p.key();
   // No temporary files left behind.
   int files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
 }
 
 TEST(Checkpoint, MismatchedShapeNamesParameterAndBothShapes) {
   TempDir dir("ckpt2");
   Trainer t(seed_cnn(16, 3, 8), CompileOptions());
-  const std::string path = (dir.path() / "m.ckpt").string();
+  const std::string path = (dir.path / "m.ckpt").string();
   io::save_checkpoint(path, t);
   auto other = seed_cnn(16, 3, 4);
   try {
@@ -69,17 +69,17 @@ TEST(Checkpoint, MismatchedShapeNamesParameterAndBothShapes) {
 
 TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
   TempDir dir("ckpt3");
-  EXPECT_THROW(io::load_model((dir.path() / "none.ckpt").string()), IoError);
+  EXPECT_THROW(io::load_model((dir.path / "none.ckpt").string()), IoError);
   Trainer t(seed_cnn(16, 2, 4), CompileOptions());
-  const std::string path = (dir.path() / "m.ckpt").string();
+  const std::string path = (dir.path / "m.ckpt").string();
   io::save_checkpoint(path, t);
   const auto size = std::filesystem::file_size(path);
-  std::filesystem::copy_file(path, dir.path() / "cut.ckpt");
-  std::filesystem::resize_file(dir.path() / "cut.ckpt", size / 2);
-  EXPECT_THROW(io::load_model((dir.path() / "cut.ckpt").string()), IoError);
-  std::ofstream(dir.path() / "text.ckpt") << "hello";
+  std::filesystem::copy_file(path, dir.path / "cut.ckpt");
+  std::filesystem::resize_file(dir.path / "cut.ckpt", size / 2);
+  EXPECT_THROW(io::load_model((dir.path / "cut.ckpt").string()), IoError);
+  std::ofstream(dir.path / "text.ckpt") << "hello";
   try {
-    io::load_model((dir.path() / "text.ckpt").string());
+    io::load_model((dir.path / "text.ckpt").string());
     FAIL();
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("text.ckpt"), std::string::npos);
@@ -88,7 +88,7 @@ TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
 
 TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
   TempDir dir("atomic");
-  const std::string path = (dir.path() / "a.txt").string();
+  const std::string path = (dir.path / "a.txt").string();
   io::write_text_atomically(path, "old");
   EXPECT_THROW(io::write_atomically(path, [](const std::string& tmp) {
                  std::ofstream(tmp) << "partial";
@@ -100,8 +100,8 @@ TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
   f >> s;
   EXPECT_EQ(s, "old");
   int files = 0;
-  for (const auto& e : std::filesystem::directory_iterator(dir.path())) files += e.is_regular_file();
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) files += e.is_regular_file();
   EXPECT_EQ(files, 1);
-  EXPECT_THROW(io::write_text_atomically((dir.path() / "no" / "x").string(), "x"), IoError);
+  EXPECT_THROW(io::write_text_atomically((dir.path / "no" / "x").string(), "x"), IoError);
   EXPECT_THROW(io::ensure_writable_directory(path + "/sub"), IoError);
 }

@@ -1,5 +1,7 @@
 #pragma once
 // A temporary directory removed at scope exit, and a generator of tiny class-folder image sets.
+#include <unistd.h>
+
 #include <filesystem>
 #include <random>
 #include <string>
@@ -8,24 +10,25 @@
 
 namespace torchfit::testing {
 
-class TempDir {
- public:
-  explicit TempDir(const std::string& tag) {
+/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+struct TempDir {
+  std::filesystem::path path;
+  explicit TempDir(const std::string& tag = "test") {
     static int counter = 0;
-    path_ = std::filesystem::temp_directory_path() /
-            ("torchfit_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    std::filesystem::remove_all(path_);
-    std::filesystem::create_directories(path_);
+    path = std::filesystem::temp_directory_path() /
+           ("torchfit_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    std::filesystem::remove_all(path);
+    std::filesystem::create_directories(path);
   }
   ~TempDir() {
     std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    std::filesystem::remove_all(path, ec);
   }
-  const std::filesystem::path& path() const { return path_; }
-  std::string str() const { return path_.string(); }
-
- private:
-  std::filesystem::path path_;
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  std::string str() const { return path.string(); }
+  /// Path of `name` inside the directory.
+  std::string file(const std::string& name) const { return (path / name).string(); }
 };
 
 /// Writes `per_class` gray size×size PNGs per class under root/<class>/NNN.png: class k has a bright

@@ -79,7 +79,7 @@ TEST(LearningRateScheduler, SetsRateEachEpoch) {
 
 TEST(CSVLogger, WritesHeaderAndRows) {
   torchfit::testing::TempDir dir("csv");
-  const auto path = (dir.path() / "log.csv").string();
+  const auto path = (dir.path / "log.csv").string();
   CSVLogger log(path);
   log.on_train_begin({});
   log.on_epoch_end(0, {{"loss", 0.5}, {"val_loss", 0.25}});
@@ -88,6 +88,6 @@ TEST(CSVLogger, WritesHeaderAndRows) {
   std::ifstream f(path);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "epoch,loss,val_loss\n0,0.5,0.25\n1,0.125,0.0625\n");
-  CSVLogger bad((dir.path() / "missing" / "x.csv").string());
+  CSVLogger bad((dir.path / "missing" / "x.csv").string());
   EXPECT_THROW(bad.on_train_begin({}), IoError);
 }

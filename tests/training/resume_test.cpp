@@ -63,7 +63,7 @@ TEST(Resume, OneEpochPlusResumeEqualsTwoEpochs) {
   data::TensorIterator train_b(x, y, 8, true, 3), val_b(x, y, 8, true, 4);
   auto rec_b = std::make_shared<LossRecorder>();
   first->fit(train_b, opts(1).validation_data(&val_b).callbacks({rec_b}));
-  const std::string ckpt = (dir.path() / "e1.ckpt").string();
+  const std::string ckpt = (dir.path / "e1.ckpt").string();
   io::save_checkpoint(ckpt, *first);
 
   at::manual_seed(999);  // disturb the global RNG: the checkpoint must restore it
@@ -110,7 +110,7 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   EXPECT_EQ(first->position().epoch, 0);
   EXPECT_EQ(first->position().step, 3);
   EXPECT_EQ(rec_b->values.size(), 3u);
-  const std::string ckpt = (dir.path() / "mid.ckpt").string();
+  const std::string ckpt = (dir.path / "mid.ckpt").string();
   io::save_checkpoint(ckpt, *first);
 
   auto resumed = fresh_trainer();

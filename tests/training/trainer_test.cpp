@@ -123,18 +123,18 @@ TEST(Trainer, AdamUsesKerasDefaults) {
 
 TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
   TempDir dir("e2e");
-  torchfit::testing::write_image_classes(dir.path() / "train", {"bag", "trouser"}, 6, 16);
-  torchfit::testing::write_image_classes(dir.path() / "test", {"bag", "trouser"}, 3, 16, 9);
+  torchfit::testing::write_image_classes(dir.path / "train", {"bag", "trouser"}, 6, 16);
+  torchfit::testing::write_image_classes(dir.path / "test", {"bag", "trouser"}, 3, 16, 9);
   data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255).rotation_range(10));
   data::ImageDataGenerator plain(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
   auto flow = data::FlowOptions().target_size({16, 16}).batch_size(4).seed(5).workers(2).verbose(false);
-  auto train = gen.flow_from_directory((dir.path() / "train").string(), flow);
-  auto test = plain.flow_from_directory((dir.path() / "test").string(),
+  auto train = gen.flow_from_directory((dir.path / "train").string(), flow);
+  auto test = plain.flow_from_directory((dir.path / "test").string(),
                                         data::FlowOptions(flow).shuffle(false).class_indices(train->class_indices()));
   at::manual_seed(2);
   Trainer t(seed_cnn(16, 2, 8), CompileOptions().metrics({"categorical_accuracy"}));
-  const auto run = dir.path() / "run";
-  const std::string ckpt = (dir.path() / "model.ckpt").string();
+  const auto run = dir.path / "run";
+  const std::string ckpt = (dir.path / "model.ckpt").string();
   auto cb = std::make_shared<ModelCheckpoint>(ckpt, "val_loss");
   cb->set_class_indices(train->class_indices());
   std::ostringstream out;
@@ -202,11 +202,11 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
 
 TEST(Trainer, UnwritableRunDirFailsBeforeTraining) {
   TempDir dir("ro");
-  std::ofstream(dir.path() / "file") << "x";
+  std::ofstream(dir.path / "file") << "x";
   data::TensorIterator it(at::randn({8, 4}), at::one_hot(at::arange(8) % 3, 3).to(at::kFloat), 4);
   Trainer t(tiny_mlp(), categorical());
   try {
-    t.fit(it, FitOptions().verbose(0).run_dir((dir.path() / "file" / "run").string()));
+    t.fit(it, FitOptions().verbose(0).run_dir((dir.path / "file" / "run").string()));
     FAIL();
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("file/run"), std::string::npos) << e.what();

@@ -12,35 +12,17 @@ DepthwiseConv2DImpl::DepthwiseConv2DImpl(DepthwiseConv2DOptions opts)
   if (options.depth_multiplier() <= 0) {
     throw ConfigError(describe() + ": depth_multiplier must be > 0, got " + std::to_string(options.depth_multiplier()));
   }
-  for (int i = 0; i < 2; ++i) {
-    if ((*options.kernel_size())[i] <= 0 || (*options.strides())[i] <= 0 || (*options.dilation_rate())[i] <= 0) {
-      throw ConfigError(describe() + ": kernel_size, strides and dilation_rate must be > 0");
-    }
-  }
-  if (options.padding() != "valid" && options.padding() != "same") {
-    throw ConfigError(describe() + ": padding must be 'valid' or 'same', got '" + options.padding() + "'");
-  }
+  detail::check_window_options(describe(), *options.kernel_size(), *options.strides(), *options.dilation_rate(),
+                               options.padding());
   check_activation(options.activation(), describe());
 }
 
 Shape DepthwiseConv2DImpl::build_impl(const Shape& in) {
-  if (in.size() != 3) {
-    throw ConfigError(describe() + " expects a 3-D input (H, W, C), got " + format_shape(in));
-  }
   const auto k = *options.kernel_size();
-  const auto s = *options.strides();
-  const auto d = *options.dilation_rate();
+  const auto hw = detail::window_output_2d(describe(), "kernel", in, k, *options.strides(), *options.dilation_rate(),
+                                           options.padding(), pad_);
   const int64_t c = in[2], m = options.depth_multiplier();
-  Shape out(3);
-  pad_ = {0, 0, 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    out[i] = detail::window_output(in[i], k[i], s[i], d[i], options.padding(), &pad_[2 * i], &pad_[2 * i + 1]);
-    if (out[i] == 0) {
-      throw ConfigError(describe() + ": kernel " + std::to_string(k[0]) + "x" + std::to_string(k[1]) +
-                        " is larger than its input " + format_shape(in));
-    }
-  }
-  out[2] = c * m;
+  const Shape out = {hw[0], hw[1], c * m};
   groups_ = c;
   // Keras fans for a (k_h, k_w, C, m) kernel: fan_in = k_h·k_w·C, fan_out = k_h·k_w·m.
   depthwise_kernel = register_parameter(
@@ -50,13 +32,7 @@ Shape DepthwiseConv2DImpl::build_impl(const Shape& in) {
 }
 
 at::Tensor DepthwiseConv2DImpl::forward_without_activation(const at::Tensor& x) {
-  const auto s = *options.strides();
-  const auto d = *options.dilation_rate();
-  if (pad_[0] == pad_[1] && pad_[2] == pad_[3]) {
-    return at::conv2d(x, depthwise_kernel, bias, s, {pad_[0], pad_[2]}, d, groups_);
-  }
-  auto padded = at::constant_pad_nd(x, {pad_[2], pad_[3], pad_[0], pad_[1]}, 0);
-  return at::conv2d(padded, depthwise_kernel, bias, s, at::IntArrayRef({0, 0}), d, groups_);
+  return detail::conv2d_padded(x, depthwise_kernel, bias, *options.strides(), *options.dilation_rate(), pad_, groups_);
 }
 
 at::Tensor DepthwiseConv2DImpl::forward(const at::Tensor& x) {

@@ -1,7 +1,13 @@
 #pragma once
-// Keras default initialisers (internal).
+// Keras default initialisers and the window geometry shared by the convolution and pooling layers (internal).
 #include <ATen/ATen.h>
+#include <array>
 #include <cmath>
+#include <optional>
+#include <vector>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/shape.h>
 #include <string>
 #include <utility>
 
@@ -39,6 +45,63 @@ inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const 
   const int64_t span = d * (k - 1) + 1;
   if (span > in) return 0;
   return (in - span) / s + 1;
+}
+
+}  // namespace torchfit::detail
+
+namespace torchfit::detail {
+
+/// Throws ConfigError naming `who` unless every kernel/stride/dilation entry is > 0 and padding is
+/// "valid" or "same".
+inline void check_window_options(const std::string& who, at::IntArrayRef kernel, at::IntArrayRef strides,
+                                 at::IntArrayRef dilation, const std::string& padding) {
+  for (size_t i = 0; i < kernel.size(); ++i) {
+    if (kernel[i] <= 0 || strides[i] <= 0 || dilation[i] <= 0) {
+      throw ConfigError(who + ": kernel/pool size, strides and dilation_rate must be > 0");
+    }
+  }
+  if (padding != "valid" && padding != "same") {
+    throw ConfigError(who + ": padding must be 'valid' or 'same', got '" + padding + "'");
+  }
+}
+
+/// Output (H', W') of a 2-D window (kernel k, strides s, dilation d) over the Keras input (H, W, C), and the
+/// (top, bottom, left, right) padding "same" needs, written to `pad`. Errors: ConfigError naming `who`
+/// for a non-3-D input or a "valid" window larger than the input (`what` is "kernel" or "pool").
+inline std::array<int64_t, 2> window_output_2d(const std::string& who, const std::string& what, const Shape& in,
+                                               at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
+                                               const std::string& padding, std::vector<int64_t>& pad) {
+  if (in.size() != 3) throw ConfigError(who + " expects a 3-D input (H, W, C), got " + format_shape(in));
+  pad.assign(4, 0);
+  std::array<int64_t, 2> out{};
+  for (int i = 0; i < 2; ++i) {
+    out[i] = window_output(in[i], k[i], s[i], d[i], padding, &pad[2 * i], &pad[2 * i + 1]);
+    if (out[i] == 0) {
+      throw ConfigError(who + ": " + what + " " + std::to_string(k[0]) + "x" + std::to_string(k[1]) +
+                        " is larger than its input " + format_shape(in));
+    }
+  }
+  return out;
+}
+
+/// at::conv2d with Keras/TensorFlow padding: symmetric padding goes to the kernel, asymmetric "same"
+/// padding (extra pixel at the bottom/right) is applied explicitly first.
+inline at::Tensor conv2d_padded(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::IntArrayRef s,
+                                at::IntArrayRef d, const std::vector<int64_t>& pad, int64_t groups = 1) {
+  if (pad[0] == pad[1] && pad[2] == pad[3]) return at::conv2d(x, w, b, s, {pad[0], pad[2]}, d, groups);
+  auto padded = at::constant_pad_nd(x, {pad[2], pad[3], pad[0], pad[1]}, 0);
+  return at::conv2d(padded, w, b, s, at::IntArrayRef({0, 0}), d, groups);
+}
+
+/// Pooling strides: Keras's default is the pool size; a single value means both axes. Validates all.
+inline std::vector<int64_t> pool_strides(const std::string& who, at::IntArrayRef pool,
+                                         const std::optional<std::vector<int64_t>>& strides,
+                                         const std::string& padding) {
+  std::vector<int64_t> st = strides ? *strides : std::vector<int64_t>{pool[0], pool[1]};
+  if (st.size() == 1) st.push_back(st[0]);
+  if (st.size() != 2) throw ConfigError(who + ": strides must be one value or a pair");
+  check_window_options(who, pool, st, {1, 1}, padding);
+  return st;
 }
 
 }  // namespace torchfit::detail

@@ -9,40 +9,13 @@ namespace torchfit {
 MaxPooling2DImpl::MaxPooling2DImpl(MaxPooling2DOptions opts)
     : Layer("MaxPooling2D", opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  const auto p = *options.pool_size();
-  strides_ = options.strides() ? *options.strides() : std::vector<int64_t>{p[0], p[1]};
-  if (strides_.size() == 1) strides_.push_back(strides_[0]);
-  if (strides_.size() != 2 || p[0] <= 0 || p[1] <= 0 || strides_[0] <= 0 || strides_[1] <= 0) {
-    throw ConfigError(describe() + ": pool_size and strides must be positive pairs");
-  }
-  if (options.padding() != "valid" && options.padding() != "same") {
-    throw ConfigError(describe() + ": padding must be 'valid' or 'same', got '" + options.padding() + "'");
-  }
+  strides_ = detail::pool_strides(describe(), *options.pool_size(), options.strides(), options.padding());
 }
 
 Shape MaxPooling2DImpl::build_impl(const Shape& in) {
-  if (in.size() != 3) {
-    throw ConfigError(describe() + " expects a 3-D input (H, W, C), got " + format_shape(in));
-  }
-  const auto p = *options.pool_size();
-  Shape out(3);
-  pad_ = {0, 0, 0, 0};
-  for (int i = 0; i < 2; ++i) {
-    if (options.padding() == "valid") {
-      if (p[i] > in[i]) {
-        throw ConfigError(describe() + ": pool " + std::to_string(p[0]) + "x" + std::to_string(p[1]) +
-                          " is larger than its input " + format_shape(in));
-      }
-      out[i] = (in[i] - p[i]) / strides_[i] + 1;
-    } else {
-      auto [b, a] = detail::same_padding(in[i], p[i], strides_[i]);
-      pad_[2 * i] = b;
-      pad_[2 * i + 1] = a;
-      out[i] = (in[i] + strides_[i] - 1) / strides_[i];
-    }
-  }
-  out[2] = in[2];
-  return out;
+  const auto hw = detail::window_output_2d(describe(), "pool", in, *options.pool_size(), strides_, {1, 1},
+                                           options.padding(), pad_);
+  return {hw[0], hw[1], in[2]};
 }
 
 at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {

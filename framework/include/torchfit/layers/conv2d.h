@@ -59,7 +59,6 @@ class Conv2DImpl : public Layer {
 
  private:
   std::vector<int64_t> pad_;  // explicit (top, bottom, left, right) padding for "same"
-  bool symmetric_pad_ = true;
 };
 TORCH_MODULE(Conv2D);
 
