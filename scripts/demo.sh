@@ -9,6 +9,16 @@ scripts/setup.sh
 BIN=build/apps
 scripts/prepare_data.sh
 RUN_DIR=runs/demo-$(date +%Y%m%d-%H%M%S)
-"$BIN/train_cnn" --device auto --epochs 1 --steps-per-epoch 100 --data ./data --run-dir "$RUN_DIR" "$@"
+# The demo's settings, unless the caller gives the same flag (train_cnn takes each flag once).
+ARGS=()
+given() { local f; for f in "${USER_ARGS[@]}"; do [ "$f" = "$1" ] || [[ "$f" == "$1="* ]] && return 0; done; return 1; }
+USER_ARGS=("$@")
+given --device || ARGS+=(--device auto)
+given --epochs || ARGS+=(--epochs 1)
+given --steps-per-epoch || ARGS+=(--steps-per-epoch 100)
+given --data || ARGS+=(--data ./data)
+given --run-dir || ARGS+=(--run-dir "$RUN_DIR")
+given --run-dir && for ((i = 0; i < $#; i++)); do [ "${USER_ARGS[$i]}" = --run-dir ] && RUN_DIR=${USER_ARGS[$((i + 1))]}; done
+"$BIN/train_cnn" "${ARGS[@]}" "$@"
 "$BIN/predict_cnn" --model "$RUN_DIR/model.ckpt" --data ./data/pred --output "$RUN_DIR/predictions.csv"
 echo "Demo done: run files in $RUN_DIR (steps.csv, epochs.csv, run.json, model.ckpt, predictions.csv)"

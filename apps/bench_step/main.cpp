@@ -3,6 +3,8 @@
 // scripts/bench.sh goal 1/2. Prints one JSON line with the median step time (warm-up excluded).
 #include <CLI/CLI.hpp>
 
+#include "../common/cli.h"
+
 #include <algorithm>
 #include <iostream>
 
@@ -17,17 +19,13 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool reference_adam = false;
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
-  app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--batch-size", batch, "Batch size")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
+  app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(torchfit::apps::int_range(0));
+  app.add_option("--batch-size", batch, "Batch size")->capture_default_str()->check(torchfit::apps::int_range(1));
   app.add_option("--target-size", size, "Image size")->capture_default_str()->check(CLI::Range(10, 4096));
-  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")->capture_default_str()->check(torchfit::apps::int_range(0));
   app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : 2;
-  }
+  TORCHFIT_CLI_PARSE(app, argc, argv);
   const int used = runtime::init_process(threads);
   at::manual_seed(0);
   auto x = at::rand({batch, 3, size, size});

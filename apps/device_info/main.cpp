@@ -2,6 +2,8 @@
 //   device_info [--device cpu|cuda|cuda:N|auto] [--threads N] [--gpu-memory-fraction F] [--json]
 // Exit status 0; 2 for a bad flag value (e.g. --device cuda on a CPU-only build).
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
 #include <iostream>
@@ -19,12 +21,12 @@ int main(int argc, char** argv) {
   app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto (CUDA when available)")->capture_default_str();
   app.add_option("--threads", threads, "LibTorch intra-op threads (0 = all cores)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(torchfit::apps::int_range(0));
   app.add_option("--gpu-memory-fraction", memory_fraction,
                  "cap LibTorch's CUDA caching allocator at this share of GPU memory, 0 < F <= 1 (checks the "
                  "mechanism; default: no cap, memory grows on demand)");
   app.add_flag("--json", as_json, "print the environment as JSON instead of the header");
-  CLI11_PARSE(app, argc, argv);
+  TORCHFIT_CLI_PARSE(app, argc, argv);
 
   try {
     if (as_json) spdlog::set_level(spdlog::level::warn);  // keep stdout pure JSON

@@ -7,6 +7,8 @@
 // table (median ms, GFLOP/s, speedup over the naive loop, share of the best rate measured on this
 // machine per device kind, max relative error vs a float64 product) and writes --csv.
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
 #include <fstream>
@@ -25,24 +27,24 @@ int main(int argc, char** argv) {
   std::string csv_path;
   app.add_option("--sizes", opt.sizes, "matrix sizes n (n x n), e.g. --sizes 128 256 500 1024 2048 4096")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(torchfit::apps::int_range(1));
   app.add_option("--naive-max", opt.naive_max, "run the naive O(n^3) loop only for n <= this")->capture_default_str();
   app.add_option("--threads", threads, "LibTorch CPU threads (0 = all cores)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(torchfit::apps::int_range(0));
   app.add_option("--cuda", cuda_mode, "auto: time CUDA when available; on: require it; off: skip")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
   app.add_option("--min-time", opt.min_time_s, "seconds to spend per method and size (median of the runs)")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.001, 3600.0));
   app.add_option("--max-repeats", opt.max_repeats, "at most this many timed runs per method and size")
       ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(torchfit::apps::int_range(1));
   app.add_option("--warmup", opt.cuda_warmup, "untimed CUDA products before timing")->capture_default_str();
   app.add_option("--seed", opt.seed, "seed of the U[0,1) inputs")->capture_default_str();
   app.add_option("--csv", csv_path, "also write the rows as CSV to this file");
-  CLI11_PARSE(app, argc, argv);
+  TORCHFIT_CLI_PARSE(app, argc, argv);
 
   try {
     const int used = torchfit::runtime::init_process(threads);

@@ -2,6 +2,8 @@
 //   predict_cnn --model runs/<run>/model.ckpt --data ./data/pred
 // Writes predictions.csv (file,class,probability); prints accuracy when pred_labels.csv is beside the folder.
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
@@ -31,15 +33,10 @@ int main(int argc, char** argv) {
   app.add_option("--output", output, "CSV to write: file,class,probability")->capture_default_str();
   app.add_option("--labels", labels, "CSV file,class with the true classes (default: <data>/../pred_labels.csv)");
   app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto")->capture_default_str();
-  app.add_option("--batch-size", batch_size, "Images per batch")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--workers", workers, "Loader threads (0 = CPU cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", threads, "LibTorch threads (0 = CPU cores)")->capture_default_str()->check(CLI::NonNegativeNumber);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  app.add_option("--batch-size", batch_size, "Images per batch")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  app.add_option("--workers", workers, "Loader threads (0 = CPU cores)")->capture_default_str()->check(CLI::Range(0, 4096));
+  app.add_option("--threads", threads, "LibTorch threads (0 = CPU cores)")->capture_default_str()->check(CLI::Range(0, 4096));
+  TORCHFIT_CLI_PARSE(app, argc, argv);
   if (!fs::is_regular_file(model_path)) {
     std::cerr << "predict_cnn: --model: checkpoint '" << model_path << "' does not exist\n";
     return 2;
@@ -120,7 +117,9 @@ int main(int argc, char** argv) {
     csv << "file,class,probability\n";
     int64_t correct = 0, labelled = 0;
     for (size_t r = 0; r < indices.size(); ++r) {
-      const std::string file = fs::path(files.at(static_cast<size_t>(indices[r]))).filename().string();
+      // filenames() are relative to the parent ("pred/a/001.png", as Keras): report them relative to --data.
+      const fs::path rel = fs::path(files.at(static_cast<size_t>(indices[r])));
+      const std::string file = rel.lexically_relative(*rel.begin()).generic_string();
       const int64_t k = best_k[static_cast<int64_t>(r)].item<int64_t>();
       const std::string cls = k < static_cast<int64_t>(names.size()) && !names[k].empty() ? names[k] : std::to_string(k);
       csv << file << "," << cls << "," << best_p[static_cast<int64_t>(r)].item<double>() << "\n";
@@ -137,6 +136,9 @@ int main(int argc, char** argv) {
                   labels_path.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
     }
     return 0;
+  } catch (const c10::Error& e) {
+    spdlog::error("{}", e.what_without_backtrace());
+    return 1;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

@@ -11,6 +11,8 @@
 #include <torchfit/runtime/process.h>
 
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
 #include <atomic>
@@ -80,6 +82,10 @@ int prepare(const std::string& source, const std::string& output, int64_t per_cl
   const auto t0 = std::chrono::steady_clock::now();
   if (num_classes < 1 || num_classes > 10) throw torchfit::ConfigError("--classes must be 1..10, got " + std::to_string(num_classes));
   if (per_class < 0) throw torchfit::ConfigError("--images-per-class must be >= 0 (0 = all), got " + std::to_string(per_class));
+  if (pred_count < 0) throw torchfit::ConfigError("--pred-count must be >= 0, got " + std::to_string(pred_count));
+  if (std::filesystem::exists(output) && !std::filesystem::is_directory(output)) {
+    throw torchfit::ConfigError("--output: '" + output + "' exists and is not a directory");
+  }
   const Split train = read_split(source, "train"), test = read_split(source, "t10k");
   const int64_t h = train.images.dims[1], w = train.images.dims[2];
   const fs::path out(output);
@@ -255,11 +261,14 @@ int main(int argc, char** argv) {
   b->add_option("--target-size", size, "square target size")->capture_default_str();
   b->add_option("--batch-size", batch_size, "batch size")->capture_default_str();
   b->add_flag("--no-augment", no_augment, "rescale only");
-  CLI11_PARSE(app, argc, argv);
+  TORCHFIT_CLI_PARSE(app, argc, argv);
   try {
     torchfit::runtime::init_process();  // as every app: keep freed memory (batch tensors) in the process
     if (*b) return bench(bench_dir, workers, batches, size, batch_size, !no_augment);
     return prepare(source, output, per_class, classes, pred_count, threads, full_verify);
+  } catch (const torchfit::ConfigError& e) {  // a bad flag value
+    spdlog::error("{}", e.what());
+    return 2;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

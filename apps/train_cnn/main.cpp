@@ -2,9 +2,12 @@
 // progress line and per-step timing logs, on CPU or CUDA.
 //   train_cnn --device cuda --epochs 5 --data ./data
 #include <CLI/CLI.hpp>
+
+#include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
@@ -110,23 +113,21 @@ int main(int argc, char** argv) {
       ->excludes(dense2);
   app.add_option("--warmup-steps", a.warmup_steps, "Steps reported as warm-up, excluded from epoch timings")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
-  }
+  TORCHFIT_CLI_PARSE(app, argc, argv);
 
   // Values CLI11 cannot check by type.
   if (a.epochs < 1) return usage_error("--epochs must be >= 1, got " + std::to_string(a.epochs));
   if (a.steps_per_epoch < 1) return usage_error("--steps-per-epoch must be >= 1, got " + std::to_string(a.steps_per_epoch));
   if (a.batch_size < 1) return usage_error("--batch-size must be >= 1, got " + std::to_string(a.batch_size));
-  if (a.target_size < 10) return usage_error("--target-size must be >= 10 (two conv/pool stages), got " + std::to_string(a.target_size));
+  if (a.target_size < 10 || a.target_size > 4096) {
+    return usage_error("--target-size must be in [10, 4096] pixels (two conv/pool stages), got " +
+                       std::to_string(a.target_size));
+  }
   if (a.validation_steps < 0) return usage_error("--validation-steps must be >= 0");
   if (a.workers < 0) return usage_error("--workers must be >= 0");
   if (a.threads < 0) return usage_error("--threads must be >= 0");
   if (a.dense2_units < 1) return usage_error("--dense2-units must be >= 1");
-  if (!(a.lr > 0)) return usage_error("--lr must be > 0");
+  if (!(a.lr > 0) || !std::isfinite(a.lr)) return usage_error("--lr must be a finite number > 0, got " + std::to_string(a.lr));
   if (a.warmup_steps < 0) return usage_error("--warmup-steps must be >= 0");
   if (a.checkpoint_every < 0) return usage_error("--checkpoint-every must be >= 0");
   if (a.no_checkpoint && (!a.checkpoint.empty() || a.checkpoint_every > 0)) {
@@ -135,7 +136,19 @@ int main(int argc, char** argv) {
   if (fraction_opt->count() > 0 && !(a.gpu_memory_fraction > 0 && a.gpu_memory_fraction <= 1)) {
     return usage_error("--gpu-memory-fraction must be in (0, 1], got " + std::to_string(a.gpu_memory_fraction));
   }
-  if (!fs::is_directory(a.data)) return usage_error("--data: directory '" + a.data + "' does not exist");
+  if (!fs::exists(a.data)) return usage_error("--data: directory '" + a.data + "' does not exist");
+  if (!fs::is_directory(a.data)) return usage_error("--data: '" + a.data + "' is not a directory");
+  if (!a.checkpoint.empty() && fs::is_directory(a.checkpoint)) {
+    return usage_error("--checkpoint: '" + a.checkpoint + "' is a directory; give a file path such as " +
+                       (fs::path(a.checkpoint) / "model.ckpt").string());
+  }
+  try {
+    runtime::parse_device(a.device);
+  } catch (const std::invalid_argument& e) {
+    return usage_error(std::string("--device: ") + e.what());
+  } catch (const std::exception&) {
+    // a valid spelling whose device is missing (e.g. cuda on a CPU-only build): reported below, exit 1
+  }
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
   if (!fs::is_directory(train_dir)) {
     return usage_error("--data: '" + a.data + "' has no train/ folder (expected train/<class>/*.png; "
@@ -193,6 +206,12 @@ int main(int argc, char** argv) {
     if (!a.resume.empty()) {
       io::CheckpointInfo info;
       model = io::load_model(a.resume, &info);
+      const auto& saved = model->input_shape();
+      if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
+        std::cerr << "train_cnn: --target-size " << a.target_size << " does not match the checkpoint '" << a.resume
+                  << "', trained at " << saved[0] << "x" << saved[1] << " (use --target-size " << saved[0] << ")\n";
+        return 2;
+      }
       if (info.class_indices != train->class_indices() && !info.class_indices.empty()) {
         throw ConfigError("--resume: checkpoint '" + a.resume + "' was trained on other classes than '" +
                           train_dir.string() + "'");
@@ -231,6 +250,9 @@ int main(int argc, char** argv) {
 
     if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
     if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
+    if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
+      spdlog::warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced", a.run_dir);
+    }
     io::ensure_writable_directory(a.run_dir);
     if (!a.no_checkpoint && fs::path(a.checkpoint).has_parent_path()) {
       io::ensure_writable_directory(fs::path(a.checkpoint).parent_path());
@@ -332,6 +354,9 @@ int main(int argc, char** argv) {
     std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
               << "Checkpoint: " << (a.no_checkpoint ? std::string("none (--no-checkpoint)") : a.checkpoint) << "\n";
     return 0;
+  } catch (const c10::Error& e) {
+    spdlog::error("{}", e.what_without_backtrace());  // LibTorch's message without its C++ stack
+    return 1;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());
     return 1;

@@ -43,8 +43,9 @@ void open_archive(const std::string& path, torch::serialize::InputArchive& archi
   try {
     archive.load_from(path);
   } catch (const std::exception& e) {
-    throw IoError("checkpoint '" + path + "' cannot be read (truncated or not a torchfit checkpoint): " +
-                  std::string(e.what()).substr(0, 200));
+    std::string why = e.what();
+    why = why.substr(0, why.find('\n'));  // LibTorch appends its C++ stack after the first line
+    throw IoError("checkpoint '" + path + "' cannot be read (truncated or not a torchfit checkpoint): " + why);
   }
 }
 
@@ -156,8 +157,9 @@ CheckpointInfo load_checkpoint(const std::string& path, Trainer& trainer, bool l
         try {
           trainer.optimizer().load(optim);
         } catch (const std::exception& e) {
+          std::string why = e.what();
           throw IoError("checkpoint '" + path + "': optimizer state does not fit this model: " +
-                        std::string(e.what()).substr(0, 200));
+                        why.substr(0, why.find('\n')));
         }
       }
       trainer.set_learning_rate(info.compile["optimizer"].value("learning_rate", trainer.learning_rate()));
