@@ -62,7 +62,7 @@ print(f"3. pipeline per core vs Keras:          {g3:.1f}x  (goal >= 15: {mark(g3
 print(f"4. data wait share (real data, CPU):    {g4:.2f} %  (goal <= 2 %: {mark(g4 <= 2)})")
 print(f"5. LibTorch sgemm 2048 / best measured: {lt:.1f} / {best:.1f} GFLOP/s = {100*lt/best:.0f} %  (goal >= 90 %: {mark(lt/best >= 0.9)})")
 PY
-row="| $(date +%F) | $(hostname) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*= \([0-9]*\) %.*/\1/') % |"
+row="| $(date +%F) | $(hostname) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*GFLOP\/s = \([0-9]*\) %.*/\1/') % |"
 if ! grep -q "^## Goals (scripts/bench.sh)" docs/benchmarks.md 2>/dev/null; then
   cat >>docs/benchmarks.md <<'MD'
 
