@@ -157,6 +157,9 @@ int main(int argc, char** argv) {
   if (!a.resume.empty() && !fs::is_regular_file(a.resume)) {
     return usage_error("--resume: checkpoint '" + a.resume + "' does not exist");
   }
+  if (!a.resume.empty() && dense2->count() > 0) {
+    return usage_error("--dense2-units cannot be combined with --resume (the checkpoint holds the model)");
+  }
   if (!a.resume.empty() && !a.model_config.empty()) {
     return usage_error("--model-config cannot be combined with --resume (the checkpoint holds the model)");
   }
@@ -188,6 +191,10 @@ int main(int argc, char** argv) {
                     .seed(a.seed)
                     .workers(a.workers);
     auto train = train_gen.flow_from_directory(train_dir.string(), flow);
+    if (train->num_classes() < 2) {
+      spdlog::warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
+                   train_dir.string(), train->num_classes());
+    }
     std::unique_ptr<data::DirectoryIterator> test;
     if (fs::is_directory(test_dir)) {
       test = test_gen.flow_from_directory(test_dir.string(),
