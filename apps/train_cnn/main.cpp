@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
                        (fs::path(a.checkpoint) / "model.ckpt").string());
   }
   try {
-    runtime::parse_device(a.device);
+    if (a.device != "auto") runtime::parse_device(a.device);  // spelling check now; "auto" logs its choice later
   } catch (const std::invalid_argument& e) {
     return usage_error(std::string("--device: ") + e.what());
   } catch (const std::exception&) {
