@@ -6,11 +6,7 @@
 #     at that step.
 #  3. A second SIGINT exits at once with 130.
 set -uo pipefail
-SRC=$1
-BIN=$2/apps
-WORK=$(mktemp -d /tmp/torchfit_faults.XXXXXX)
-trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+TEST_NAME=interrupt source "$(dirname "$0")/common.sh"
 if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
   echo "SKIP: dataset-fashion-mnist not installed"; exit 0
 fi

@@ -3,19 +3,7 @@
 # default, input and last Dense follow the data; a config with newer layers trains; bad configs fail
 # naming the file, layer and field.
 set -uo pipefail
-SRC=$1
-BIN=$2/apps
-WORK=$(mktemp -d /tmp/torchfit_model_config.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-expect_exit() {  # expected_rc pattern args...
-  local want=$1 pattern=$2; shift 2
-  "$@" >"$WORK/out" 2>&1
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat "$WORK/out"; fail "'$*' exited $rc, expected $want"; }
-  grep -q -- "$pattern" "$WORK/out" || { cat "$WORK/out"; fail "'$*' output lacks '$pattern'"; }
-}
+TEST_NAME=model_config source "$(dirname "$0")/common.sh"
 summary() { sed -n '/^Model: /,/^Non-trainable params/p' "$1"; }
 
 if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then

@@ -3,19 +3,7 @@
 # bad flags exit 2 naming the flag, --dry-run prints the summary, a tiny CPU run writes the run files,
 # the checkpoint resumes, predict_cnn writes predictions and prints accuracy.
 set -uo pipefail
-SRC=$1
-BIN=$2/apps
-WORK=$(mktemp -d /tmp/torchfit_cli.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-expect_exit() {  # expected_rc pattern args...
-  local want=$1 pattern=$2; shift 2
-  "$@" >"$WORK/out" 2>&1
-  local rc=$?
-  [ "$rc" -eq "$want" ] || { cat "$WORK/out"; fail "'$*' exited $rc, expected $want"; }
-  grep -q -- "$pattern" "$WORK/out" || { cat "$WORK/out"; fail "'$*' output lacks '$pattern'"; }
-}
+TEST_NAME=train_cnn_cli source "$(dirname "$0")/common.sh"
 
 if [ ! -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
   echo "SKIP: dataset-fashion-mnist not installed"; exit 0
