@@ -9,6 +9,9 @@ ARGS=()
 if [ "${1:-}" = "--sanitize" ]; then
   BUILD_DIR=build-sanitize
   ARGS=(--build-dir "$BUILD_DIR" --build-type RelWithDebInfo -DTORCHFIT_SANITIZE=ON)
+  # Any UBSan finding fails its test (by default UBSan reports and goes on); leaks fail at exit (LSan).
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1:suppressions=$PWD/tests/sanitizers/ubsan.supp}
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
   shift
 fi
 scripts/setup.sh "${ARGS[@]}"

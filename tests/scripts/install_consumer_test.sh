@@ -9,8 +9,10 @@ trap 'rm -rf "$WORK"' EXIT
 cmake --install "$BUILD" --prefix "$WORK/prefix" >/dev/null
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 launcher=(); command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+# A sanitizer build installs an instrumented library: the consumer must link the same runtimes.
+san=(); grep -q '^TORCHFIT_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && san=(-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined)
 cmake -S "$SRC/tests/consumer" -B "$WORK/build" "${gen[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$WORK/prefix" >"$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; exit 1; }
+  -DCMAKE_PREFIX_PATH="$WORK/prefix" "${san[@]}" >"$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; exit 1; }
 cmake --build "$WORK/build" >"$WORK/build.log" 2>&1 || { cat "$WORK/build.log"; exit 1; }
 out=$("$WORK/build/consumer")
 [ "$out" = "42520584" ] || { echo "FAIL: consumer printed '$out'"; exit 1; }
