@@ -39,13 +39,9 @@ at::Tensor Conv2DImpl::forward(const at::Tensor& x) {
 
 nlohmann::json Conv2DImpl::config() const {
   auto c = base_config();
-  const auto k = *options.kernel_size();
-  const auto s = *options.strides();
   const auto d = *options.dilation_rate();
+  detail::add_window_config(c, "kernel_size", *options.kernel_size(), *options.strides(), options.padding());
   c["filters"] = options.filters();
-  c["kernel_size"] = {k[0], k[1]};
-  c["strides"] = {s[0], s[1]};
-  c["padding"] = options.padding();
   c["dilation_rate"] = {d[0], d[1]};
   c["activation"] = options.activation();
   c["use_bias"] = options.use_bias();

@@ -30,10 +30,7 @@ at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
 
 nlohmann::json MaxPooling2DImpl::config() const {
   auto c = base_config();
-  const auto p = *options.pool_size();
-  c["pool_size"] = {p[0], p[1]};
-  c["strides"] = strides_;
-  c["padding"] = options.padding();
+  detail::add_window_config(c, "pool_size", *options.pool_size(), strides_, options.padding());
   return c;
 }
 
