@@ -1,4 +1,5 @@
 // Tests for framework/src/runtime/process.cpp: init_process, cpu_cores, memory retention.
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
@@ -44,4 +45,54 @@ TEST(Process, InitProcessSetsThreadsAndIsIdempotent) {
 #endif
   at::set_num_threads(before > 0 ? before : 1);
   rt::init_process(rt::cpu_cores());
+}
+
+TEST(Process, BlasCoretypeFollowsTheWidestVectorUnit) {
+  rt::CpuVectorFeatures f;
+  EXPECT_EQ(rt::blas_coretype_for(f), "") << "SSE only: nothing better than OpenBLAS's fallback";
+  f.avx = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "Sandybridge");
+  f.avx2 = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "Sandybridge") << "AVX2 without FMA is not Haswell";
+  f.fma = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "Haswell");
+  f.avx512f = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "Haswell") << "AVX-512 F alone is not SkylakeX";
+  f.avx512bw = f.avx512dq = f.avx512vl = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "SkylakeX");
+  f.avx512bf16 = true;
+  EXPECT_EQ(rt::blas_coretype_for(f), "Cooperlake");
+}
+
+TEST(Process, BlasCoreRankOrdersOpenBlasCoreNames) {
+  EXPECT_EQ(rt::blas_core_rank("Prescott"), 1);
+  EXPECT_EQ(rt::blas_core_rank("PRESCOTT"), 1);
+  EXPECT_EQ(rt::blas_core_rank("Sandybridge"), 2);
+  EXPECT_EQ(rt::blas_core_rank("Haswell"), 3);
+  EXPECT_EQ(rt::blas_core_rank("Zen"), 3);
+  EXPECT_EQ(rt::blas_core_rank("SkylakeX"), 4);
+  EXPECT_EQ(rt::blas_core_rank("Cooperlake"), 4);
+  EXPECT_EQ(rt::blas_core_rank("SomeFutureCore"), 0) << "unknown names are trusted, not replaced";
+  EXPECT_EQ(rt::blas_core_rank(""), 0);
+}
+
+TEST(Process, BlasKernelsUseTheCpuAfterInitProcess) {
+  rt::init_process();
+  const rt::BlasKernels b = rt::blas_kernels();
+  EXPECT_NE(b.method, "not initialised");
+  if (!b.openblas) GTEST_SKIP() << b.method;
+  EXPECT_FALSE(b.active.empty());
+  const std::string want = rt::blas_coretype_for(rt::cpu_vector_features());
+  const bool user_choice = std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("TORCHFIT_BLAS_DEFAULTS") != nullptr;
+  if (!want.empty() && !user_choice && rt::blas_core_rank(b.detected) != 0 &&
+      b.method.find("not accepted") == std::string::npos && b.method.find("no run-time") == std::string::npos) {
+    EXPECT_GE(rt::blas_core_rank(b.active), rt::blas_core_rank(want)) << b.method;
+  }
+  // Whatever kernels are active, a product is still right: 64×64 ones · ones = 64 everywhere.
+  const at::Tensor a = at::ones({64, 64}, at::kFloat);
+  EXPECT_TRUE(at::mm(a, a).eq(64).all().item<bool>());
+  // A non-trivial product against float64.
+  const at::Tensor x = at::rand({257, 129}, at::kFloat), y = at::rand({129, 190}, at::kFloat);
+  const double err = (at::mm(x, y).to(at::kDouble) - at::mm(x.to(at::kDouble), y.to(at::kDouble))).abs().max().item<double>();
+  EXPECT_LT(err, 1e-3);
 }

@@ -169,6 +169,9 @@ nlohmann::json environment_info(const c10::Device& device, int threads) {
   info["opencv_version"] = CV_VERSION;
   const MemoryRetention mem = memory_retention();
   info["memory_retention"] = {{"applied", mem.applied}, {"method", mem.method}};
+  const BlasKernels blas = blas_kernels();
+  info["blas_kernels"] = {{"openblas", blas.openblas}, {"detected", blas.detected}, {"active", blas.active},
+                          {"method", blas.method}};
   return info;
 }
 
@@ -206,6 +209,8 @@ std::string format_header(const nlohmann::json& info) {
     for (const auto& l : info["blas_libraries"]) blas += (blas.empty() ? "" : ", ") + l.get<std::string>();
   }
   o << "\n  BLAS       " << blas;
+  if (info.contains("blas_kernels") && info["blas_kernels"].is_object())
+    o << "\n  Kernels    " << str_or(info["blas_kernels"], "method");
   o << "\n  OpenCV     " << str_or(info, "opencv_version");
   const json mem = info.contains("memory_retention") ? info["memory_retention"] : json::object();
   o << "\n  Memory     " << str_or(mem, "method");

@@ -11,7 +11,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include <dlfcn.h>
 #include <sched.h>
+#include <strings.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -22,6 +24,7 @@ namespace {
 std::mutex g_mutex;
 bool g_initialised = false;
 MemoryRetention g_retention{false, "not initialised"};
+BlasKernels g_blas{false, "", "", "not initialised"};
 
 // cgroup v2 quota: "max 100000" (no limit) or "<quota> <period>".
 int cgroup_cpu_limit() {
@@ -37,10 +40,16 @@ int cgroup_cpu_limit() {
   }
 }
 
+// An opt-out environment variable is set to something other than "" or "0".
+bool opted_out(const char* var) {
+  const char* v = std::getenv(var);
+  return v != nullptr && std::string(v) != "" && std::string(v) != "0";
+}
+
 MemoryRetention tune_malloc() {
-  const char* opt_out = std::getenv("TORCHFIT_MALLOC_DEFAULTS");
-  if (opt_out != nullptr && std::string(opt_out) != "" && std::string(opt_out) != "0") {
-    return {false, "disabled by TORCHFIT_MALLOC_DEFAULTS=" + std::string(opt_out) + " (glibc defaults)"};
+  if (opted_out("TORCHFIT_MALLOC_DEFAULTS")) {
+    return {false, "disabled by TORCHFIT_MALLOC_DEFAULTS=" + std::string(std::getenv("TORCHFIT_MALLOC_DEFAULTS")) +
+                       " (glibc defaults)"};
   }
 #if defined(__GLIBC__)
   constexpr int kMmapThreshold = 1 << 30;  // 1 GiB
@@ -59,7 +68,78 @@ MemoryRetention tune_malloc() {
 #endif
 }
 
+// OpenBLAS's run-time kernel selection (DYNAMIC_ARCH builds export these; other BLAS do not).
+BlasKernels select_blas_kernels() {
+  using corename_fn = char* (*)();
+  using init_fn = void (*)();
+  auto corename = reinterpret_cast<corename_fn>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  auto dyn_init = reinterpret_cast<init_fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+  auto dyn_quit = reinterpret_cast<init_fn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
+  if (corename == nullptr) return {false, "", "", "no OpenBLAS in the process: BLAS left as it is"};
+  const std::string detected = corename();
+  if (dyn_init == nullptr || dyn_quit == nullptr)
+    return {true, detected, detected, "OpenBLAS core " + detected + " (no run-time kernel selection in this build)"};
+  if (opted_out("TORCHFIT_BLAS_DEFAULTS"))
+    return {true, detected, detected, "OpenBLAS core " + detected + " (TORCHFIT_BLAS_DEFAULTS set: left as chosen)"};
+  if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user != nullptr && *user != '\0')
+    return {true, detected, detected, "OpenBLAS core " + detected + " (OPENBLAS_CORETYPE=" + user + " set by the user)"};
+  const std::string want = blas_coretype_for(cpu_vector_features());
+  if (want.empty() || blas_core_rank(detected) == 0 || blas_core_rank(detected) >= blas_core_rank(want))
+    return {true, detected, detected, "OpenBLAS core " + detected + " (matches the CPU)"};
+  // OpenBLAS reads OPENBLAS_CORETYPE in gotoblas_dynamic_init; quit clears its choice first.
+  setenv("OPENBLAS_CORETYPE", want.c_str(), 1);
+  dyn_quit();
+  dyn_init();
+  unsetenv("OPENBLAS_CORETYPE");
+  const std::string active = corename();
+  if (strcasecmp(active.c_str(), want.c_str()) != 0) {
+    dyn_quit();  // not accepted: back to OpenBLAS's own choice
+    dyn_init();
+    return {true, detected, corename(), "OpenBLAS core " + detected + " kept (" + want + " not accepted by this OpenBLAS)"};
+  }
+  return {true, detected, active,
+          "OpenBLAS core " + active + " (OpenBLAS chose " + detected + " for this unknown CPU model; the CPU has " +
+              (blas_core_rank(want) == 4 ? "AVX-512" : blas_core_rank(want) == 3 ? "AVX2+FMA" : "AVX") + ")"};
+}
+
 }  // namespace
+
+CpuVectorFeatures cpu_vector_features() {
+  CpuVectorFeatures f;
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  f.avx = __builtin_cpu_supports("avx");
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.avx512f = __builtin_cpu_supports("avx512f");
+  f.avx512bw = __builtin_cpu_supports("avx512bw");
+  f.avx512dq = __builtin_cpu_supports("avx512dq");
+  f.avx512vl = __builtin_cpu_supports("avx512vl");
+  f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
+#endif
+  return f;
+}
+
+std::string blas_coretype_for(const CpuVectorFeatures& f) {
+  const bool avx512 = f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
+  if (avx512 && f.avx512bf16) return "Cooperlake";
+  if (avx512) return "SkylakeX";
+  if (f.avx2 && f.fma) return "Haswell";
+  if (f.avx) return "Sandybridge";
+  return "";
+}
+
+int blas_core_rank(const std::string& corename) {
+  static const std::pair<const char*, int> kRanks[] = {
+      {"skylakex", 4},    {"cooperlake", 4}, {"sapphirerapids", 4}, {"haswell", 3},     {"zen", 3},
+      {"sandybridge", 2}, {"bulldozer", 2},  {"piledriver", 2},     {"steamroller", 2}, {"excavator", 2},
+      {"prescott", 1},    {"core2", 1},      {"penryn", 1},         {"dunnington", 1},  {"nehalem", 1},
+      {"atom", 1},        {"barcelona", 1},  {"bobcat", 1},         {"opteron", 1},     {"opteron_sse3", 1},
+      {"katmai", 1},      {"coppermine", 1}, {"northwood", 1},      {"banias", 1},      {"athlon", 1}};
+  for (const auto& [name, rank] : kRanks)
+    if (strcasecmp(corename.c_str(), name) == 0) return rank;
+  return 0;
+}
 
 int cpu_cores() {
   int n = 0;
@@ -83,6 +163,7 @@ int init_process(int threads) {
   const bool first = !g_initialised;
   if (first) {
     g_retention = tune_malloc();
+    g_blas = select_blas_kernels();
     g_initialised = true;
   }
   if (threads > 0) {
@@ -97,6 +178,11 @@ int init_process(int threads) {
 MemoryRetention memory_retention() {
   std::lock_guard<std::mutex> lock(g_mutex);
   return g_retention;
+}
+
+BlasKernels blas_kernels() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  return g_blas;
 }
 
 }  // namespace torchfit::runtime

@@ -27,7 +27,8 @@ namespace torchfit::runtime {
 ///   `blas_libraries` (BLAS/LAPACK shared objects actually mapped into the process, from
 ///   /proc/self/maps — shows whether OpenBLAS or the reference BLAS is in use), `build_config`
 ///   (at::show_config() text)
-/// - `opencv_version` (CV_VERSION), `memory_retention` (init_process's malloc tuning),
+/// - `opencv_version` (CV_VERSION), `memory_retention` (init_process's malloc tuning), `blas_kernels`
+///   (init_process's OpenBLAS kernel choice: openblas, detected, active, method),
 ///   `host` (hostname)
 /// @param device the device the run uses (shown as-is; not validated).
 /// @param threads the thread count the run asked for (0 = default); the effective count is read

@@ -25,7 +25,16 @@ int cpu_cores();
 ///    other than the main one may still be mmapped by glibc (its per-thread heaps are 64 MiB).
 ///    Opt out with the environment variable `TORCHFIT_MALLOC_DEFAULTS=1` (for before/after
 ///    measurements). Not compiled in on non-glibc systems.
-/// 2. Threads: `threads > 0` sets LibTorch's intra-op thread count to `threads`
+/// 2. BLAS kernels (first call only): OpenBLAS built with DYNAMIC_ARCH picks its sgemm kernels from
+///    the CPU model number, and a release older than the CPU falls back to its generic SSE3
+///    "Prescott" kernels: Debian 12's OpenBLAS 0.3.21 does this on Sapphire/Emerald Rapids Xeons,
+///    where a 2048² sgemm then runs at ~35 GFLOP/s instead of ~200 (2 cores). When the kernels
+///    OpenBLAS chose use less of the CPU than its features allow (AVX-512, AVX2+FMA, AVX; see
+///    `blas_coretype_for`), init_process sets `OPENBLAS_CORETYPE` and re-runs OpenBLAS's own kernel
+///    selection (`gotoblas_dynamic_quit` + `gotoblas_dynamic_init`, looked up with dlsym, so nothing is
+///    done with any other BLAS). Call it before other threads run BLAS work. A user's own
+///    `OPENBLAS_CORETYPE` is respected; `TORCHFIT_BLAS_DEFAULTS=1` opts out. See `blas_kernels()`.
+/// 3. Threads: `threads > 0` sets LibTorch's intra-op thread count to `threads`
 ///    (`at::set_num_threads`). `threads == 0` means "default": `cpu_cores()` on the first call
 ///    (LibTorch's own default on Debian is ONE thread), and keep the current setting on later calls,
 ///    so `fit` calling `init_process()` does not undo an app's `--threads`.
@@ -44,5 +53,43 @@ struct MemoryRetention {
 
 /// The memory-retention state set by the first `init_process` call ("not initialised" before it).
 MemoryRetention memory_retention();
+
+/// CPU vector features that decide which OpenBLAS kernels fit a CPU.
+struct CpuVectorFeatures {
+  bool avx = false;
+  bool avx2 = false;
+  bool fma = false;
+  bool avx512f = false;
+  bool avx512bw = false;
+  bool avx512dq = false;
+  bool avx512vl = false;
+  bool avx512bf16 = false;
+};
+
+/// This CPU's features (`__builtin_cpu_supports`; all false on non-x86 builds).
+CpuVectorFeatures cpu_vector_features();
+
+/// The OpenBLAS core type (a name `OPENBLAS_CORETYPE` accepts) whose kernels use the widest vector
+/// unit in `f`: "Cooperlake" (AVX-512 + BF16), "SkylakeX" (AVX-512 F/BW/DQ/VL), "Haswell" (AVX2 + FMA),
+/// "Sandybridge" (AVX), or "" when only SSE is available (nothing better than OpenBLAS's fallback).
+std::string blas_coretype_for(const CpuVectorFeatures& f);
+
+/// How wide the vector kernels of an OpenBLAS core type are, from its name as
+/// `openblas_get_corename()` spells it (case-insensitive): 4 for the AVX-512 cores (SkylakeX,
+/// Cooperlake, SapphireRapids), 3 for AVX2 (Haswell, Zen),
+/// 2 for AVX (Sandybridge, Bulldozer/Piledriver/Steamroller/Excavator), 1 for the SSE-only cores
+/// (Prescott, Core2, Penryn, Dunnington, Nehalem, Atom, Barcelona, ...), 0 when the name is unknown.
+int blas_core_rank(const std::string& corename);
+
+/// What `init_process` did about the BLAS kernels.
+struct BlasKernels {
+  bool openblas = false;   ///< OpenBLAS with run-time kernel selection was found in the process
+  std::string detected;    ///< the core OpenBLAS chose by itself (e.g. "Prescott"), "" if not OpenBLAS
+  std::string active;      ///< the core in use after init_process (e.g. "Cooperlake")
+  std::string method;      ///< one line for logs: what was done and why
+};
+
+/// The BLAS-kernel state set by the first `init_process` call (method "not initialised" before it).
+BlasKernels blas_kernels();
 
 }  // namespace torchfit::runtime
