@@ -2,7 +2,21 @@
 //   optimizer step on the article's 42.5 M-parameter Dense kernel: torch::optim::Adam vs FusedAdam
 //   one training step of the article's CNN at a small size
 //   batch assembly from an in-memory source
+//   input pipeline pieces at the article's 150×150: PNG decode of a 28×28 Fashion-MNIST-sized gray
+//   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel), ImageDataGenerator::transform_into
+//   with the seeds' augmentation (gray source → rgb batch, and a colour source), and one batch of 32
+//   from an image folder on disk
 #include <benchmark/benchmark.h>
+#include <opencv2/core/utility.hpp>
+#include <opencv2/imgproc.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include <torchfit/data/directory_iterator.h>
+#include <torchfit/data/image.h>
+#include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/random.h>
 
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/process.h>
@@ -43,8 +57,74 @@ void BM_TensorIteratorBatch(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(it.next().x.data_ptr());
 }
 
+data::Image test_image(int size, int channels) {
+  data::Image img{size, size, channels, {}};
+  img.pixels.resize(static_cast<size_t>(size) * size * channels);
+  for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<uint8_t>((i * 37) % 251);
+  return img;
+}
+
+void BM_DecodePng28Gray(benchmark::State& state) {
+  const std::vector<uint8_t> png = data::encode_png(test_image(28, 1));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(data::decode_image(png.data(), png.size(), data::ColorMode::rgb, "bench", true).pixels.data());
+}
+
+// The warp the seeds' augmentation does: rotation 10°, shear and zoom, about the centre, bilinear.
+void BM_WarpAffine150(benchmark::State& state) {
+  const int type = static_cast<int>(state.range(0));
+  cv::setNumThreads(static_cast<int>(state.range(1)));  // OpenCV's own parallel_for inside one warp
+  cv::Mat src(150, 150, type), dst(150, 150, type);
+  cv::randu(src, 0, 255);
+  const cv::Matx23d M(1.083, -0.291, 17.3, 0.191, 1.083, -20.0);  // 10°, zoom 1.1, shear ~0.1, centred
+  for (auto _ : state) {
+    cv::warpAffine(src, dst, M, dst.size(), cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, cv::BORDER_REPLICATE);
+    benchmark::DoNotOptimize(dst.data);
+  }
+  state.SetItemsProcessed(state.iterations());
+  cv::setNumThreads(-1);
+}
+
+void BM_TransformInto150(benchmark::State& state) {
+  const int channels = static_cast<int>(state.range(0));  // source channels; the batch is rgb
+  const data::ImageDataGenerator gen(
+      data::ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true));
+  std::vector<float> hwc(150 * 150 * 3), scratch(hwc.size()), out(hwc.size());
+  data::Rng rng(1);
+  for (auto _ : state) {
+    for (size_t i = 0; i < hwc.size(); ++i) hwc[i] = static_cast<float>(i % 256);
+    const data::TransformParams p = gen.get_random_transform(150, 150, rng);
+    gen.transform_into(hwc.data(), 150, 150, channels, &p, out.data(), scratch.data(), 3);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// One batch of 32 from 64 gray 28×28 PNGs in two class folders, built on the calling thread.
+void BM_DirectoryBatch(benchmark::State& state) {
+  const auto dir = std::filesystem::temp_directory_path() / "torchfit_bench_images";
+  std::filesystem::remove_all(dir);
+  const std::vector<uint8_t> png = data::encode_png(test_image(28, 1));
+  for (int k = 0; k < 64; ++k) {
+    std::filesystem::create_directories(dir / (k % 2 ? "a" : "b"));
+    std::ofstream(dir / (k % 2 ? "a" : "b") / (std::to_string(k) + ".png"), std::ios::binary)
+        .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+  }
+  auto gen = std::make_shared<const data::ImageDataGenerator>(
+      data::ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true));
+  data::DirectoryIterator it(dir.string(), data::FlowOptions().target_size({150, 150}).batch_size(32).workers(0), gen);
+  int64_t b = 0;
+  for (auto _ : state) benchmark::DoNotOptimize(it.make_batch(b / 2, b % 2).x.data_ptr()), ++b;
+  state.SetItemsProcessed(state.iterations() * 32);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 
+BENCHMARK(BM_DecodePng28Gray)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WarpAffine150)->ArgsProduct({{CV_32FC1, CV_32FC3, CV_8UC1}, {1, 2}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_TransformInto150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_DirectoryBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, torch::optim::Adam)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, FusedAdam)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_TrainStepSeedCnn)->Arg(64)->Unit(benchmark::kMillisecond)->UseRealTime();

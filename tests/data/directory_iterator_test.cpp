@@ -294,6 +294,45 @@ TEST(DirectoryIteratorTest, GrayscaleRgbaAndPaletteFilesGiveThreeChannels) {
   EXPECT_FALSE(gb.y.defined());
 }
 
+// Gray files are augmented on one channel and replicated (the fast path); the same pictures stored as
+// RGB files with three equal channels must give exactly the same batches, with and without
+// augmentation and with a preprocessing_function / samplewise_center that see the full rgb image.
+TEST(DirectoryIteratorTest, GrayFilesGiveTheSameBatchesAsTheirRgbCopies) {
+  TempDir gray_dir, rgb_dir;
+  for (int k = 0; k < 6; ++k) {
+    Image g{9, 7, 1, std::vector<uint8_t>(63)};
+    for (size_t i = 0; i < g.pixels.size(); ++i) g.pixels[i] = static_cast<uint8_t>((k * 41 + i * 13) % 256);
+    Image rgb{9, 7, 3, std::vector<uint8_t>(63 * 3)};
+    for (size_t i = 0; i < 63; ++i) rgb.pixels[3 * i] = rgb.pixels[3 * i + 1] = rgb.pixels[3 * i + 2] = g.pixels[i];
+    const std::string cls = k % 2 ? "a" : "b", name = std::to_string(k) + ".png";
+    write_png(gray_dir.path / cls / name, g);
+    write_png(rgb_dir.path / cls / name, rgb);
+  }
+  int calls = 0;
+  const std::vector<ImageDataGeneratorOptions> generators = {
+      ImageDataGeneratorOptions(), seed_augmentation(), seed_augmentation().samplewise_center(true),
+      seed_augmentation().channel_shift_range(30).brightness_range(0.5, 1.5),
+      seed_augmentation().preprocessing_function([&calls](const at::Tensor& x) {
+        ++calls;
+        EXPECT_EQ(x.size(0), 3) << "preprocessing_function sees the rgb image";
+        return x * at::arange(1, 4, at::kFloat).view({3, 1, 1});  // channel-dependent: must not be replicated after
+      })};
+  for (size_t gi = 0; gi < generators.size(); ++gi) {
+    auto gen = std::make_shared<const ImageDataGenerator>(generators[gi]);
+    const auto flow = quiet().target_size({15, 13}).batch_size(4).seed(3).workers(1);
+    DirectoryIterator from_gray(gray_dir.str(), flow, gen), from_rgb(rgb_dir.str(), flow, gen);
+    for (int step = 0; step < 3; ++step) {
+      const Batch a = from_gray.next(), b = from_rgb.next();
+      ASSERT_EQ(a.x.sizes(), b.x.sizes());
+      EXPECT_EQ(a.x.size(1), 3);
+      EXPECT_TRUE(at::allclose(a.x, b.x, 0, 1e-6)) << "generator " << gi << " step " << step << ": max |diff| "
+                                                   << (a.x - b.x).abs().max().item<float>();
+      EXPECT_TRUE(at::equal(a.y, b.y));
+    }
+  }
+  EXPECT_GT(calls, 0);
+}
+
 TEST(DirectoryIteratorTest, HiddenEntriesIgnoredAndExtensionsCaseInsensitive) {
   TempDir d;
   write_png(d.path / "a" / "B.JPG.png", pattern(4, 4, 1));

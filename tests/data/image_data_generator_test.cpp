@@ -264,3 +264,15 @@ TEST(ImageDataGeneratorTest, InvalidOptionsAreConfigErrors) {
   EXPECT_FALSE(ImageDataGenerator(ImageDataGeneratorOptions().rescale(1.0 / 255)).augments());
   EXPECT_TRUE(ImageDataGenerator(ImageDataGeneratorOptions().shear_range(0.2)).augments());
 }
+
+TEST(ImageDataGeneratorTest, TransformIntoReplicatesOneChannelAndRejectsOtherChannelCounts) {
+  const ImageDataGenerator gen(ImageDataGeneratorOptions().rescale(0.5));
+  std::vector<float> hwc = {2, 4, 6, 8}, scratch(12), out(12, -1.f);
+  gen.transform_into(hwc.data(), 2, 2, 1, nullptr, out.data(), scratch.data(), 3);
+  EXPECT_EQ(out, (std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4}));
+  EXPECT_THROW(gen.transform_into(hwc.data(), 2, 2, 1, nullptr, out.data(), scratch.data(), 2), torchfit::ConfigError);
+  std::vector<float> rgb(12, 1.f);
+  EXPECT_THROW(gen.transform_into(rgb.data(), 2, 2, 3, nullptr, out.data(), scratch.data(), 1), torchfit::ConfigError);
+  gen.transform_into(rgb.data(), 2, 2, 3, nullptr, out.data(), scratch.data());  // out_channels 0 = channels
+  EXPECT_EQ(out, std::vector<float>(12, 0.5f));
+}

@@ -106,6 +106,24 @@ TEST(ImageTest, PaletteWithTransparencyDecodesToPaletteColours) {
   EXPECT_EQ(load_image(d.file("p.png"), ColorMode::rgba).pixels, (std::vector<uint8_t>{0, 0, 255, 255, 255, 0, 0, 0}));
 }
 
+TEST(ImageTest, KeepGrayReturnsOneChannelOnlyForGrayFilesInRgbMode) {
+  TempDir d;
+  save_png(d.file("g.png"), make(1, 2, 1, {10, 200}));
+  save_png(d.file("la.png"), make(1, 2, 2, {10, 0, 200, 255}));
+  save_png(d.file("c.png"), make(1, 1, 3, {1, 2, 3}));
+  const Image g = load_image(d.file("g.png"), ColorMode::rgb, /*keep_gray=*/true);
+  EXPECT_EQ(g.channels, 1);
+  EXPECT_EQ(g.pixels, (std::vector<uint8_t>{10, 200}));
+  const Image la = load_image(d.file("la.png"), ColorMode::rgb, true);
+  EXPECT_EQ(la.channels, 1) << "gray + alpha: alpha dropped, as PIL's LA -> RGB";
+  EXPECT_EQ(la.pixels, (std::vector<uint8_t>{10, 200}));
+  EXPECT_EQ(load_image(d.file("c.png"), ColorMode::rgb, true).channels, 3) << "colour files stay colour";
+  EXPECT_EQ(load_image(d.file("g.png"), ColorMode::rgba, true).channels, 4) << "keep_gray only applies to rgb";
+  EXPECT_EQ(load_image(d.file("g.png"), ColorMode::rgb, false).channels, 3);
+  write_bytes(d.file("p.png"), palette_png_with_transparency());
+  EXPECT_EQ(load_image(d.file("p.png"), ColorMode::rgb, true).channels, 3) << "palette files are colour";
+}
+
 TEST(ImageTest, HeaderCheckNamesTheProblem) {
   TempDir d;
   write_bytes(d.file("empty.png"), {});

@@ -235,7 +235,7 @@ std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(in
 
 bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   try {
-    out = load_image(path, color_mode_);
+    out = load_image(path, color_mode_, /*keep_gray=*/color_mode_ == ColorMode::rgb);  // replicated in transform_into
     return true;
   } catch (const IoError& e) {
     if (!skip_bad_) throw;
@@ -290,9 +290,9 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
   if (augment_) {
     Rng rng(sample_seed(seed_, pass, position));
     const TransformParams p = generator_->get_random_transform(h, w, rng);
-    generator_->transform_into(hwc.data(), h, w, c, &p, out, scratch.data());
+    generator_->transform_into(hwc.data(), h, w, c, &p, out, scratch.data(), static_cast<int>(channels_));
   } else {
-    generator_->transform_into(hwc.data(), h, w, c, nullptr, out, scratch.data());
+    generator_->transform_into(hwc.data(), h, w, c, nullptr, out, scratch.data(), static_cast<int>(channels_));
   }
 }
 

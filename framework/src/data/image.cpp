@@ -141,7 +141,7 @@ std::string check_image_file(const std::string& path) {
   return "";
 }
 
-Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what) {
+Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what, bool keep_gray) {
   if (size == 0) throw IoError("cannot decode image " + what + ": empty file");
   int w = 0, h = 0, file_c = 0;
   if (!stbi_info_from_memory(data, static_cast<int>(size), &w, &h, &file_c)) {
@@ -154,6 +154,7 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
   int req = 3;
   if (mode == ColorMode::rgba) req = 4;
   if (mode == ColorMode::grayscale) req = colour_file ? 3 : 1;
+  if (mode == ColorMode::rgb && keep_gray && !colour_file) req = 1;  // L or LA: stb drops the alpha
 
   int got = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> px(
@@ -182,9 +183,9 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
   return img;
 }
 
-Image load_image(const std::string& path, ColorMode mode) {
+Image load_image(const std::string& path, ColorMode mode, bool keep_gray) {
   const std::vector<uint8_t> data = read_file(path);
-  return decode_image(data.data(), data.size(), mode, path);
+  return decode_image(data.data(), data.size(), mode, path, keep_gray);
 }
 
 namespace {

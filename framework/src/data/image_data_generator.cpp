@@ -180,17 +180,30 @@ at::Tensor ImageDataGenerator::standardize(at::Tensor image) const {
 }
 
 void ImageDataGenerator::transform_into(float* hwc, int height, int width, int channels, const TransformParams* p,
-                                        float* out, float* scratch) const {
+                                        float* out, float* scratch, int out_channels) const {
+  if (out_channels == 0) out_channels = channels;
+  if (out_channels != channels && !(channels == 1 && out_channels == 3))
+    throw ConfigError("transform_into: cannot write a " + std::to_string(channels) + "-channel image as " +
+                      std::to_string(out_channels) + " channels");
   const float* cur = p ? augment_hwc(hwc, height, width, channels, *p, border_mode_, options_.cval(), scratch) : hwc;
-  hwc_to_chw(cur, height, width, channels, out);
   const auto& o = options_;
-  if (o.preprocessing_function() || o.samplewise_center() || o.samplewise_std_normalization()) {
-    standardize(at::from_blob(out, {channels, height, width}, at::kFloat));
-  } else if (o.rescale() != 0) {  // the common case without ATen dispatch
-    const float s = static_cast<float>(o.rescale());
-    const size_t n = static_cast<size_t>(height) * width * channels;
-    for (size_t i = 0; i < n; ++i) out[i] *= s;
+  const size_t plane = static_cast<size_t>(height) * width;
+  const bool standardize_all = o.preprocessing_function() || o.samplewise_center() || o.samplewise_std_normalization();
+  const float s = (!standardize_all && o.rescale() != 0) ? static_cast<float>(o.rescale()) : 1.f;
+  if (channels == 1) {  // (H, W, 1) is already (1, H, W): scale (Keras rescale) and replicate in one pass
+    const float* __restrict src = cur;
+    float* __restrict r = out;
+    for (size_t i = 0; i < plane; ++i) r[i] = src[i] * s;
+    for (int ch = 1; ch < out_channels; ++ch) std::memcpy(out + ch * plane, out, plane * sizeof(float));
+  } else {
+    hwc_to_chw(cur, height, width, channels, out);
+    if (s != 1.f) {  // the common case without ATen dispatch
+      float* __restrict r = out;
+      const size_t n = plane * static_cast<size_t>(channels);
+      for (size_t i = 0; i < n; ++i) r[i] *= s;
+    }
   }
+  if (standardize_all) standardize(at::from_blob(out, {out_channels, height, width}, at::kFloat));
 }
 
 at::Tensor ImageDataGenerator::apply_transform(const at::Tensor& image, const TransformParams& p) const {

@@ -47,11 +47,15 @@ std::string check_image_file(const std::string& path);
 ///    point); alpha dropped;
 ///  - rgba: images without alpha get alpha 255.
 /// 16-bit PNGs are reduced to 8 bits. Errors: IoError naming the file and stb's reason.
-Image load_image(const std::string& path, ColorMode mode = ColorMode::rgb);
+/// @param keep_gray with mode rgb, a file that holds gray (L or LA) is returned with ONE channel
+///        (alpha dropped) instead of three equal ones; the caller replicates it after its per-pixel
+///        work, which is the same for all three channels. Default false (always `channels_of(mode)`).
+Image load_image(const std::string& path, ColorMode mode = ColorMode::rgb, bool keep_gray = false);
 
-/// Decodes an in-memory encoded image (same conversions as load_image). `what` names the source in
-/// error messages. Errors: IoError.
-Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what = "<memory>");
+/// Decodes an in-memory encoded image (same conversions and `keep_gray` as load_image). `what` names
+/// the source in error messages. Errors: IoError.
+Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what = "<memory>",
+                   bool keep_gray = false);
 
 /// Resizes to (height, width) pixels with Keras's interpolation names: "nearest" (default in Keras;
 /// bit-identical to PIL's NEAREST, source pixel = floor((k + 0.5)·in/out) as PIL accumulates it), "bilinear", "bicubic", "area".

@@ -145,10 +145,14 @@ class ImageDataGenerator {
 
   /// Core of the per-sample work, used by DirectoryIterator's workers: transforms the (H, W, C)
   /// float32 image `hwc` (values 0..255, contiguous, modified/consumed) with `p` (nullptr ⇒ no
-  /// augmentation) and writes the standardised result as (C, H, W) float32 into `out`
-  /// (C·H·W floats). `scratch` is a reusable buffer of at least H·W·C floats.
-  void transform_into(float* hwc, int height, int width, int channels, const TransformParams* p,
-                      float* out, float* scratch) const;
+  /// augmentation) and writes the standardised result as (out_channels, H, W) float32 into `out`.
+  /// `out_channels` is `channels` or, for a gray source going to an rgb batch, 3 with channels == 1:
+  /// the single augmented plane is replicated (every Keras transform treats the three equal channels
+  /// alike) before preprocessing_function / samplewise normalisation see the full image.
+  /// `scratch` is a reusable buffer of at least H·W·C floats. Errors: ConfigError when out_channels
+  /// is neither `channels` nor 3 with channels == 1.
+  void transform_into(float* hwc, int height, int width, int channels, const TransformParams* p, float* out,
+                      float* scratch, int out_channels = 0) const;
 
   /// Keras flow_from_directory: a DirectoryIterator over `directory` that applies this generator
   /// (augmentation only for subset "training" or no subset; subset "validation" only standardises).
