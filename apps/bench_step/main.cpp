@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int64_t steps = 6, warmup = 2, batch = 32, size = 150;
   int threads = 0;
   bool reference_adam = false;
+  std::string memory_format = "auto";
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
   app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(torchfit::apps::int_range(0));
@@ -25,13 +26,18 @@ int main(int argc, char** argv) {
   app.add_option("--target-size", size, "Image size")->capture_default_str()->check(CLI::Range(10, 4096));
   app.add_option("--threads", threads, "Intra-op threads (0 = cores)")->capture_default_str()->check(torchfit::apps::int_range(0));
   app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
+  app.add_option("--memory-format", memory_format, "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
   TORCHFIT_CLI_PARSE(app, argc, argv);
   const int used = runtime::init_process(threads);
   at::manual_seed(0);
   auto x = at::rand({batch, 3, size, size});
   auto y = at::one_hot(at::randint(0, 8, {batch}), 8).to(at::kFloat);
   data::TensorIterator it(x, y, batch);
-  Trainer trainer(seed_cnn(size, 8, 64), CompileOptions()
+  Sequential model = seed_cnn(size, 8, 64);
+  model->set_memory_format(memory_format);
+  Trainer trainer(model, CompileOptions()
                                              .metrics({"categorical_accuracy"})
                                              .optimizer(OptimizerOptions().fused(!reference_adam)));
   std::ostringstream quiet;

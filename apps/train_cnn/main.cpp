@@ -58,6 +58,7 @@ struct Args {
   int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
   std::string model_config;
+  std::string memory_format = "auto";
 };
 
 int usage_error(const std::string& msg) {
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
       ->excludes(dense2);
   app.add_option("--warmup-steps", a.warmup_steps, "Steps reported as warm-up, excluded from epoch timings")
       ->capture_default_str();
+  app.add_option("--memory-format", a.memory_format,
+                 "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, contiguous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
   TORCHFIT_CLI_PARSE(app, argc, argv);
 
   // Values CLI11 cannot check by type.
@@ -228,6 +233,7 @@ int main(int argc, char** argv) {
     } else {
       model = seed_cnn(a.target_size, train->num_classes(), a.dense2_units);
     }
+    model->set_memory_format(a.memory_format);
     model->print_summary(std::cout);
     std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
     if (a.dry_run) return 0;

@@ -65,3 +65,24 @@ TEST(FusedAdam, FallsBackForWeightDecayAndNonContiguous) {
   }
   EXPECT_TRUE(close(w2.detach(), w1.detach()));
 }
+
+// A convolution kernel's gradient is channels_last when the model runs channels_last: FusedAdam must
+// pair each gradient element with its own parameter element.
+TEST(FusedAdam, ChannelsLastGradientMatchesTorchAdam) {
+  at::manual_seed(1);
+  auto w1 = at::randn({8, 5, 3, 3}).requires_grad_(true);
+  auto w2 = w1.detach().clone().requires_grad_(true);
+  auto opts = torch::optim::AdamOptions(1e-2).eps(1e-7);
+  torch::optim::Adam ref({w1}, opts);
+  FusedAdam fused({w2}, opts);
+  for (int s = 0; s < 5; ++s) {
+    auto g = at::randn({8, 5, 3, 3});
+    w1.mutable_grad() = g.clone();
+    w2.mutable_grad() = g.contiguous(at::MemoryFormat::ChannelsLast);
+    ASSERT_FALSE(w2.grad().is_contiguous());
+    ref.step();
+    fused.step();
+  }
+  EXPECT_TRUE(close(w2.detach(), w1.detach()));
+  EXPECT_TRUE(w2.is_contiguous());
+}

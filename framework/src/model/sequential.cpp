@@ -71,16 +71,29 @@ void SequentialImpl::add(std::shared_ptr<Layer> layer) {
   layers_.push_back(std::move(layer));
 }
 
+void SequentialImpl::set_memory_format(const std::string& name) {
+  if (name != "auto" && name != "channels_last" && name != "contiguous")
+    throw ConfigError("memory_format must be auto, channels_last or contiguous, got \"" + name + "\"");
+  memory_format_ = name;
+}
+
+at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
+  if (x.dim() != 4 || memory_format_ == "contiguous") return x;
+  if (memory_format_ == "auto" && !x.is_cpu()) return x;
+  return x.contiguous(at::MemoryFormat::ChannelsLast);
+}
+
 at::Tensor SequentialImpl::forward(const at::Tensor& x) {
-  at::Tensor h = x;
+  at::Tensor h = prepare_input(x);
   for (auto& l : layers_) h = l->forward(h);
-  return h;
+  return h.dim() == 4 ? h.contiguous() : h;
 }
 
 at::Tensor SequentialImpl::forward_logits(const at::Tensor& x) {
-  at::Tensor h = x;
+  at::Tensor h = prepare_input(x);
   for (size_t i = 0; i + 1 < layers_.size(); ++i) h = layers_[i]->forward(h);
-  return layers_.empty() ? h : layers_.back()->forward_without_activation(h);
+  if (!layers_.empty()) h = layers_.back()->forward_without_activation(h);
+  return h.dim() == 4 ? h.contiguous() : h;
 }
 
 std::string SequentialImpl::output_activation() const {

@@ -9,8 +9,11 @@ namespace torchfit {
 namespace {
 
 bool fusable(const at::Tensor& p) {
+  // A gradient in another layout (a convolution kernel's gradient is channels_last when its input was)
+  // is made contiguous first, so p, g, m and v share one element order.
   return p.device().is_cpu() && p.scalar_type() == at::kFloat && p.is_contiguous() && p.grad().defined() &&
-         p.grad().is_contiguous() && p.grad().scalar_type() == at::kFloat;
+         p.grad().device().is_cpu() && p.grad().scalar_type() == at::kFloat && !p.grad().is_sparse() &&
+         p.grad().sizes() == p.sizes();
 }
 
 // One pass: the float arithmetic of mul_/add_/addcmul_/sqrt/div/add_/addcdiv_ in the same order.
@@ -71,7 +74,8 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
       const double bias_correction2 = 1 - std::pow(beta2, state.step());
       const double step_size = options.lr() / bias_correction1;
       float* pd = p.data_ptr<float>();
-      const float* gd = p.grad().data_ptr<float>();
+      const at::Tensor grad = p.grad().is_contiguous() ? p.grad() : p.grad().contiguous();
+      const float* gd = grad.data_ptr<float>();
       float* md = state.exp_avg().data_ptr<float>();
       float* vd = state.exp_avg_sq().data_ptr<float>();
       const float b1 = static_cast<float>(beta1), b2 = static_cast<float>(beta2);

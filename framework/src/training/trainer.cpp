@@ -164,6 +164,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     run_json["flops_per_sample_train"] = train_flops_per_sample;
     run_json["flops_per_step"] = train_flops_per_sample * train.batch_size();
     run_json["model"] = model_->to_json();
+    run_json["memory_format"] = model_->memory_format();
     run_json["arguments"] = opt.run_info();
     run_json["compile"] = {{"loss", options_.loss()},
                            {"optimizer", options_.optimizer().name()},

@@ -11,8 +11,10 @@ namespace torchfit {
 /// of the six full-tensor passes and three temporaries of the reference implementation — for the
 /// article's 42.5 M-parameter Dense layer that is the largest single cost of a CPU step.
 /// Same state objects (AdamParamState) and serialization as torch::optim::Adam, so checkpoints are
-/// interchangeable. Falls back to torch::optim::Adam::step for parameters that are not contiguous
-/// float32 CPU tensors (e.g. on CUDA) and for amsgrad or weight_decay ≠ 0.
+/// interchangeable. A gradient in another memory layout than its parameter (a convolution kernel's
+/// gradient is channels_last when the model runs channels_last) is made contiguous first. Falls back
+/// to torch::optim::Adam::step for parameters that are not contiguous float32 CPU tensors (e.g. on
+/// CUDA) and for amsgrad or weight_decay ≠ 0.
 /// Agrees with torch::optim::Adam to ≈1e-6 relative (float rounding order).
 class FusedAdam : public torch::optim::Adam {
  public:
