@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool reference_adam = false;
   std::string memory_format = "auto";
+  bool as_written = false;
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
   app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(torchfit::apps::int_range(0));
@@ -29,6 +30,8 @@ int main(int argc, char** argv) {
   app.add_option("--memory-format", memory_format, "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+  app.add_flag("--relu-before-pool", as_written,
+               "Run Conv2D(relu) -> MaxPooling2D as written instead of pooling before the ReLU (comparisons)");
   TORCHFIT_CLI_PARSE(app, argc, argv);
   const int used = runtime::init_process(threads);
   at::manual_seed(0);
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
   data::TensorIterator it(x, y, batch);
   Sequential model = seed_cnn(size, 8, 64);
   model->set_memory_format(memory_format);
+  model->set_pool_before_relu(!as_written);
   Trainer trainer(model, CompileOptions()
                                              .metrics({"categorical_accuracy"})
                                              .optimizer(OptimizerOptions().fused(!reference_adam)));

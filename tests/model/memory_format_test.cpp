@@ -4,6 +4,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
@@ -82,4 +83,47 @@ TEST(MemoryFormat, TrainingStepsMatchContiguous) {
     EXPECT_LT(d.max().item<float>(), 1e-4) << "parameter " << i;
     EXPECT_LT(d.mean().item<float>(), 1e-6) << "parameter " << i;
   }
+}
+
+// Conv2D(relu) → MaxPooling2D runs as conv → pool → ReLU: the same outputs and the same gradients as
+// the layers as written, for valid and same pooling, in both memory formats, also when the pool is
+// the last layer (forward_logits keeps the ReLU, which belongs to the convolution).
+TEST(PoolBeforeRelu, SameOutputsAndGradientsAsTheLayersAsWritten) {
+  for (const std::string padding : {"valid", "same"}) {
+    for (const std::string format : {"contiguous", "channels_last"}) {
+      at::manual_seed(3);
+      Sequential m("reorder");
+      m->add(Conv2D(Conv2DOptions(4, {3, 3}).activation("relu").input_shape(Shape{11, 11, 2})));
+      m->add(MaxPooling2D(MaxPooling2DOptions().padding(padding)));
+      m->set_memory_format(format);
+      const at::Tensor x = at::randn({3, 2, 11, 11});
+      const at::Tensor g = at::randn_like(m->forward(x));
+      std::vector<at::Tensor> outputs, grads;
+      for (bool on : {true, false}) {
+        m->set_pool_before_relu(on);
+        m->zero_grad();
+        const at::Tensor y = m->forward(x);
+        EXPECT_TRUE(at::equal(y, m->forward_logits(x))) << "the pool is last: logits = output";
+        (y * g).sum().backward();
+        outputs.push_back(y.detach());
+        grads.push_back(m->parameters()[0].grad().clone());
+      }
+      EXPECT_TRUE(at::equal(outputs[0], outputs[1])) << padding << " " << format;
+      EXPECT_TRUE(at::allclose(grads[0], grads[1], 1e-5, 1e-6)) << padding << " " << format;
+      EXPECT_GT(outputs[0].eq(0).sum().item<int64_t>(), 0) << "some windows are all negative";
+    }
+  }
+}
+
+TEST(PoolBeforeRelu, OnlyReluConvolutionsFollowedByMaxPoolingAreReordered) {
+  // A sigmoid convolution before a pool keeps its order: outputs equal with the switch on and off.
+  at::manual_seed(4);
+  Sequential m("sigmoid");
+  m->add(Conv2D(Conv2DOptions(2, {3, 3}).activation("sigmoid").input_shape(Shape{8, 8, 1})));
+  m->add(MaxPooling2D(MaxPooling2DOptions()));
+  const at::Tensor x = at::randn({2, 1, 8, 8});
+  const at::Tensor on = m->forward(x);
+  m->set_pool_before_relu(false);
+  EXPECT_TRUE(at::equal(on, m->forward(x)));
+  EXPECT_TRUE(at::allclose(m->forward_logits(x), m->forward(x))) << "pool last: logits = output";
 }

@@ -5,6 +5,10 @@
 #include <ostream>
 #include <sstream>
 
+#include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/registry.h>
 
 namespace torchfit {
@@ -83,18 +87,33 @@ at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
   return x.contiguous(at::MemoryFormat::ChannelsLast);
 }
 
-at::Tensor SequentialImpl::forward(const at::Tensor& x) {
+bool SequentialImpl::pools_before_relu(size_t i) const {
+  if (!pool_before_relu_ || i + 1 >= layers_.size() || layers_[i]->output_activation() != "relu") return false;
+  const Layer* l = layers_[i].get();
+  const bool conv = dynamic_cast<const Conv2DImpl*>(l) != nullptr || dynamic_cast<const DepthwiseConv2DImpl*>(l) != nullptr;
+  return conv && dynamic_cast<const MaxPooling2DImpl*>(layers_[i + 1].get()) != nullptr;
+}
+
+at::Tensor SequentialImpl::run(const at::Tensor& x, bool logits) {
   at::Tensor h = prepare_input(x);
-  for (auto& l : layers_) h = l->forward(h);
+  const size_t n = layers_.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (pools_before_relu(i)) {
+      // max(relu(a), relu(b), …) = relu(max(a, b, …)) and the gradient reaches the same element, so the
+      // ReLU and its backward run on the pooled tensor (4× smaller for 2×2 pooling).
+      h = layers_[i + 1]->forward(layers_[i]->forward_without_activation(h));
+      h = apply_activation("relu", h, /*inplace=*/true);  // the pool has no activation to leave out
+      ++i;
+      continue;
+    }
+    h = (logits && i + 1 == n) ? layers_[i]->forward_without_activation(h) : layers_[i]->forward(h);
+  }
   return h.dim() == 4 ? h.contiguous() : h;
 }
 
-at::Tensor SequentialImpl::forward_logits(const at::Tensor& x) {
-  at::Tensor h = prepare_input(x);
-  for (size_t i = 0; i + 1 < layers_.size(); ++i) h = layers_[i]->forward(h);
-  if (!layers_.empty()) h = layers_.back()->forward_without_activation(h);
-  return h.dim() == 4 ? h.contiguous() : h;
-}
+at::Tensor SequentialImpl::forward(const at::Tensor& x) { return run(x, false); }
+
+at::Tensor SequentialImpl::forward_logits(const at::Tensor& x) { return run(x, true); }
 
 std::string SequentialImpl::output_activation() const {
   return layers_.empty() ? "linear" : layers_.back()->output_activation();

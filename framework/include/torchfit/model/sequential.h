@@ -79,11 +79,22 @@ class SequentialImpl : public torch::nn::Module {
   void set_memory_format(const std::string& name);
   const std::string& memory_format() const { return memory_format_; }
 
+  /// A Conv2D or DepthwiseConv2D with activation "relu" directly followed by MaxPooling2D runs as
+  /// convolution → pooling → ReLU (default true). ReLU is monotonic, so max(relu(a), relu(b), …) =
+  /// relu(max(a, b, …)) and the gradient reaches the same element: outputs and gradients are the same,
+  /// while the ReLU and its backward touch the pooled tensor (4× smaller for 2×2 pooling). The layers
+  /// and summary() are unchanged. false runs every layer as written (for comparisons).
+  void set_pool_before_relu(bool on) { pool_before_relu_ = on; }
+  bool pool_before_relu() const { return pool_before_relu_; }
+
  private:
   at::Tensor prepare_input(const at::Tensor& x) const;
+  at::Tensor run(const at::Tensor& x, bool logits);
+  bool pools_before_relu(size_t i) const;
 
   std::string name_;
   std::string memory_format_ = "auto";
+  bool pool_before_relu_ = true;
   std::vector<std::shared_ptr<Layer>> layers_;
 };
 TORCH_MODULE(Sequential);
