@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
+  const size_t mid = sorted.size() / 2;
+  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
   const double flops = static_cast<double>(3 * trainer.model()->flops_per_sample() -
                                            trainer.model()->layers()[0]->flops_per_sample()) *
                        static_cast<double>(batch);
@@ -61,7 +62,10 @@ int main(int argc, char** argv) {
                         {"median_ms", median},
                         {"steps_ms", ms},
                         {"gflops_per_s", flops / (median / 1000.0) / 1e9},
-                        {"steps_run", trainer.position().train_batches}};
+                        {"steps_run", trainer.position().train_batches},
+                        {"memory_format", memory_format},
+                        {"pool_before_relu", !as_written},
+                        {"blas_core", runtime::blas_kernels().active}};
   std::cout << out.dump() << "\n";
   return 0;
 }

@@ -28,7 +28,9 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", opt.sizes, "matrix sizes n (n x n), e.g. --sizes 128 256 500 1024 2048 4096")
       ->capture_default_str()
       ->check(torchfit::apps::int_range(1));
-  app.add_option("--naive-max", opt.naive_max, "run the naive O(n^3) loop only for n <= this")->capture_default_str();
+  app.add_option("--naive-max", opt.naive_max, "run the naive O(n^3) loop only for n <= this (0 = never)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(0));
   app.add_option("--threads", threads, "LibTorch CPU threads (0 = all cores)")
       ->capture_default_str()
       ->check(torchfit::apps::int_range(0));
@@ -50,7 +52,15 @@ int main(int argc, char** argv) {
     const int used = torchfit::runtime::init_process(threads);
     if (cuda_mode != "off") {
       if (cuda_mode == "on") {
-        torchfit::runtime::parse_device("cuda");  // throws with the reason when CUDA cannot be used
+        try {
+          torchfit::runtime::parse_device("cuda");  // throws with the reason when CUDA cannot be used
+        } catch (const std::exception& e) {
+          std::string why = e.what();
+          const auto hint = why.find(". Use --device");
+          if (hint != std::string::npos) why = why.substr(0, hint);
+          std::cerr << "matmul_bench: --cuda on: " << why << ". Use --cuda off (or auto)\n";
+          return 1;
+        }
         opt.run_cuda = true;
       } else {
         opt.run_cuda = torchfit::runtime::parse_device("auto").is_cuda();

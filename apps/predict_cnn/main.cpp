@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   try {
     runtime::init_process(threads);
     const auto device = runtime::parse_device(device_spec);
+    {  // --output's folder must take the file before the work is done
+      const fs::path out_dir = fs::path(output).parent_path();
+      io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
+    }
     io::CheckpointInfo info;
     Sequential model = io::load_model(model_path, &info);
     const auto& in = model->input_shape();
@@ -115,7 +119,8 @@ int main(int argc, char** argv) {
 
     std::ostringstream csv;
     csv << "file,class,probability\n";
-    int64_t correct = 0, labelled = 0;
+    int64_t correct = 0, labelled = 0, unknown_class = 0;
+    std::string unknown_example;
     for (size_t r = 0; r < indices.size(); ++r) {
       // filenames() are relative to the parent ("pred/a/001.png", as Keras): report them relative to --data.
       const fs::path rel = fs::path(files.at(static_cast<size_t>(indices[r])));
@@ -127,10 +132,21 @@ int main(int argc, char** argv) {
       if (t != truth.end()) {
         ++labelled;
         correct += t->second == cls;
+        if (!info.class_indices.empty() && !info.class_indices.count(t->second)) {
+          ++unknown_class;
+          if (unknown_example.empty()) unknown_example = t->second;
+        }
       }
     }
     io::write_text_atomically(output, csv.str());
     std::cout << "Predicted " << indices.size() << " images → " << output << "\n";
+    if (unknown_class > 0) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      spdlog::warn("{} of {} labelled images have a class the model was not trained on (e.g. '{}'; model classes: {}): "
+                   "the accuracy below counts them as wrong",
+                   unknown_class, labelled, unknown_example, known);
+    }
     if (labelled > 0) {
       std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),
                   labels_path.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));

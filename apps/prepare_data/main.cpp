@@ -256,10 +256,14 @@ int main(int argc, char** argv) {
   int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
   bool no_augment = false;
   b->add_option("--dir", bench_dir, "image folder (class sub-folders)")->capture_default_str();
-  b->add_option("--workers", workers, "worker threads (0 = all cores)")->capture_default_str();
-  b->add_option("--batches", batches, "timed batches (after 2 warm-up batches)")->capture_default_str();
-  b->add_option("--target-size", size, "square target size")->capture_default_str();
-  b->add_option("--batch-size", batch_size, "batch size")->capture_default_str();
+  b->add_option("--workers", workers, "worker threads (0 = all cores)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(0, torchfit::data::kMaxWorkers));
+  b->add_option("--batches", batches, "timed batches (after 2 warm-up batches)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(1));
+  b->add_option("--target-size", size, "square target size")->capture_default_str()->check(CLI::Range(1, 4096));
+  b->add_option("--batch-size", batch_size, "batch size")->capture_default_str()->check(torchfit::apps::int_range(1));
   b->add_flag("--no-augment", no_augment, "rescale only");
   TORCHFIT_CLI_PARSE(app, argc, argv);
   try {

@@ -87,7 +87,9 @@ int main(int argc, char** argv) {
   app.add_option("--target-size", a.target_size, "Images are resized to SIZE x SIZE pixels")->capture_default_str();
   app.add_option("--validation-steps", a.validation_steps, "Test batches evaluated after each epoch (0 = all)")
       ->capture_default_str();
-  app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")->capture_default_str();
+  app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(0, torchfit::data::kMaxWorkers));
   app.add_option("--threads", a.threads, "LibTorch intra-op threads (0 = CPU cores)")->capture_default_str();
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")->capture_default_str();
   app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str();
@@ -288,7 +290,9 @@ int main(int argc, char** argv) {
                                {"model_config", a.model_config},
                                {"augment", !a.no_augment},
                                {"resume", a.resume},
-                               {"checkpoint", a.checkpoint},
+                               {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
+                               {"no_checkpoint", a.no_checkpoint},
+                               {"memory_format", a.memory_format},
                                {"train_images", train->n()},
                                {"test_images", test ? test->n() : 0},
                                {"classes", train->class_indices()}};

@@ -333,6 +333,19 @@ TEST(DirectoryIteratorTest, GrayFilesGiveTheSameBatchesAsTheirRgbCopies) {
   EXPECT_GT(calls, 0);
 }
 
+TEST(DirectoryIteratorTest, WorkerCountOutOfRangeIsAConfigErrorNamingWorkers) {
+  TempDir d;
+  make_tree(d.path, {"a"}, 2);
+  for (int64_t w : {int64_t{-1}, kMaxWorkers + 1}) {
+    try {
+      DirectoryIterator it(d.str(), quiet().workers(w));
+      FAIL() << "workers " << w << " accepted";
+    } catch (const torchfit::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("workers must be in [0, 1024]"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(DirectoryIteratorTest, HiddenEntriesIgnoredAndExtensionsCaseInsensitive) {
   TempDir d;
   write_png(d.path / "a" / "B.JPG.png", pattern(4, 4, 1));

@@ -103,6 +103,23 @@ TEST(Trainer, NonFiniteLossStopsNamingEpochAndStep) {
   }
 }
 
+TEST(Trainer, FailedRunIsRecordedInRunJson) {
+  TempDir d;
+  auto x = at::randn({8, 4});
+  x[5][0] = std::numeric_limits<float>::quiet_NaN();
+  auto y = at::one_hot(at::arange(8) % 3, 3).to(at::kFloat);
+  Trainer t(tiny_mlp(), categorical());
+  data::TensorIterator it(x, y, 4);
+  EXPECT_THROW(t.fit(it, FitOptions().epochs(1).verbose(0).run_dir(d.str())), Error);
+  std::ifstream f(d.path / "run.json");
+  const auto run = nlohmann::json::parse(f);
+  EXPECT_EQ(run.at("status"), "failed");
+  EXPECT_NE(run.at("error").get<std::string>().find("epoch 1, step 2"), std::string::npos) << run.at("error");
+  EXPECT_EQ(run.at("memory_format").at("requested"), "auto");
+  EXPECT_EQ(run.at("memory_format").at("used"), "channels_last");
+  EXPECT_EQ(run.at("pool_before_relu"), true);
+}
+
 TEST(Trainer, BadCompileArguments) {
   EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().loss("hinge")), ConfigError);
   EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().metrics({"f1"})), ConfigError);

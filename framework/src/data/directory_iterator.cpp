@@ -92,7 +92,9 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
                       std::to_string(o.target_size()[1]) + ")");
   if (o.batch_size() < 1) throw ConfigError("batch_size must be >= 1, got " + std::to_string(o.batch_size()));
   if (o.max_queue_size() < 1) throw ConfigError("max_queue_size must be >= 1, got " + std::to_string(o.max_queue_size()));
-  if (o.workers() < 0) throw ConfigError("workers must be >= 0, got " + std::to_string(o.workers()));
+  if (o.workers() < 0 || o.workers() > kMaxWorkers)
+    throw ConfigError("workers must be in [0, " + std::to_string(kMaxWorkers) + "] (0 = all cores), got " +
+                      std::to_string(o.workers()));
   color_mode_ = parse_color_mode(o.color_mode());
   channels_ = channels_of(color_mode_);
   static const std::set<std::string> modes{"categorical", "sparse", "binary", "input", "none"};
@@ -342,7 +344,15 @@ void DirectoryIterator::start_workers() {
   slots_.assign(static_cast<size_t>(options_.max_queue_size()), Slot{});
   int64_t n = options_.workers();
   if (n == 0) n = std::max<unsigned>(1, std::thread::hardware_concurrency());
-  for (int64_t i = 0; i < n; ++i) threads_.emplace_back(&DirectoryIterator::worker_loop, this);
+  for (int64_t i = 0; i < n; ++i) {
+    try {
+      threads_.emplace_back(&DirectoryIterator::worker_loop, this);
+    } catch (const std::system_error& e) {
+      stop_workers();
+      throw IoError("cannot start loader thread " + std::to_string(i + 1) + " of " + std::to_string(n) + " (workers=" +
+                    std::to_string(options_.workers()) + "): " + e.what());
+    }
+  }
 }
 
 void DirectoryIterator::stop_workers() {

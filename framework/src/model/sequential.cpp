@@ -81,9 +81,12 @@ void SequentialImpl::set_memory_format(const std::string& name) {
   memory_format_ = name;
 }
 
+bool SequentialImpl::uses_channels_last(const c10::Device& device) const {
+  return memory_format_ == "channels_last" || (memory_format_ == "auto" && device.is_cpu());
+}
+
 at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
-  if (x.dim() != 4 || memory_format_ == "contiguous") return x;
-  if (memory_format_ == "auto" && !x.is_cpu()) return x;
+  if (x.dim() != 4 || !uses_channels_last(x.device())) return x;
   return x.contiguous(at::MemoryFormat::ChannelsLast);
 }
 

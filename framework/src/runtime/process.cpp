@@ -43,7 +43,10 @@ int cgroup_cpu_limit() {
 // An opt-out environment variable is set to something other than "" or "0".
 bool opted_out(const char* var) {
   const char* v = std::getenv(var);
-  return v != nullptr && std::string(v) != "" && std::string(v) != "0";
+  if (v == nullptr) return false;
+  for (const char* off : {"", "0", "false", "no", "off"})
+    if (strcasecmp(v, off) == 0) return false;
+  return true;
 }
 
 MemoryRetention tune_malloc() {
@@ -80,7 +83,9 @@ BlasKernels select_blas_kernels() {
   if (dyn_init == nullptr || dyn_quit == nullptr)
     return {true, detected, detected, "OpenBLAS core " + detected + " (no run-time kernel selection in this build)"};
   if (opted_out("TORCHFIT_BLAS_DEFAULTS"))
-    return {true, detected, detected, "OpenBLAS core " + detected + " (TORCHFIT_BLAS_DEFAULTS set: left as chosen)"};
+    return {true, detected, detected,
+            "OpenBLAS core " + detected + " (left as OpenBLAS chose: TORCHFIT_BLAS_DEFAULTS=" +
+                std::getenv("TORCHFIT_BLAS_DEFAULTS") + ")"};
   if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user != nullptr && *user != '\0')
     return {true, detected, detected, "OpenBLAS core " + detected + " (OPENBLAS_CORETYPE=" + user + " set by the user)"};
   const std::string want = blas_coretype_for(cpu_vector_features());
@@ -115,15 +120,14 @@ CpuVectorFeatures cpu_vector_features() {
   f.avx512bw = __builtin_cpu_supports("avx512bw");
   f.avx512dq = __builtin_cpu_supports("avx512dq");
   f.avx512vl = __builtin_cpu_supports("avx512vl");
-  f.avx512bf16 = __builtin_cpu_supports("avx512bf16");
 #endif
   return f;
 }
 
 std::string blas_coretype_for(const CpuVectorFeatures& f) {
-  const bool avx512 = f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl;
-  if (avx512 && f.avx512bf16) return "Cooperlake";
-  if (avx512) return "SkylakeX";
+  // Cooperlake and SapphireRapids add bf16 kernels only; their float kernels are SkylakeX's, and
+  // OpenBLAS 0.3.21's OPENBLAS_CORETYPE does not accept "Cooperlake".
+  if (f.avx512f && f.avx512bw && f.avx512dq && f.avx512vl) return "SkylakeX";
   if (f.avx2 && f.fma) return "Haswell";
   if (f.avx) return "Sandybridge";
   return "";

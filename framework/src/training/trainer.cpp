@@ -164,7 +164,9 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     run_json["flops_per_sample_train"] = train_flops_per_sample;
     run_json["flops_per_step"] = train_flops_per_sample * train.batch_size();
     run_json["model"] = model_->to_json();
-    run_json["memory_format"] = model_->memory_format();
+    run_json["memory_format"] = {{"requested", model_->memory_format()},
+                                 {"used", model_->uses_channels_last(device_) ? "channels_last" : "contiguous"}};
+    run_json["pool_before_relu"] = model_->pool_before_relu();
     run_json["arguments"] = opt.run_info();
     run_json["compile"] = {{"loss", options_.loss()},
                            {"optimizer", options_.optimizer().name()},
@@ -178,174 +180,191 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     io::write_text_atomically((fs::path(run_dir) / "run.json").string(), run_json.dump(2));
   }
 
-  History history;
-  timings_.clear();
-  stop_training = false;
-  interrupted_ = false;
-  if (opt.initial_step() < 0 || opt.initial_step() >= steps) {
-    throw ConfigError("fit: initial_step must be in [0, steps_per_epoch), got " + std::to_string(opt.initial_step()));
-  }
-  for (auto& cb : opt.callbacks()) cb->set_trainer(this);
-  for (auto& cb : opt.callbacks()) cb->on_train_begin({});
+  // A failure after the run files exist is recorded in run.json (status "failed", error) and rethrown.
+  auto train_body = [&]() -> History {
+    History history;
+    timings_.clear();
+    stop_training = false;
+    interrupted_ = false;
+    if (opt.initial_step() < 0 || opt.initial_step() >= steps) {
+      throw ConfigError("fit: initial_step must be in [0, steps_per_epoch), got " + std::to_string(opt.initial_step()));
+    }
+    for (auto& cb : opt.callbacks()) cb->set_trainer(this);
+    for (auto& cb : opt.callbacks()) cb->on_train_begin({});
 
-  int64_t global_step = 0;
-  Logs logs;
-  nlohmann::json epoch_summaries = nlohmann::json::array();
-  for (int epoch = opt.initial_epoch(); epoch < opt.epochs() && !stop_training && !interrupted_; ++epoch) {
-    const int64_t first_step = epoch == opt.initial_epoch() ? opt.initial_step() + 1 : 1;
-    for (auto& cb : opt.callbacks()) cb->on_epoch_begin(epoch, {{"lr", learning_rate()}});
-    if (opt.verbose() > 0 && opt.epochs() > 1) out << "Epoch " << epoch + 1 << "/" << opt.epochs() << "\n" << std::flush;
-    Progbar bar(steps, opt.verbose(), dynamic, out, opt.clock());
-    model_->train();
-    double loss_sum = 0;
-    std::vector<double> metric_sums(resolved_metrics_.size(), 0.0);
-    int64_t seen = 0;
-    std::vector<double> step_ms_list;
-    double data_total = 0, step_total = 0;
-    int64_t timed_images = 0;
-    const double epoch_start = now_ms();
-    for (int64_t step = first_step; step <= steps; ++step) {
-      StepTiming t;
-      t.epoch = epoch + 1;
-      t.step = step;
-      t.warmup = global_step < opt.warmup_steps();
-      const double t0 = now_ms();
-      data::Batch batch = train.next();
-      const double t1 = now_ms();
-      auto [x, y] = to_device(batch);
-      runtime::synchronize(device_);
-      const double t2 = now_ms();
-      std::vector<double> batch_metrics(resolved_metrics_.size(), 0.0);
-      const double loss = train_step(x, y, &batch_metrics);
-      runtime::synchronize(device_);
-      const double t3 = now_ms();
-      if (opt.terminate_on_nan() && !std::isfinite(loss)) {
-        throw Error("non-finite loss (" + std::to_string(loss) + ") at epoch " + std::to_string(epoch + 1) +
-                    ", step " + std::to_string(step) + ": training stopped (lower the learning rate?)");
-      }
-      const int64_t n = batch.size();
-      seen += n;
-      ++position_.train_batches;
-      position_.epoch = epoch;
-      position_.step = step;
-      loss_sum += loss * static_cast<double>(n);
-      for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metrics[i];
-      Progbar::Values running = {{"loss", loss_sum / static_cast<double>(seen)}};
-      for (size_t i = 0; i < metric_sums.size(); ++i) {
-        running.emplace_back(metric_names_[i], metric_sums[i] / static_cast<double>(seen));
-      }
-      bar.update(step, running);
-      Logs batch_logs = {{"loss", loss}, {"size", static_cast<double>(n)}};
-      for (auto& cb : opt.callbacks()) cb->on_train_batch_end(step - 1, batch_logs);
-      const double t4 = now_ms();
-      t.data_ms = t1 - t0;
-      t.h2d_ms = t2 - t1;
-      t.compute_ms = t3 - t2;
-      t.step_ms = t4 - t0;
-      timings_.push_back(t);
-      if (!t.warmup) {
-        step_ms_list.push_back(t.step_ms);
-        data_total += t.data_ms;
-        step_total += t.step_ms;
-        timed_images += n;
-      }
-      if (steps_csv.is_open()) {
-        steps_csv << t.epoch << "," << t.step << "," << csv_number(t.data_ms) << "," << csv_number(t.h2d_ms) << ","
-                  << csv_number(t.compute_ms) << "," << csv_number(t.step_ms) << "," << csv_number(loss);
-        for (size_t i = 0; i < batch_metrics.size(); ++i) {
-          steps_csv << "," << csv_number(batch_metrics[i] / static_cast<double>(n));
+    int64_t global_step = 0;
+    Logs logs;
+    nlohmann::json epoch_summaries = nlohmann::json::array();
+    for (int epoch = opt.initial_epoch(); epoch < opt.epochs() && !stop_training && !interrupted_; ++epoch) {
+      const int64_t first_step = epoch == opt.initial_epoch() ? opt.initial_step() + 1 : 1;
+      for (auto& cb : opt.callbacks()) cb->on_epoch_begin(epoch, {{"lr", learning_rate()}});
+      if (opt.verbose() > 0 && opt.epochs() > 1) out << "Epoch " << epoch + 1 << "/" << opt.epochs() << "\n" << std::flush;
+      Progbar bar(steps, opt.verbose(), dynamic, out, opt.clock());
+      model_->train();
+      double loss_sum = 0;
+      std::vector<double> metric_sums(resolved_metrics_.size(), 0.0);
+      int64_t seen = 0;
+      std::vector<double> step_ms_list;
+      double data_total = 0, step_total = 0;
+      int64_t timed_images = 0;
+      const double epoch_start = now_ms();
+      for (int64_t step = first_step; step <= steps; ++step) {
+        StepTiming t;
+        t.epoch = epoch + 1;
+        t.step = step;
+        t.warmup = global_step < opt.warmup_steps();
+        const double t0 = now_ms();
+        data::Batch batch = train.next();
+        const double t1 = now_ms();
+        auto [x, y] = to_device(batch);
+        runtime::synchronize(device_);
+        const double t2 = now_ms();
+        std::vector<double> batch_metrics(resolved_metrics_.size(), 0.0);
+        const double loss = train_step(x, y, &batch_metrics);
+        runtime::synchronize(device_);
+        const double t3 = now_ms();
+        if (opt.terminate_on_nan() && !std::isfinite(loss)) {
+          throw Error("non-finite loss (" + std::to_string(loss) + ") at epoch " + std::to_string(epoch + 1) +
+                      ", step " + std::to_string(step) + ": training stopped (lower the learning rate?)");
         }
-        steps_csv << "\n" << std::flush;
+        const int64_t n = batch.size();
+        seen += n;
+        ++position_.train_batches;
+        position_.epoch = epoch;
+        position_.step = step;
+        loss_sum += loss * static_cast<double>(n);
+        for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metrics[i];
+        Progbar::Values running = {{"loss", loss_sum / static_cast<double>(seen)}};
+        for (size_t i = 0; i < metric_sums.size(); ++i) {
+          running.emplace_back(metric_names_[i], metric_sums[i] / static_cast<double>(seen));
+        }
+        bar.update(step, running);
+        Logs batch_logs = {{"loss", loss}, {"size", static_cast<double>(n)}};
+        for (auto& cb : opt.callbacks()) cb->on_train_batch_end(step - 1, batch_logs);
+        const double t4 = now_ms();
+        t.data_ms = t1 - t0;
+        t.h2d_ms = t2 - t1;
+        t.compute_ms = t3 - t2;
+        t.step_ms = t4 - t0;
+        timings_.push_back(t);
+        if (!t.warmup) {
+          step_ms_list.push_back(t.step_ms);
+          data_total += t.data_ms;
+          step_total += t.step_ms;
+          timed_images += n;
+        }
+        if (steps_csv.is_open()) {
+          steps_csv << t.epoch << "," << t.step << "," << csv_number(t.data_ms) << "," << csv_number(t.h2d_ms) << ","
+                    << csv_number(t.compute_ms) << "," << csv_number(t.step_ms) << "," << csv_number(loss);
+          for (size_t i = 0; i < batch_metrics.size(); ++i) {
+            steps_csv << "," << csv_number(batch_metrics[i] / static_cast<double>(n));
+          }
+          steps_csv << "\n" << std::flush;
+        }
+        ++global_step;
+        if (runtime::interrupt_requested()) {
+          interrupted_ = true;
+          break;
+        }
       }
-      ++global_step;
-      if (runtime::interrupt_requested()) {
-        interrupted_ = true;
+      if (interrupted_) {
+        if (opt.verbose() > 0) out << "\n" << std::flush;
         break;
       }
-    }
-    if (interrupted_) {
-      if (opt.verbose() > 0) out << "\n" << std::flush;
-      break;
-    }
-    const double train_seconds = (now_ms() - epoch_start) / 1000.0;
+      const double train_seconds = (now_ms() - epoch_start) / 1000.0;
 
-    logs.clear();
-    logs["loss"] = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
-    for (size_t i = 0; i < metric_sums.size(); ++i) {
-      logs[metric_names_[i]] = metric_sums[i] / static_cast<double>(std::max<int64_t>(seen, 1));
-    }
-    Progbar::Values final_values = {{"loss", logs["loss"]}};
-    for (const auto& m : metric_names_) final_values.emplace_back(m, logs[m]);
-    if (opt.validation_data()) {
-      Logs val = evaluate(*opt.validation_data(), opt.validation_steps());
-      position_.val_batches += opt.validation_steps();
-      model_->train();
-      for (const auto& [k, v] : val) logs["val_" + k] = v;
-      final_values.emplace_back("val_loss", logs["val_loss"]);
-      for (const auto& m : metric_names_) final_values.emplace_back("val_" + m, logs["val_" + m]);
-    }
-    bar.finalize(final_values);
-    logs["lr"] = learning_rate();
+      logs.clear();
+      logs["loss"] = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
+      for (size_t i = 0; i < metric_sums.size(); ++i) {
+        logs[metric_names_[i]] = metric_sums[i] / static_cast<double>(std::max<int64_t>(seen, 1));
+      }
+      Progbar::Values final_values = {{"loss", logs["loss"]}};
+      for (const auto& m : metric_names_) final_values.emplace_back(m, logs[m]);
+      if (opt.validation_data()) {
+        Logs val = evaluate(*opt.validation_data(), opt.validation_steps());
+        position_.val_batches += opt.validation_steps();
+        model_->train();
+        for (const auto& [k, v] : val) logs["val_" + k] = v;
+        final_values.emplace_back("val_loss", logs["val_loss"]);
+        for (const auto& m : metric_names_) final_values.emplace_back("val_" + m, logs["val_" + m]);
+      }
+      bar.finalize(final_values);
+      logs["lr"] = learning_rate();
 
-    const double seconds = (now_ms() - epoch_start) / 1000.0;
-    const double median = percentile(step_ms_list, 0.5);
-    const double p90 = percentile(step_ms_list, 0.9);
-    // Throughput over the timed (non-warm-up) steps; falls back to the whole epoch when all were warm-up.
-    const double images_per_s = step_total > 0 ? static_cast<double>(timed_images) / (step_total / 1000.0)
-                                               : static_cast<double>(seen) / std::max(train_seconds, 1e-9);
-    const double data_share = step_total > 0 ? data_total / step_total : 0.0;
-    if (epochs_csv.is_open()) {
-      auto val_or_empty = [&](const std::string& k) {
-        auto it = logs.find(k);
-        return it == logs.end() ? std::string() : csv_number(it->second);
-      };
-      epochs_csv << epoch + 1 << "," << csv_number(logs["loss"]);
-      for (const auto& m : metric_cols) epochs_csv << "," << csv_number(logs[m]);
-      epochs_csv << "," << val_or_empty("val_loss");
-      for (const auto& m : metric_cols) epochs_csv << "," << val_or_empty("val_" + m);
-      epochs_csv << "," << csv_number(seconds) << "," << csv_number(median) << "," << csv_number(p90) << ","
-                 << csv_number(images_per_s) << "," << csv_number(data_share) << "\n"
-                 << std::flush;
+      const double seconds = (now_ms() - epoch_start) / 1000.0;
+      const double median = percentile(step_ms_list, 0.5);
+      const double p90 = percentile(step_ms_list, 0.9);
+      // Throughput over the timed (non-warm-up) steps; falls back to the whole epoch when all were warm-up.
+      const double images_per_s = step_total > 0 ? static_cast<double>(timed_images) / (step_total / 1000.0)
+                                                 : static_cast<double>(seen) / std::max(train_seconds, 1e-9);
+      const double data_share = step_total > 0 ? data_total / step_total : 0.0;
+      if (epochs_csv.is_open()) {
+        auto val_or_empty = [&](const std::string& k) {
+          auto it = logs.find(k);
+          return it == logs.end() ? std::string() : csv_number(it->second);
+        };
+        epochs_csv << epoch + 1 << "," << csv_number(logs["loss"]);
+        for (const auto& m : metric_cols) epochs_csv << "," << csv_number(logs[m]);
+        epochs_csv << "," << val_or_empty("val_loss");
+        for (const auto& m : metric_cols) epochs_csv << "," << val_or_empty("val_" + m);
+        epochs_csv << "," << csv_number(seconds) << "," << csv_number(median) << "," << csv_number(p90) << ","
+                   << csv_number(images_per_s) << "," << csv_number(data_share) << "\n"
+                   << std::flush;
+      }
+      nlohmann::json summary = {{"epoch", epoch + 1},
+                                {"seconds", seconds},
+                                {"train_seconds", train_seconds},
+                                {"ms_per_step_median", median},
+                                {"ms_per_step_p90", p90},
+                                {"images_per_s", images_per_s},
+                                {"data_wait_share", data_share},
+                                {"gflops_per_s", median > 0 ? static_cast<double>(train_flops_per_sample) *
+                                                                  static_cast<double>(train.batch_size()) /
+                                                                  (median / 1000.0) / 1e9
+                                                            : 0.0}};
+      for (const auto& [k, v] : logs) summary[k] = v;
+      epoch_summaries.push_back(summary);
+
+      history.epoch.push_back(epoch);
+      for (const auto& [k, v] : logs) history.history[k].push_back(v);
+      position_.epoch = epoch + 1;
+      position_.step = 0;
+      for (auto& cb : opt.callbacks()) cb->on_epoch_end(epoch, logs);
     }
-    nlohmann::json summary = {{"epoch", epoch + 1},
-                              {"seconds", seconds},
-                              {"train_seconds", train_seconds},
-                              {"ms_per_step_median", median},
-                              {"ms_per_step_p90", p90},
-                              {"images_per_s", images_per_s},
-                              {"data_wait_share", data_share},
-                              {"gflops_per_s", median > 0 ? static_cast<double>(train_flops_per_sample) *
-                                                                static_cast<double>(train.batch_size()) /
-                                                                (median / 1000.0) / 1e9
-                                                          : 0.0}};
-    for (const auto& [k, v] : logs) summary[k] = v;
-    epoch_summaries.push_back(summary);
+    for (auto& cb : opt.callbacks()) cb->on_train_end(logs);
 
-    history.epoch.push_back(epoch);
-    for (const auto& [k, v] : logs) history.history[k].push_back(v);
-    position_.epoch = epoch + 1;
-    position_.step = 0;
-    for (auto& cb : opt.callbacks()) cb->on_epoch_end(epoch, logs);
-  }
-  for (auto& cb : opt.callbacks()) cb->on_train_end(logs);
-
-  if (!run_dir.empty()) {
-    nlohmann::json warm = nlohmann::json::array();
-    for (const auto& t : timings_) {
-      if (t.warmup) {
-        warm.push_back({{"epoch", t.epoch}, {"step", t.step}, {"data_ms", t.data_ms}, {"h2d_ms", t.h2d_ms},
-                        {"compute_ms", t.compute_ms}, {"step_ms", t.step_ms}});
+    if (!run_dir.empty()) {
+      nlohmann::json warm = nlohmann::json::array();
+      for (const auto& t : timings_) {
+        if (t.warmup) {
+          warm.push_back({{"epoch", t.epoch}, {"step", t.step}, {"data_ms", t.data_ms}, {"h2d_ms", t.h2d_ms},
+                          {"compute_ms", t.compute_ms}, {"step_ms", t.step_ms}});
+        }
+      }
+      run_json["warmup"] = warm;
+      run_json["epoch_summaries"] = epoch_summaries;
+      run_json["final_metrics"] = logs;
+      run_json["status"] = interrupted_ ? "interrupted" : stop_training ? "stopped early" : "completed";
+      run_json["position"] = {{"epoch", position_.epoch}, {"step", position_.step},
+                              {"train_batches", position_.train_batches}, {"val_batches", position_.val_batches}};
+      io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+    }
+    return history;
+  };
+  try {
+    return train_body();
+  } catch (const std::exception& e) {
+    if (!run_dir.empty()) {
+      try {
+        run_json["status"] = "failed";
+        run_json["error"] = e.what();
+        io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+      } catch (const std::exception&) {
+        // keep the original error
       }
     }
-    run_json["warmup"] = warm;
-    run_json["epoch_summaries"] = epoch_summaries;
-    run_json["final_metrics"] = logs;
-    run_json["status"] = interrupted_ ? "interrupted" : stop_training ? "stopped early" : "completed";
-    run_json["position"] = {{"epoch", position_.epoch}, {"step", position_.step},
-                            {"train_batches", position_.train_batches}, {"val_batches", position_.val_batches}};
-    io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+    throw;
   }
-  return history;
 }
 
 Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {

@@ -32,6 +32,9 @@ using ClassIndices = std::map<std::string, int64_t>;
 
 /// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
 /// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
+/// The most loader threads a DirectoryIterator starts (FlowOptions::workers).
+constexpr int64_t kMaxWorkers = 1024;
+
 struct FlowOptions {
   /// (height, width) in pixels every image is resized to (Keras order). Default (256, 256).
   TORCH_ARG(Size2, target_size) = {256, 256};
@@ -60,7 +63,8 @@ struct FlowOptions {
   TORCH_ARG(std::string, interpolation) = "nearest";
   /// Follow symbolic links to sub-folders while collecting files (Keras follow_links). Default false.
   TORCH_ARG(bool, follow_links) = false;
-  /// Worker threads that decode and augment; 0 (default) ⇒ std::thread::hardware_concurrency().
+  /// Worker threads that decode and augment, 0..kMaxWorkers; 0 (default) ⇒
+  /// std::thread::hardware_concurrency(). A thread the system refuses to start is an IoError naming it.
   /// The produced batches do not depend on this number.
   TORCH_ARG(int64_t, workers) = 0;
   /// Batches prepared ahead of the consumer (bounded prefetch queue; Keras max_queue_size). Default 10.

@@ -78,6 +78,8 @@ class SequentialImpl : public torch::nn::Module {
   /// choice. Errors: ConfigError naming another value.
   void set_memory_format(const std::string& name);
   const std::string& memory_format() const { return memory_format_; }
+  /// Whether 4-D inputs on `device` run channels_last under the current setting.
+  bool uses_channels_last(const c10::Device& device) const;
 
   /// A Conv2D or DepthwiseConv2D with activation "relu" directly followed by MaxPooling2D runs as
   /// convolution → pooling → ReLU (default true). ReLU is monotonic, so max(relu(a), relu(b), …) =

@@ -34,6 +34,7 @@ int cpu_cores();
 ///    selection (`gotoblas_dynamic_quit` + `gotoblas_dynamic_init`, looked up with dlsym, so nothing is
 ///    done with any other BLAS). Call it before other threads run BLAS work. A user's own
 ///    `OPENBLAS_CORETYPE` is respected; `TORCHFIT_BLAS_DEFAULTS=1` opts out. See `blas_kernels()`.
+///    (Opt-out variables: any value but "", 0, false, no, off — case-insensitive — opts out.)
 /// 3. Threads: `threads > 0` sets LibTorch's intra-op thread count to `threads`
 ///    (`at::set_num_threads`). `threads == 0` means "default": `cpu_cores()` on the first call
 ///    (LibTorch's own default on Debian is ONE thread), and keep the current setting on later calls,
@@ -63,15 +64,14 @@ struct CpuVectorFeatures {
   bool avx512bw = false;
   bool avx512dq = false;
   bool avx512vl = false;
-  bool avx512bf16 = false;
 };
 
 /// This CPU's features (`__builtin_cpu_supports`; all false on non-x86 builds).
 CpuVectorFeatures cpu_vector_features();
 
 /// The OpenBLAS core type (a name `OPENBLAS_CORETYPE` accepts) whose kernels use the widest vector
-/// unit in `f`: "Cooperlake" (AVX-512 + BF16), "SkylakeX" (AVX-512 F/BW/DQ/VL), "Haswell" (AVX2 + FMA),
-/// "Sandybridge" (AVX), or "" when only SSE is available (nothing better than OpenBLAS's fallback).
+/// unit in `f`: "SkylakeX" (AVX-512 F/BW/DQ/VL; newer cores add only bf16 kernels), "Haswell" (AVX2 +
+/// FMA), "Sandybridge" (AVX), or "" when only SSE is available (nothing better than OpenBLAS's fallback).
 std::string blas_coretype_for(const CpuVectorFeatures& f);
 
 /// How wide the vector kernels of an OpenBLAS core type are, from its name as
@@ -85,7 +85,7 @@ int blas_core_rank(const std::string& corename);
 struct BlasKernels {
   bool openblas = false;   ///< OpenBLAS with run-time kernel selection was found in the process
   std::string detected;    ///< the core OpenBLAS chose by itself (e.g. "Prescott"), "" if not OpenBLAS
-  std::string active;      ///< the core in use after init_process (e.g. "Cooperlake")
+  std::string active;      ///< the core in use after init_process (e.g. "SkylakeX")
   std::string method;      ///< one line for logs: what was done and why
 };
 
