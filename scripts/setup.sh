@@ -56,4 +56,4 @@ fi
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" "${EXTRA[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-echo "[setup] built into $BUILD_DIR/ — binaries: $BUILD_DIR/apps/ (train_cnn, predict_cnn, prepare_data, device_info, matmul_bench)"
+echo "[setup] built into $BUILD_DIR/ — binaries: $BUILD_DIR/apps/ (train_cnn, predict_cnn, prepare_data, device_info, matmul_bench, bench_step)"
