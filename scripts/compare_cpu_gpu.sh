@@ -191,7 +191,7 @@ CMP_SKIPPED=$(printf '%s\n' "${SKIPPED[@]}")
 CMP_ARGS=$(printf '%q ' "scripts/compare_cpu_gpu.sh" "${ORIG_ARGS[@]}")
 export CMP_ARGS CMP_EPOCHS=$EPOCHS CMP_STEPS=$STEPS CMP_DATA=$DATA CMP_BUILD=$BUILD CMP_MM_CMD=$MM_CMD \
        CMP_TRAIN_ARGS="${TRAIN_ARGS[*]}" CMP_HOST=$HOST CMP_KEEP=$KEEP_RUNS CMP_ROOT=$ROOT
-CMP_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD 2>/dev/null || echo ' (+ uncommitted changes)')"
+CMP_COMMIT="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$ROOT" diff --quiet HEAD -- . ':(exclude)docs/results' 2>/dev/null || echo ' (+ uncommitted changes)')"
 export CMP_COMMIT
 "$PY" - "$RESULTS/meta.json" <<'PY'
 import json, os, sys, time
