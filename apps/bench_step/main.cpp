@@ -50,13 +50,8 @@ int main(int argc, char** argv) {
   for (const auto& t : trainer.step_timings()) {
     if (!t.warmup) ms.push_back(t.step_ms);
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t mid = sorted.size() / 2;
-  const double median = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  const double flops = static_cast<double>(3 * trainer.model()->flops_per_sample() -
-                                           trainer.model()->layers()[0]->flops_per_sample()) *
-                       static_cast<double>(batch);
+  const double median = percentile(ms, 0.5);  // the same statistics as epochs.csv
+  const double flops = static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(batch);
   nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
                         {"threads", used},
                         {"median_ms", median},

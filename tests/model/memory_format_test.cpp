@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/activation.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/model/seed_cnn.h>
@@ -126,4 +127,17 @@ TEST(PoolBeforeRelu, OnlyReluConvolutionsFollowedByMaxPoolingAreReordered) {
   m->set_pool_before_relu(false);
   EXPECT_TRUE(at::equal(on, m->forward(x)));
   EXPECT_TRUE(at::allclose(m->forward_logits(x), m->forward(x))) << "pool last: logits = output";
+}
+
+TEST(PoolBeforeRelu, ActivationReluLayerBeforeMaxPoolingIsReorderedToo) {
+  at::manual_seed(5);
+  Sequential m("activation");
+  m->add(Conv2D(Conv2DOptions(3, {3, 3}).input_shape(Shape{10, 10, 2})));
+  m->add(Activation("relu"));
+  m->add(MaxPooling2D(MaxPooling2DOptions()));
+  const at::Tensor x = at::randn({2, 2, 10, 10});
+  const at::Tensor on = m->forward(x);
+  m->set_pool_before_relu(false);
+  EXPECT_TRUE(at::equal(on, m->forward(x)));
+  EXPECT_GT(on.eq(0).sum().item<int64_t>(), 0);
 }

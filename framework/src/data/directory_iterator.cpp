@@ -289,13 +289,12 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
   const size_t n = static_cast<size_t>(h) * w * c;
   if (hwc.size() < n) hwc.resize(n), scratch.resize(n);
   resize_to_float(img, h, w, options_.interpolation(), hwc.data());  // Keras: resize BEFORE augmenting
+  std::optional<TransformParams> p;
   if (augment_) {
     Rng rng(sample_seed(seed_, pass, position));
-    const TransformParams p = generator_->get_random_transform(h, w, rng);
-    generator_->transform_into(hwc.data(), h, w, c, &p, out, scratch.data(), static_cast<int>(channels_));
-  } else {
-    generator_->transform_into(hwc.data(), h, w, c, nullptr, out, scratch.data(), static_cast<int>(channels_));
+    p = generator_->get_random_transform(h, w, rng);
   }
+  generator_->transform_into(hwc.data(), h, w, c, p ? &*p : nullptr, out, scratch.data(), static_cast<int>(channels_));
 }
 
 Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {

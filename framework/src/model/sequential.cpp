@@ -6,8 +6,6 @@
 #include <sstream>
 
 #include <torchfit/layers/activation_fn.h>
-#include <torchfit/layers/conv2d.h>
-#include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/registry.h>
 
@@ -91,10 +89,10 @@ at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
 }
 
 bool SequentialImpl::pools_before_relu(size_t i) const {
-  if (!pool_before_relu_ || i + 1 >= layers_.size() || layers_[i]->output_activation() != "relu") return false;
-  const Layer* l = layers_[i].get();
-  const bool conv = dynamic_cast<const Conv2DImpl*>(l) != nullptr || dynamic_cast<const DepthwiseConv2DImpl*>(l) != nullptr;
-  return conv && dynamic_cast<const MaxPooling2DImpl*>(layers_[i + 1].get()) != nullptr;
+  // Any layer whose output activation is relu (Conv2D, DepthwiseConv2D, Activation("relu"), …): by the
+  // layer contract forward_without_activation is forward minus that ReLU.
+  return pool_before_relu_ && i + 1 < layers_.size() && layers_[i]->output_activation() == "relu" &&
+         dynamic_cast<const MaxPooling2DImpl*>(layers_[i + 1].get()) != nullptr;
 }
 
 at::Tensor SequentialImpl::run(const at::Tensor& x, bool logits) {
@@ -156,6 +154,11 @@ int64_t SequentialImpl::flops_per_sample() const {
   int64_t n = 0;
   for (const auto& l : layers_) n += l->flops_per_sample();
   return n;
+}
+
+int64_t SequentialImpl::train_flops_per_sample() const {
+  if (layers_.empty()) return 0;
+  return 3 * flops_per_sample() - layers_.front()->flops_per_sample();
 }
 
 std::string SequentialImpl::summary(int line_length) const {

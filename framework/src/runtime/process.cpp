@@ -40,7 +40,7 @@ int cgroup_cpu_limit() {
   }
 }
 
-// An opt-out environment variable is set to something other than "" or "0".
+// An opt-out environment variable is set to anything but "", 0, false, no or off (any case).
 bool opted_out(const char* var) {
   const char* v = std::getenv(var);
   if (v == nullptr) return false;

@@ -30,11 +30,11 @@ using Size2 = std::array<int64_t, 2>;
 /// Class name → index.
 using ClassIndices = std::map<std::string, int64_t>;
 
-/// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
-/// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
 /// The most loader threads a DirectoryIterator starts (FlowOptions::workers).
 constexpr int64_t kMaxWorkers = 1024;
 
+/// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
+/// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
 struct FlowOptions {
   /// (height, width) in pixels every image is resized to (Keras order). Default (256, 256).
   TORCH_ARG(Size2, target_size) = {256, 256};

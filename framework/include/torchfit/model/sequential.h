@@ -52,6 +52,9 @@ class SequentialImpl : public torch::nn::Module {
   int64_t non_trainable_params() const;
   /// Forward FLOPs for one sample (2 per multiply-add); a training step costs ≈ 3× forward per sample.
   int64_t flops_per_sample() const;
+  /// FLOPs of one training step per sample: ≈ 3× forward (forward, input and weight gradients) minus
+  /// the first layer's input gradient, which is never needed.
+  int64_t train_flops_per_sample() const;
 
   /// The Keras 2.6 summary text (see KERAS_SEMANTICS.md), ending with a newline.
   std::string summary(int line_length = 65) const;
@@ -81,8 +84,8 @@ class SequentialImpl : public torch::nn::Module {
   /// Whether 4-D inputs on `device` run channels_last under the current setting.
   bool uses_channels_last(const c10::Device& device) const;
 
-  /// A Conv2D or DepthwiseConv2D with activation "relu" directly followed by MaxPooling2D runs as
-  /// convolution → pooling → ReLU (default true). ReLU is monotonic, so max(relu(a), relu(b), …) =
+  /// A layer whose output activation is "relu" (Conv2D, DepthwiseConv2D, Activation("relu"), …)
+  /// directly followed by MaxPooling2D runs as layer without its ReLU → pooling → ReLU (default true). ReLU is monotonic, so max(relu(a), relu(b), …) =
   /// relu(max(a, b, …)) and the gradient reaches the same element: outputs and gradients are the same,
   /// while the ReLU and its backward touch the pooled tensor (4× smaller for 2×2 pooling). The layers
   /// and summary() are unchanged. false runs every layer as written (for comparisons).
