@@ -251,7 +251,7 @@ int main(int argc, char** argv) {
                   << "): nothing to do\n";
         return 0;
       }
-      if (initial_step >= a.steps_per_epoch) {
+      if (initial_step > a.steps_per_epoch) {
         throw ConfigError("--resume: checkpoint '" + a.resume + "' stopped at step " + std::to_string(initial_step) +
                           " of epoch " + std::to_string(initial_epoch + 1) + ", beyond --steps-per-epoch " +
                           std::to_string(a.steps_per_epoch));
@@ -338,8 +338,7 @@ int main(int argc, char** argv) {
     if (!ms.empty()) {
       const double median = percentile(ms, 0.5);  // the same statistics as epochs.csv
       const double flops_per_step =
-          static_cast<double>(3 * model->flops_per_sample() - model->layers().front()->flops_per_sample()) *
-          static_cast<double>(a.batch_size);
+          static_cast<double>(model->train_flops_per_sample()) * static_cast<double>(a.batch_size);
       const double achieved = flops_per_step / (median / 1000.0) / 1e9;
       runtime::MatmulBenchOptions mm;
       mm.sizes = {2048};

@@ -123,3 +123,44 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
   expect_same_weights(*ref, *resumed);
 }
+
+// A checkpoint taken after an epoch's last step (--checkpoint-every) resumes by finishing that epoch
+// (validation, callbacks) and going on with the next: the same weights and losses as one run.
+TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
+  torchfit::testing::TempDir dir("resume3");
+  auto [x, y] = make_data();
+  auto ref = fresh_trainer();
+  data::TensorIterator train_a(x, y, 8, true, 3);
+  auto rec_a = std::make_shared<LossRecorder>();
+  ref->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_a}));
+
+  struct StopAfter : Callback {
+    int seen = 0;
+    void on_train_batch_end(int64_t, const Logs&) override {
+      if (++seen == 4) runtime::request_interrupt();  // after the epoch's last step, before its end
+    }
+  };
+  auto first = fresh_trainer();
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  auto rec_b = std::make_shared<LossRecorder>();
+  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>()}));
+  runtime::clear_interrupt();
+  ASSERT_EQ(first->position().epoch, 0);
+  ASSERT_EQ(first->position().step, 4);
+  const std::string ckpt = (dir.path / "last.ckpt").string();
+  io::save_checkpoint(ckpt, *first);
+
+  auto resumed = fresh_trainer();
+  auto info = io::load_checkpoint(ckpt, *resumed);
+  data::TensorIterator train_c(x, y, 8, true, 3);
+  train_c.skip(info.position.train_batches);
+  History h = resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).initial_epoch(info.position.epoch)
+                                        .initial_step(info.position.step).callbacks({rec_b}));
+  ASSERT_EQ(rec_b->values.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
+  expect_same_weights(*ref, *resumed);
+  ASSERT_EQ(h.epoch, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(std::isnan(h.history.at("loss")[0])) << "no step of epoch 1 ran after the resume";
+  EXPECT_FALSE(std::isnan(h.history.at("loss")[1]));
+  EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(1).steps_per_epoch(4).verbose(0).initial_step(5)), ConfigError);
+}

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <sstream>
 
 #include <torch/optim/adam.h>
@@ -123,7 +124,7 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector
 }
 
 History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
-  runtime::init_process();
+  const int threads = runtime::init_process();
   if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
   if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
@@ -134,14 +135,11 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
   std::ofstream steps_csv, epochs_csv;
   nlohmann::json run_json = nlohmann::json::object();
   const std::string run_dir = opt.run_dir();
-  const int threads = runtime::init_process();
-  const int64_t train_flops_per_sample = [&] {
-    // Training ≈ 3 × forward, minus the input gradient of the first layer (never needed).
-    int64_t f = 3 * model_->flops_per_sample();
-    if (!model_->layers().empty()) f -= model_->layers().front()->flops_per_sample();
-    return f;
-  }();
+  const int64_t train_flops_per_sample = model_->train_flops_per_sample();
   std::vector<std::string> metric_cols = metric_names_;
+  const auto write_run_json = [&] {
+    io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+  };
   if (!run_dir.empty()) {
     io::ensure_writable_directory(run_dir);
     namespace fs = std::filesystem;
@@ -177,7 +175,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     run_json["batch_size"] = train.batch_size();
     run_json["warmup_steps"] = opt.warmup_steps();
     run_json["status"] = "running";
-    io::write_text_atomically((fs::path(run_dir) / "run.json").string(), run_json.dump(2));
+    write_run_json();
   }
 
   // A failure after the run files exist is recorded in run.json (status "failed", error) and rethrown.
@@ -186,8 +184,8 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
     timings_.clear();
     stop_training = false;
     interrupted_ = false;
-    if (opt.initial_step() < 0 || opt.initial_step() >= steps) {
-      throw ConfigError("fit: initial_step must be in [0, steps_per_epoch), got " + std::to_string(opt.initial_step()));
+    if (opt.initial_step() < 0 || opt.initial_step() > steps) {
+      throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
     }
     for (auto& cb : opt.callbacks()) cb->set_trainer(this);
     for (auto& cb : opt.callbacks()) cb->on_train_begin({});
@@ -274,9 +272,11 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
       const double train_seconds = (now_ms() - epoch_start) / 1000.0;
 
       logs.clear();
-      logs["loss"] = loss_sum / static_cast<double>(std::max<int64_t>(seen, 1));
+      // No step ran when resuming after an epoch's last step: no training mean to report (nan).
+      const double no_mean = std::numeric_limits<double>::quiet_NaN();
+      logs["loss"] = seen > 0 ? loss_sum / static_cast<double>(seen) : no_mean;
       for (size_t i = 0; i < metric_sums.size(); ++i) {
-        logs[metric_names_[i]] = metric_sums[i] / static_cast<double>(std::max<int64_t>(seen, 1));
+        logs[metric_names_[i]] = seen > 0 ? metric_sums[i] / static_cast<double>(seen) : no_mean;
       }
       Progbar::Values final_values = {{"loss", logs["loss"]}};
       for (const auto& m : metric_names_) final_values.emplace_back(m, logs[m]);
@@ -347,7 +347,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
       run_json["status"] = interrupted_ ? "interrupted" : stop_training ? "stopped early" : "completed";
       run_json["position"] = {{"epoch", position_.epoch}, {"step", position_.step},
                               {"train_batches", position_.train_batches}, {"val_batches", position_.val_batches}};
-      io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+      write_run_json();
     }
     return history;
   };
@@ -358,7 +358,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
       try {
         run_json["status"] = "failed";
         run_json["error"] = e.what();
-        io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
+        write_run_json();
       } catch (const std::exception&) {
         // keep the original error
       }

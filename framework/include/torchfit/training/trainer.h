@@ -40,8 +40,10 @@ struct FitOptions {
   TORCH_ARG(int, verbose) = 1;
   /// Epoch to start at (0-based; for resuming).
   TORCH_ARG(int, initial_epoch) = 0;
-  /// Steps of `initial_epoch` already done (resuming mid-epoch: the epoch runs the remaining steps; its
-  /// running means cover those steps only).
+  /// Steps of `initial_epoch` already done, 0..steps_per_epoch (resuming mid-epoch: the epoch runs the
+  /// remaining steps; its running means cover those steps only). steps_per_epoch (a checkpoint taken
+  /// after the epoch's last step) runs no step and finishes the epoch: validation, callbacks; its
+  /// training loss and metrics are then nan.
   TORCH_ARG(int64_t, initial_step) = 0;
   /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files).
   TORCH_ARG(std::string, run_dir) = "";
