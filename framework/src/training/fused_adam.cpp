@@ -1,7 +1,8 @@
 #include <torchfit/training/fused_adam.h>
 
 #include <ATen/Parallel.h>
-#include <c10/util/string_utils.h>
+
+#include "compat/libtorch_version.h"
 
 #include <cmath>
 
@@ -47,7 +48,7 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
       if (!p.grad().defined()) continue;
       if (!plain || !fusable(p)) {
         // Reference path for this parameter alone: a one-parameter Adam sharing our state entry.
-        const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+        const auto key = compat::optimizer_state_key(p);
         torch::optim::Adam single({p}, options);
         auto it = state_.find(key);
         if (it != state_.end()) {
@@ -57,7 +58,7 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
         state_[key] = single.state()[key]->clone();
         continue;
       }
-      const auto key = c10::guts::to_string(p.unsafeGetTensorImpl());
+      const auto key = compat::optimizer_state_key(p);
       auto it = state_.find(key);
       if (it == state_.end()) {
         auto s = std::make_unique<torch::optim::AdamParamState>();
