@@ -4,6 +4,7 @@
 
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 using namespace torchfit;
@@ -20,19 +21,32 @@ TEST(DepthwiseConv2D, ParameterCountAndConformance) {
                            LayerConformance({9, 9, 2}, {5, 5, 2}).trainable_params(20));
 }
 
-TEST(DepthwiseConv2D, EachChannelHasItsOwnKernelsInTensorFlowOrder) {
+namespace {
+// Output channel o = c·m + j gets kernel value o + 1; input channel c is constant c + 1 (3×3 input, 3×3
+// valid kernel, so each output is 9 · (o + 1) · (c + 1)).
+at::Tensor depthwise_of_constants(const std::string& memory_format) {
   DepthwiseConv2D dw(DepthwiseConv2DOptions(3).depth_multiplier(2).input_shape(Shape{3, 3, 2}));
   Sequential m;
   m->add(dw);
+  m->set_memory_format(memory_format);
   {
     at::NoGradGuard g;
-    // Output channel o = c·m + j gets kernel value o + 1; input channel c is constant c + 1.
     for (int64_t o = 0; o < 4; ++o) dw->depthwise_kernel[o].fill_(static_cast<double>(o + 1));
   }
   auto x = at::stack({at::full({3, 3}, 1.0f), at::full({3, 3}, 2.0f)}).unsqueeze(0);
-  auto y = m->forward(x);
-  ASSERT_EQ(y.sizes().vec(), (std::vector<int64_t>{1, 4, 1, 1}));
-  EXPECT_TRUE(at::equal(y.flatten(), at::tensor({9.0f * 1 * 1, 9.0f * 2 * 1, 9.0f * 3 * 2, 9.0f * 4 * 2})));
+  return m->forward(x);
+}
+}  // namespace
+
+// Both memory formats: channels_last on the CPU goes through oneDNN's grouped convolution, contiguous
+// through LibTorch's own; a LibTorch/oneDNN version that got one wrong shows here with its values.
+TEST(DepthwiseConv2D, EachChannelHasItsOwnKernelsInTensorFlowOrder) {
+  const auto expected = at::tensor({9.0f * 1 * 1, 9.0f * 2 * 1, 9.0f * 3 * 2, 9.0f * 4 * 2});
+  for (const char* format : {"channels_last", "contiguous"}) {
+    auto y = depthwise_of_constants(format);
+    ASSERT_EQ(y.sizes().vec(), (std::vector<int64_t>{1, 4, 1, 1})) << format;
+    EXPECT_TRUE(at::equal(y.flatten(), expected)) << format << ": " << y.flatten() << " expected " << expected;
+  }
 }
 
 TEST(DepthwiseConv2D, BadArguments) {

@@ -110,6 +110,16 @@ std::string check_image_file(const std::string& path) {
   const bool pnm = head.size() >= 2 && head[0] == 'P' && (head[1] == '5' || head[1] == '6');
   if (!png && !jpeg && !bmp && !gif && !pnm) return "not an image (unrecognised header)";
 
+  // The PNG end check comes before stb's header check: how far stb_image's info call reads into a cut
+  // PNG differs between its releases (Debian 13's fails on a PNG cut after IHDR, Debian 12's does
+  // not), and the answer must not depend on the stb_image we were built with.
+  if (png) {
+    // A complete PNG ends with the IEND chunk: length 0, "IEND", CRC AE 42 60 82.
+    auto tail = read_at(file.f, -12, 12, SEEK_END);
+    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    if (size < 12 + 8 || tail.size() != 12 || std::memcmp(tail.data(), iend, 12) != 0)
+      return "truncated PNG (no IEND chunk at the end)";
+  }
   int w = 0, h = 0, c = 0;
   int ok = stbi_info_from_memory(head.data(), static_cast<int>(head.size()), &w, &h, &c);
   if (!ok && head.size() < static_cast<size_t>(size)) {  // header beyond 64 KiB: read it all
@@ -120,13 +130,7 @@ std::string check_image_file(const std::string& path) {
     const char* why = stbi_failure_reason();
     return std::string("corrupt header (") + (why ? why : "unknown") + ")";
   }
-  if (png) {
-    // A complete PNG ends with the IEND chunk: length 0, "IEND", CRC AE 42 60 82.
-    auto tail = read_at(file.f, -12, 12, SEEK_END);
-    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
-    if (size < 12 + 8 || tail.size() != 12 || std::memcmp(tail.data(), iend, 12) != 0)
-      return "truncated PNG (no IEND chunk at the end)";
-  } else if (jpeg) {
+  if (jpeg) {
     // The end-of-image marker FF D9 must be near the end (some writers append padding/trailers).
     const size_t n = static_cast<size_t>(std::min<long>(size, 4096));
     auto tail = read_at(file.f, -static_cast<long>(n), n, SEEK_END);
