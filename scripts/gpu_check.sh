@@ -4,7 +4,8 @@
 #
 #   scripts/gpu_check.sh OUTDIR [--bundle DIR] [--work DIR] [--torch-prefix DIR] [--jobs N]
 #                        [--budget SECONDS] [--sizes "500 1024 2048 4096"] [--targets "t1 t2"]
-#                        [--skip-ctest] [--skip-compare] [--tar FILE] [-- ARGS for compare_cpu_gpu.sh]
+#                        [--skip-ctest] [--skip-compare] [--tar FILE] [--build-timeout SECONDS]
+#                        [-- ARGS for compare_cpu_gpu.sh]
 #
 # Steps (each logged, timed and recorded in OUTDIR/summary.md; a failing step does not stop the
 # later ones, the exit status is 1 when any step failed):
@@ -15,7 +16,8 @@
 #                step as TORCHFIT_DATA_DIR; the repository's data/ is left alone).
 #   2. configure — cmake against this machine's CUDA LibTorch:
 #                --torch-prefix, default $(python3 -c 'import torch;print(torch.utils.cmake_prefix_path)')
-#   3. build   — all targets (or --targets), -j N (default: all cores)
+#   3. build   — all targets (or --targets), -j N (default: all cores), at most --build-timeout
+#                seconds (default 420; the rehearsal on 2 cores, scripts/check_cuda_build.sh, needs more)
 #   4. ctest   — the whole suite (tests ending in _CUDA run on the GPU)
 #   5. device_info — header, --json, --device cuda, --gpu-memory-fraction 0.6
 #   6. matmul_bench — --sizes (default "500 1024 2048 4096"), naive loop up to 1024, CUDA on when
@@ -30,7 +32,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 
-usage() { sed -n '2,30p' "$0"; }
+usage() { sed -n '2,31p' "$0"; }
 [ $# -ge 1 ] || { usage; exit 2; }
 case "$1" in -h|--help) usage; exit 0 ;; -*) echo "gpu_check.sh: OUTDIR comes first" >&2; exit 2 ;; esac
 OUTDIR=$1; shift
@@ -44,6 +46,7 @@ TARGETS=""
 SKIP_CTEST=0
 SKIP_COMPARE=0
 TAR=""
+BUILD_TIMEOUT=420
 COMPARE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -57,6 +60,7 @@ while [ $# -gt 0 ]; do
     --skip-ctest) SKIP_CTEST=1 ;;
     --skip-compare) SKIP_COMPARE=1 ;;
     --tar) TAR="$2"; shift ;;
+    --build-timeout) BUILD_TIMEOUT="$2"; shift ;;
     --) shift; COMPARE_ARGS=("$@"); break ;;
     *) echo "gpu_check.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
@@ -191,12 +195,14 @@ fi
 export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export TORCH_CUDA_ARCH_LIST=${TORCH_CUDA_ARCH_LIST:-9.0}
 GEN=Ninja; command -v ninja >/dev/null 2>&1 || GEN="Unix Makefiles"
-export TORCH_PREFIX GEN
+export TORCH_PREFIX GEN JOBS
 configure() {
   [ -n "$TORCH_PREFIX" ] && [ -d "$TORCH_PREFIX" ] || { echo "no LibTorch CMake prefix ('$TORCH_PREFIX'); pass --torch-prefix"; return 1; }
   rm -rf "$BUILD"
   local cuda_args=()
   [ "$HAVE_GPU" -eq 1 ] && cuda_args=(-DCMAKE_CUDA_ARCHITECTURES=native)
+  # Unity batches of 16 keep 2 cores busy; with many cores smaller batches keep them all busy.
+  local batch=16; [ "$JOBS" -ge 8 ] && batch=4
   cmake -S "$REPO" -B "$BUILD" -G "$GEN" -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$ROOT/usr" \
     -DOpenCV_DIR="$WORK/cmake/opencv" \
@@ -206,14 +212,14 @@ configure() {
     -DCMAKE_CXX_FLAGS="-isystem $ROOT/usr/include/stb" \
     -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \
-    "${cuda_args[@]}"
+    -DTORCHFIT_UNITY_BATCH_SIZE="$batch" "${cuda_args[@]}"
 }
 step configure 180 configure
 grep -E "torchfit: (CUDA|CPU)" "$OUTDIR/configure.log" >> "$SUMMARY.notes" 2>/dev/null
 
 # ---------------------------------------------------------------- 3. build
 # shellcheck disable=SC2086
-step build 420 cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS}
+step build "$BUILD_TIMEOUT" cmake --build "$BUILD" -j "$JOBS" ${TARGETS:+--target $TARGETS}
 
 # ---------------------------------------------------------------- 4. ctest
 if [ "$SKIP_CTEST" -eq 0 ] && [ -z "$TARGETS" ]; then
