@@ -24,7 +24,8 @@
 #   TORCHFIT_DATA_DIR     folder with train/ and test/ (default ./data; when the default is missing,
 #                         scripts/prepare_data.sh lays out Fashion-MNIST there first)
 #   TORCHFIT_RESULTS_DIR  where the report goes (default docs/results/<YYYY-MM-DD>-<host>)
-#   TORCHFIT_PYTHON       interpreter for the report (default /usr/bin/python3, else python3)
+#   TORCHFIT_PYTHON       interpreter for the report (default: /usr/bin/python3 or python3, the first
+#                         with matplotlib)
 #
 # Writes into the results folder: report.md, ms_per_step.png, <device>_{steps.csv,epochs.csv,run.json,
 # train.log}, matmul.csv, matmul.log, device_info.json, meta.json. Exit status: 0 when every run and
@@ -33,7 +34,7 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
-usage() { sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "compare_cpu_gpu.sh: $*" >&2; exit 2; }
 abspath() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 
@@ -85,8 +86,16 @@ DATA_DEFAULT=0
 if [ -n "${TORCHFIT_DATA_DIR:-}" ]; then DATA=$(abspath "$TORCHFIT_DATA_DIR"); else DATA=$ROOT/data; DATA_DEFAULT=1; fi
 HOST=$(hostname -s 2>/dev/null || hostname)
 RESULTS=$(abspath "${TORCHFIT_RESULTS_DIR:-$ROOT/docs/results/$(date +%Y-%m-%d)-$HOST}")
-PY=${TORCHFIT_PYTHON:-/usr/bin/python3}
-[ -x "$PY" ] || PY=$(command -v python3 || true)
+# The first interpreter that has matplotlib (Debian's /usr/bin/python3 here; the venv's python3 on the
+# GPU machine), else the first one there is (the report is then written without the chart).
+PY=${TORCHFIT_PYTHON:-}
+if [ -z "$PY" ]; then
+  for cand in /usr/bin/python3 "$(command -v python3 || true)"; do
+    [ -x "$cand" ] || continue
+    [ -z "$PY" ] && PY=$cand
+    if "$cand" -c 'import matplotlib' 2>/dev/null; then PY=$cand; break; fi
+  done
+fi
 [ -n "$PY" ] || { echo "compare_cpu_gpu.sh: no python3 for the report" >&2; exit 1; }
 
 log() { echo "[compare] $*"; }
