@@ -34,11 +34,12 @@ RUN_TESTS=1
 REHEARSE=0
 CMAKE_EXTRA=()
 MIRROR=${TORCHFIT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+value() { [ $# -ge 2 ] || { echo "check_cuda_build.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --root) ROOT=$2; shift ;;
-    --build-dir) BUILD_DIR=$2; shift ;;
-    --jobs) JOBS=$2; shift ;;
+    --root) value "$@"; ROOT=$2; shift ;;
+    --build-dir) value "$@"; BUILD_DIR=$2; shift ;;
+    --jobs) value "$@"; JOBS=$2; shift ;;
     --no-tests) RUN_TESTS=0 ;;
     --rehearse-gpu-check) REHEARSE=1 ;;
     --) shift; CMAKE_EXTRA=("$@"); break ;;

@@ -6,6 +6,8 @@
 
 #include <torchfit/training/fused_adam.h>
 
+#include "compat/libtorch_version.h"
+
 using torchfit::FusedAdam;
 
 namespace {
@@ -45,6 +47,20 @@ TEST(FusedAdam, MatchesTorchAdamOverManySteps) {
   loaded.step();
   fused.step();
   EXPECT_TRUE(close(w2.detach(), w3.detach()));
+}
+
+// The one version-dependent key (string in LibTorch 1.x, TensorImpl* in 2.x): torchfit's key must be
+// the one LibTorch's own Adam files a parameter's state under.
+TEST(FusedAdam, StateKeyIsTheOneLibTorchAdamUses) {
+  auto w = at::zeros({3}).requires_grad_(true);
+  auto other = at::zeros({3}).requires_grad_(true);
+  torch::optim::Adam ref({w}, torch::optim::AdamOptions(1e-3));
+  w.mutable_grad() = at::ones({3});
+  ref.step();
+  ASSERT_EQ(ref.state().size(), 1u);
+  EXPECT_EQ(ref.state().count(torchfit::compat::optimizer_state_key(w)), 1u);
+  EXPECT_EQ(ref.state().count(torchfit::compat::optimizer_state_key(other)), 0u);
+  EXPECT_EQ(torchfit::compat::optimizer_state_key(w), torchfit::compat::optimizer_state_key(w.detach()));
 }
 
 TEST(FusedAdam, FallsBackForWeightDecayAndNonContiguous) {
