@@ -136,12 +136,15 @@ cleanup() {
   for (( i=${#MOUNTS[@]}-1; i>=0; i-- )); do umount -l "${MOUNTS[$i]}" 2>/dev/null || true; done
 }
 trap cleanup EXIT
-bind() {  # bind SRC DST: mount once, remember for cleanup
+bind() {  # bind SRC DST (a mount left by an interrupted run is replaced), remember for cleanup
   mkdir -p "$2"
-  mountpoint -q "$2" && return 0
+  mountpoint -q "$2" && umount -l "$2"
   mount --bind "$1" "$2"
   MOUNTS+=("$2")
 }
+# One run per root at a time: runs share the mount points inside it.
+exec 9>"$ROOT/.torchfit-lock"
+flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or pass another --root"; exit 1; }
 bind /proc "$ROOT/proc"
 bind /dev "$ROOT/dev"
 bind "$REPO" "$MNT"
