@@ -202,5 +202,5 @@ SUMMARY=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$R
 FAILED=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+)/\1/' <<< "$SUMMARY")
 TOTAL=$(sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+)/\2/' <<< "$SUMMARY")
 SKIPPED=$(grep -c '\*\*\*Skipped\|Not Run' "$REPO/$BUILD_DIR/ctest.log" || true)
-echo "check_cuda_build: $((TOTAL - FAILED)) passed, $FAILED failed (of $TOTAL; $SKIPPED skipped inside; $DESC)"
+echo "check_cuda_build: $((TOTAL - FAILED)) passed, $FAILED failed (of $TOTAL; $SKIPPED skipped themselves; $DESC)"
 [ "$FAILED" -eq 0 ]
