@@ -6,10 +6,13 @@
 #   scripts/check_cuda_build.sh [--root DIR] [--build-dir DIR] [--jobs N] [--no-tests]
 #                               [--rehearse-gpu-check] [-- extra cmake arguments]
 #
-#   --root DIR     the Debian 13 root (default /var/cache/torchfit/debian13-cuda-root). Made on the
-#                  first run with mmdebstrap (~4 GB download, ~12 GB on disk, 10-15 min) and reused
-#                  afterwards; delete the folder to start again.
-#   --build-dir    build folder, relative to the repository (default build-cuda; git-ignored)
+#   --root DIR     the Debian 13 root (default /var/cache/torchfit/debian13-cuda-root), an absolute
+#                  path. Made on the first run with mmdebstrap (~4 GB download, ~12 GB on disk,
+#                  10-15 min) when DIR does not exist or is empty, and reused afterwards; a folder
+#                  with other content is refused, never deleted. Delete the folder to start again.
+#                  One run per root at a time (a lock beside it, DIR.lock).
+#   --build-dir    build folder, relative to the repository (default build-cuda; git-ignored):
+#                  letters, digits, '.', '_', '-' and '/', not '.' and not the host's build/
 #   --jobs N       parallel compile jobs (default: all cores)
 #   --no-tests     build only
 #   --rehearse-gpu-check
@@ -43,18 +46,35 @@ while [ $# -gt 0 ]; do
     --no-tests) RUN_TESTS=0 ;;
     --rehearse-gpu-check) REHEARSE=1 ;;
     --) shift; CMAKE_EXTRA=("$@"); break ;;
-    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) echo "check_cuda_build.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
   shift
 done
-case "$BUILD_DIR" in /*|*..*) echo "check_cuda_build.sh: --build-dir must be a folder inside the repository, got '$BUILD_DIR'" >&2; exit 2 ;; esac
+bad() { echo "check_cuda_build.sh: $*" >&2; exit 2; }
+case "$BUILD_DIR" in
+  /*|*..*|""|.|./|build|build/) bad "--build-dir must be a folder inside the repository other than '.' and build/, got '$BUILD_DIR'" ;;
+esac
+[[ "$BUILD_DIR" =~ ^[A-Za-z0-9._/-]+$ ]] || bad "--build-dir may hold only letters, digits, '.', '_', '-' and '/', got '$BUILD_DIR'"
+case "$ROOT" in
+  /*) ;;
+  *) bad "--root must be an absolute path, got '$ROOT'" ;;
+esac
+ROOT=${ROOT%/}
+[ -n "$ROOT" ] && [ "$ROOT" != "/" ] || bad "--root must not be '/'"
+[ -e "$ROOT" ] && [ ! -d "$ROOT" ] && bad "--root '$ROOT' exists and is not a folder"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "check_cuda_build.sh: --jobs must be a positive integer, got '$JOBS'" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "check_cuda_build.sh: needs root (mmdebstrap, chroot, bind mounts)" >&2; exit 2; }
 
 log() { echo "[check_cuda_build] $*"; }
 READY=$ROOT/.torchfit-root-ready
+STARTED=$ROOT/.torchfit-root-started   # mmdebstrap finished; the cuDNN repair may not have
 T0=$(date +%s)
+
+# One run per root at a time (runs share the mounts inside it); the lock sits beside the root.
+mkdir -p "$(dirname "$ROOT")"
+exec 9>"$ROOT.lock"
+flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or pass another --root"; exit 1; }
 
 # ---------------------------------------------------------------- the Debian 13 root (cached)
 PKGS=build-essential,cmake,ninja-build,git,ccache,pkg-config,python3,zlib1g-dev,libopencv-dev,libstb-dev
@@ -63,15 +83,15 @@ PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit
 
 make_root() {
   command -v mmdebstrap >/dev/null || { log "installing mmdebstrap"; apt-get update -qq; apt-get install -y -qq mmdebstrap >/dev/null; }
-  rm -rf "$ROOT"
-  mkdir -p "$(dirname "$ROOT")"
   log "creating the Debian 13 (stable) root in $ROOT from $MIRROR (first run: ~4 GB download, 10-15 min)"
-  # nvidia-cudnn's post-install script downloads cuDNN and fails offline; mmdebstrap then stops with an
-  # error but leaves the root. The hook below is not enough on its own, so the error is expected here
-  # and checked afterwards: everything but the cuDNN download must be configured.
+  # nvidia-cudnn's post-install script downloads cuDNN and always fails offline; mmdebstrap then stops
+  # with an error but leaves the root, and fix_cudnn configures the rest. Any other failure leaves no
+  # dpkg in the root and ends here.
   mmdebstrap --variant=apt --components=main,contrib,non-free,non-free-firmware --include="$PKGS" \
-    --skip=cleanup/reproducible stable "$ROOT" "$MIRROR" || log "mmdebstrap reported an error (expected: nvidia-cudnn); repairing"
-  [ -x "$ROOT/usr/bin/dpkg" ] || { log "mmdebstrap left no usable root in $ROOT"; exit 1; }
+    --skip=cleanup/reproducible stable "$ROOT" "$MIRROR" ||
+    log "mmdebstrap exited with an error (nvidia-cudnn's download always fails offline); checking what is left"
+  [ -x "$ROOT/usr/bin/dpkg" ] || { log "mmdebstrap failed: no usable root in $ROOT (see its messages above)"; exit 1; }
+  touch "$STARTED"
   fix_cudnn
   touch "$READY"
 }
@@ -119,10 +139,15 @@ make_cudnn_stub() {
 
 if [ -f "$READY" ]; then
   log "reusing the Debian 13 root $ROOT"
-elif [ -x "$ROOT/usr/bin/dpkg" ] && [ -d "$ROOT/usr/include/torch" ]; then
-  log "$ROOT exists but was never finished: configuring what is left"
-  if fix_cudnn; then touch "$READY"; else make_root; fi
+elif [ -f "$STARTED" ]; then
+  log "$ROOT was made but never finished: configuring what is left"
+  fix_cudnn
+  touch "$READY"
   log "root ready in $(( $(date +%s) - T0 )) s"
+elif [ -d "$ROOT" ] && [ -n "$(ls -A "$ROOT")" ]; then
+  log "$ROOT exists, is not empty and is not a root this script made (no $(basename "$READY")); refusing to touch it: pass another --root, or delete it yourself if it is a half-made root"
+  rm -f "$ROOT.lock"
+  exit 2
 else
   make_root
   log "root ready in $(( $(date +%s) - T0 )) s ($(du -shx "$ROOT" 2>/dev/null | cut -f1))"
@@ -142,17 +167,17 @@ bind() {  # bind SRC DST (a mount left by an interrupted run is replaced), remem
   mount --bind "$1" "$2"
   MOUNTS+=("$2")
 }
-# One run per root at a time: runs share the mount points inside it.
-exec 9>"$ROOT/.torchfit-lock"
-flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or pass another --root"; exit 1; }
+
 bind /proc "$ROOT/proc"
 bind /dev "$ROOT/dev"
 bind "$REPO" "$MNT"
 mkdir -p /var/cache/torchfit/ccache-debian13
 bind /var/cache/torchfit/ccache-debian13 "$ROOT/root/.ccache"
 
+# ccache refuses every file compiled with a precompiled header unless these are sloppy.
+CCACHE_SLOPPY=pch_defines,time_macros,include_file_mtime,include_file_ctime
 in_root() { chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin \
-  LANG=C.UTF-8 OMP_WAIT_POLICY=PASSIVE CCACHE_DIR=/root/.ccache \
+  LANG=C.UTF-8 OMP_WAIT_POLICY=PASSIVE CCACHE_DIR=/root/.ccache CCACHE_SLOPPINESS="$CCACHE_SLOPPY" \
   ${OPENBLAS_CORETYPE:+OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE} ${OPENBLAS_L2_SIZE:+OPENBLAS_L2_SIZE=$OPENBLAS_L2_SIZE} \
   bash -c "cd /work/torchfit && $1"; }
 
@@ -178,7 +203,8 @@ fi
 log "configure + build in $BUILD_DIR against $DESC"
 mkdir -p "$REPO/$BUILD_DIR"
 LAUNCHER="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache"
-in_root "cmake -S . -B '$BUILD_DIR' -G Ninja -DCMAKE_BUILD_TYPE=Release $LAUNCHER ${CMAKE_EXTRA[*]:-}" \
+EXTRA_Q=$( [ ${#CMAKE_EXTRA[@]} -gt 0 ] && printf '%q ' "${CMAKE_EXTRA[@]}" )
+in_root "cmake -S . -B '$BUILD_DIR' -G Ninja -DCMAKE_BUILD_TYPE=Release $LAUNCHER $EXTRA_Q" \
   > "$REPO/$BUILD_DIR/configure.log" 2>&1 || { cat "$REPO/$BUILD_DIR/configure.log"; log "configure FAILED"; exit 1; }
 grep -E '^-- (torchfit|Found Torch|Caffe2: CUDA)' "$REPO/$BUILD_DIR/configure.log" || true
 grep -q 'torchfit: CUDA LibTorch found' "$REPO/$BUILD_DIR/configure.log" || {

@@ -26,18 +26,25 @@ TRAIN_PER_CLASS=30
 TEST_PER_CLASS=10
 PRED=20
 DEBS=1
+bad() { echo "gpu_bundle.sh: $*" >&2; exit 2; }
+value() { [ $# -ge 2 ] || bad "$1 needs a value"; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) OUT="$2"; shift ;;
-    --train-per-class) TRAIN_PER_CLASS="$2"; shift ;;
-    --test-per-class) TEST_PER_CLASS="$2"; shift ;;
-    --pred) PRED="$2"; shift ;;
+    --out) value "$@"; OUT="$2"; shift ;;
+    --train-per-class) value "$@"; TRAIN_PER_CLASS="$2"; shift ;;
+    --test-per-class) value "$@"; TEST_PER_CLASS="$2"; shift ;;
+    --pred) value "$@"; PRED="$2"; shift ;;
     --no-debs) DEBS=0 ;;
     -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-    *) echo "gpu_bundle.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+    *) bad "unknown argument '$1' (see --help)" ;;
   esac
   shift
 done
+# Checked before anything in OUT is replaced.
+[[ "$TRAIN_PER_CLASS" =~ ^[1-9][0-9]*$ ]] || bad "--train-per-class must be a whole number >= 1, got '$TRAIN_PER_CLASS'"
+[[ "$TEST_PER_CLASS" =~ ^[1-9][0-9]*$ ]] || bad "--test-per-class must be a whole number >= 1, got '$TEST_PER_CLASS'"
+[[ "$PRED" =~ ^[0-9]+$ ]] || bad "--pred must be a whole number >= 0, got '$PRED'"
+[ -n "$OUT" ] || bad "--out must not be empty"
 
 # Packages the build needs (headers, CMake configs, libraries) ...
 PKGS_BUILD=(

@@ -29,13 +29,15 @@
 # and with --tar FILE also into one .tar.gz. The whole run is kept inside --budget seconds
 # (default 510, i.e. 8.5 minutes): each step's timeout is capped by the time left.
 set -uo pipefail
+CALLER=$PWD   # relative OUTDIR, --work, --bundle and --tar are taken from where the script was started
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$CALLER/$1" ;; esac; }
 
 usage() { sed -n '2,31p' "$0"; }
 [ $# -ge 1 ] || { usage; exit 2; }
 case "$1" in -h|--help) usage; exit 0 ;; -*) echo "gpu_check.sh: OUTDIR comes first" >&2; exit 2 ;; esac
-OUTDIR=$1; shift
+OUTDIR=$(abs "$1"); shift
 BUNDLE=$REPO/gpu_bundle
 WORK=${TMPDIR:-/tmp}/torchfit-gpu-check
 TORCH_PREFIX=""
@@ -48,26 +50,32 @@ SKIP_COMPARE=0
 TAR=""
 BUILD_TIMEOUT=420
 COMPARE_ARGS=()
+bad() { echo "gpu_check.sh: $*" >&2; exit 2; }
+value() { [ $# -ge 2 ] || bad "$1 needs a value"; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --bundle) BUNDLE=$(cd "$2" && pwd); shift ;;
-    --work) WORK="$2"; shift ;;
-    --torch-prefix) TORCH_PREFIX="$2"; shift ;;
-    --jobs) JOBS="$2"; shift ;;
-    --budget) BUDGET="$2"; shift ;;
-    --sizes) SIZES="$2"; shift ;;
-    --targets) TARGETS="$2"; shift ;;
+    --bundle) value "$@"; [ -d "$(abs "$2")" ] || bad "--bundle '$2' is not a folder"; BUNDLE=$(cd "$(abs "$2")" && pwd); shift ;;
+    --work) value "$@"; WORK=$(abs "$2"); shift ;;
+    --torch-prefix) value "$@"; TORCH_PREFIX="$2"; shift ;;
+    --jobs) value "$@"; JOBS="$2"; shift ;;
+    --budget) value "$@"; BUDGET="$2"; shift ;;
+    --sizes) value "$@"; SIZES="$2"; shift ;;
+    --targets) value "$@"; TARGETS="$2"; shift ;;
     --skip-ctest) SKIP_CTEST=1 ;;
     --skip-compare) SKIP_COMPARE=1 ;;
-    --tar) TAR="$2"; shift ;;
-    --build-timeout) BUILD_TIMEOUT="$2"; shift ;;
+    --tar) value "$@"; TAR=$(abs "$2"); shift ;;
+    --build-timeout) value "$@"; BUILD_TIMEOUT="$2"; shift ;;
     --) shift; COMPARE_ARGS=("$@"); break ;;
-    *) echo "gpu_check.sh: unknown argument '$1'" >&2; exit 2 ;;
+    *) bad "unknown argument '$1'" ;;
   esac
   shift
 done
-mkdir -p "$OUTDIR" "$WORK"
+for pair in "--jobs:$JOBS" "--budget:$BUDGET" "--build-timeout:$BUILD_TIMEOUT"; do
+  [[ "${pair#*:}" =~ ^[1-9][0-9]*$ ]] || bad "${pair%%:*} must be a positive whole number, got '${pair#*:}'"
+done
+mkdir -p "$OUTDIR" "$WORK" || bad "cannot create OUTDIR '$OUTDIR' or --work '$WORK'"
 OUTDIR=$(cd "$OUTDIR" && pwd)
+rm -f "$OUTDIR"/*.log "$OUTDIR/summary.md.notes"   # logs of an earlier run in the same OUTDIR
 WORK=$(cd "$WORK" && pwd)
 ROOT=$WORK/root
 export TORCHFIT_DATA_DIR=$WORK/data
@@ -96,6 +104,11 @@ step() {
   local name=$1 max=$2; shift 2
   local left; left=$(time_left)
   local log=$OUTDIR/$name.log
+  if [ -n "${ABORTED:-}" ]; then
+    echo "| $name | skipped: $ABORTED | 0 | |" >> "$SUMMARY"
+    echo "[gpu_check] $name: skipped ($ABORTED)"
+    return 1
+  fi
   if [ "$left" -le 5 ]; then
     echo "| $name | skipped: budget of ${BUDGET}s used up | 0 | |" >> "$SUMMARY"
     echo "[gpu_check] $name: skipped (budget used up)"
@@ -192,7 +205,7 @@ CMAKE
   tar -xzf "$BUNDLE/fashion-mnist-small.tar.gz" -C "$WORK"
   echo "dataset: $(find "$WORK/data" -name '*.png' | wc -l) PNGs in $WORK/data (TORCHFIT_DATA_DIR)"
 }
-step unpack 120 unpack
+step unpack 120 unpack || ABORTED="the unpack step failed"
 
 # ---------------------------------------------------------------- 2. configure against the CUDA LibTorch
 if [ -z "$TORCH_PREFIX" ]; then
