@@ -12,6 +12,7 @@ BIN=$2
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/torchfit_compare_test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+# The report is written and checked by the same interpreter (it decides whether the chart is drawn).
 PY=/usr/bin/python3; [ -x "$PY" ] || PY=$(command -v python3)
 
 if [ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
@@ -38,7 +39,7 @@ if [ $rc -ne 2 ] || ! grep -q -- "--device" "$WORK/bad.log"; then cat "$WORK/bad
 # loaded 2-core machine.
 RES=$WORK/results
 start=$(date +%s)
-TORCHFIT_BUILD_DIR=$BIN TORCHFIT_DATA_DIR=$DATA TORCHFIT_RESULTS_DIR=$RES \
+TORCHFIT_PYTHON=$PY TORCHFIT_BUILD_DIR=$BIN TORCHFIT_DATA_DIR=$DATA TORCHFIT_RESULTS_DIR=$RES \
   bash "$SRC/scripts/compare_cpu_gpu.sh" --steps-per-epoch 3 --matmul-sizes "64 96" --matmul-naive-max 64 \
   --matmul-min-time 0.01 -- --target-size 32 --batch-size 8 --validation-steps 1 --threads 1 \
   >"$WORK/compare.log" 2>&1 || { cat "$WORK/compare.log"; fail "compare_cpu_gpu.sh exited $?"; }
