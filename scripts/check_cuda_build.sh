@@ -203,7 +203,8 @@ fi
 log "configure + build in $BUILD_DIR against $DESC"
 mkdir -p "$REPO/$BUILD_DIR"
 LAUNCHER="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache"
-EXTRA_Q=$( [ ${#CMAKE_EXTRA[@]} -gt 0 ] && printf '%q ' "${CMAKE_EXTRA[@]}" )
+EXTRA_Q=""
+if [ ${#CMAKE_EXTRA[@]} -gt 0 ]; then EXTRA_Q=$(printf '%q ' "${CMAKE_EXTRA[@]}"); fi
 in_root "cmake -S . -B '$BUILD_DIR' -G Ninja -DCMAKE_BUILD_TYPE=Release $LAUNCHER $EXTRA_Q" \
   > "$REPO/$BUILD_DIR/configure.log" 2>&1 || { cat "$REPO/$BUILD_DIR/configure.log"; log "configure FAILED"; exit 1; }
 grep -E '^-- (torchfit|Found Torch|Caffe2: CUDA)' "$REPO/$BUILD_DIR/configure.log" || true
