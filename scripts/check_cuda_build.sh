@@ -11,8 +11,8 @@
 #                  10-15 min) when DIR does not exist or is empty, and reused afterwards; a folder
 #                  with other content is refused, never deleted. Delete the folder to start again.
 #                  One run per root at a time (a lock beside it, DIR.lock).
-#   --build-dir    build folder, relative to the repository (default build-cuda; git-ignored):
-#                  letters, digits, '.', '_', '-' and '/', not '.' and not the host's build/
+#   --build-dir    build folder: build-<name> at the top of the repository (default build-cuda;
+#                  git-ignored). Not used by --rehearse-gpu-check (build-cuda-rehearsal/).
 #   --jobs N       parallel compile jobs (default: all cores)
 #   --no-tests     build only
 #   --rehearse-gpu-check
@@ -20,7 +20,7 @@
 #                  GPU machine runs it (bundle packages from gpu_bundle/, the root's CUDA LibTorch in
 #                  place of the pip one); its report goes to build-cuda-rehearsal/report/
 #
-# Ends with one line: "check_cuda_build: N passed, N failed (LibTorch X, ...)". Exit status 0 when
+# Ends with one line: "check_cuda_build: N passed, N failed (of T; K skipped themselves; LibTorch X ...)". Exit status 0 when
 # everything built and passed, 1 otherwise, 2 for bad arguments. Needs root (chroot, mounts).
 #
 # Inside the root, libcudnn.so.9 is a GENERATED STUB: Debian's nvidia-cudnn package downloads cuDNN
@@ -52,16 +52,17 @@ while [ $# -gt 0 ]; do
   shift
 done
 bad() { echo "check_cuda_build.sh: $*" >&2; exit 2; }
-case "$BUILD_DIR" in
-  /*|*..*|""|.|./|build|build/) bad "--build-dir must be a folder inside the repository other than '.' and build/, got '$BUILD_DIR'" ;;
-esac
-[[ "$BUILD_DIR" =~ ^[A-Za-z0-9._/-]+$ ]] || bad "--build-dir may hold only letters, digits, '.', '_', '-' and '/', got '$BUILD_DIR'"
+# A folder named build-<something> at the top of the repository (git-ignored by /build*/): never the
+# sources, the repository itself or the host's build/.
+BUILD_DIR=$(realpath -m --relative-to="$REPO" "$REPO/$BUILD_DIR" 2>/dev/null || echo "$BUILD_DIR")
+[[ "$BUILD_DIR" =~ ^build[-_.A-Za-z0-9]+$ ]] ||
+  bad "--build-dir must be a folder named build-<name> at the top of the repository (e.g. build-cuda), got '$BUILD_DIR'"
 case "$ROOT" in
   /*) ;;
   *) bad "--root must be an absolute path, got '$ROOT'" ;;
 esac
-ROOT=${ROOT%/}
-[ -n "$ROOT" ] && [ "$ROOT" != "/" ] || bad "--root must not be '/'"
+ROOT=$(realpath -m "$ROOT")
+[ "$ROOT" != "/" ] || bad "--root must not be '/'"
 [ -e "$ROOT" ] && [ ! -d "$ROOT" ] && bad "--root '$ROOT' exists and is not a folder"
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "check_cuda_build.sh: --jobs must be a positive integer, got '$JOBS'" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "check_cuda_build.sh: needs root (mmdebstrap, chroot, bind mounts)" >&2; exit 2; }
@@ -73,7 +74,8 @@ T0=$(date +%s)
 
 # One run per root at a time (runs share the mounts inside it); the lock sits beside the root.
 mkdir -p "$(dirname "$ROOT")"
-exec 9>"$ROOT.lock"
+[ -e "$ROOT.lock" ] || MADE_LOCK=1
+exec 9>>"$ROOT.lock"   # appended to, never emptied: the file may be someone else's
 flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or pass another --root"; exit 1; }
 
 # ---------------------------------------------------------------- the Debian 13 root (cached)
@@ -145,8 +147,8 @@ elif [ -f "$STARTED" ]; then
   touch "$READY"
   log "root ready in $(( $(date +%s) - T0 )) s"
 elif [ -d "$ROOT" ] && [ -n "$(ls -A "$ROOT")" ]; then
-  log "$ROOT exists, is not empty and is not a root this script made (no $(basename "$READY")); refusing to touch it: pass another --root, or delete it yourself if it is a half-made root"
-  rm -f "$ROOT.lock"
+  log "$ROOT exists, is not empty and is not a root this script made (no $(basename "$READY")); refusing to touch it: pass another --root, or delete it yourself if it is a root cut off while mmdebstrap ran" >&2
+  [ -n "${MADE_LOCK:-}" ] && rm -f "$ROOT.lock"
   exit 2
 else
   make_root

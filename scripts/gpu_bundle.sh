@@ -19,6 +19,7 @@
 # Then hand the bundle to the GPU machine next to the repository (device tool: carry ["gpu_bundle"])
 # and run scripts/gpu_check.sh there.
 set -euo pipefail
+CALLER=$PWD
 cd "$(dirname "$0")/.."
 
 OUT=gpu_bundle
@@ -30,12 +31,12 @@ bad() { echo "gpu_bundle.sh: $*" >&2; exit 2; }
 value() { [ $# -ge 2 ] || bad "$1 needs a value"; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) value "$@"; OUT="$2"; shift ;;
+    --out) value "$@"; OUT="$2"; OUT_GIVEN=1; shift ;;
     --train-per-class) value "$@"; TRAIN_PER_CLASS="$2"; shift ;;
     --test-per-class) value "$@"; TEST_PER_CLASS="$2"; shift ;;
     --pred) value "$@"; PRED="$2"; shift ;;
     --no-debs) DEBS=0 ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
     *) bad "unknown argument '$1' (see --help)" ;;
   esac
   shift
@@ -45,6 +46,11 @@ done
 [[ "$TEST_PER_CLASS" =~ ^[1-9][0-9]*$ ]] || bad "--test-per-class must be a whole number >= 1, got '$TEST_PER_CLASS'"
 [[ "$PRED" =~ ^[0-9]+$ ]] || bad "--pred must be a whole number >= 0, got '$PRED'"
 [ -n "$OUT" ] || bad "--out must not be empty"
+# A relative --out is taken from where the script was started; the default is the repository's gpu_bundle/.
+case "$OUT" in /*) ;; *) [ -n "${OUT_GIVEN:-}" ] && OUT=$CALLER/$OUT ;; esac
+FMNIST=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
+[ -f "$FMNIST/train-images-idx3-ubyte.gz" ] ||
+  { echo "gpu_bundle.sh: $FMNIST/train-images-idx3-ubyte.gz not found (apt-get install dataset-fashion-mnist)" >&2; exit 1; }
 
 # Packages the build needs (headers, CMake configs, libraries) ...
 PKGS_BUILD=(
@@ -81,11 +87,6 @@ fi
 
 # A small real dataset from Debian's Fashion-MNIST (IDX .gz), PNG-encoded with the Python standard
 # library only (no PIL needed).
-FMNIST=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
-if [ ! -f "$FMNIST/train-images-idx3-ubyte.gz" ]; then
-  echo "[gpu_bundle] $FMNIST/train-images-idx3-ubyte.gz not found (apt-get install dataset-fashion-mnist)" >&2
-  exit 1
-fi
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 python3 - "$FMNIST" "$TMP/data" "$TRAIN_PER_CLASS" "$TEST_PER_CLASS" "$PRED" <<'PY'

@@ -8,7 +8,8 @@
 #                        [-- ARGS for compare_cpu_gpu.sh]
 #
 # Steps (each logged, timed and recorded in OUTDIR/summary.md; a failing step does not stop the
-# later ones, the exit status is 1 when any step failed):
+# later ones, except a failed unpack, after which everything is skipped; the exit status is 1 when any
+# step failed). OUTDIR and --work must be new, empty, or left by an earlier run of this script.
 #   1. unpack  — every bundle .deb into WORK/root with dpkg-deb -x (never into /); a library folder
 #                WORK/lib links OpenCV, spdlog, fmt, TBB always and the other bundled libraries only
 #                where this machine's ldconfig lacks them; a minimal OpenCVConfig.cmake for
@@ -32,9 +33,9 @@ set -uo pipefail
 CALLER=$PWD   # relative OUTDIR, --work, --bundle and --tar are taken from where the script was started
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-abs() { case "$1" in /*) echo "$1" ;; *) echo "$CALLER/$1" ;; esac; }
+abs() { case "$1" in /*) realpath -m "$1" ;; *) realpath -m "$CALLER/$1" ;; esac; }
 
-usage() { sed -n '2,31p' "$0"; }
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; }
 [ $# -ge 1 ] || { usage; exit 2; }
 case "$1" in -h|--help) usage; exit 0 ;; -*) echo "gpu_check.sh: OUTDIR comes first" >&2; exit 2 ;; esac
 OUTDIR=$(abs "$1"); shift
@@ -73,7 +74,17 @@ done
 for pair in "--jobs:$JOBS" "--budget:$BUDGET" "--build-timeout:$BUILD_TIMEOUT"; do
   [[ "${pair#*:}" =~ ^[1-9][0-9]*$ ]] || bad "${pair%%:*} must be a positive whole number, got '${pair#*:}'"
 done
+# OUTDIR and --work are emptied in part on every run: only folders that are new, empty or this
+# script's own (OUTDIR with a summary.md, --work with its marker) are used, never the repository.
+usable() {  # usable DIR MARKER
+  local d; d=$(realpath -m "$1")
+  [ "$d" != "$REPO" ] && [ "$d" != "/" ] && [ "$d" != "$(realpath -m "$CALLER")" ] || return 1
+  [ ! -e "$d" ] || { [ -d "$d" ] && { [ -z "$(ls -A "$d")" ] || [ -e "$d/$2" ]; }; }
+}
+usable "$OUTDIR" summary.md || bad "OUTDIR '$OUTDIR' must be a new or empty folder (or an earlier gpu_check OUTDIR), not the repository or the current folder"
+usable "$WORK" .torchfit-gpu-check || bad "--work '$WORK' must be a new or empty folder (or an earlier gpu_check work folder), not the repository or the current folder"
 mkdir -p "$OUTDIR" "$WORK" || bad "cannot create OUTDIR '$OUTDIR' or --work '$WORK'"
+touch "$WORK/.torchfit-gpu-check"
 OUTDIR=$(cd "$OUTDIR" && pwd)
 rm -f "$OUTDIR"/*.log "$OUTDIR/summary.md.notes"   # logs of an earlier run in the same OUTDIR
 WORK=$(cd "$WORK" && pwd)
