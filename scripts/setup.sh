@@ -55,6 +55,8 @@ if command -v ccache >/dev/null 2>&1; then
   # Without these ccache refuses every file compiled with the precompiled header ("Could not use
   # precompiled header"), i.e. all of them.
   export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+  # Paths below the checkout are hashed relative to it, so another clone reuses the cache.
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 fi
 
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" "${LAUNCHER[@]}" "${EXTRA[@]}"
