@@ -94,8 +94,7 @@ make_root() {
     log "mmdebstrap exited with an error (nvidia-cudnn's download always fails offline); checking what is left"
   [ -x "$ROOT/usr/bin/dpkg" ] || { log "mmdebstrap failed: no usable root in $ROOT (see its messages above)"; exit 1; }
   touch "$STARTED"
-  fix_cudnn
-  touch "$READY"
+  finish_root
 }
 
 # nvidia-cudnn is an installer (it fetches cuDNN from NVIDIA). Neutralise its post-install script,
@@ -114,6 +113,8 @@ fix_cudnn() {
   fi
   make_cudnn_stub "$lib"
 }
+
+finish_root() { fix_cudnn; touch "$READY"; }
 
 make_cudnn_stub() {
   local lib=$1 dir; dir=$(mktemp -d)
@@ -143,8 +144,7 @@ if [ -f "$READY" ]; then
   log "reusing the Debian 13 root $ROOT"
 elif [ -f "$STARTED" ]; then
   log "$ROOT was made but never finished: configuring what is left"
-  fix_cudnn
-  touch "$READY"
+  finish_root
   log "root ready in $(( $(date +%s) - T0 )) s"
 elif [ -d "$ROOT" ] && [ -n "$(ls -A "$ROOT")" ]; then
   log "$ROOT exists, is not empty and is not a root this script made (no $(basename "$READY")); refusing to touch it: pass another --root, or delete it yourself if it is a root cut off while mmdebstrap ran" >&2

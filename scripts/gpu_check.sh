@@ -206,12 +206,6 @@ CMAKE
   printf 'set(PACKAGE_VERSION %s)\nset(PACKAGE_VERSION_COMPATIBLE TRUE)\nif(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)\n  set(PACKAGE_VERSION_EXACT TRUE)\nendif()\n' "$ver" \
     > "$WORK/cmake/opencv/OpenCVConfigVersion.cmake"
   echo "OpenCV $ver config: $WORK/cmake/opencv"
-  # The bundle's fmt must win over the fmt headers a pip LibTorch ships in torch/include/fmt (2.11:
-  # fmt 12, which the bundled spdlog 1.10 cannot compile against). Both arrive as -isystem folders,
-  # so the bundle's fmt gets a folder of its own passed with -I, searched before every -isystem one.
-  rm -rf "$WORK/fmt-first"; mkdir -p "$WORK/fmt-first"
-  ln -s "$ROOT/usr/include/fmt" "$WORK/fmt-first/fmt"
-  echo "fmt headers first: $WORK/fmt-first/fmt -> $(grep -m1 -o 'FMT_VERSION [0-9]*' "$ROOT/usr/include/fmt/core.h")"
   rm -rf "$WORK/data"
   tar -xzf "$BUNDLE/fashion-mnist-small.tar.gz" -C "$WORK"
   echo "dataset: $(find "$WORK/data" -name '*.png' | wc -l) PNGs in $WORK/data (TORCHFIT_DATA_DIR)"
@@ -239,7 +233,7 @@ configure() {
     -Dspdlog_DIR="$(cfgdir spdlogConfig.cmake)" -Dfmt_DIR="$(cfgdir fmt-config.cmake)" \
     -DGTest_DIR="$(cfgdir GTestConfig.cmake)" -DCLI11_DIR="$(cfgdir CLI11Config.cmake)" \
     -Dnlohmann_json_DIR="$(cfgdir nlohmann_jsonConfig.cmake)" \
-    -DCMAKE_CXX_FLAGS="-I$WORK/fmt-first -isystem $ROOT/usr/include/stb" \
+    -DCMAKE_CXX_FLAGS="-isystem $ROOT/usr/include/stb" \
     -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \
     -DTORCHFIT_UNITY_BATCH_SIZE="$batch" "${cuda_args[@]}"

@@ -1,20 +1,16 @@
-// Private to framework/src: every difference between the LibTorch versions torchfit builds against
-// (Debian 12's 1.13, and 2.x from Debian 13 or the PyTorch site) lives in this one header. Code
-// elsewhere calls these helpers and never tests TORCH_VERSION_* or LibTorch's internals itself.
+// Private to framework/src: every difference in LibTorch's C++ API between the versions torchfit builds
+// against (Debian 12's 1.13, and 2.x from Debian 13 or the PyTorch site) lives in this one header.
+// Code elsewhere calls these helpers and never tests LibTorch's version or internals itself; a later
+// difference that cannot be read from a type goes here, keyed on <torch/version.h>.
 // Verified against 1.13.1 (Debian 12), 2.6.0 (Debian 13, CUDA) and 2.11 (pip, CUDA 13); docs/gpu.md.
 #pragma once
 
 #include <torch/optim/optimizer.h>
-#include <torch/version.h>
 
 #include <sstream>
 #include <string>
 #include <type_traits>
 #include <utility>
-
-/// True when the LibTorch being compiled against is at least MAJOR.MINOR (<torch/version.h>).
-#define TORCHFIT_TORCH_AT_LEAST(major, minor) \
-  (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace torchfit::compat {
 
