@@ -40,6 +40,11 @@ M3 mul(const M3& a, const M3& b) {
 
 }  // namespace
 
+ImageDataGeneratorOptions article_augmentation() {
+  return ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(
+      true);
+}
+
 ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : options_(std::move(options)) {
   const auto& o = options_;
   require_non_negative(o.rotation_range(), "rotation_range");

@@ -100,6 +100,11 @@ struct ImageDataGeneratorOptions {
   std::optional<std::array<double, 2>> brightness_range_;
 };
 
+/// The article's training augmentation: `rescale(1/255)`, `shear_range(0.2)` (degrees), `zoom_range(0.2)`,
+/// `rotation_range(20)` (degrees), `horizontal_flip(true)`; everything else off. Its test generator is
+/// `ImageDataGeneratorOptions().rescale(1.0 / 255)`.
+ImageDataGeneratorOptions article_augmentation();
+
 /// Augmentation + standardisation of single images, as Keras's ImageDataGenerator.
 ///
 /// Per sample (Keras order): decode → colour mode → resize to target_size (BEFORE augmentation) →
