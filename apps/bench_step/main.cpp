@@ -5,7 +5,6 @@
 
 #include "../common/cli.h"
 
-#include <algorithm>
 #include <iostream>
 
 #include <torchfit/model/seed_cnn.h>
@@ -23,9 +22,13 @@ int main(int argc, char** argv) {
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
   app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(torchfit::apps::int_range(0));
-  app.add_option("--batch-size", batch, "Batch size")->capture_default_str()->check(torchfit::apps::int_range(1));
-  app.add_option("--target-size", size, "Image size")->capture_default_str()->check(CLI::Range(10, 4096));
-  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")->capture_default_str()->check(torchfit::apps::int_range(0));
+  app.add_option("--batch-size", batch, "Batch size")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(1, torchfit::apps::limits::kMaxBatchSize));
+  app.add_option("--target-size", size, "Image size")->capture_default_str()->check(torchfit::apps::int_range(torchfit::apps::limits::kMinTargetSize, torchfit::apps::limits::kMaxTargetSize));
+  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(0, torchfit::apps::limits::kMaxThreads));
   app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
   app.add_option("--memory-format", memory_format, "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
       ->capture_default_str()
@@ -46,16 +49,13 @@ int main(int argc, char** argv) {
                                              .optimizer(OptimizerOptions().fused(!reference_adam)));
   std::ostringstream quiet;
   trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
-  std::vector<double> ms;
-  for (const auto& t : trainer.step_timings()) {
-    if (!t.warmup) ms.push_back(t.step_ms);
-  }
-  const double median = percentile(ms, 0.5);  // the same statistics as epochs.csv
+  const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv
+  const double median = timing.median_ms;
   const double flops = static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(batch);
   nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
                         {"threads", used},
                         {"median_ms", median},
-                        {"steps_ms", ms},
+                        {"steps_ms", timing.step_ms},
                         {"gflops_per_s", flops / (median / 1000.0) / 1e9},
                         {"steps_run", trainer.position().train_batches},
                         {"memory_format", memory_format},

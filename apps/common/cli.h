@@ -1,15 +1,49 @@
 #pragma once
-// Shared by the apps: CLI11 parsing with torchfit's exit status (2 for any bad flag or value; 0 for --help),
-// and readable range checks (CLI11's PositiveNumber prints the whole range of a double).
+// Shared by the apps: CLI11 parsing with torchfit's exit statuses (0 for --help, 2 for any bad flag or
+// value, 1 for a failure while running), the limits every app applies to the same flag, and the CLI11
+// validators for values CLI11 cannot check by type. Every flag is checked the same way: by a CLI11
+// check attached to the option, so the message always starts with the flag's name.
 #include <CLI/CLI.hpp>
 
 #include <climits>
+#include <functional>
+#include <stdexcept>
+#include <string>
 
 namespace torchfit::apps {
+
+/// The same limits for the same flag in every app.
+namespace limits {
+constexpr long long kMaxBatchSize = 1 << 20;   ///< --batch-size: images per batch
+constexpr long long kMaxThreads = 4096;        ///< --threads: LibTorch intra-op threads (0 = cores)
+constexpr long long kMaxWorkers = 1024;        ///< --workers: loader threads (0 = cores), data::kMaxWorkers
+constexpr long long kMinTargetSize = 10;       ///< --target-size, pixels (two conv/pool stages fit)
+constexpr long long kMaxTargetSize = 4096;     ///< --target-size, pixels
+}  // namespace limits
+
 /// Integer flag in [lo, hi].
-inline CLI::Range int_range(long long lo, long long hi = INT_MAX) {
-  return CLI::Range(lo, hi);
-}
+inline CLI::Range int_range(long long lo, long long hi = INT_MAX) { return CLI::Range(lo, hi); }
+
+/// A finite number > 0 (CLI11's PositiveNumber accepts inf and prints the whole double range).
+CLI::Validator positive_finite();
+/// A number in (0, 1].
+CLI::Validator unit_fraction();
+/// A folder that exists ("directory 'X' does not exist" / "'X' is not a directory").
+CLI::Validator existing_directory();
+/// A regular file that exists ("'X' does not exist").
+CLI::Validator existing_file(const std::string& what);
+/// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.
+CLI::Validator device_spelling();
+
+/// A bad flag value found after parsing (exit status 2), e.g. one that needs the data to check.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
+/// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
+int run_reporting_errors(const std::string& app, const std::function<int()>& body);
+
 }  // namespace torchfit::apps
 
 #define TORCHFIT_CLI_PARSE(app, argc, argv)   \

@@ -8,6 +8,7 @@
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
 #include <torchfit/runtime/process.h>
 
 #include <CLI/CLI.hpp>
@@ -67,127 +68,131 @@ bool same_bytes(const fs::path& p, const std::vector<uint8_t>& bytes) {
   return f && have == bytes;
 }
 
-void write_atomically(const fs::path& p, const std::vector<uint8_t>& bytes) {
-  const fs::path tmp = p.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!f) throw torchfit::IoError("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, p);
+void write_file(const fs::path& p, const std::vector<uint8_t>& bytes, bool durable) {
+  torchfit::io::write_text_atomically(p.string(), std::string(bytes.begin(), bytes.end()), durable);
 }
 
-int prepare(const std::string& source, const std::string& output, int64_t per_class, int64_t num_classes,
-            int64_t pred_count, int64_t threads, bool full_verify) {
-  const auto t0 = std::chrono::steady_clock::now();
-  if (num_classes < 1 || num_classes > 10) throw torchfit::ConfigError("--classes must be 1..10, got " + std::to_string(num_classes));
-  if (per_class < 0) throw torchfit::ConfigError("--images-per-class must be >= 0 (0 = all), got " + std::to_string(per_class));
-  if (pred_count < 0) throw torchfit::ConfigError("--pred-count must be >= 0, got " + std::to_string(pred_count));
-  if (std::filesystem::exists(output) && !std::filesystem::is_directory(output)) {
-    throw torchfit::ConfigError("--output: '" + output + "' exists and is not a directory");
-  }
-  const Split train = read_split(source, "train"), test = read_split(source, "t10k");
-  const int64_t h = train.images.dims[1], w = train.images.dims[2];
-  const fs::path out(output);
+struct Options {
+  std::string source = "/usr/share/datasets/fashion-mnist", output = "data";
+  int64_t per_class = 0, classes = 10, pred_count = 500;
+  int64_t threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  bool full_verify = false;
+};
 
-  std::vector<Planned> plan;
-  std::vector<int64_t> count_train(10, 0), count_test(10, 0);
-  auto pixels = [&](const Split& s, int64_t i) { return s.images.data.data() + i * h * w; };
+// Which image goes where: train/<class>/, pred/ (evenly spaced test images) and test/<class>/.
+struct Plan {
+  std::vector<Planned> files;
+  std::string csv = "filename,class_index,class_name\n";  // pred_labels.csv
+  int64_t ntrain = 0, ntest = 0, npred = 0;
+  std::vector<fs::path> folders;  // every folder prepare_data owns (all ten classes)
+  std::set<std::string> paths;
+};
+
+const uint8_t* pixels(const Split& s, int64_t i) { return s.images.data.data() + i * s.images.dims[1] * s.images.dims[2]; }
+
+void plan_train(Plan& plan, const Split& train, const fs::path& out, const Options& o) {
+  std::vector<int64_t> count(10, 0);
   for (int64_t i = 0; i < train.labels.dims[0]; ++i) {
     const int c = train.labels.data[static_cast<size_t>(i)];
-    if (c >= num_classes || (per_class > 0 && count_train[c] >= per_class)) continue;
-    ++count_train[c];
-    plan.push_back({out / "train" / kClassNames[c] / (five(i) + ".png"), pixels(train, i)});
+    if (c >= o.classes || (o.per_class > 0 && count[c] >= o.per_class)) continue;
+    ++count[c];
+    ++plan.ntrain;
+    plan.files.push_back({out / "train" / kClassNames[c] / (five(i) + ".png"), pixels(train, i)});
   }
-  // pred/: pred_count test images of the chosen classes, evenly spaced, not kept in test/.
+}
+
+// pred/: pred_count test images of the chosen classes, evenly spaced, not kept in test/.
+void plan_pred_and_test(Plan& plan, const Split& test, const fs::path& out, const Options& o) {
   std::vector<int64_t> candidates;
   for (int64_t i = 0; i < test.labels.dims[0]; ++i)
-    if (test.labels.data[static_cast<size_t>(i)] < num_classes) candidates.push_back(i);
-  pred_count = std::min<int64_t>(pred_count, static_cast<int64_t>(candidates.size()));
+    if (test.labels.data[static_cast<size_t>(i)] < o.classes) candidates.push_back(i);
+  const int64_t n = std::min<int64_t>(o.pred_count, static_cast<int64_t>(candidates.size()));
   std::set<int64_t> pred;
-  for (int64_t k = 0; k < pred_count; ++k)
-    pred.insert(candidates[static_cast<size_t>(k * static_cast<int64_t>(candidates.size()) / pred_count)]);
-  std::string csv = "filename,class_index,class_name\n";
+  for (int64_t k = 0; k < n; ++k) pred.insert(candidates[static_cast<size_t>(k * static_cast<int64_t>(candidates.size()) / n)]);
   for (int64_t i : pred) {
     const int c = test.labels.data[static_cast<size_t>(i)];
-    plan.push_back({out / "pred" / (five(i) + ".png"), pixels(test, i)});
-    csv += five(i) + ".png," + std::to_string(c) + "," + kClassNames[c] + "\n";
+    plan.files.push_back({out / "pred" / (five(i) + ".png"), pixels(test, i)});
+    plan.csv += five(i) + ".png," + std::to_string(c) + "," + kClassNames[c] + "\n";
   }
+  plan.npred = static_cast<int64_t>(pred.size());
+  std::vector<int64_t> count(10, 0);
   for (int64_t i : candidates) {
-    if (pred.count(i)) continue;
     const int c = test.labels.data[static_cast<size_t>(i)];
-    if (per_class > 0 && count_test[c] >= per_class) continue;
-    ++count_test[c];
-    plan.push_back({out / "test" / kClassNames[c] / (five(i) + ".png"), pixels(test, i)});
+    if (pred.count(i) || (o.per_class > 0 && count[c] >= o.per_class)) continue;
+    ++count[c];
+    ++plan.ntest;
+    plan.files.push_back({out / "test" / kClassNames[c] / (five(i) + ".png"), pixels(test, i)});
   }
+}
 
-  int64_t ntrain = 0, ntest = 0;
-  for (int c = 0; c < 10; ++c) ntrain += count_train[c], ntest += count_test[c];
-  auto summary = [&] {
-    std::printf("Fashion-MNIST from %s -> %s: %lld classes, train %lld, test %lld, pred %lld (labels in %s)\n",
-                source.c_str(), output.c_str(), static_cast<long long>(num_classes), static_cast<long long>(ntrain),
-                static_cast<long long>(ntest), static_cast<long long>(pred.size()), (out / "pred_labels.csv").string().c_str());
-  };
+Plan make_plan(const Split& train, const Split& test, const Options& o) {
+  const fs::path out(o.output);
+  Plan plan;
+  plan_train(plan, train, out, o);
+  plan_pred_and_test(plan, test, out, o);
+  for (const auto& p : plan.files) plan.paths.insert(p.path.string());
+  plan.folders = {out / "pred"};
+  for (int c = 0; c < 10; ++c) plan.folders.push_back(out / "train" / kClassNames[c]), plan.folders.push_back(out / "test" / kClassNames[c]);
+  return plan;
+}
 
-  // Stamp of a finished run. When it matches and the folders hold exactly the planned files
-  // (names and non-zero sizes), the run is up to date; --verify compares every byte instead.
-  const fs::path stamp_path = out / ".prepare_data.stamp";
-  const std::string stamp = "source=" + source + " images_per_class=" + std::to_string(per_class) +
-                            " classes=" + std::to_string(num_classes) + " pred_count=" + std::to_string(pred_count) +
-                            " files=" + std::to_string(plan.size()) + "\n";
-  std::set<std::string> planned_paths;
-  for (const auto& p : plan) planned_paths.insert(p.path.string());
-  std::vector<fs::path> folders = {out / "pred"};
-  for (int c = 0; c < 10; ++c) folders.push_back(out / "train" / kClassNames[c]), folders.push_back(out / "test" / kClassNames[c]);
-  if (!full_verify && same_bytes(stamp_path, std::vector<uint8_t>(stamp.begin(), stamp.end())) &&
-      same_bytes(out / "pred_labels.csv", std::vector<uint8_t>(csv.begin(), csv.end()))) {
-    size_t found = 0;
-    bool ok = true;
-    for (const auto& f : folders) {
-      std::error_code ec;
-      if (!fs::is_directory(f, ec)) continue;
-      for (const auto& e : fs::directory_iterator(f)) {
-        if (e.path().extension() != ".png") continue;
-        std::error_code ec2;
-        if (!planned_paths.count(e.path().string()) || e.file_size(ec2) == 0 || ec2) ok = false;
-        ++found;
-      }
-    }
-    if (ok && found == plan.size()) {
-      summary();
-      std::printf("up to date: %zu files present (checked names and sizes in %.1f s; --verify compares every byte)\n", found,
-                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      return 0;
+// The stamp of a finished run: the settings and the number of files.
+std::string stamp_text(const Options& o, const Plan& plan) {
+  return "source=" + o.source + " images_per_class=" + std::to_string(o.per_class) + " classes=" +
+         std::to_string(o.classes) + " pred_count=" + std::to_string(o.pred_count) +
+         " files=" + std::to_string(plan.files.size()) + "\n";
+}
+
+// Up to date: the stamp and pred_labels.csv match and the folders hold exactly the planned files
+// (names and non-zero sizes); --verify compares every byte instead.
+bool up_to_date(const Plan& plan, const std::string& stamp, const fs::path& out) {
+  if (!same_bytes(out / ".prepare_data.stamp", std::vector<uint8_t>(stamp.begin(), stamp.end())) ||
+      !same_bytes(out / "pred_labels.csv", std::vector<uint8_t>(plan.csv.begin(), plan.csv.end()))) {
+    return false;
+  }
+  size_t found = 0;
+  for (const auto& f : plan.folders) {
+    std::error_code ec;
+    if (!fs::is_directory(f, ec)) continue;
+    for (const auto& e : fs::directory_iterator(f)) {
+      if (e.path().extension() != ".png") continue;
+      std::error_code ec2;
+      if (!plan.paths.count(e.path().string()) || e.file_size(ec2) == 0 || ec2) return false;
+      ++found;
     }
   }
-  std::error_code stamp_ec;
-  fs::remove(stamp_path, stamp_ec);
+  return found == plan.files.size();
+}
 
-  // Folders, then stale PNGs (ours only: train/<class>, test/<class>, pred).
+// Folders of the chosen classes made; stale PNGs (ours only: train/<class>, test/<class>, pred) removed.
+int64_t remove_stale(const Plan& plan, int64_t classes) {
   int64_t removed = 0;
-  for (const auto& f : folders) {
+  for (const auto& f : plan.folders) {
     std::error_code ec;
     if (fs::is_directory(f, ec))
       for (const auto& e : fs::directory_iterator(f))
-        if (e.path().extension() == ".png" && !planned_paths.count(e.path().string())) fs::remove(e.path()), ++removed;
-    const bool wanted = f.filename() == "pred" ||
-                        std::find(kClassNames.begin(), kClassNames.begin() + num_classes, f.filename().string()) !=
-                            kClassNames.begin() + num_classes;
+        if (e.path().extension() == ".png" && !plan.paths.count(e.path().string())) fs::remove(e.path()), ++removed;
+    const auto last = kClassNames.begin() + classes;
+    const bool wanted = f.filename() == "pred" || std::find(kClassNames.begin(), last, f.filename().string()) != last;
     if (wanted) fs::create_directories(f);
     else if (fs::is_directory(f, ec) && fs::is_empty(f, ec)) fs::remove(f);
   }
+  return removed;
+}
 
+// Encodes every planned PNG on `threads` threads; writes those that differ from the disk.
+std::pair<int64_t, int64_t> write_files(const Plan& plan, int64_t threads, int64_t h, int64_t w) {
   std::atomic<size_t> next{0};
   std::atomic<int64_t> written{0}, verified{0};
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < plan.size();) {
-      Image img{static_cast<int>(h), static_cast<int>(w), 1,
-                std::vector<uint8_t>(plan[i].pixels, plan[i].pixels + h * w)};
+    for (size_t i; (i = next.fetch_add(1)) < plan.files.size();) {
+      const auto& p = plan.files[i];
+      Image img{static_cast<int>(h), static_cast<int>(w), 1, std::vector<uint8_t>(p.pixels, p.pixels + h * w)};
       const std::vector<uint8_t> png = encode_png(img);
-      if (same_bytes(plan[i].path, png)) {
+      if (same_bytes(p.path, png)) {
         ++verified;
       } else {
-        write_atomically(plan[i].path, png);
+        write_file(p.path, png, /*durable=*/false);  // one sync_filesystem before the stamp
         ++written;
       }
     }
@@ -196,22 +201,41 @@ int prepare(const std::string& source, const std::string& output, int64_t per_cl
   for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (auto& t : pool) t.join();
-  const fs::path csv_path = out / "pred_labels.csv";
-  const std::vector<uint8_t> csv_bytes(csv.begin(), csv.end());
-  if (!same_bytes(csv_path, csv_bytes)) write_atomically(csv_path, csv_bytes);
+  return {verified.load(), written.load()};
+}
 
-  write_atomically(stamp_path, std::vector<uint8_t>(stamp.begin(), stamp.end()));
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  summary();
+int prepare(const Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  const Split train = read_split(o.source, "train"), test = read_split(o.source, "t10k");
+  const Plan plan = make_plan(train, test, o);
+  const fs::path out(o.output);
+  std::printf("Fashion-MNIST from %s -> %s: %lld classes, train %lld, test %lld, pred %lld (labels in %s)\n",
+              o.source.c_str(), o.output.c_str(), static_cast<long long>(o.classes), static_cast<long long>(plan.ntrain),
+              static_cast<long long>(plan.ntest), static_cast<long long>(plan.npred),
+              (out / "pred_labels.csv").string().c_str());
+  const std::string stamp = stamp_text(o, plan);
+  if (!o.full_verify && up_to_date(plan, stamp, out)) {
+    std::printf("up to date: %zu files present (checked names and sizes in %.1f s; --verify compares every byte)\n",
+                plan.files.size(), seconds());
+    return 0;
+  }
+  std::error_code stamp_ec;
+  fs::remove(out / ".prepare_data.stamp", stamp_ec);
+  const int64_t removed = remove_stale(plan, o.classes);
+  const auto [verified, written] = write_files(plan, o.threads, train.images.dims[1], train.images.dims[2]);
+  const std::vector<uint8_t> csv_bytes(plan.csv.begin(), plan.csv.end());
+  if (!same_bytes(out / "pred_labels.csv", csv_bytes)) write_file(out / "pred_labels.csv", csv_bytes, false);
+  torchfit::io::sync_filesystem(out.string());
+  write_file(out / ".prepare_data.stamp", std::vector<uint8_t>(stamp.begin(), stamp.end()), true);
   std::printf("%lld files already up to date, %lld written, %lld stale removed in %.1f s\n",
-              static_cast<long long>(verified.load()), static_cast<long long>(written.load()),
-              static_cast<long long>(removed), s);
+              static_cast<long long>(verified), static_cast<long long>(written), static_cast<long long>(removed),
+              seconds());
   return 0;
 }
 
 int bench(const std::string& dir, int64_t workers, int64_t batches, int64_t size, int64_t batch_size, bool augment) {
-  ImageDataGeneratorOptions o = ImageDataGeneratorOptions().rescale(1.0 / 255);
-  if (augment) o.shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true);
+  const ImageDataGeneratorOptions o = augment ? article_augmentation() : ImageDataGeneratorOptions().rescale(1.0 / 255);
   auto it = ImageDataGenerator(o).flow_from_directory(
       dir, FlowOptions().target_size({size, size}).batch_size(batch_size).workers(workers).seed(1).verbose(false));
   for (int i = 0; i < 2; ++i) it->next();  // warm-up: threads started, queue primed
@@ -234,47 +258,62 @@ int bench(const std::string& dir, int64_t workers, int64_t batches, int64_t size
   return 0;
 }
 
+void add_prepare_flags(CLI::App& app, Options& o) {
+  using torchfit::apps::int_range;
+  app.add_option("--source", o.source, "folder with the *-idx?-ubyte.gz files (package dataset-fashion-mnist)")
+      ->capture_default_str()
+      ->check(torchfit::apps::existing_directory());
+  app.add_option("-o,--output", o.output, "output folder")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            return fs::exists(s) && !fs::is_directory(s) ? "'" + s + "' exists and is not a directory" : "";
+          },
+          "DIR"));
+  app.add_option("--images-per-class", o.per_class, "images per class in train/ and in test/ (0 = all)")
+      ->capture_default_str()
+      ->check(int_range(0));
+  app.add_option("--classes", o.classes, "use the first K classes (1..10)")->capture_default_str()->check(int_range(1, 10));
+  app.add_option("--pred-count", o.pred_count, "test images moved to pred/ (unlabelled)")
+      ->capture_default_str()
+      ->check(int_range(0));
+  app.add_option("--threads", o.threads, "encoding threads")
+      ->capture_default_str()
+      ->check(int_range(1, torchfit::apps::limits::kMaxThreads));
+  app.add_flag("--verify", o.full_verify, "re-encode every image and compare it byte for byte with the file on disk");
+}
+
+struct BenchOptions {
+  std::string dir = "data/train";
+  int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
+  bool no_augment = false;
+};
+
+void add_bench_flags(CLI::App& b, BenchOptions& o) {
+  using namespace torchfit::apps;
+  b.add_option("--dir", o.dir, "image folder (class sub-folders)")->capture_default_str()->check(existing_directory());
+  b.add_option("--workers", o.workers, "worker threads (0 = all cores)")
+      ->capture_default_str()
+      ->check(int_range(0, limits::kMaxWorkers));
+  b.add_option("--batches", o.batches, "timed batches (after 2 warm-up batches)")->capture_default_str()->check(int_range(1));
+  b.add_option("--target-size", o.size, "square target size")->capture_default_str()->check(int_range(1, limits::kMaxTargetSize));
+  b.add_option("--batch-size", o.batch_size, "batch size")->capture_default_str()->check(int_range(1, limits::kMaxBatchSize));
+  b.add_flag("--no-augment", o.no_augment, "rescale only");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"prepare_data: Debian's Fashion-MNIST as train/<class>/, test/<class>/ and pred/ PNG folders"};
-  std::string source = "/usr/share/datasets/fashion-mnist", output = "data";
-  int64_t per_class = 0, classes = 10, pred_count = 500;
-  int64_t threads = std::max<unsigned>(1, std::thread::hardware_concurrency());
-  app.add_option("--source", source, "folder with the *-idx?-ubyte.gz files (package dataset-fashion-mnist)")
-      ->capture_default_str();
-  app.add_option("-o,--output", output, "output folder")->capture_default_str();
-  app.add_option("--images-per-class", per_class, "images per class in train/ and in test/ (0 = all)")->capture_default_str();
-  app.add_option("--classes", classes, "use the first K classes (1..10)")->capture_default_str();
-  app.add_option("--pred-count", pred_count, "test images moved to pred/ (unlabelled)")->capture_default_str();
-  app.add_option("--threads", threads, "encoding threads")->capture_default_str();
-  bool full_verify = false;
-  app.add_flag("--verify", full_verify, "re-encode every image and compare it byte for byte with the file on disk");
-
+  Options o;
+  add_prepare_flags(app, o);
+  BenchOptions bo;
   auto* b = app.add_subcommand("bench", "images/s of DirectoryIterator with the seeds' augmentation");
-  std::string bench_dir = "data/train";
-  int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
-  bool no_augment = false;
-  b->add_option("--dir", bench_dir, "image folder (class sub-folders)")->capture_default_str();
-  b->add_option("--workers", workers, "worker threads (0 = all cores)")
-      ->capture_default_str()
-      ->check(torchfit::apps::int_range(0, torchfit::data::kMaxWorkers));
-  b->add_option("--batches", batches, "timed batches (after 2 warm-up batches)")
-      ->capture_default_str()
-      ->check(torchfit::apps::int_range(1));
-  b->add_option("--target-size", size, "square target size")->capture_default_str()->check(CLI::Range(1, 4096));
-  b->add_option("--batch-size", batch_size, "batch size")->capture_default_str()->check(torchfit::apps::int_range(1));
-  b->add_flag("--no-augment", no_augment, "rescale only");
+  add_bench_flags(*b, bo);
   TORCHFIT_CLI_PARSE(app, argc, argv);
-  try {
+  return torchfit::apps::run_reporting_errors("prepare_data", [&] {
     torchfit::runtime::init_process();  // as every app: keep freed memory (batch tensors) in the process
-    if (*b) return bench(bench_dir, workers, batches, size, batch_size, !no_augment);
-    return prepare(source, output, per_class, classes, pred_count, threads, full_verify);
-  } catch (const torchfit::ConfigError& e) {  // a bad flag value
-    spdlog::error("{}", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return 1;
-  }
+    if (*b) return bench(bo.dir, bo.workers, bo.batches, bo.size, bo.batch_size, !bo.no_augment);
+    return prepare(o);
+  });
 }

@@ -37,20 +37,20 @@ void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
 }
 }  // namespace
 
-void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write_to) {
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write_to, bool durable) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (!fs::is_directory(dir)) throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
-  remove_stale_temporaries(dir, target.filename().string());
+  if (durable) remove_stale_temporaries(dir, target.filename().string());
   const std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
   try {
     write_to(tmp);
     if (!fs::exists(tmp)) throw IoError("writer did not create '" + tmp + "'");
-    fsync_path(tmp, false);
+    if (durable) fsync_path(tmp, false);
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
       throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
     }
-    fsync_path(dir.string(), true);
+    if (durable) fsync_path(dir.string(), true);
   } catch (const IoError&) {
     std::remove(tmp.c_str());
     throw;
@@ -60,14 +60,23 @@ void write_atomically(const std::string& path, const std::function<void(const st
   }
 }
 
-void write_text_atomically(const std::string& path, const std::string& text) {
+void write_text_atomically(const std::string& path, const std::string& text, bool durable) {
   write_atomically(path, [&](const std::string& tmp) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) throw IoError("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
     f << text;
     f.flush();
     if (!f) throw IoError("cannot write '" + tmp + "' (disk full?)");
-  });
+  }, durable);
+}
+
+void sync_filesystem(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw IoError("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  const int rc = ::syncfs(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw IoError("cannot sync the file system of '" + path + "': " + std::strerror(err));
 }
 
 void ensure_writable_directory(const std::string& dir) {

@@ -10,7 +10,6 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/training/trainer.h>
 
 namespace torchfit::io {
 namespace {
@@ -91,16 +90,36 @@ void copy_weights(const std::string& path, torch::serialize::InputArchive& archi
   }
 }
 
+double optimizer_lr(const TrainingState& state) {
+  if (!state.optimizer || state.optimizer->param_groups().empty()) return state.compile.optimizer().learning_rate();
+  return state.optimizer->param_groups().at(0).options().get_lr();
+}
+
+void write_rng_state(torch::serialize::OutputArchive& archive) {
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  archive.write("rng_cpu", gen.get_state());
+}
+
+void read_rng_state(torch::serialize::InputArchive& archive) {
+  at::Tensor rng;
+  if (!archive.try_read("rng_cpu", rng)) return;
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(rng);
+}
+
 }  // namespace
 
-void save_checkpoint(const std::string& path, Trainer& trainer, const std::map<std::string, int64_t>& class_indices) {
-  const auto& pos = trainer.position();
+void save_checkpoint(const std::string& path, const TrainingState& state) {
+  if (!state.model) throw ConfigError("save_checkpoint('" + path + "'): no model");
+  const auto& pos = state.position;
   torch::serialize::OutputArchive archive;
   nlohmann::json meta = {{"magic", kMagic},
                          {"torchfit_version", TORCHFIT_VERSION},
-                         {"model", trainer.model()->to_json()},
-                         {"compile", compile_json(trainer.compile_options(), trainer.learning_rate())},
-                         {"class_indices", class_indices},
+                         {"model", state.model->to_json()},
+                         {"compile", compile_json(state.compile, optimizer_lr(state))},
+                         {"class_indices", state.class_indices},
                          {"position",
                           {{"epoch", pos.epoch},
                            {"step", pos.step},
@@ -108,16 +127,14 @@ void save_checkpoint(const std::string& path, Trainer& trainer, const std::map<s
                            {"val_batches", pos.val_batches}}}};
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
-  for (const auto& p : trainer.model()->named_parameters(true)) weights.write(p.key(), p.value().detach().cpu());
+  for (const auto& p : state.model->named_parameters(true)) weights.write(p.key(), p.value().detach().cpu());
   archive.write("weights", weights);
-  torch::serialize::OutputArchive optim;
-  trainer.optimizer().save(optim);
-  archive.write("optimizer", optim);
-  {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    archive.write("rng_cpu", gen.get_state());
+  if (state.optimizer) {
+    torch::serialize::OutputArchive optim;
+    state.optimizer->save(optim);
+    archive.write("optimizer", optim);
   }
+  write_rng_state(archive);
   write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
 }
 
@@ -144,34 +161,36 @@ void load_weights(const std::string& path, SequentialImpl& model) {
   copy_weights(path, archive, model);
 }
 
-CheckpointInfo load_checkpoint(const std::string& path, Trainer& trainer, bool load_optimizer) {
+namespace {
+
+void load_optimizer_state(const std::string& path, torch::serialize::InputArchive& archive, const CheckpointInfo& info,
+                          const TrainingState& state) {
+  const auto saved = info.compile.value("optimizer", nlohmann::json::object());
+  if (saved.value("name", "") != state.compile.optimizer().name()) return;
+  torch::serialize::InputArchive optim;
+  if (archive.try_read("optimizer", optim)) {
+    try {
+      state.optimizer->load(optim);
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      throw IoError("checkpoint '" + path + "': optimizer state does not fit this model: " +
+                    why.substr(0, why.find('\n')));
+    }
+  }
+  const double lr = saved.value("learning_rate", optimizer_lr(state));
+  for (auto& g : state.optimizer->param_groups()) g.options().set_lr(lr);
+}
+
+}  // namespace
+
+CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state) {
+  if (!state.model) throw ConfigError("load_checkpoint('" + path + "'): no model to load into");
   torch::serialize::InputArchive archive;
   open_archive(path, archive);
   CheckpointInfo info = read_info(path, archive);
-  copy_weights(path, archive, *trainer.model());
-  if (load_optimizer) {
-    const auto saved = info.compile.value("optimizer", nlohmann::json::object()).value("name", "");
-    if (saved == trainer.compile_options().optimizer().name()) {
-      torch::serialize::InputArchive optim;
-      if (archive.try_read("optimizer", optim)) {
-        try {
-          trainer.optimizer().load(optim);
-        } catch (const std::exception& e) {
-          std::string why = e.what();
-          throw IoError("checkpoint '" + path + "': optimizer state does not fit this model: " +
-                        why.substr(0, why.find('\n')));
-        }
-      }
-      trainer.set_learning_rate(info.compile["optimizer"].value("learning_rate", trainer.learning_rate()));
-    }
-  }
-  at::Tensor rng;
-  if (archive.try_read("rng_cpu", rng)) {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_state(rng);
-  }
-  trainer.set_position(info.position);
+  copy_weights(path, archive, *state.model.ptr());
+  if (state.optimizer) load_optimizer_state(path, archive, info, state);
+  read_rng_state(archive);
   return info;
 }
 

@@ -13,3 +13,12 @@ double History::last(const std::string& key) const {
 }
 
 }  // namespace torchfit
+
+namespace torchfit {
+
+void HistoryRecorder::on_epoch_end(int epoch, const Logs& logs) {
+  history_.epoch.push_back(epoch);
+  for (const auto& [k, v] : logs) history_.history[k].push_back(v);
+}
+
+}  // namespace torchfit

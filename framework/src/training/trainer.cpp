@@ -1,79 +1,46 @@
 #include <torchfit/training/trainer.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <limits>
-#include <sstream>
 
-#include <torch/optim/adam.h>
-#include <torch/optim/rmsprop.h>
-#include <torch/optim/sgd.h>
+#include <spdlog/spdlog.h>
 
 #include <torchfit/error.h>
-#include <torchfit/io/atomic_file.h>
 #include <torchfit/runtime/device.h>
-#include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
-#include <torchfit/training/fused_adam.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
+#include <torchfit/training/predict.h>
+#include <torchfit/training/progbar_logger.h>
+#include <torchfit/training/run_logger.h>
+
+#include "steady_clock.h"
 
 namespace torchfit {
-namespace {
 
-double now_ms() {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+/// Sums over an epoch's steps, weighted by batch size: the running means of the batch logs and the
+/// epoch's training means.
+struct Trainer::EpochMeans {
+  double loss_sum = 0;
+  std::vector<double> metric_sums;
+  int64_t seen = 0;
 
-std::string csv_number(double v) {
-  std::ostringstream os;
-  os.precision(6);
-  os << v;
-  return os.str();
-}
-
-}  // namespace
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<size_t>(std::floor(pos));
-  const auto hi = static_cast<size_t>(std::ceil(pos));
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> params) {
-  double lr = o.learning_rate();
-  if (o.name() == "adam") {
-    if (lr < 0) lr = 1e-3;
-  } else if (o.name() == "sgd") {
-    if (lr < 0) lr = 1e-2;
-  } else if (o.name() == "rmsprop") {
-    if (lr < 0) lr = 1e-3;
-  } else {
-    throw ConfigError("unknown optimizer '" + o.name() + "' (known: adam, sgd, rmsprop)");
+  void add(double loss, const std::vector<double>& batch_metric_sums, int64_t n) {
+    loss_sum += loss * static_cast<double>(n);
+    for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metric_sums[i];
+    seen += n;
   }
-  if (!(lr > 0) || !std::isfinite(lr)) {
-    throw ConfigError("learning rate must be > 0, got " + std::to_string(o.learning_rate()));
+  /// "loss" and the metric names; nan when no step ran (a resumed epoch that was already complete).
+  Logs logs(const std::vector<std::string>& names) const {
+    const double none = std::numeric_limits<double>::quiet_NaN();
+    const double n = static_cast<double>(seen);
+    Logs out = {{"loss", seen > 0 ? loss_sum / n : none}};
+    for (size_t i = 0; i < names.size(); ++i) out[names[i]] = seen > 0 ? metric_sums[i] / n : none;
+    return out;
   }
-  if (o.name() == "adam") {
-    auto adam = torch::optim::AdamOptions(lr).betas({o.beta_1(), o.beta_2()}).eps(o.epsilon());
-    if (!o.fused()) return std::make_unique<torch::optim::Adam>(params, adam);
-    return std::make_unique<FusedAdam>(params, adam);
-  }
-  if (o.name() == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(lr).momentum(o.momentum()).nesterov(o.nesterov()));
-  }
-  return std::make_unique<torch::optim::RMSprop>(
-      params, torch::optim::RMSpropOptions(lr).alpha(o.rho()).eps(o.epsilon()).momentum(o.momentum()));
-}
+};
 
 Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
@@ -123,250 +90,157 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector
   return loss.item<double>();
 }
 
-History Trainer::fit(data::BatchIterator& train, const FitOptions& opt) {
-  const int threads = runtime::init_process();
-  if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
-  if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
-  const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
-  std::ostream& out = opt.out() ? *opt.out() : std::cout;
-  const bool dynamic = opt.dynamic() ? *opt.dynamic() : is_terminal(out);
-
-  // Run files: probe the directory before any work (never fail after an hour of training).
-  std::ofstream steps_csv, epochs_csv;
-  nlohmann::json run_json = nlohmann::json::object();
-  const std::string run_dir = opt.run_dir();
-  const int64_t train_flops_per_sample = model_->train_flops_per_sample();
-  std::vector<std::string> metric_cols = metric_names_;
-  const auto write_run_json = [&] {
-    io::write_text_atomically((std::filesystem::path(run_dir) / "run.json").string(), run_json.dump(2));
-  };
-  if (!run_dir.empty()) {
-    io::ensure_writable_directory(run_dir);
-    namespace fs = std::filesystem;
-    steps_csv.open(fs::path(run_dir) / "steps.csv", std::ios::trunc);
-    epochs_csv.open(fs::path(run_dir) / "epochs.csv", std::ios::trunc);
-    if (!steps_csv || !epochs_csv) throw IoError("cannot create steps.csv/epochs.csv in '" + run_dir + "'");
-    steps_csv << "epoch,step,data_ms,h2d_ms,compute_ms,step_ms,loss";
-    for (const auto& m : metric_cols) steps_csv << "," << m;
-    steps_csv << "\n";
-    epochs_csv << "epoch,loss";
-    for (const auto& m : metric_cols) epochs_csv << "," << m;
-    epochs_csv << ",val_loss";
-    for (const auto& m : metric_cols) epochs_csv << ",val_" << m;
-    epochs_csv << ",seconds,ms_per_step_median,ms_per_step_p90,images_per_s,data_wait_share\n" << std::flush;
-    run_json["environment"] = runtime::environment_info(device_, threads);
-    run_json["device"] = device_.str();
-    run_json["threads"] = threads;
-    run_json["parameters"] = model_->count_params();
-    run_json["flops_per_sample_forward"] = model_->flops_per_sample();
-    run_json["flops_per_sample_train"] = train_flops_per_sample;
-    run_json["flops_per_step"] = train_flops_per_sample * train.batch_size();
-    run_json["model"] = model_->to_json();
-    run_json["memory_format"] = {{"requested", model_->memory_format()},
-                                 {"used", model_->uses_channels_last(device_) ? "channels_last" : "contiguous"}};
-    run_json["pool_before_relu"] = model_->pool_before_relu();
-    run_json["arguments"] = opt.run_info();
-    run_json["compile"] = {{"loss", options_.loss()},
-                           {"optimizer", options_.optimizer().name()},
-                           {"learning_rate", learning_rate()},
-                           {"metrics", metric_names_}};
-    run_json["epochs"] = opt.epochs();
-    run_json["steps_per_epoch"] = steps;
-    run_json["batch_size"] = train.batch_size();
-    run_json["warmup_steps"] = opt.warmup_steps();
-    run_json["status"] = "running";
-    write_run_json();
-  }
-
-  // A failure after the run files exist is recorded in run.json (status "failed", error) and rethrown.
-  auto train_body = [&]() -> History {
-    History history;
-    timings_.clear();
-    stop_training = false;
-    interrupted_ = false;
-    if (opt.initial_step() < 0 || opt.initial_step() > steps) {
-      throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
-    }
-    for (auto& cb : opt.callbacks()) cb->set_trainer(this);
-    for (auto& cb : opt.callbacks()) cb->on_train_begin({});
-
-    int64_t global_step = 0;
-    Logs logs;
-    nlohmann::json epoch_summaries = nlohmann::json::array();
-    for (int epoch = opt.initial_epoch(); epoch < opt.epochs() && !stop_training && !interrupted_; ++epoch) {
-      const int64_t first_step = epoch == opt.initial_epoch() ? opt.initial_step() + 1 : 1;
-      for (auto& cb : opt.callbacks()) cb->on_epoch_begin(epoch, {{"lr", learning_rate()}});
-      if (opt.verbose() > 0 && opt.epochs() > 1) out << "Epoch " << epoch + 1 << "/" << opt.epochs() << "\n" << std::flush;
-      Progbar bar(steps, opt.verbose(), dynamic, out, opt.clock());
-      model_->train();
-      double loss_sum = 0;
-      std::vector<double> metric_sums(resolved_metrics_.size(), 0.0);
-      int64_t seen = 0;
-      std::vector<double> step_ms_list;
-      double data_total = 0, step_total = 0;
-      int64_t timed_images = 0;
-      const double epoch_start = now_ms();
-      for (int64_t step = first_step; step <= steps; ++step) {
-        StepTiming t;
-        t.epoch = epoch + 1;
-        t.step = step;
-        t.warmup = global_step < opt.warmup_steps();
-        const double t0 = now_ms();
-        data::Batch batch = train.next();
-        const double t1 = now_ms();
-        auto [x, y] = to_device(batch);
-        runtime::synchronize(device_);
-        const double t2 = now_ms();
-        std::vector<double> batch_metrics(resolved_metrics_.size(), 0.0);
-        const double loss = train_step(x, y, &batch_metrics);
-        runtime::synchronize(device_);
-        const double t3 = now_ms();
-        if (opt.terminate_on_nan() && !std::isfinite(loss)) {
-          throw Error("non-finite loss (" + std::to_string(loss) + ") at epoch " + std::to_string(epoch + 1) +
-                      ", step " + std::to_string(step) + ": training stopped (lower the learning rate?)");
-        }
-        const int64_t n = batch.size();
-        seen += n;
-        ++position_.train_batches;
-        position_.epoch = epoch;
-        position_.step = step;
-        loss_sum += loss * static_cast<double>(n);
-        for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metrics[i];
-        Progbar::Values running = {{"loss", loss_sum / static_cast<double>(seen)}};
-        for (size_t i = 0; i < metric_sums.size(); ++i) {
-          running.emplace_back(metric_names_[i], metric_sums[i] / static_cast<double>(seen));
-        }
-        bar.update(step, running);
-        Logs batch_logs = {{"loss", loss}, {"size", static_cast<double>(n)}};
-        for (auto& cb : opt.callbacks()) cb->on_train_batch_end(step - 1, batch_logs);
-        const double t4 = now_ms();
-        t.data_ms = t1 - t0;
-        t.h2d_ms = t2 - t1;
-        t.compute_ms = t3 - t2;
-        t.step_ms = t4 - t0;
-        timings_.push_back(t);
-        if (!t.warmup) {
-          step_ms_list.push_back(t.step_ms);
-          data_total += t.data_ms;
-          step_total += t.step_ms;
-          timed_images += n;
-        }
-        if (steps_csv.is_open()) {
-          steps_csv << t.epoch << "," << t.step << "," << csv_number(t.data_ms) << "," << csv_number(t.h2d_ms) << ","
-                    << csv_number(t.compute_ms) << "," << csv_number(t.step_ms) << "," << csv_number(loss);
-          for (size_t i = 0; i < batch_metrics.size(); ++i) {
-            steps_csv << "," << csv_number(batch_metrics[i] / static_cast<double>(n));
-          }
-          steps_csv << "\n" << std::flush;
-        }
-        ++global_step;
-        if (runtime::interrupt_requested()) {
-          interrupted_ = true;
-          break;
-        }
-      }
-      if (interrupted_) {
-        if (opt.verbose() > 0) out << "\n" << std::flush;
-        break;
-      }
-      const double train_seconds = (now_ms() - epoch_start) / 1000.0;
-
-      logs.clear();
-      // No step ran when resuming after an epoch's last step: no training mean to report (nan).
-      const double no_mean = std::numeric_limits<double>::quiet_NaN();
-      logs["loss"] = seen > 0 ? loss_sum / static_cast<double>(seen) : no_mean;
-      for (size_t i = 0; i < metric_sums.size(); ++i) {
-        logs[metric_names_[i]] = seen > 0 ? metric_sums[i] / static_cast<double>(seen) : no_mean;
-      }
-      Progbar::Values final_values = {{"loss", logs["loss"]}};
-      for (const auto& m : metric_names_) final_values.emplace_back(m, logs[m]);
-      if (opt.validation_data()) {
-        Logs val = evaluate(*opt.validation_data(), opt.validation_steps());
-        position_.val_batches += opt.validation_steps();
-        model_->train();
-        for (const auto& [k, v] : val) logs["val_" + k] = v;
-        final_values.emplace_back("val_loss", logs["val_loss"]);
-        for (const auto& m : metric_names_) final_values.emplace_back("val_" + m, logs["val_" + m]);
-      }
-      bar.finalize(final_values);
-      logs["lr"] = learning_rate();
-
-      const double seconds = (now_ms() - epoch_start) / 1000.0;
-      const double median = percentile(step_ms_list, 0.5);
-      const double p90 = percentile(step_ms_list, 0.9);
-      // Throughput over the timed (non-warm-up) steps; falls back to the whole epoch when all were warm-up.
-      const double images_per_s = step_total > 0 ? static_cast<double>(timed_images) / (step_total / 1000.0)
-                                                 : static_cast<double>(seen) / std::max(train_seconds, 1e-9);
-      const double data_share = step_total > 0 ? data_total / step_total : 0.0;
-      if (epochs_csv.is_open()) {
-        auto val_or_empty = [&](const std::string& k) {
-          auto it = logs.find(k);
-          return it == logs.end() ? std::string() : csv_number(it->second);
-        };
-        epochs_csv << epoch + 1 << "," << csv_number(logs["loss"]);
-        for (const auto& m : metric_cols) epochs_csv << "," << csv_number(logs[m]);
-        epochs_csv << "," << val_or_empty("val_loss");
-        for (const auto& m : metric_cols) epochs_csv << "," << val_or_empty("val_" + m);
-        epochs_csv << "," << csv_number(seconds) << "," << csv_number(median) << "," << csv_number(p90) << ","
-                   << csv_number(images_per_s) << "," << csv_number(data_share) << "\n"
-                   << std::flush;
-      }
-      nlohmann::json summary = {{"epoch", epoch + 1},
-                                {"seconds", seconds},
-                                {"train_seconds", train_seconds},
-                                {"ms_per_step_median", median},
-                                {"ms_per_step_p90", p90},
-                                {"images_per_s", images_per_s},
-                                {"data_wait_share", data_share},
-                                {"gflops_per_s", median > 0 ? static_cast<double>(train_flops_per_sample) *
-                                                                  static_cast<double>(train.batch_size()) /
-                                                                  (median / 1000.0) / 1e9
-                                                            : 0.0}};
-      for (const auto& [k, v] : logs) summary[k] = v;
-      epoch_summaries.push_back(summary);
-
-      history.epoch.push_back(epoch);
-      for (const auto& [k, v] : logs) history.history[k].push_back(v);
+// ---------------------------------------------------------------- fit
+History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
+  runtime::init_process();
+  timings_.clear();
+  stop_training = false;
+  interrupted_ = false;
+  FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
+  const FitParams params = fit_params(train, opt);
+  auto history = std::make_shared<HistoryRecorder>();
+  CallbackList callbacks(fit_callbacks(opt, history), this, params);
+  Logs logs;  // the last finished epoch's
+  try {
+    callbacks.on_train_begin();
+    for (int epoch = params.initial_epoch; epoch < params.epochs && !stop_training; ++epoch) {
+      callbacks.on_epoch_begin(epoch, {{"lr", learning_rate()}});
+      const int64_t first_step = epoch == params.initial_epoch ? params.initial_step + 1 : 1;
+      Logs epoch_logs = train_epoch(train, epoch, first_step, opt, params, callbacks);
+      if (interrupted_) break;
+      validate(opt, epoch_logs);
+      epoch_logs["lr"] = learning_rate();
       position_.epoch = epoch + 1;
       position_.step = 0;
-      for (auto& cb : opt.callbacks()) cb->on_epoch_end(epoch, logs);
+      logs = std::move(epoch_logs);
+      callbacks.on_epoch_end(epoch, logs);
     }
-    for (auto& cb : opt.callbacks()) cb->on_train_end(logs);
-
-    if (!run_dir.empty()) {
-      nlohmann::json warm = nlohmann::json::array();
-      for (const auto& t : timings_) {
-        if (t.warmup) {
-          warm.push_back({{"epoch", t.epoch}, {"step", t.step}, {"data_ms", t.data_ms}, {"h2d_ms", t.h2d_ms},
-                          {"compute_ms", t.compute_ms}, {"step_ms", t.step_ms}});
-        }
-      }
-      run_json["warmup"] = warm;
-      run_json["epoch_summaries"] = epoch_summaries;
-      run_json["final_metrics"] = logs;
-      run_json["status"] = interrupted_ ? "interrupted" : stop_training ? "stopped early" : "completed";
-      run_json["position"] = {{"epoch", position_.epoch}, {"step", position_.step},
-                              {"train_batches", position_.train_batches}, {"val_batches", position_.val_batches}};
-      write_run_json();
-    }
-    return history;
-  };
-  try {
-    return train_body();
+    callbacks.on_train_end(logs);
   } catch (const std::exception& e) {
-    if (!run_dir.empty()) {
-      try {
-        run_json["status"] = "failed";
-        run_json["error"] = e.what();
-        write_run_json();
-      } catch (const std::exception&) {
-        // keep the original error
-      }
-    }
+    callbacks.on_train_error(e.what());
     throw;
   }
+  return history->history();
 }
 
+FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
+  if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
+  if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
+  if (opt.warmup_steps() < 0) throw ConfigError("fit: warmup_steps must be >= 0");
+  const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
+  if (!opt.resume_from().empty()) resume(opt.resume_from(), train, opt, steps);
+  if (opt.initial_step() < 0 || opt.initial_step() > steps) {
+    throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
+  }
+  FitParams p;
+  p.epochs = opt.epochs();
+  p.steps = steps;
+  p.verbose = opt.verbose();
+  p.initial_epoch = opt.initial_epoch();
+  p.initial_step = opt.initial_step();
+  p.batch_size = train.batch_size();
+  p.warmup_steps = opt.warmup_steps();
+  p.validation = opt.validation_data() != nullptr;
+  return p;
+}
+
+void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps) {
+  const io::CheckpointInfo info = load_checkpoint(path);
+  const TrainingPosition& pos = info.position;
+  const auto classes = train.class_indices();
+  if (!info.class_indices.empty() && !classes.empty() && info.class_indices != classes) {
+    throw ConfigError("resume: checkpoint '" + path + "' was trained on other classes than the training data");
+  }
+  if (pos.step > steps) {
+    throw ConfigError("resume: checkpoint '" + path + "' stopped at step " + std::to_string(pos.step) + " of epoch " +
+                      std::to_string(pos.epoch + 1) + ", beyond steps_per_epoch " + std::to_string(steps));
+  }
+  // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
+  train.skip(pos.train_batches);
+  if (opt.validation_data() && opt.validation_steps() > 0) opt.validation_data()->skip(pos.val_batches);
+  opt.initial_epoch(pos.epoch).initial_step(pos.step);
+  spdlog::info("resumed from '{}' at epoch {}, step {} ({} training batches done)", path, pos.epoch + 1, pos.step,
+               pos.train_batches);
+}
+
+std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const {
+  std::vector<CallbackPtr> list;
+  if (opt.verbose() > 0) {
+    list.push_back(
+        std::make_shared<ProgbarLogger>(ProgbarLoggerOptions().out(opt.out()).dynamic(opt.dynamic()).clock(opt.clock())));
+  }
+  if (!opt.run_dir().empty()) {
+    list.push_back(std::make_shared<RunLogger>(RunLoggerOptions(opt.run_dir()).run_info(opt.run_info())));
+  }
+  list.insert(list.end(), opt.callbacks().begin(), opt.callbacks().end());
+  list.push_back(history);
+  return list;
+}
+
+Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
+                          const FitParams& params, CallbackList& callbacks) {
+  model_->train();
+  EpochMeans means;
+  means.metric_sums.assign(resolved_metrics_.size(), 0.0);
+  for (int64_t step = first_step; step <= params.steps; ++step) {
+    StepTiming t;
+    t.epoch = epoch + 1;
+    t.step = step;
+    t.warmup = static_cast<int64_t>(timings_.size()) < params.warmup_steps;
+    const Logs batch_logs = run_step(train, t, means);
+    if (opt.terminate_on_nan() && !std::isfinite(batch_logs.at("batch_loss"))) {
+      throw Error("non-finite loss (" + std::to_string(batch_logs.at("batch_loss")) + ") at epoch " +
+                  std::to_string(epoch + 1) + ", step " + std::to_string(step) +
+                  ": training stopped (lower the learning rate?)");
+    }
+    timings_.push_back(t);
+    ++position_.train_batches;
+    position_.epoch = epoch;
+    position_.step = step;
+    callbacks.on_train_batch_end(step - 1, batch_logs);
+    if (runtime::interrupt_requested()) {
+      interrupted_ = true;
+      break;
+    }
+  }
+  return means.logs(metric_names_);
+}
+
+Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& means) {
+  const double t0 = detail::steady_ms();
+  data::Batch batch = train.next();
+  const double t1 = detail::steady_ms();
+  auto [x, y] = to_device(batch);
+  runtime::synchronize(device_);
+  const double t2 = detail::steady_ms();
+  std::vector<double> sums(resolved_metrics_.size(), 0.0);
+  const double loss = train_step(x, y, &sums);
+  runtime::synchronize(device_);
+  const double t3 = detail::steady_ms();
+  const int64_t n = batch.size();
+  means.add(loss, sums, n);
+  Logs logs = means.logs(metric_names_);
+  logs["batch_loss"] = loss;
+  for (size_t i = 0; i < sums.size(); ++i) logs["batch_" + metric_names_[i]] = sums[i] / static_cast<double>(n);
+  t.size = n;
+  t.data_ms = t1 - t0;
+  t.h2d_ms = t2 - t1;
+  t.compute_ms = t3 - t2;
+  t.step_ms = detail::steady_ms() - t0;
+  logs.insert({{"size", static_cast<double>(n)}, {"data_ms", t.data_ms}, {"h2d_ms", t.h2d_ms},
+               {"compute_ms", t.compute_ms}, {"step_ms", t.step_ms}, {"warmup", t.warmup ? 1.0 : 0.0}});
+  return logs;
+}
+
+void Trainer::validate(const FitOptions& opt, Logs& logs) {
+  if (!opt.validation_data()) return;
+  const Logs val = evaluate(*opt.validation_data(), opt.validation_steps());
+  position_.val_batches += opt.validation_steps();
+  model_->train();
+  for (const auto& [k, v] : val) logs["val_" + k] = v;
+}
+
+// ---------------------------------------------------------------- evaluate, predict, checkpoints
 Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   if (steps < 0) throw ConfigError("evaluate: steps must be >= 0");
   if (steps == 0) {
@@ -376,49 +250,36 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   at::NoGradGuard no_grad;
   const bool was_training = model_->is_training();
   model_->eval();
-  double loss_sum = 0;
-  std::vector<double> sums(resolved_metrics_.size(), 0.0);
-  int64_t seen = 0;
+  EpochMeans sums;
+  sums.metric_sums.assign(resolved_metrics_.size(), 0.0);
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
     auto [x, y] = to_device(batch);
     at::Tensor out = model_output(x);
-    const int64_t n = batch.size();
-    loss_sum += compute_loss(options_.loss(), out, y, from_logits_).item<double>() * static_cast<double>(n);
-    for (size_t i = 0; i < sums.size(); ++i) sums[i] += metric_sum(resolved_metrics_[i], out, y, from_logits_);
-    seen += n;
+    std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
+    for (size_t i = 0; i < batch_sums.size(); ++i) batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
+    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
-  Logs logs;
-  const double denom = static_cast<double>(std::max<int64_t>(seen, 1));
-  logs["loss"] = loss_sum / denom;
-  for (size_t i = 0; i < sums.size(); ++i) logs[metric_names_[i]] = sums[i] / denom;
-  return logs;
+  sums.seen = std::max<int64_t>(sums.seen, 1);
+  return sums.logs(metric_names_);
 }
 
 at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vector<int64_t>* indices) {
-  if (steps < 0) throw ConfigError("predict: steps must be >= 0");
-  if (steps == 0) {
-    source.reset();
-    steps = source.batches_per_pass();
-  }
-  std::vector<at::Tensor> outs;
-  if (indices) indices->clear();
-  for (int64_t s = 0; s < steps; ++s) {
-    data::Batch batch = source.next();
-    outs.push_back(predict(batch.x));
-    if (indices) indices->insert(indices->end(), batch.indices.begin(), batch.indices.end());
-  }
-  return at::cat(outs, 0);
+  return torchfit::predict(*model_, source, device_, steps, indices);
 }
 
-at::Tensor Trainer::predict(const at::Tensor& x) {
-  at::NoGradGuard no_grad;
-  const bool was_training = model_->is_training();
-  model_->eval();
-  at::Tensor out = model_->forward(x.to(device_)).to(at::kCPU);
-  if (was_training) model_->train();
-  return out;
+at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*model_, x, device_); }
+
+void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
+  io::save_checkpoint(path, io::TrainingState{model_, optimizer_.get(), options_, position_, class_indices});
+}
+
+io::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
+  io::CheckpointInfo info =
+      io::load_checkpoint(path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}});
+  position_ = info.position;
+  return info;
 }
 
 }  // namespace torchfit

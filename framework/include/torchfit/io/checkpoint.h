@@ -1,17 +1,28 @@
 #pragma once
 /// @file checkpoint.h
 /// Checkpoints: one file with the model config (JSON), weights, optimizer state, class_indices,
-/// epoch/step and the torchfit version — written atomically (io/atomic_file.h).
+/// epoch/step and the torchfit version — written atomically (io/atomic_file.h). Depends on the model,
+/// an optimizer and a training position only (not on Trainer; Trainer::save_checkpoint wraps it).
 #include <map>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include <torch/optim/optimizer.h>
+
+#include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
-#include <torchfit/training/trainer.h>
 
 namespace torchfit::io {
+
+/// Where a run stands: what a checkpoint records so that a resumed run continues exactly.
+struct TrainingPosition {
+  int epoch = 0;              ///< epochs completed
+  int64_t step = 0;           ///< steps completed within epoch `epoch + 1` (0 at an epoch boundary)
+  int64_t train_batches = 0;  ///< batches taken from the training source since the run began
+  int64_t val_batches = 0;    ///< batches taken from the validation source (validation_steps > 0)
+};
 
 /// Metadata stored beside the weights.
 struct CheckpointInfo {
@@ -22,10 +33,21 @@ struct CheckpointInfo {
   std::string torchfit_version;
 };
 
-/// Saves the trainer's model, optimizer state, position (Trainer::position()), the CPU random-number
-/// generator state (dropout) and metadata to `path` atomically. Errors: IoError naming the path.
-void save_checkpoint(const std::string& path, Trainer& trainer,
-                     const std::map<std::string, int64_t>& class_indices = {});
+/// What a checkpoint saves and restores.
+struct TrainingState {
+  Sequential model{nullptr};
+  /// Saved/restored with its state and learning rate; nullptr ⇒ none (e.g. a model for predict()).
+  torch::optim::Optimizer* optimizer = nullptr;
+  /// Loss, optimizer name and hyper-parameters, metrics (stored as metadata).
+  CompileOptions compile;
+  TrainingPosition position;
+  std::map<std::string, int64_t> class_indices;
+};
+
+/// Saves the model's config and weights, the optimizer's state and learning rate, the position, the
+/// CPU random-number generator state (dropout) and `class_indices` to `path` atomically.
+/// Errors: IoError naming the path.
+void save_checkpoint(const std::string& path, const TrainingState& state);
 
 /// Reads only the metadata of a checkpoint. Errors: IoError naming the path (missing, not a torchfit
 /// checkpoint, truncated).
@@ -34,10 +56,12 @@ CheckpointInfo read_checkpoint_info(const std::string& path);
 /// Rebuilds the model from the checkpoint's config alone and loads its weights.
 Sequential load_model(const std::string& path, CheckpointInfo* info = nullptr);
 
-/// Loads weights (and, when `trainer` has an optimizer of the same kind, its state and learning rate),
-/// the position and the CPU random-number generator state into an existing trainer, so that fit() with
-/// initial_epoch/initial_step from the returned position continues the run exactly. Errors: IoError/ConfigError naming a parameter that is missing or has another shape (both shapes).
-CheckpointInfo load_checkpoint(const std::string& path, Trainer& trainer, bool load_optimizer = true);
+/// Loads into an existing state: the weights into `state.model`; when `state.optimizer` is set and the
+/// checkpoint's optimizer has the name of `state.compile`'s, its state and learning rate; and the CPU
+/// random-number generator state. Returns the metadata (its `position` is where to continue: fit()'s
+/// FitOptions::resume_from does all of this). Errors: IoError/ConfigError naming the path and a parameter
+/// that is missing or has another shape (both shapes), or an optimizer state that does not fit.
+CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state);
 
 /// Copies weights from the checkpoint into `model` (names and shapes must match, see load_checkpoint).
 void load_weights(const std::string& path, SequentialImpl& model);

@@ -2,10 +2,10 @@
 /// @file trainer.h
 /// Trainer — compile/fit/evaluate/predict for a Sequential model (keras.Model's training API).
 #include <c10/core/Device.h>
-#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,13 +14,18 @@
 #include <torch/optim/optimizer.h>
 
 #include <torchfit/data/batch_iterator.h>
+#include <torchfit/io/checkpoint.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
-#include <torchfit/training/callbacks.h>
+#include <torchfit/training/callback.h>
 #include <torchfit/training/history.h>
+#include <torchfit/training/optimizers.h>
 #include <torchfit/training/progbar.h>
+#include <torchfit/training/timing.h>
 
 namespace torchfit {
+
+using io::TrainingPosition;
 
 /// Arguments of fit(), with Keras defaults.
 struct FitOptions {
@@ -35,7 +40,8 @@ struct FitOptions {
   TORCH_ARG(IteratorPtr, validation_data) = nullptr;
   /// Validation batches at each epoch end; 0 ⇒ one full pass (every image).
   TORCH_ARG(int64_t, validation_steps) = 0;
-  TORCH_ARG(std::vector<std::shared_ptr<Callback>>, callbacks) = {};
+  /// Called in order after fit()'s own ProgbarLogger and RunLogger (callback.h documents the hooks).
+  TORCH_ARG(std::vector<CallbackPtr>, callbacks) = {};
   /// 0 silent, 1 progress bar, 2 one line per epoch.
   TORCH_ARG(int, verbose) = 1;
   /// Epoch to start at (0-based; for resuming).
@@ -45,38 +51,25 @@ struct FitOptions {
   /// after the epoch's last step) runs no step and finishes the epoch: validation, callbacks; its
   /// training loss and metrics are then nan.
   TORCH_ARG(int64_t, initial_step) = 0;
-  /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files).
+  /// Continue the run saved in this checkpoint exactly ("" ⇒ start afresh): loads weights, optimizer
+  /// state and learning rate, the random-number state and the position, skips the batches the saved run
+  /// took from `train` and `validation_data` (same seed ⇒ the same next batches), and sets initial_epoch
+  /// and initial_step from the position. Errors: IoError/ConfigError naming the checkpoint (unreadable,
+  /// another model, other classes than the training source, a step beyond steps_per_epoch).
+  TORCH_ARG(std::string, resume_from) = "";
+  /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files): fit() adds a RunLogger.
   TORCH_ARG(std::string, run_dir) = "";
-  /// Steps at the start of the run reported as warm-up (excluded from the epoch timing statistics).
+  /// Steps at the start of the run reported as warm-up (excluded from the timing statistics).
   TORCH_ARG(int64_t, warmup_steps) = 2;
   /// Stop with an error naming epoch and step when the loss is NaN/inf (default on).
   TORCH_ARG(bool, terminate_on_nan) = true;
-  /// Extra fields for run.json (e.g. the app's arguments).
+  /// Extra fields for run.json's "arguments" (e.g. the app's arguments).
   TORCH_ARG(nlohmann::json, run_info) = nlohmann::json::object();
   /// Where the progress line goes (default std::cout); `dynamic` forces/blocks '\r' updates.
   TORCH_ARG(StreamPtr, out) = nullptr;
   TORCH_ARG(std::optional<bool>, dynamic) = std::nullopt;
   /// Clock for the progress line (seconds); default steady_clock.
   TORCH_ARG(Progbar::Clock, clock) = {};
-};
-
-/// Timing of one training step, in milliseconds. On CUDA each clock read follows a synchronisation.
-struct StepTiming {
-  int epoch = 0;          ///< 1-based
-  int64_t step = 0;       ///< 1-based within the epoch
-  double data_ms = 0;     ///< blocked waiting on the prefetch queue
-  double h2d_ms = 0;      ///< host → device copy
-  double compute_ms = 0;  ///< forward + loss + backward + optimizer step
-  double step_ms = 0;     ///< whole step, including metrics bookkeeping
-  bool warmup = false;
-};
-
-/// Where a run stands: what a checkpoint records so that a resumed run continues exactly.
-struct TrainingPosition {
-  int epoch = 0;              ///< epochs completed
-  int64_t step = 0;           ///< steps completed within epoch `epoch + 1` (0 at an epoch boundary)
-  int64_t train_batches = 0;  ///< batches taken from the training source since the run began
-  int64_t val_batches = 0;    ///< batches taken from the validation source (validation_steps > 0)
 };
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
@@ -87,24 +80,32 @@ class Trainer {
  public:
   Trainer(Sequential model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
 
-  /// Trains for epochs × steps; returns the per-epoch History. Writes steps.csv, epochs.csv and run.json
-  /// in run_dir when set. Errors: torchfit::Error on a non-finite loss (naming epoch and step), on an
-  /// unwritable run_dir (before the first step), or what the data source throws.
+  /// Trains for epochs × steps; returns the per-epoch History. Everything it reports goes through
+  /// callbacks, called in this order: ProgbarLogger (verbose > 0), RunLogger (run_dir set), the
+  /// options' callbacks, HistoryRecorder. Errors: torchfit::Error on a non-finite loss (naming epoch and
+  /// step), ConfigError for bad options, IoError for an unwritable run_dir (before the first step), or
+  /// what the data source or a callback throws (after on_train_error).
   History fit(data::BatchIterator& train, const FitOptions& options = {});
 
   /// Loss and metrics over `steps` batches (0 ⇒ one full pass: every sample, partial last batch
   /// included), weighted by batch size; eval mode, no autograd. Keys: "loss" and the metric names.
   Logs evaluate(data::BatchIterator& data, int64_t steps = 0);
 
-  /// Model outputs (probabilities (N, K) for a softmax model) for `steps` batches (0 ⇒ one pass), rows in
-  /// the source's order; when `indices` is given it receives each row's sample index (filenames()[i]).
+  /// Model outputs (probabilities (N, K) for a softmax model) for `steps` batches (0 ⇒ one pass); see
+  /// torchfit::predict (training/predict.h), which needs no optimizer.
   at::Tensor predict(data::BatchIterator& data, int64_t steps = 0, std::vector<int64_t>* indices = nullptr);
   /// Model outputs for a tensor batch (N, C, H, W).
   at::Tensor predict(const at::Tensor& x);
 
   /// One optimisation step on a batch already on the device; returns the loss (a graph-free scalar)
-  /// and accumulates metric sums into `metric_sums`.
+  /// and adds each metric's sum over the batch to `metric_sums`.
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
+
+  /// Saves model, optimizer, position and `class_indices` (io::save_checkpoint). Errors: IoError.
+  void save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices = {});
+  /// Loads weights, the optimizer's state and learning rate (when `load_optimizer` and the saved
+  /// optimizer has this one's name), the RNG state and the position (io::load_checkpoint).
+  io::CheckpointInfo load_checkpoint(const std::string& path, bool load_optimizer = true);
 
   Sequential& model() { return model_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
@@ -114,12 +115,13 @@ class Trainer {
   const std::vector<std::string>& metric_names() const { return metric_names_; }
 
   double learning_rate() const;
+  /// Errors: ConfigError unless lr is a finite number > 0.
   void set_learning_rate(double lr);
 
   /// Set by a callback (EarlyStopping) to end fit() after the current epoch.
   bool stop_training = false;
 
-  /// Timings of every step of the last fit() (including warm-up steps, flagged).
+  /// Timings of every step of the last (or current) fit(), warm-up steps included and flagged.
   const std::vector<StepTiming>& step_timings() const { return timings_; }
   /// Position reached by the last (or current) fit(); set_position() for a resumed run.
   const TrainingPosition& position() const { return position_; }
@@ -128,6 +130,14 @@ class Trainer {
   bool interrupted() const { return interrupted_; }
 
  private:
+  struct EpochMeans;
+  FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
+  void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
+  std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
+  Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
+                   const FitParams& params, CallbackList& callbacks);
+  Logs run_step(data::BatchIterator& train, StepTiming& timing, EpochMeans& means);
+  void validate(const FitOptions& opt, Logs& logs);
   std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
   at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
   Sequential model_;
@@ -141,13 +151,5 @@ class Trainer {
   TrainingPosition position_;
   bool interrupted_ = false;
 };
-
-/// The q-quantile (0 ≤ q ≤ 1) of `values`, linearly interpolated between order statistics (numpy's
-/// default) — the definition behind epochs.csv's median/p90 and every timing summary; 0 when empty.
-double percentile(std::vector<double> values, double q);
-
-/// Builds the optimizer of `options` over `params`. Errors: ConfigError for an unknown name or lr ≤ 0.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
-                                                        std::vector<at::Tensor> params);
 
 }  // namespace torchfit

@@ -1,0 +1,137 @@
+#include "args.h"
+
+#include <filesystem>
+
+#include "../common/cli.h"
+#include "model_config.h"
+
+namespace fs = std::filesystem;
+using namespace torchfit::apps;
+
+namespace train_cnn {
+namespace {
+
+// --data must hold train/<class>/… (test/ is optional).
+CLI::Validator has_train_folder() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (fs::is_directory(fs::path(s) / "train")) return "";
+        return "'" + s + "' has no train/ folder (expected train/<class>/*.png; scripts/prepare_data.sh writes "
+               "Fashion-MNIST there)";
+      },
+      "");
+}
+
+CLI::Validator not_a_directory() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (!fs::is_directory(s)) return "";
+        return "'" + s + "' is a directory; give a file path such as " + (fs::path(s) / "model.ckpt").string();
+      },
+      "FILE");
+}
+
+// Bare names are looked up next to train_cnn too; the option then holds the path found.
+CLI::Validator model_config_file() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        try {
+          s = resolve_model_config(s);
+          return "";
+        } catch (const std::exception& e) {
+          return e.what();
+        }
+      },
+      "JSON");
+}
+
+void add_data_flags(CLI::App& app, Args& a) {
+  app.add_option("--data", a.data, "Folder holding train/ and test/ (one sub-folder per class)")
+      ->capture_default_str()
+      ->check(existing_directory())
+      ->check(has_train_folder());
+  app.add_option("--batch-size", a.batch_size, "Images per batch")
+      ->capture_default_str()
+      ->check(int_range(1, limits::kMaxBatchSize));
+  app.add_option("--target-size", a.target_size, "Images are resized to SIZE x SIZE pixels")
+      ->capture_default_str()
+      ->check(int_range(limits::kMinTargetSize, limits::kMaxTargetSize));
+  app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
+      ->capture_default_str()
+      ->check(int_range(0, limits::kMaxWorkers));
+  app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")->capture_default_str();
+  app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
+}
+
+void add_training_flags(CLI::App& app, Args& a) {
+  app.add_option("--device", a.device, "cpu | cuda | cuda:N | auto (CUDA when available)")
+      ->capture_default_str()
+      ->check(device_spelling());
+  app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(int_range(1));
+  app.add_option("--steps-per-epoch", a.steps_per_epoch, "Batches per epoch")
+      ->capture_default_str()
+      ->check(int_range(1, LLONG_MAX));
+  app.add_option("--validation-steps", a.validation_steps, "Test batches evaluated after each epoch (0 = all)")
+      ->capture_default_str()
+      ->check(int_range(0, LLONG_MAX));
+  app.add_option("--threads", a.threads, "LibTorch intra-op threads (0 = CPU cores)")
+      ->capture_default_str()
+      ->check(int_range(0, limits::kMaxThreads));
+  app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str()->check(positive_finite());
+  app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
+      ->capture_default_str()
+      ->check(int_range(0, 2));
+  app.add_option("--warmup-steps", a.warmup_steps, "Steps reported as warm-up, excluded from epoch timings")
+      ->capture_default_str()
+      ->check(int_range(0, LLONG_MAX));
+  app.add_option("--gpu-memory-fraction", a.gpu_memory_fraction,
+                 "Cap the CUDA caching allocator at this fraction of GPU memory (0 < F <= 1)")
+      ->check(unit_fraction());
+  app.add_option("--memory-format", a.memory_format,
+                 "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, contiguous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+}
+
+void add_model_flags(CLI::App& app, Args& a) {
+  auto* dense2 = app.add_option("--dense2-units", a.dense2_units, "Units of the second Dense layer (article: 64)")
+                     ->capture_default_str()
+                     ->check(int_range(1));
+  auto* config = app.add_option("--model-config", a.model_config,
+                                "Train this architecture (JSON, Sequential::to_json format) instead of the article's "
+                                "CNN; input and last Dense units follow the data. Bare names are also looked up next "
+                                "to train_cnn (seed_cnn.json = the article's CNN)")
+                     ->check(model_config_file())
+                     ->excludes(dense2);
+  app.add_option("--resume", a.resume,
+                 "Continue from this checkpoint (weights, optimizer, learning rate, epoch/step, data position, RNG)")
+      ->check(existing_file("checkpoint"))
+      ->excludes(dense2)
+      ->excludes(config);
+  app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
+}
+
+void add_output_flags(CLI::App& app, Args& a) {
+  app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)");
+  auto* checkpoint =
+      app.add_option("--checkpoint", a.checkpoint, "Checkpoint written after every epoch (default <run-dir>/model.ckpt)")
+          ->check(not_a_directory());
+  auto* every = app.add_option("--checkpoint-every", a.checkpoint_every,
+                               "Also write the checkpoint every N steps (0 = per epoch)")
+                    ->capture_default_str()
+                    ->check(int_range(0, LLONG_MAX));
+  app.add_flag("--no-checkpoint", a.no_checkpoint, "Write no checkpoint (timing runs; Ctrl-C then saves nothing)")
+      ->excludes(checkpoint)
+      ->excludes(every);
+}
+
+}  // namespace
+
+void add_flags(CLI::App& app, Args& a) {
+  add_data_flags(app, a);
+  add_training_flags(app, a);
+  add_model_flags(app, a);
+  add_output_flags(app, a);
+}
+
+}  // namespace train_cnn

@@ -1,0 +1,41 @@
+#pragma once
+// train_cnn's flags: the values, their defaults and their CLI11 checks.
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace train_cnn {
+
+struct Args {
+  std::string data = "./data";
+  std::string device = "auto";
+  int epochs = 5;
+  int64_t steps_per_epoch = 1000;
+  int64_t batch_size = 32;
+  int64_t target_size = 150;
+  int64_t validation_steps = 10;
+  int workers = 0;
+  int threads = 0;
+  uint64_t seed = 42;
+  double lr = 1e-3;
+  int64_t dense2_units = 64;
+  std::string run_dir;
+  std::string checkpoint;
+  std::string resume;
+  int verbose = 1;
+  bool no_augment = false;
+  bool dry_run = false;
+  double gpu_memory_fraction = 0.0;  ///< 0 = not given
+  int64_t warmup_steps = 2;
+  int64_t checkpoint_every = 0;
+  bool no_checkpoint = false;
+  std::string model_config;
+  std::string memory_format = "auto";
+};
+
+/// Adds every flag with its check to `app`; after app.parse() each value in `a` is valid on its own
+/// and combinations that exclude each other are refused (CLI11 exits 2 naming the flag).
+void add_flags(CLI::App& app, Args& a);
+
+}  // namespace train_cnn

@@ -1,0 +1,220 @@
+#include "train.h"
+
+#include <spdlog/spdlog.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include <torchfit/data/directory_iterator.h>
+#include <torchfit/data/image_data_generator.h>
+#include <torchfit/io/atomic_file.h>
+#include <torchfit/io/checkpoint.h>
+#include <torchfit/model/seed_cnn.h>
+#include <torchfit/runtime/device.h>
+#include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/interrupt.h>
+#include <torchfit/runtime/matmul.h>
+#include <torchfit/runtime/process.h>
+#include <torchfit/training/model_checkpoint.h>
+#include <torchfit/training/run_logger.h>
+#include <torchfit/training/trainer.h>
+
+#include "../common/cli.h"
+#include "model_config.h"
+
+namespace fs = std::filesystem;
+using namespace torchfit;
+
+namespace train_cnn {
+namespace {
+
+struct Sources {
+  std::unique_ptr<data::DirectoryIterator> train, test;
+};
+
+std::string timestamp() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
+  return buf;
+}
+
+// The article's generators: augmentation for training, rescale only for test.
+Sources make_sources(const Args& a) {
+  const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
+  data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(1.0 / 255)
+                                                  : data::article_augmentation());
+  data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
+  auto flow = data::FlowOptions()
+                  .target_size({a.target_size, a.target_size})
+                  .batch_size(a.batch_size)
+                  .class_mode("categorical")
+                  .seed(a.seed)
+                  .workers(a.workers);
+  Sources s;
+  s.train = train_gen.flow_from_directory(train_dir.string(), flow);
+  if (s.train->num_classes() < 2) {
+    spdlog::warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
+                 train_dir.string(), s.train->num_classes());
+  }
+  if (fs::is_directory(test_dir)) {
+    s.test = test_gen.flow_from_directory(test_dir.string(),
+                                          data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
+  } else {
+    spdlog::warn("no test/ folder in '{}': training without validation", a.data);
+  }
+  return s;
+}
+
+// The article's CNN, a --model-config architecture, or the checkpoint's model for --resume.
+Sequential make_model(const Args& a, const data::DirectoryIterator& train) {
+  at::manual_seed(a.seed);
+  if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
+  if (a.resume.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
+  Sequential model = io::load_model(a.resume);
+  const auto& saved = model->input_shape();
+  if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
+    throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
+                           a.resume + "', trained at " + std::to_string(saved[0]) + "x" + std::to_string(saved[1]) +
+                           " (use --target-size " + std::to_string(saved[0]) + ")");
+  }
+  return model;
+}
+
+CompileOptions compile_options(const Args& a) {
+  return CompileOptions()
+      .loss("categorical_crossentropy")
+      .optimizer(OptimizerOptions().name("adam").learning_rate(a.lr))
+      .metrics({"categorical_accuracy"});
+}
+
+nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
+  return {{"data", a.data},         {"device", a.device},
+          {"epochs", a.epochs},     {"steps_per_epoch", a.steps_per_epoch},
+          {"batch_size", a.batch_size}, {"target_size", a.target_size},
+          {"validation_steps", a.validation_steps}, {"workers", a.workers},
+          {"threads", threads},     {"seed", a.seed},
+          {"lr", a.lr},             {"dense2_units", a.dense2_units},
+          {"model_config", a.model_config}, {"augment", !a.no_augment},
+          {"resume", a.resume},     {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
+          {"no_checkpoint", a.no_checkpoint}, {"memory_format", a.memory_format},
+          {"train_images", s.train->n()}, {"test_images", s.test ? s.test->n() : 0},
+          {"classes", s.train->class_indices()}};
+}
+
+// Run folder and checkpoint path: defaults filled in, both writable before the first step.
+void prepare_outputs(Args& a, const c10::Device& device) {
+  if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
+  if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
+  if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
+    spdlog::warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced", a.run_dir);
+  }
+  io::ensure_writable_directory(a.run_dir);
+  if (!a.no_checkpoint && fs::path(a.checkpoint).has_parent_path()) {
+    io::ensure_writable_directory(fs::path(a.checkpoint).parent_path().string());
+  }
+}
+
+// This device's measured sgemm peak: a 2048×2048 product, the best the BLAS/cuBLAS does here.
+double sgemm_peak_gflops(const c10::Device& device) {
+  runtime::MatmulBenchOptions mm;
+  mm.sizes = {2048};
+  mm.naive_max = 0;
+  mm.run_cuda = device.is_cuda();
+  mm.min_time_s = 0.2;
+  double peak = 0;
+  for (const auto& row : runtime::run_matmul_bench(mm)) {
+    if (row.valid && (row.device == "cpu") == device.is_cpu()) peak = std::max(peak, row.gflops);
+  }
+  return peak;
+}
+
+// The article's comparison figure and the achieved rate against the sgemm peak; also into run.json.
+void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
+  const TimingSummary s = summarize_timings(trainer.step_timings());
+  if (s.steps == 0) return;
+  const c10::Device device = trainer.device();
+  const double flops_per_step =
+      static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(a.batch_size);
+  const double achieved = flops_per_step / (s.median_ms / 1000.0) / 1e9;
+  const double peak = sgemm_peak_gflops(device);
+  std::printf("Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
+              "(%lld timed steps, warm-up excluded)\n",
+              device.str().c_str(), s.median_ms, s.p90_ms, s.images_per_s, 100.0 * s.data_wait_share,
+              static_cast<long long>(s.steps));
+  std::printf("Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %.0f%% of this device's measured sgemm "
+              "peak (%.1f GFLOP/s)\n",
+              flops_per_step / 1e9, achieved, peak > 0 ? 100.0 * achieved / peak : 0.0, peak);
+  run_logger.update({{"achieved_gflops_per_s", achieved},
+                     {"sgemm_peak_gflops_per_s", peak},
+                     {"share_of_peak", peak > 0 ? achieved / peak : 0.0}});
+}
+
+int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
+  const auto& pos = trainer.position();
+  if (!checkpoint) {
+    std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step << " (--no-checkpoint: nothing saved)\n";
+    return 130;
+  }
+  checkpoint->save_now(pos.epoch);
+  std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step << ": checkpoint written to "
+            << checkpoint->last_saved() << " (continue with --resume " << checkpoint->last_saved() << ")\n"
+            << std::flush;
+  return 130;
+}
+
+// Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
+int train(Args& a, Sequential model, Sources& s, int threads) {
+  Trainer trainer(model, compile_options(a), runtime::parse_device(a.device));
+  prepare_outputs(a, trainer.device());
+  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
+  std::shared_ptr<ModelCheckpoint> checkpoint;
+  std::vector<CallbackPtr> callbacks = {run_logger};
+  if (!a.no_checkpoint) {
+    checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint)
+                                                       .save_freq(a.checkpoint_every)
+                                                       .class_indices(s.train->class_indices()));
+    callbacks.push_back(checkpoint);
+  }
+  runtime::install_interrupt_handler();
+  trainer.fit(*s.train, FitOptions()
+                            .epochs(a.epochs)
+                            .steps_per_epoch(a.steps_per_epoch)
+                            .validation_data(s.test.get())
+                            .validation_steps(s.test ? a.validation_steps : 0)
+                            .callbacks(callbacks)
+                            .verbose(a.verbose)
+                            .resume_from(a.resume)
+                            .warmup_steps(a.warmup_steps));
+  if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
+  report_timing(trainer, *run_logger, a);
+  std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
+            << "Checkpoint: " << (a.no_checkpoint ? std::string("none (--no-checkpoint)") : a.checkpoint) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run(Args& a) {
+  const int threads = runtime::init_process(a.threads);
+  const c10::Device device = runtime::parse_device(a.device);
+  if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
+  std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
+  Sources sources = make_sources(a);
+  Sequential model = make_model(a, *sources.train);
+  model->set_memory_format(a.memory_format);
+  model->print_summary(std::cout);
+  std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
+  if (a.dry_run) return 0;
+  if (!a.resume.empty()) {
+    const int done = io::read_checkpoint_info(a.resume).position.epoch;
+    if (done >= a.epochs) {
+      std::cout << "Checkpoint already holds " << done << " epochs (--epochs " << a.epochs << "): nothing to do\n";
+      return 0;
+    }
+  }
+  return train(a, model, sources, threads);
+}
+
+}  // namespace train_cnn

@@ -1,0 +1,63 @@
+#pragma once
+/// @file run_logger.h
+/// RunLogger — the run files of a training run: steps.csv, epochs.csv and run.json.
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/arg.h>
+
+#include <torchfit/training/callback.h>
+
+namespace torchfit {
+
+/// Options of RunLogger.
+struct RunLoggerOptions {
+  /// Folder for the three files (created, and probed for writing, at the start of fit()).
+  explicit RunLoggerOptions(std::string run_dir) : run_dir_(std::move(run_dir)) {}
+  TORCH_ARG(std::string, run_dir);
+  /// Stored as run.json's "arguments" (e.g. an app's flags).
+  TORCH_ARG(nlohmann::json, run_info) = nlohmann::json::object();
+};
+
+/// Writes, in run_dir (files replaced at the start of fit(), rows flushed as they come):
+/// - steps.csv: `epoch,step,data_ms,h2d_ms,compute_ms,step_ms,loss,<metrics…>`, one row per step
+///   (epoch and step 1-based; times in ms, see StepTiming; loss and metrics of that batch).
+/// - epochs.csv: `epoch,loss,<metrics…>,val_loss,<val_metrics…>,seconds,ms_per_step_median,
+///   ms_per_step_p90,images_per_s,data_wait_share`, one row per epoch (epoch 1-based; loss and metrics
+///   the epoch's means; val_ columns empty without validation; seconds = the whole epoch including
+///   validation; step statistics over the epoch's non-warm-up steps, summarize_timings()).
+/// - run.json: environment, model (config, parameters, FLOPs), compile settings, run parameters,
+///   `arguments`, and "status": "running" while training, then "completed", "stopped early",
+///   "interrupted" or "failed" (with "error"); at the end also warm-up steps, per-epoch summaries,
+///   final metrics and the position reached. Written atomically each time.
+/// Errors: IoError naming the file when run_dir cannot be written (at on_train_begin, before any step)
+/// or a row cannot be written.
+class RunLogger : public Callback {
+ public:
+  explicit RunLogger(RunLoggerOptions options);
+  void on_train_begin(const Logs& logs) override;
+  void on_epoch_begin(int epoch, const Logs& logs) override;
+  void on_train_batch_end(int64_t batch, const Logs& logs) override;
+  void on_epoch_end(int epoch, const Logs& logs) override;
+  void on_train_end(const Logs& logs) override;
+  void on_train_error(const std::string& message) override;
+
+  /// Merges `fields` into run.json and rewrites it (e.g. figures an app measures after fit()).
+  void update(const nlohmann::json& fields);
+  const std::string& run_dir() const { return options_.run_dir(); }
+
+ private:
+  void open_csv_files();
+  void write_run_json();
+  nlohmann::json run_description() const;
+  nlohmann::json epoch_summary(int epoch, const Logs& logs, double seconds) const;
+  RunLoggerOptions options_;
+  std::ofstream steps_csv_, epochs_csv_;
+  nlohmann::json run_json_ = nlohmann::json::object();
+  nlohmann::json epoch_summaries_ = nlohmann::json::array();
+  int epoch_ = 0;
+  double epoch_start_ms_ = 0, last_batch_end_ms_ = 0;
+};
+
+}  // namespace torchfit

@@ -1,0 +1,182 @@
+#include <torchfit/training/run_logger.h>
+
+#include <filesystem>
+#include <limits>
+#include <sstream>
+
+#include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
+#include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/process.h>
+#include <torchfit/training/timing.h>
+#include <torchfit/training/trainer.h>
+
+#include "steady_clock.h"
+
+namespace torchfit {
+namespace {
+
+std::string csv_number(double v) {
+  std::ostringstream os;
+  os.precision(6);
+  os << v;
+  return os.str();
+}
+
+std::string csv_cell(const Logs& logs, const std::string& key) {
+  auto it = logs.find(key);
+  return it == logs.end() ? std::string() : csv_number(it->second);
+}
+
+void check_written(std::ofstream& f, const std::filesystem::path& path) {
+  f.flush();
+  if (!f) throw IoError("cannot write '" + path.string() + "' (disk full or removed?)");
+}
+
+}  // namespace
+
+RunLogger::RunLogger(RunLoggerOptions options) : options_(std::move(options)) {
+  if (options_.run_dir().empty()) throw ConfigError("RunLogger: run_dir is empty");
+}
+
+void RunLogger::open_csv_files() {
+  namespace fs = std::filesystem;
+  const fs::path dir(options_.run_dir());
+  steps_csv_.open(dir / "steps.csv", std::ios::trunc);
+  epochs_csv_.open(dir / "epochs.csv", std::ios::trunc);
+  if (!steps_csv_ || !epochs_csv_) {
+    throw IoError("cannot create steps.csv/epochs.csv in '" + options_.run_dir() + "'");
+  }
+  const auto& metrics = trainer().metric_names();
+  steps_csv_ << "epoch,step,data_ms,h2d_ms,compute_ms,step_ms,loss";
+  for (const auto& m : metrics) steps_csv_ << "," << m;
+  steps_csv_ << "\n";
+  epochs_csv_ << "epoch,loss";
+  for (const auto& m : metrics) epochs_csv_ << "," << m;
+  epochs_csv_ << ",val_loss";
+  for (const auto& m : metrics) epochs_csv_ << ",val_" << m;
+  epochs_csv_ << ",seconds,ms_per_step_median,ms_per_step_p90,images_per_s,data_wait_share\n";
+  check_written(steps_csv_, dir / "steps.csv");
+  check_written(epochs_csv_, dir / "epochs.csv");
+}
+
+nlohmann::json RunLogger::run_description() const {
+  auto& t = trainer();
+  auto& model = t.model();
+  const int threads = runtime::init_process();
+  const int64_t train_flops = model->train_flops_per_sample();
+  const FitParams& p = params();
+  return {{"environment", runtime::environment_info(t.device(), threads)},
+          {"device", t.device().str()},
+          {"threads", threads},
+          {"parameters", model->count_params()},
+          {"flops_per_sample_forward", model->flops_per_sample()},
+          {"flops_per_sample_train", train_flops},
+          {"flops_per_step", train_flops * p.batch_size},
+          {"model", model->to_json()},
+          {"memory_format",
+           {{"requested", model->memory_format()},
+            {"used", model->uses_channels_last(t.device()) ? "channels_last" : "contiguous"}}},
+          {"pool_before_relu", model->pool_before_relu()},
+          {"arguments", options_.run_info()},
+          {"compile",
+           {{"loss", t.compile_options().loss()},
+            {"optimizer", t.compile_options().optimizer().name()},
+            {"learning_rate", t.learning_rate()},
+            {"metrics", t.metric_names()}}},
+          {"epochs", p.epochs},
+          {"steps_per_epoch", p.steps},
+          {"batch_size", p.batch_size},
+          {"warmup_steps", p.warmup_steps},
+          {"status", "running"}};
+}
+
+void RunLogger::write_run_json() {
+  io::write_text_atomically((std::filesystem::path(options_.run_dir()) / "run.json").string(), run_json_.dump(2));
+}
+
+void RunLogger::update(const nlohmann::json& fields) {
+  run_json_.update(fields);
+  write_run_json();
+}
+
+void RunLogger::on_train_begin(const Logs&) {
+  io::ensure_writable_directory(options_.run_dir());
+  open_csv_files();
+  epoch_summaries_ = nlohmann::json::array();
+  run_json_ = run_description();
+  write_run_json();
+}
+
+void RunLogger::on_epoch_begin(int epoch, const Logs&) {
+  epoch_ = epoch;
+  epoch_start_ms_ = last_batch_end_ms_ = detail::steady_ms();
+}
+
+void RunLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
+  last_batch_end_ms_ = detail::steady_ms();
+  steps_csv_ << epoch_ + 1 << "," << batch + 1;
+  for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"}) steps_csv_ << "," << csv_cell(logs, k);
+  for (const auto& m : trainer().metric_names()) steps_csv_ << "," << csv_cell(logs, "batch_" + m);
+  steps_csv_ << "\n";
+  check_written(steps_csv_, std::filesystem::path(options_.run_dir()) / "steps.csv");
+}
+
+nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seconds) const {
+  const TimingSummary s = summarize_timings(trainer().step_timings(), epoch + 1);
+  const double flops_per_step =
+      static_cast<double>(trainer().model()->train_flops_per_sample()) * static_cast<double>(params().batch_size);
+  nlohmann::json summary = {{"epoch", epoch + 1},
+                            {"seconds", seconds},
+                            {"train_seconds", (last_batch_end_ms_ - epoch_start_ms_) / 1000.0},
+                            {"ms_per_step_median", s.median_ms},
+                            {"ms_per_step_p90", s.p90_ms},
+                            {"images_per_s", s.images_per_s},
+                            {"data_wait_share", s.data_wait_share},
+                            {"gflops_per_s", s.median_ms > 0 ? flops_per_step / (s.median_ms / 1000.0) / 1e9 : 0.0}};
+  for (const auto& [k, v] : logs) summary[k] = v;
+  return summary;
+}
+
+void RunLogger::on_epoch_end(int epoch, const Logs& logs) {
+  const nlohmann::json s = epoch_summary(epoch, logs, (detail::steady_ms() - epoch_start_ms_) / 1000.0);
+  epochs_csv_ << epoch + 1 << "," << csv_cell(logs, "loss");
+  for (const auto& m : trainer().metric_names()) epochs_csv_ << "," << csv_cell(logs, m);
+  epochs_csv_ << "," << csv_cell(logs, "val_loss");
+  for (const auto& m : trainer().metric_names()) epochs_csv_ << "," << csv_cell(logs, "val_" + m);
+  for (const char* k : {"seconds", "ms_per_step_median", "ms_per_step_p90", "images_per_s", "data_wait_share"}) {
+    epochs_csv_ << "," << csv_number(s.at(k).get<double>());
+  }
+  epochs_csv_ << "\n";
+  check_written(epochs_csv_, std::filesystem::path(options_.run_dir()) / "epochs.csv");
+  epoch_summaries_.push_back(s);
+}
+
+void RunLogger::on_train_end(const Logs& logs) {
+  auto& t = trainer();
+  nlohmann::json warm = nlohmann::json::array();
+  for (const auto& s : t.step_timings()) {
+    if (!s.warmup) continue;
+    warm.push_back({{"epoch", s.epoch}, {"step", s.step}, {"data_ms", s.data_ms}, {"h2d_ms", s.h2d_ms},
+                    {"compute_ms", s.compute_ms}, {"step_ms", s.step_ms}});
+  }
+  const auto& pos = t.position();
+  run_json_["warmup"] = warm;
+  run_json_["epoch_summaries"] = epoch_summaries_;
+  run_json_["final_metrics"] = logs;
+  run_json_["status"] = t.interrupted() ? "interrupted" : t.stop_training ? "stopped early" : "completed";
+  run_json_["position"] = {{"epoch", pos.epoch}, {"step", pos.step}, {"train_batches", pos.train_batches},
+                           {"val_batches", pos.val_batches}};
+  write_run_json();
+  steps_csv_.close();
+  epochs_csv_.close();
+}
+
+void RunLogger::on_train_error(const std::string& message) {
+  if (run_json_.empty()) return;  // failed before the run files existed
+  run_json_["status"] = "failed";
+  run_json_["error"] = message;
+  write_run_json();
+}
+
+}  // namespace torchfit
