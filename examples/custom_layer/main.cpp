@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
 
     // 3. Save, then reload from the checkpoint alone: the registry rebuilds Swish and ResidualBlock.
     const auto ckpt = (work / "custom.ckpt").string();
-    io::save_checkpoint(ckpt, trainer);
+    trainer.save_checkpoint(ckpt);
     Sequential loaded = io::load_model(ckpt);
     model->eval();
     loaded->eval();

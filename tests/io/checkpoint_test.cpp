@@ -23,7 +23,7 @@ TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
   t.train_step(x, y);
   const std::string path = (dir.path / "m.ckpt").string();
   t.set_position({3, 7, 120, 30});
-  io::save_checkpoint(path, t, {{"a", 0}, {"b", 1}, {"c", 2}});
+  t.save_checkpoint(path, {{"a", 0}, {"b", 1}, {"c", 2}});
   auto info = io::read_checkpoint_info(path);
   EXPECT_EQ(info.position.epoch, 3);
   EXPECT_EQ(info.position.step, 7);
@@ -35,7 +35,7 @@ TEST(Checkpoint, RoundTripRestoresEveryParameterAndOptimizerState) {
   // A fresh trainer resumed from the checkpoint takes the identical next step.
   at::manual_seed(99);
   Trainer t2(seed_cnn(16, 3, 8), CompileOptions().metrics({"accuracy"}));
-  io::load_checkpoint(path, t2);
+  t2.load_checkpoint(path);
   t.model()->eval();
   t2.model()->eval();  // no dropout randomness
   const double l1 = t.train_step(x, y);
@@ -54,7 +54,7 @@ TEST(Checkpoint, MismatchedShapeNamesParameterAndBothShapes) {
   TempDir dir("ckpt2");
   Trainer t(seed_cnn(16, 3, 8), CompileOptions());
   const std::string path = (dir.path / "m.ckpt").string();
-  io::save_checkpoint(path, t);
+  t.save_checkpoint(path);
   auto other = seed_cnn(16, 3, 4);
   try {
     io::load_weights(path, *other);
@@ -72,7 +72,7 @@ TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
   EXPECT_THROW(io::load_model((dir.path / "none.ckpt").string()), IoError);
   Trainer t(seed_cnn(16, 2, 4), CompileOptions());
   const std::string path = (dir.path / "m.ckpt").string();
-  io::save_checkpoint(path, t);
+  t.save_checkpoint(path);
   const auto size = std::filesystem::file_size(path);
   std::filesystem::copy_file(path, dir.path / "cut.ckpt");
   std::filesystem::resize_file(dir.path / "cut.ckpt", size / 2);

@@ -140,7 +140,7 @@ TEST(BatchNormalization, MovingStatisticsSurviveACheckpoint) {
   ASSERT_TRUE(bn);
   EXPECT_GT(bn->moving_mean.abs().sum().item<double>(), 0.0);  // moved during fit
   const auto path = dir.str() + "/bn.ckpt";
-  io::save_checkpoint(path, trainer);
+  trainer.save_checkpoint(path);
   auto loaded = io::load_model(path);
   model->eval();
   loaded->eval();

@@ -5,6 +5,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/training/callbacks.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
@@ -21,7 +22,7 @@ Trainer make_trainer() {
 
 TEST(EarlyStopping, StopsAfterPatienceAndRestoresBestWeights) {
   auto t = make_trainer();
-  EarlyStopping es("val_loss", 0.0, 2, "auto", true);
+  EarlyStopping es(EarlyStoppingOptions().monitor("val_loss").patience(2).restore_best_weights(true));
   es.set_trainer(&t);
   es.on_train_begin({});
   at::Tensor kernel = t.model()->parameters()[0];
@@ -42,7 +43,7 @@ TEST(EarlyStopping, StopsAfterPatienceAndRestoresBestWeights) {
 
 TEST(EarlyStopping, MissingMonitorNamesAvailableKeys) {
   auto t = make_trainer();
-  EarlyStopping es("val_acc");
+  EarlyStopping es(EarlyStoppingOptions().monitor("val_acc"));
   es.set_trainer(&t);
   es.on_train_begin({});
   try {
@@ -56,12 +57,12 @@ TEST(EarlyStopping, MissingMonitorNamesAvailableKeys) {
 
 TEST(ReduceLROnPlateau, ReducesByFactorAfterPatience) {
   auto t = make_trainer();
-  ReduceLROnPlateau r("val_loss", 0.5, 2);
+  ReduceLROnPlateau r(ReduceLROnPlateauOptions().factor(0.5).patience(2));
   r.set_trainer(&t);
   r.on_train_begin({});
   for (int e = 0; e < 3; ++e) r.on_epoch_end(e, {{"val_loss", 1.0}});
   EXPECT_DOUBLE_EQ(t.learning_rate(), 5e-4);
-  EXPECT_THROW(ReduceLROnPlateau("val_loss", 1.5), ConfigError);
+  EXPECT_THROW(ReduceLROnPlateau(ReduceLROnPlateauOptions().factor(1.5)), ConfigError);
 }
 
 TEST(LearningRateScheduler, SetsRateEachEpoch) {
@@ -80,7 +81,7 @@ TEST(LearningRateScheduler, SetsRateEachEpoch) {
 TEST(CSVLogger, WritesHeaderAndRows) {
   torchfit::testing::TempDir dir("csv");
   const auto path = (dir.path / "log.csv").string();
-  CSVLogger log(path);
+  CSVLogger log{CSVLoggerOptions(path)};
   log.on_train_begin({});
   log.on_epoch_end(0, {{"loss", 0.5}, {"val_loss", 0.25}});
   log.on_epoch_end(1, {{"loss", 0.125}, {"val_loss", 0.0625}});
@@ -88,6 +89,6 @@ TEST(CSVLogger, WritesHeaderAndRows) {
   std::ifstream f(path);
   std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "epoch,loss,val_loss\n0,0.5,0.25\n1,0.125,0.0625\n");
-  CSVLogger bad((dir.path / "missing" / "x.csv").string());
+  CSVLogger bad(CSVLoggerOptions((dir.path / "missing" / "x.csv").string()));
   EXPECT_THROW(bad.on_train_begin({}), IoError);
 }

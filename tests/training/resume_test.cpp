@@ -2,6 +2,7 @@
 // final weights), also from the middle of an epoch; Ctrl-C (request_interrupt) stops after the step.
 #include <gtest/gtest.h>
 
+#include <torchfit/error.h>
 #include <torchfit/io/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
@@ -44,7 +45,7 @@ void expect_same_weights(Trainer& a, Trainer& b) {
 // Per-step losses recorded by a callback.
 struct LossRecorder : Callback {
   std::vector<double> values;
-  void on_train_batch_end(int64_t, const Logs& logs) override { values.push_back(logs.at("loss")); }
+  void on_train_batch_end(int64_t, const Logs& logs) override { values.push_back(logs.at("batch_loss")); }
 };
 
 }  // namespace
@@ -64,18 +65,19 @@ TEST(Resume, OneEpochPlusResumeEqualsTwoEpochs) {
   auto rec_b = std::make_shared<LossRecorder>();
   first->fit(train_b, opts(1).validation_data(&val_b).callbacks({rec_b}));
   const std::string ckpt = (dir.path / "e1.ckpt").string();
-  io::save_checkpoint(ckpt, *first);
+  first->save_checkpoint(ckpt);
 
   at::manual_seed(999);  // disturb the global RNG: the checkpoint must restore it
   auto resumed = fresh_trainer();
-  auto info = io::load_checkpoint(ckpt, *resumed);
+  const auto info = io::read_checkpoint_info(ckpt);
   EXPECT_EQ(info.position.epoch, 1);
   EXPECT_EQ(info.position.train_batches, 4);
   EXPECT_EQ(info.position.val_batches, 2);
+  // Fresh iterators: resume_from loads the checkpoint and skips the batches the first run took.
   data::TensorIterator train_c(x, y, 8, true, 3), val_c(x, y, 8, true, 4);
-  train_c.skip(info.position.train_batches);
-  val_c.skip(info.position.val_batches);
-  resumed->fit(train_c, opts(2).validation_data(&val_c).initial_epoch(info.position.epoch).callbacks({rec_b}));
+  History h = resumed->fit(train_c, opts(2).validation_data(&val_c).resume_from(ckpt).callbacks({rec_b}));
+  EXPECT_EQ(h.epoch, (std::vector<int>{1}));
+  EXPECT_EQ(resumed->position().train_batches, 8);
 
   ASSERT_EQ(rec_a->values.size(), 8u);
   ASSERT_EQ(rec_b->values.size(), 8u);
@@ -111,14 +113,11 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   EXPECT_EQ(first->position().step, 3);
   EXPECT_EQ(rec_b->values.size(), 3u);
   const std::string ckpt = (dir.path / "mid.ckpt").string();
-  io::save_checkpoint(ckpt, *first);
+  first->save_checkpoint(ckpt);
 
   auto resumed = fresh_trainer();
-  auto info = io::load_checkpoint(ckpt, *resumed);
   data::TensorIterator train_c(x, y, 8, true, 3);
-  train_c.skip(info.position.train_batches);
-  resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).initial_epoch(info.position.epoch)
-                            .initial_step(info.position.step).callbacks({rec_b}));
+  resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
   ASSERT_EQ(rec_b->values.size(), 8u);
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
   expect_same_weights(*ref, *resumed);
@@ -148,14 +147,11 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   ASSERT_EQ(first->position().epoch, 0);
   ASSERT_EQ(first->position().step, 4);
   const std::string ckpt = (dir.path / "last.ckpt").string();
-  io::save_checkpoint(ckpt, *first);
+  first->save_checkpoint(ckpt);
 
   auto resumed = fresh_trainer();
-  auto info = io::load_checkpoint(ckpt, *resumed);
   data::TensorIterator train_c(x, y, 8, true, 3);
-  train_c.skip(info.position.train_batches);
-  History h = resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).initial_epoch(info.position.epoch)
-                                        .initial_step(info.position.step).callbacks({rec_b}));
+  History h = resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
   ASSERT_EQ(rec_b->values.size(), 8u);
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
   expect_same_weights(*ref, *resumed);
@@ -163,4 +159,53 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   EXPECT_TRUE(std::isnan(h.history.at("loss")[0])) << "no step of epoch 1 ran after the resume";
   EXPECT_FALSE(std::isnan(h.history.at("loss")[1]));
   EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(1).steps_per_epoch(4).verbose(0).initial_step(5)), ConfigError);
+}
+
+// The low-level path resume_from uses: load_checkpoint, skip, initial_epoch/initial_step by hand.
+TEST(Resume, LoadCheckpointSkipAndInitialStepByHandMatchResumeFrom) {
+  torchfit::testing::TempDir dir("resume4");
+  auto [x, y] = make_data();
+  auto first = fresh_trainer();
+  data::TensorIterator train_a(x, y, 8, true, 3);
+  first->fit(train_a, FitOptions().epochs(1).steps_per_epoch(3).verbose(0));
+  const std::string ckpt = (dir.path / "e1.ckpt").string();
+  first->save_checkpoint(ckpt);
+
+  auto by_hand = fresh_trainer();
+  const auto info = by_hand->load_checkpoint(ckpt);
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  train_b.skip(info.position.train_batches);
+  by_hand->fit(train_b, FitOptions().epochs(2).steps_per_epoch(3).verbose(0).initial_epoch(info.position.epoch));
+
+  auto library = fresh_trainer();
+  data::TensorIterator train_c(x, y, 8, true, 3);
+  library->fit(train_c, FitOptions().epochs(2).steps_per_epoch(3).verbose(0).resume_from(ckpt));
+  expect_same_weights(*by_hand, *library);
+}
+
+TEST(Resume, BadCheckpointsAreErrorsNamingTheFile) {
+  torchfit::testing::TempDir dir("resume5");
+  auto [x, y] = make_data();
+  auto t = fresh_trainer();
+  data::TensorIterator train(x, y, 8, true, 3);
+  const std::string missing = (dir.path / "missing.ckpt").string();
+  try {
+    t->fit(train, FitOptions().epochs(1).verbose(0).resume_from(missing));
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.ckpt"), std::string::npos) << e.what();
+  }
+  // A checkpoint taken at step 4 cannot continue an epoch of 3 steps.
+  data::TensorIterator train_a(x, y, 8, true, 3);
+  t->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0));
+  const std::string ckpt = (dir.path / "e2.ckpt").string();
+  t->set_position({1, 4, 8, 0});
+  t->save_checkpoint(ckpt);
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  try {
+    fresh_trainer()->fit(train_b, FitOptions().epochs(3).steps_per_epoch(3).verbose(0).resume_from(ckpt));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond steps_per_epoch 3"), std::string::npos) << e.what();
+  }
 }

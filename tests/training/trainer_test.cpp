@@ -11,6 +11,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/seed_cnn.h>
+#include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
@@ -152,8 +153,7 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
   Trainer t(seed_cnn(16, 2, 8), CompileOptions().metrics({"categorical_accuracy"}));
   const auto run = dir.path / "run";
   const std::string ckpt = (dir.path / "model.ckpt").string();
-  auto cb = std::make_shared<ModelCheckpoint>(ckpt, "val_loss");
-  cb->set_class_indices(train->class_indices());
+  auto cb = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(ckpt).class_indices(train->class_indices()));
   std::ostringstream out;
   auto h = t.fit(*train, FitOptions()
                              .epochs(2)
