@@ -11,91 +11,105 @@
 #include "../common/cli.h"
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iostream>
 
+#include "torchfit/io/atomic_file.h"
 #include "torchfit/runtime/device.h"
 #include "torchfit/runtime/env_info.h"
 #include "torchfit/runtime/matmul.h"
 #include "torchfit/runtime/process.h"
 
-int main(int argc, char** argv) {
-  CLI::App app{"matmul_bench: naive loop vs LibTorch CPU vs LibTorch CUDA for n x n float32 products"};
+namespace {
+
+struct Args {
   torchfit::runtime::MatmulBenchOptions opt;
   int threads = 0;
   std::string cuda_mode = "auto";
   std::string csv_path;
-  app.add_option("--sizes", opt.sizes, "matrix sizes n (n x n), e.g. --sizes 128 256 500 1024 2048 4096")
+};
+
+void add_flags(CLI::App& app, Args& a) {
+  using torchfit::apps::int_range;
+  app.add_option("--sizes", a.opt.sizes, "matrix sizes n (n x n), e.g. --sizes 128 256 500 1024 2048 4096")
       ->capture_default_str()
-      ->check(torchfit::apps::int_range(1));
-  app.add_option("--naive-max", opt.naive_max, "run the naive O(n^3) loop only for n <= this (0 = never)")
+      ->check(int_range(1));
+  app.add_option("--naive-max", a.opt.naive_max, "run the naive O(n^3) loop only for n <= this (0 = never)")
       ->capture_default_str()
-      ->check(torchfit::apps::int_range(0));
-  app.add_option("--threads", threads, "LibTorch CPU threads (0 = all cores)")
+      ->check(int_range(0));
+  app.add_option("--threads", a.threads, "LibTorch CPU threads (0 = all cores)")
       ->capture_default_str()
-      ->check(torchfit::apps::int_range(0));
-  app.add_option("--cuda", cuda_mode, "auto: time CUDA when available; on: require it; off: skip")
+      ->check(int_range(0, torchfit::apps::limits::kMaxThreads));
+  app.add_option("--cuda", a.cuda_mode, "auto: time CUDA when available; on: require it; off: skip")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));
-  app.add_option("--min-time", opt.min_time_s, "seconds to spend per method and size (median of the runs)")
+  app.add_option("--min-time", a.opt.min_time_s, "seconds to spend per method and size (median of the runs)")
       ->capture_default_str()
       ->check(CLI::Range(0.001, 3600.0));
-  app.add_option("--max-repeats", opt.max_repeats, "at most this many timed runs per method and size")
+  app.add_option("--max-repeats", a.opt.max_repeats, "at most this many timed runs per method and size")
       ->capture_default_str()
-      ->check(torchfit::apps::int_range(1));
-  app.add_option("--warmup", opt.cuda_warmup, "untimed CUDA products before timing")->capture_default_str();
-  app.add_option("--seed", opt.seed, "seed of the U[0,1) inputs")->capture_default_str();
-  app.add_option("--csv", csv_path, "also write the rows as CSV to this file");
-  TORCHFIT_CLI_PARSE(app, argc, argv);
+      ->check(int_range(1));
+  app.add_option("--warmup", a.opt.cuda_warmup, "untimed CUDA products before timing")
+      ->capture_default_str()
+      ->check(int_range(0));
+  app.add_option("--seed", a.opt.seed, "seed of the U[0,1) inputs")->capture_default_str();
+  app.add_option("--csv", a.csv_path, "also write the rows as CSV to this file");
+}
 
+// --cuda on needs a usable CUDA device: the reason it cannot be used is a run error (exit 1).
+bool use_cuda(const std::string& mode) {
+  if (mode == "off") return false;
+  if (mode == "auto") return torchfit::runtime::parse_device("auto").is_cuda();
   try {
-    const int used = torchfit::runtime::init_process(threads);
-    if (cuda_mode != "off") {
-      if (cuda_mode == "on") {
-        try {
-          torchfit::runtime::parse_device("cuda");  // throws with the reason when CUDA cannot be used
-        } catch (const std::exception& e) {
-          std::string why = e.what();
-          const auto hint = why.find(". Use --device");
-          if (hint != std::string::npos) why = why.substr(0, hint);
-          std::cerr << "matmul_bench: --cuda on: " << why << ". Use --cuda off (or auto)\n";
-          return 1;
-        }
-        opt.run_cuda = true;
-      } else {
-        opt.run_cuda = torchfit::runtime::parse_device("auto").is_cuda();
-      }
-    }
-    const auto device = opt.run_cuda ? c10::Device(c10::DeviceType::CUDA, 0) : c10::Device(c10::DeviceType::CPU);
-    std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n\n";
-    std::cout << "C = A.B, float32, A and B ~ U[0,1) (seed " << opt.seed << "); times are medians; LibTorch CPU uses "
-              << used << " thread(s), the naive loop 1; CUDA: " << opt.cuda_warmup
-              << " warm-up products excluded, synchronised before each clock read"
-              << (opt.run_cuda ? "" : " (not run: no CUDA)") << ".\n"
-              << "share = GFLOP/s / best GFLOP/s measured in this run on the same device kind; "
-                 "max rel err = max|C - C64| / max|C64| vs a float64 product.\n\n";
-    std::cout.flush();
-    const auto rows = torchfit::runtime::run_matmul_bench(opt, [&](const torchfit::runtime::MatmulRow& r) {
-      spdlog::debug("n={} {} {} {:.3f} ms", r.n, r.method, r.device, r.ms);
-    });
-    std::cout << torchfit::runtime::format_matmul_table(rows);
-    for (const auto& r : rows) {
-      if (!r.valid) {
-        std::cout << "\nThe unsynchronised row is the time to LAUNCH the CUDA kernel, read before the GPU finished "
-                     "(the articles' 28.8 us for 500x500 was read this way); it is not the product's time.\n";
-        break;
-      }
-    }
-    if (!csv_path.empty()) {
-      std::ofstream f(csv_path);
-      if (!f) throw std::runtime_error("cannot write --csv file '" + csv_path + "'");
-      f << torchfit::runtime::matmul_csv(rows);
-      if (!f) throw std::runtime_error("error writing --csv file '" + csv_path + "'");
-      std::cout << "wrote " << csv_path << "\n";
-    }
+    torchfit::runtime::parse_device("cuda");  // throws with the reason when CUDA cannot be used
   } catch (const std::exception& e) {
-    std::cerr << "matmul_bench: " << e.what() << std::endl;
-    return 2;
+    std::string why = e.what();
+    const auto hint = why.find(". Use --device");
+    if (hint != std::string::npos) why = why.substr(0, hint);
+    throw std::runtime_error("--cuda on: " + why + ". Use --cuda off (or auto)");
+  }
+  return true;
+}
+
+void print_intro(const Args& a, int used) {
+  const auto device = a.opt.run_cuda ? c10::Device(c10::DeviceType::CUDA, 0) : c10::Device(c10::DeviceType::CPU);
+  std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, a.threads)) << "\n\n";
+  std::cout << "C = A.B, float32, A and B ~ U[0,1) (seed " << a.opt.seed << "); times are medians; LibTorch CPU uses "
+            << used << " thread(s), the naive loop 1; CUDA: " << a.opt.cuda_warmup
+            << " warm-up products excluded, synchronised before each clock read"
+            << (a.opt.run_cuda ? "" : " (not run: no CUDA)") << ".\n"
+            << "share = GFLOP/s / best GFLOP/s measured in this run on the same device kind; "
+               "max rel err = max|C - C64| / max|C64| vs a float64 product.\n\n";
+  std::cout.flush();
+}
+
+int run(Args& a) {
+  const int used = torchfit::runtime::init_process(a.threads);
+  a.opt.run_cuda = use_cuda(a.cuda_mode);
+  print_intro(a, used);
+  const auto rows = torchfit::runtime::run_matmul_bench(a.opt, [&](const torchfit::runtime::MatmulRow& r) {
+    spdlog::debug("n={} {} {} {:.3f} ms", r.n, r.method, r.device, r.ms);
+  });
+  std::cout << torchfit::runtime::format_matmul_table(rows);
+  for (const auto& r : rows) {
+    if (!r.valid) {
+      std::cout << "\nThe unsynchronised row is the time to LAUNCH the CUDA kernel, read before the GPU finished "
+                   "(the articles' 28.8 us for 500x500 was read this way); it is not the product's time.\n";
+      break;
+    }
+  }
+  if (!a.csv_path.empty()) {
+    torchfit::io::write_text_atomically(a.csv_path, torchfit::runtime::matmul_csv(rows));
+    std::cout << "wrote " << a.csv_path << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"matmul_bench: naive loop vs LibTorch CPU vs LibTorch CUDA for n x n float32 products"};
+  Args a;
+  add_flags(app, a);
+  TORCHFIT_CLI_PARSE(app, argc, argv);
+  return torchfit::apps::run_reporting_errors("matmul_bench", [&] { return run(a); });
 }

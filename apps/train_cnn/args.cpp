@@ -101,7 +101,7 @@ void add_model_flags(CLI::App& app, Args& a) {
                                 "Train this architecture (JSON, Sequential::to_json format) instead of the article's "
                                 "CNN; input and last Dense units follow the data. Bare names are also looked up next "
                                 "to train_cnn (seed_cnn.json = the article's CNN)")
-                     ->check(model_config_file())
+                     ->transform(model_config_file())
                      ->excludes(dense2);
   app.add_option("--resume", a.resume,
                  "Continue from this checkpoint (weights, optimizer, learning rate, epoch/step, data position, RNG)")
