@@ -77,7 +77,7 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
   try {
     return body();
   } catch (const UsageError& e) {
-    std::cerr << app << ": " << e.what() << "\nRun with --help for usage.\n";
+    std::cerr << app << ": " << e.what() << "\nRun with --help for more information.\n";
     return 2;
   } catch (const c10::Error& e) {
     spdlog::error("{}", e.what_without_backtrace());
