@@ -188,14 +188,8 @@ TEST(ImageDataGeneratorTest, ZoomAboveOneShowsContentSmaller) {
 }
 
 TEST(ImageDataGeneratorTest, RandomTransformDrawsWithinKerasRanges) {
-  ImageDataGenerator gen(ImageDataGeneratorOptions()
-                             .rotation_range(20)
-                             .shear_range(0.2)
-                             .zoom_range(0.2)
-                             .width_shift_range(0.1)
-                             .height_shift_range(3)
-                             .horizontal_flip(true)
-                             .brightness_range(0.5, 1.5));
+  // The article's augmentation (rotation 20°, shear 0.2°, zoom 0.2, horizontal flip) plus shifts and brightness.
+  ImageDataGenerator gen(article_augmentation().width_shift_range(0.1).height_shift_range(3).brightness_range(0.5, 1.5));
   double theta_min = 1e9, theta_max = -1e9;
   int flips = 0;
   for (int i = 0; i < 2000; ++i) {
