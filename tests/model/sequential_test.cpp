@@ -77,7 +77,7 @@ TEST(Sequential, SeedCnnForwardGivesProbabilities) {
                            model->forward(at::zeros({1, 3, 150, 150}))));
   EXPECT_EQ(model->output_activation(), "softmax");
   // 2·(27·32·148² + 288·64·72² + 82944·512 + 512·64 + 64·8) forward FLOPs per sample; a training step
-  // of 32 is (3·that − conv2d's input gradient) · 32 ≈ 28.9 GFLOP (DESIGN.md).
+  // of 32 is (3·that − conv2d's input gradient) · 32 ≈ 28.9 GFLOP.
   EXPECT_EQ(model->flops_per_sample(), 313954304);
 }
 
