@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# Build dependencies (DESIGN.md) + packages the scripts use (peer baselines, charts, real data).
+# Build dependencies (CMakeLists.txt's find_package calls) + packages the scripts use (peer baselines,
+# charts, real data, the Keras oracle).
 PKGS=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-openmp

@@ -87,8 +87,7 @@ void BM_WarpAffine150(benchmark::State& state) {
 
 void BM_TransformInto150(benchmark::State& state) {
   const int channels = static_cast<int>(state.range(0));  // source channels; the batch is rgb
-  const data::ImageDataGenerator gen(
-      data::ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true));
+  const data::ImageDataGenerator gen(data::article_augmentation());
   std::vector<float> hwc(150 * 150 * 3), scratch(hwc.size()), out(hwc.size());
   data::Rng rng(1);
   for (auto _ : state) {
@@ -110,8 +109,7 @@ void BM_DirectoryBatch(benchmark::State& state) {
     std::ofstream(dir / (k % 2 ? "a" : "b") / (std::to_string(k) + ".png"), std::ios::binary)
         .write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
   }
-  auto gen = std::make_shared<const data::ImageDataGenerator>(
-      data::ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true));
+  auto gen = std::make_shared<const data::ImageDataGenerator>(data::article_augmentation());
   data::DirectoryIterator it(dir.string(), data::FlowOptions().target_size({150, 150}).batch_size(32).workers(0), gen);
   int64_t b = 0;
   for (auto _ : state) benchmark::DoNotOptimize(it.make_batch(b / 2, b % 2).x.data_ptr()), ++b;

@@ -11,45 +11,18 @@
 #include <fstream>
 #include <random>
 
+#include "support/image_tree.h"
 #include "support/temp_dir.h"
 
 namespace fs = std::filesystem;
 using namespace torchfit::data;
+using torchfit::testing::make_tree;
+using torchfit::testing::pattern;
 using torchfit::testing::TempDir;
+using torchfit::testing::write_bytes;
+using torchfit::testing::write_png;
 
 namespace {
-
-void write_bytes(const fs::path& path, const std::vector<uint8_t>& bytes) {
-  fs::create_directories(path.parent_path());
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-}
-
-/// A small h×w RGB image whose pixels encode (seed, row, col), so every file differs.
-Image pattern(int h, int w, int seed) {
-  Image img{h, w, 3, std::vector<uint8_t>(static_cast<size_t>(h * w * 3))};
-  for (int y = 0; y < h; ++y)
-    for (int x = 0; x < w; ++x)
-      for (int c = 0; c < 3; ++c)
-        img.pixels[static_cast<size_t>((y * w + x) * 3 + c)] = static_cast<uint8_t>((seed * 37 + y * 11 + x * 5 + c * 70) % 256);
-  return img;
-}
-
-void write_png(const fs::path& path, const Image& img) {
-  fs::create_directories(path.parent_path());
-  save_png(path.string(), img);
-}
-
-/// n PNGs per class under root/<class>/NN.png.
-void make_tree(const fs::path& root, const std::vector<std::string>& classes, int n, int size = 8) {
-  int k = 0;
-  for (const auto& c : classes)
-    for (int i = 0; i < n; ++i) {
-      char name[32];
-      std::snprintf(name, sizeof name, "%02d.png", i);
-      write_png(root / c / name, pattern(size, size, k++));
-    }
-}
 
 FlowOptions quiet() { return FlowOptions().verbose(false); }
 
@@ -57,10 +30,6 @@ std::vector<int64_t> sizes_of(BatchIterator& it, int steps) {
   std::vector<int64_t> s;
   for (int i = 0; i < steps; ++i) s.push_back(it.next().size());
   return s;
-}
-
-ImageDataGeneratorOptions seed_augmentation() {
-  return ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(true);
 }
 
 }  // namespace
@@ -135,7 +104,7 @@ TEST(DirectoryIteratorTest, PureRedPngGivesOneZeroZeroAfterRescale) {
 TEST(DirectoryIteratorTest, SameSeedSameBatchesForOneAndFourWorkers) {
   TempDir d;
   make_tree(d.path, {"a", "b", "c"}, 7, 12);
-  ImageDataGenerator gen(seed_augmentation().width_shift_range(0.1).height_shift_range(0.1).vertical_flip(true));
+  ImageDataGenerator gen(article_augmentation().width_shift_range(0.1).height_shift_range(0.1).vertical_flip(true));
   auto collect = [&](int64_t workers, uint64_t seed) {
     auto it = gen.flow_from_directory(d.str(), quiet().target_size({10, 10}).batch_size(4).seed(seed).workers(workers));
     std::vector<Batch> out;
@@ -161,7 +130,7 @@ TEST(DirectoryIteratorTest, SameSeedSameBatchesForOneAndFourWorkers) {
 TEST(DirectoryIteratorTest, SkipThenNextEqualsTheSameBatchOfAFreshIterator) {
   TempDir d;
   make_tree(d.path, {"a", "b"}, 5);  // 10 images, batch 4: 3 batches per pass
-  ImageDataGenerator gen(seed_augmentation());
+  ImageDataGenerator gen(article_augmentation());
   auto flow = quiet().target_size({8, 8}).batch_size(4).seed(9).workers(2);
   auto reference = gen.flow_from_directory(d.str(), flow);
   std::vector<Batch> all;
@@ -179,7 +148,7 @@ TEST(DirectoryIteratorTest, SkipThenNextEqualsTheSameBatchOfAFreshIterator) {
 TEST(DirectoryIteratorTest, ResetRestartsAtPassZero) {
   TempDir d;
   make_tree(d.path, {"a", "b"}, 5);
-  auto it = ImageDataGenerator(seed_augmentation()).flow_from_directory(d.str(), quiet().target_size({8, 8}).batch_size(4).seed(7));
+  auto it = ImageDataGenerator(article_augmentation()).flow_from_directory(d.str(), quiet().target_size({8, 8}).batch_size(4).seed(7));
   const Batch first = it->next();
   it->next();
   it->next();
@@ -195,7 +164,7 @@ TEST(DirectoryIteratorTest, DestroyingMidEpochJoinsWorkersPromptly) {
   make_tree(d.path, {"a", "b"}, 10, 64);
   const auto t0 = std::chrono::steady_clock::now();
   {
-    auto it = ImageDataGenerator(seed_augmentation())
+    auto it = ImageDataGenerator(article_augmentation())
                   .flow_from_directory(d.str(), quiet().target_size({300, 300}).batch_size(4).workers(4).seed(3));
     // 3 epochs of 5 batches were planned; break off in the middle of the second.
     for (int i = 0; i < 7; ++i) EXPECT_GT(it->next().size(), 0);
@@ -204,7 +173,7 @@ TEST(DirectoryIteratorTest, DestroyingMidEpochJoinsWorkersPromptly) {
   EXPECT_LT(s, 20.0);
   const auto t1 = std::chrono::steady_clock::now();
   {
-    auto it = ImageDataGenerator(seed_augmentation())
+    auto it = ImageDataGenerator(article_augmentation())
                   .flow_from_directory(d.str(), quiet().target_size({300, 300}).batch_size(4).workers(4).seed(3));
     it->next();
   }  // queue filling in the background when destroyed
@@ -310,9 +279,9 @@ TEST(DirectoryIteratorTest, GrayFilesGiveTheSameBatchesAsTheirRgbCopies) {
   }
   int calls = 0;
   const std::vector<ImageDataGeneratorOptions> generators = {
-      ImageDataGeneratorOptions(), seed_augmentation(), seed_augmentation().samplewise_center(true),
-      seed_augmentation().channel_shift_range(30).brightness_range(0.5, 1.5),
-      seed_augmentation().preprocessing_function([&calls](const at::Tensor& x) {
+      ImageDataGeneratorOptions(), article_augmentation(), article_augmentation().samplewise_center(true),
+      article_augmentation().channel_shift_range(30).brightness_range(0.5, 1.5),
+      article_augmentation().preprocessing_function([&calls](const at::Tensor& x) {
         ++calls;
         EXPECT_EQ(x.size(0), 3) << "preprocessing_function sees the rgb image";
         return x * at::arange(1, 4, at::kFloat).view({3, 1, 1});  // channel-dependent: must not be replicated after
@@ -410,7 +379,7 @@ TEST(DirectoryIteratorTest, TestIteratorTakesTrainingClassIndices) {
 TEST(DirectoryIteratorTest, ValidationSplitTakesFirstFilesAndIsNotAugmented) {
   TempDir d;
   make_tree(d.path, {"a", "b"}, 10);
-  ImageDataGenerator gen(seed_augmentation().validation_split(0.25));
+  ImageDataGenerator gen(article_augmentation().validation_split(0.25));
   auto val = gen.flow_from_directory(d.str(), quiet().target_size({8, 8}).subset("validation").shuffle(false).seed(1));
   auto tr = gen.flow_from_directory(d.str(), quiet().target_size({8, 8}).subset("training").seed(1));
   EXPECT_EQ(val->filenames(), (std::vector<std::string>{"a/00.png", "a/01.png", "b/00.png", "b/01.png"}));
@@ -457,7 +426,7 @@ TEST(DirectoryIteratorTest, ResizesWithNearestByDefault) {
 TEST(DirectoryIteratorTest, WaitMsIsMeasured) {
   TempDir d;
   make_tree(d.path, {"a"}, 4, 32);
-  auto it = ImageDataGenerator(seed_augmentation()).flow_from_directory(d.str(), quiet().target_size({200, 200}).batch_size(2).workers(1));
+  auto it = ImageDataGenerator(article_augmentation()).flow_from_directory(d.str(), quiet().target_size({200, 200}).batch_size(2).workers(1));
   const Batch b = it->next();  // the first batch must be waited for
   EXPECT_GT(b.wait_ms, 0.0);
 }

@@ -1,6 +1,9 @@
-// Tests of ImageDataGenerator: random draws, the affine resample against Keras's own
-// apply_affine_transform (Debian python3-keras-preprocessing), and standardisation order.
+// Tests of ImageDataGenerator: random draws, the affine resample and nearest loading against
+// keras-preprocessing's own results (frozen in tests/data/golden/ by scripts/keras_oracle.py), and
+// standardisation order.
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
@@ -8,19 +11,22 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
-#include <random>
+#include <iterator>
+#include <stdexcept>
 
+#include "support/npy.h"
 #include "support/temp_dir.h"
 
-namespace fs = std::filesystem;
 using namespace torchfit::data;
+using torchfit::testing::NpyArray;
+using torchfit::testing::read_npy;
 using torchfit::testing::TempDir;
 
 namespace {
 
 /// A smooth (C=3, H=40, W=48) test image with different gradients per channel, values 0..255.
+/// scripts/keras_oracle.py builds the same image (affine_input.npy).
 at::Tensor gradient_image() {
   const int h = 40, w = 48;
   at::Tensor t = at::empty({3, h, w}, at::kFloat);
@@ -34,94 +40,52 @@ at::Tensor gradient_image() {
   return t;
 }
 
-const char* kOracle = R"PY(
-import sys
-import numpy as np
-try:
-    from keras_preprocessing.image.affine_transformations import apply_affine_transform, flip_axis
-except Exception as e:  # not installed: the C++ test skips
-    print("keras_preprocessing unavailable:", e)
-    sys.exit(77)
-mode = sys.argv[1]
-if mode == "affine":
-    inp, out, h, w, c = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-    theta, tx, ty, shear, zx, zy = map(float, sys.argv[7:13])
-    fh, fv, fill = sys.argv[13] == "1", sys.argv[14] == "1", sys.argv[15]
-    x = np.fromfile(inp, dtype=np.float32).reshape(h, w, c)
-    y = apply_affine_transform(x, theta, tx, ty, shear, zx, zy, row_axis=0, col_axis=1, channel_axis=2,
-                               fill_mode=fill, cval=0.0, order=1)
-    if fh:
-        y = flip_axis(y, 1)
-    if fv:
-        y = flip_axis(y, 0)
-    np.asarray(y, dtype=np.float32).tofile(out)
-elif mode == "load":
-    from keras_preprocessing.image import load_img, img_to_array
-    path, out, th, tw, interp = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-    a = img_to_array(load_img(path, color_mode="rgb", target_size=(th, tw), interpolation=interp))
-    np.asarray(a, dtype=np.float32).tofile(out)
-)PY";
+/// Path of a file under tests/data/golden/.
+std::string golden(const std::string& name) { return std::string(TORCHFIT_SOURCE_DIR) + "/tests/data/golden/" + name; }
 
-/// Runs the oracle; returns false (and sets *why) when Python or keras_preprocessing is missing.
-bool run_oracle(const TempDir& d, const std::string& args, std::string* why) {
-  if (!fs::exists("/usr/bin/python3")) {
-    *why = "/usr/bin/python3 not found";
-    return false;
-  }
-  std::ofstream(d.file("oracle.py")) << kOracle;
-  const std::string cmd = "/usr/bin/python3 " + d.file("oracle.py") + " " + args + " > " + d.file("oracle.log") + " 2>&1";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0) {
-    std::ifstream log(d.file("oracle.log"));
-    *why = "oracle failed (rc " + std::to_string(rc) + "): " + std::string(std::istreambuf_iterator<char>(log), {});
-    return false;
-  }
-  return true;
+/// The golden manifest (keras_oracle.json). Throws (the test fails) when it is missing or unparsable.
+nlohmann::json golden_manifest() {
+  std::ifstream f(golden("keras_oracle.json"));
+  if (!f) throw std::runtime_error("missing " + golden("keras_oracle.json") + " (regenerate: /usr/bin/python3 scripts/keras_oracle.py)");
+  return nlohmann::json::parse(f);
 }
 
-std::vector<float> read_floats(const std::string& path, size_t n) {
-  std::vector<float> v(n);
-  std::ifstream f(path, std::ios::binary);
-  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(n * sizeof(float)));
-  return v;
+/// An (H, W, C) float32 golden array as a (C, H, W) tensor.
+at::Tensor golden_chw(const std::string& name) {
+  const NpyArray a = read_npy(golden(name));
+  if (a.descr != "<f4" || a.shape.size() != 3) throw std::runtime_error(name + ": expected a float32 (H, W, C) array");
+  std::vector<float> v = a.values<float>();
+  return at::from_blob(v.data(), a.shape, at::kFloat).clone().permute({2, 0, 1}).contiguous();
 }
 
-/// Mean |ours − Keras| over pixels at least `margin` away from the border, 0..255 scale.
-double compare_with_keras(const TransformParams& p, const std::string& fill, int margin, std::string* why) {
-  TempDir d;
-  const at::Tensor img = gradient_image();
-  const int c = 3, h = 40, w = 48;
-  const at::Tensor hwc = img.permute({1, 2, 0}).contiguous();
-  {
-    std::ofstream f(d.file("in.raw"), std::ios::binary);
-    f.write(reinterpret_cast<const char*>(hwc.data_ptr<float>()), static_cast<std::streamsize>(hwc.numel() * 4));
-  }
-  char args[512];
-  std::snprintf(args, sizeof args, "affine %s %s %d %d %d %.17g %.17g %.17g %.17g %.17g %.17g %d %d %s",
-                d.file("in.raw").c_str(), d.file("out.raw").c_str(), h, w, c, p.theta, p.tx, p.ty, p.shear, p.zx, p.zy,
-                p.flip_horizontal ? 1 : 0, p.flip_vertical ? 1 : 0, fill.c_str());
-  if (!run_oracle(d, args, why)) return -1;
-  const std::vector<float> keras = read_floats(d.file("out.raw"), static_cast<size_t>(h * w * c));
-  const at::Tensor ours = ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(fill)).apply_transform(img, p);
-  auto o = ours.accessor<float, 3>();
-  double sum = 0;
-  int64_t count = 0;
-  for (int y = margin; y < h - margin; ++y)
-    for (int x = margin; x < w - margin; ++x)
-      for (int ch = 0; ch < c; ++ch) {
-        sum += std::abs(o[ch][y][x] - keras[static_cast<size_t>((y * w + x) * c + ch)]);
-        ++count;
-      }
-  return sum / static_cast<double>(count);
+/// The manifest entry of the affine case `name`; throws when the manifest has none.
+const nlohmann::json& golden_case(const nlohmann::json& manifest, const std::string& name) {
+  for (const auto& c : manifest.at("affine").at("cases"))
+    if (c.at("name") == name) return c;
+  throw std::runtime_error("keras_oracle.json has no affine case \"" + name + "\"");
+}
+
+/// Mean and max |a − b| over pixels at least `margin` away from the border of (C, H, W) tensors.
+std::pair<double, double> abs_diff_inside(const at::Tensor& a, const at::Tensor& b, int margin) {
+  const int64_t h = a.size(1), w = a.size(2);
+  const at::Tensor d = (a - b).abs().slice(1, margin, h - margin).slice(2, margin, w - margin);
+  return {d.mean().item<double>(), d.max().item<double>()};
 }
 
 }  // namespace
 
+// Keras's apply_affine_transform (+ flip_axis), frozen: every case's parameters must be the ones the
+// golden file was made with, and our single warpAffine must agree with scipy's order-1 resample.
 TEST(ImageDataGeneratorTest, AffineMatchesKerasApplyAffineTransform) {
+  const nlohmann::json manifest = golden_manifest();
+  const at::Tensor input = golden_chw(manifest.at("affine").at("input"));
+  ASSERT_EQ(input.sizes(), (at::IntArrayRef{3, 40, 48}));
+  ASSERT_LE((input - gradient_image()).abs().max().item<double>(), 1e-4) << "the script's image is ours";
   struct Case {
     const char* name;
     TransformParams p;
     const char* fill;
+    double max_mean, max_abs;  // bars on the 0..255 scale, away from a 4-px border
   };
   TransformParams rot;
   rot.theta = 20;
@@ -131,34 +95,68 @@ TEST(ImageDataGeneratorTest, AffineMatchesKerasApplyAffineTransform) {
   flipped.flip_horizontal = true, flipped.flip_vertical = true;
   TransformParams hflip_only;
   hflip_only.flip_horizontal = true;
-  const Case cases[] = {{"rotation 20", rot, "nearest"},
-                        {"rot 20, shifts (3, -4), shear 10, zoom (1.2, 0.9)", all, "nearest"},
-                        {"same + both flips", flipped, "nearest"},
-                        {"same + both flips, reflect", flipped, "reflect"},
-                        {"horizontal flip only", hflip_only, "nearest"}};
+  const Case cases[] = {{"rotation_20", rot, "nearest", 0.1, 0.5},
+                        {"combined", all, "nearest", 0.1, 0.5},
+                        {"combined_flips", flipped, "nearest", 0.1, 0.5},
+                        {"combined_flips_reflect", flipped, "reflect", 0.1, 0.5},
+                        {"horizontal_flip", hflip_only, "nearest", 0.0, 0.0}};
+  ASSERT_EQ(manifest.at("affine").at("cases").size(), std::size(cases));
   for (const auto& c : cases) {
-    std::string why;
-    const double mad = compare_with_keras(c.p, c.fill, 4, &why);
-    if (mad < 0) GTEST_SKIP() << "Keras oracle not available: " << why;
-    std::printf("[ oracle   ] %-50s mean |ours - keras| = %.4f (0..255 scale)\n", c.name, mad);
-    EXPECT_LE(mad, 1.0) << c.name;
+    const nlohmann::json& g = golden_case(manifest, c.name);
+    // The golden output was made with exactly these parameters.
+    EXPECT_EQ(g.at("theta").get<double>(), c.p.theta) << c.name;
+    EXPECT_EQ(g.at("tx").get<double>(), c.p.tx) << c.name;
+    EXPECT_EQ(g.at("ty").get<double>(), c.p.ty) << c.name;
+    EXPECT_EQ(g.at("shear").get<double>(), c.p.shear) << c.name;
+    EXPECT_EQ(g.at("zx").get<double>(), c.p.zx) << c.name;
+    EXPECT_EQ(g.at("zy").get<double>(), c.p.zy) << c.name;
+    EXPECT_EQ(g.at("flip_horizontal").get<bool>(), c.p.flip_horizontal) << c.name;
+    EXPECT_EQ(g.at("flip_vertical").get<bool>(), c.p.flip_vertical) << c.name;
+    EXPECT_EQ(g.at("fill_mode").get<std::string>(), c.fill) << c.name;
+    const at::Tensor keras = golden_chw(g.at("output"));
+    ASSERT_EQ(keras.sizes(), input.sizes()) << c.name;
+    const at::Tensor ours = ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(c.fill)).apply_transform(input, c.p);
+    const auto [mean, max] = abs_diff_inside(ours, keras, 4);
+    std::printf("[ golden   ] %-24s |ours - keras| mean %.4f, max %.4f (0..255 scale)\n", c.name, mean, max);
+    EXPECT_LE(mean, c.max_mean) << c.name;
+    EXPECT_LE(max, c.max_abs) << c.name;
   }
 }
 
+// Keras's load_img(..., "rgb", (150, 150), "nearest") of a 28×28 gray PNG, frozen: identical values.
 TEST(ImageDataGeneratorTest, LoadAndNearestResizeMatchKerasLoadImg) {
-  TempDir d;
+  const nlohmann::json manifest = golden_manifest();
+  const nlohmann::json& g = manifest.at("load_img");
+  ASSERT_EQ(g.at("target_size"), (std::vector<int>{150, 150}));
+  ASSERT_EQ(g.at("interpolation"), "nearest");
+  ASSERT_EQ(g.at("color_mode"), "rgb");
   Image img{28, 28, 1, std::vector<uint8_t>(28 * 28)};
   for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<uint8_t>((i * 7919) % 251);
+  const NpyArray input = read_npy(golden(g.at("input")));
+  ASSERT_EQ(input.shape, (std::vector<int64_t>{28, 28}));
+  ASSERT_EQ(input.values<uint8_t>(), img.pixels) << "the script's image is ours";
+  const NpyArray keras = read_npy(golden(g.at("output")));
+  ASSERT_EQ(keras.descr, "|u1");
+  ASSERT_EQ(keras.shape, (std::vector<int64_t>{150, 150, 3}));
+
+  TempDir d;
   save_png(d.file("g.png"), img);
-  std::string why;
-  if (!run_oracle(d, "load " + d.file("g.png") + " " + d.file("out.raw") + " 150 150 nearest", &why))
-    GTEST_SKIP() << "Keras oracle not available: " << why;
-  const std::vector<float> keras = read_floats(d.file("out.raw"), 150 * 150 * 3);
   const Image ours = resize_image(load_image(d.file("g.png"), ColorMode::rgb), 150, 150, "nearest");
-  ASSERT_EQ(ours.pixels.size(), keras.size());
-  size_t diff = 0;
-  for (size_t i = 0; i < keras.size(); ++i) diff += static_cast<float>(ours.pixels[i]) != keras[i];
-  EXPECT_EQ(diff, 0u) << "nearest resize must be identical to PIL's";
+  EXPECT_EQ(ours.pixels, keras.values<uint8_t>()) << "nearest resize must be identical to PIL's";
+}
+
+// A missing or damaged golden file is an error (the tests above fail), never a skip.
+TEST(ImageDataGeneratorTest, MissingOrMalformedGoldenFilesThrow) {
+  EXPECT_THROW(read_npy(golden("no_such_file.npy")), std::runtime_error);
+  TempDir d;
+  std::ofstream(d.file("text.npy")) << "not an array";
+  EXPECT_THROW(read_npy(d.file("text.npy")), std::runtime_error);
+  std::ifstream f(golden("load_input.npy"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_GT(bytes.size(), 100u);
+  std::ofstream(d.file("short.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 1);
+  EXPECT_THROW(read_npy(d.file("short.npy")), std::runtime_error) << "one byte short of (28, 28) uint8";
+  EXPECT_EQ(read_npy(golden("load_input.npy")).numel(), 28 * 28);
 }
 
 TEST(ImageDataGeneratorTest, HeightShiftMovesContentVertically) {
@@ -188,14 +186,8 @@ TEST(ImageDataGeneratorTest, ZoomAboveOneShowsContentSmaller) {
 }
 
 TEST(ImageDataGeneratorTest, RandomTransformDrawsWithinKerasRanges) {
-  ImageDataGenerator gen(ImageDataGeneratorOptions()
-                             .rotation_range(20)
-                             .shear_range(0.2)
-                             .zoom_range(0.2)
-                             .width_shift_range(0.1)
-                             .height_shift_range(3)
-                             .horizontal_flip(true)
-                             .brightness_range(0.5, 1.5));
+  // The article's augmentation (rotation 20°, shear 0.2°, zoom 0.2, horizontal flip) plus shifts and brightness.
+  ImageDataGenerator gen(article_augmentation().width_shift_range(0.1).height_shift_range(3).brightness_range(0.5, 1.5));
   double theta_min = 1e9, theta_max = -1e9;
   int flips = 0;
   for (int i = 0; i < 2000; ++i) {

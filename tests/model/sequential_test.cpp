@@ -7,6 +7,7 @@
 #include <torchfit/layers/flatten.h>
 
 #include "support/seed_cnn.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 
@@ -48,6 +49,23 @@ TEST(Sequential, SeedCnnGoldenSummary) {
   EXPECT_EQ(os.str(), golden);
 }
 
+// The tests' tiny model (support/tiny_model.h): the architecture other tests rely on.
+TEST(Sequential, TinyMlpSummaryParamsAndProbabilities) {
+  at::manual_seed(0);
+  Sequential m = torchfit::testing::tiny_mlp();
+  const std::string u(65, '_'), e(65, '=');
+  const std::string golden = "Model: \"sequential\"\n" + u + "\n" + r("Layer (type)", "Output Shape", "Param #") + "\n" +
+                             e + "\n" + r("dense (Dense)", "(None, 8)", "40") + "\n" + u + "\n" +
+                             r("dense_1 (Dense)", "(None, 3)", "27") + "\n" + e + "\n" +
+                             "Total params: 67\nTrainable params: 67\nNon-trainable params: 0\n" + u + "\n";
+  EXPECT_EQ(m->summary(), golden);
+  EXPECT_EQ(m->output_activation(), "softmax");
+  const at::Tensor y = m->forward(at::randn({5, 4}));
+  ASSERT_EQ(y.sizes(), (at::IntArrayRef{5, 3}));
+  EXPECT_TRUE(at::allclose(y.sum(1), at::ones({5}), 1e-5, 1e-6));
+  EXPECT_EQ(torchfit::testing::tiny_mlp(10, 2)->count_params(), (10 * 8 + 8) + (8 * 2 + 2));
+}
+
 TEST(Sequential, SeedCnnForwardGivesProbabilities) {
   at::manual_seed(0);
   auto model = torchfit::testing::seed_cnn();
@@ -59,7 +77,7 @@ TEST(Sequential, SeedCnnForwardGivesProbabilities) {
                            model->forward(at::zeros({1, 3, 150, 150}))));
   EXPECT_EQ(model->output_activation(), "softmax");
   // 2·(27·32·148² + 288·64·72² + 82944·512 + 512·64 + 64·8) forward FLOPs per sample; a training step
-  // of 32 is (3·that − conv2d's input gradient) · 32 ≈ 28.9 GFLOP (DESIGN.md).
+  // of 32 is (3·that − conv2d's input gradient) · 32 ≈ 28.9 GFLOP.
   EXPECT_EQ(model->flops_per_sample(), 313954304);
 }
 

@@ -81,6 +81,103 @@ std::vector<std::string> list_class_folders(const fs::path& dir) {
   return names;
 }
 
+// Class names ordered by index, from a given class_indices map (every folder must be in it).
+std::vector<std::string> names_from_class_indices(const ClassIndices& indices,
+                                                  const std::vector<std::string>& folders, const std::string& directory) {
+  std::vector<std::string> names(indices.size(), "");
+  for (const auto& [name, idx] : indices) {
+    if (idx < 0 || idx >= static_cast<int64_t>(names.size()) || !names[static_cast<size_t>(idx)].empty())
+      throw ConfigError("class_indices must map the classes to 0.." + std::to_string(names.size() - 1) +
+                        " without gaps or repeats (class \"" + name + "\" has " + std::to_string(idx) + ")");
+    names[static_cast<size_t>(idx)] = name;
+  }
+  for (const auto& f : folders)
+    if (!indices.count(f))
+      throw ConfigError("folder \"" + f + "\" in " + directory +
+                        " is not one of the given class_indices (a class the training data does not have)");
+  return names;
+}
+
+// Class names ordered by index: class_indices, else classes (no repeats), else the sorted folders.
+std::vector<std::string> resolve_class_names(const FlowOptions& o, const fs::path& dir, const std::string& directory) {
+  const std::vector<std::string> folders = list_class_folders(dir);
+  if (!o.class_indices().empty()) return names_from_class_indices(o.class_indices(), folders, directory);
+  if (o.classes().empty()) return folders;
+  std::set<std::string> seen;
+  for (const auto& n : o.classes())
+    if (!seen.insert(n).second) throw ConfigError("class \"" + n + "\" is listed twice in classes");
+  return o.classes();
+}
+
+// Image files below `class_dir`, as "<class>/<sub>/<file>" in Keras order (folders sorted, files
+// sorted in each folder).
+std::vector<std::string> class_files(const fs::path& class_dir, const std::string& class_name, bool follow_links) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> roots;
+  std::set<fs::path> visited;
+  walk(class_dir, class_name, follow_links, visited, roots);
+  std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> files;
+  for (const auto& [root, fnames] : roots)
+    for (const auto& f : fnames) files.push_back(root + "/" + f);
+  return files;
+}
+
+// [begin, end) of a class's n sorted files that `subset` keeps: validation = the first int(split·n).
+std::pair<size_t, size_t> subset_range(size_t n, double split, const std::string& subset) {
+  size_t begin = 0, end = n;
+  if (split > 0) {
+    const auto nval = static_cast<size_t>(split * static_cast<double>(n));
+    if (subset == "validation") end = nval;
+    else if (subset == "training") begin = nval;
+  }
+  return {begin, end};
+}
+
+// The subset's files (relative to the directory) and their class indices, class by class.
+struct FileList {
+  std::vector<std::string> files;
+  std::vector<int64_t> classes;
+};
+
+FileList collect_files(const fs::path& dir, const std::vector<std::string>& names, const FlowOptions& o, double split,
+                       const std::string& directory) {
+  FileList out;
+  std::error_code ec;
+  for (size_t ci = 0; ci < names.size(); ++ci) {
+    const fs::path class_dir = dir / names[ci];
+    if (!fs::is_directory(class_dir, ec)) {
+      spdlog::warn("class \"{}\" has no folder in {}; it stays a class without images", names[ci], directory);
+      continue;
+    }
+    const std::vector<std::string> files = class_files(class_dir, names[ci], o.follow_links());
+    if (files.empty()) spdlog::warn("class folder {} holds no images; it stays a class", class_dir.string());
+    const auto [begin, end] = subset_range(files.size(), split, o.subset());
+    for (size_t i = begin; i < end; ++i) {
+      out.files.push_back(files[i]);
+      out.classes.push_back(static_cast<int64_t>(ci));
+    }
+  }
+  return out;
+}
+
+// check_image_file for every file (empty = fine, else the reason), on up to `workers` threads
+// (0 = all cores), one thread per 64 files at most.
+std::vector<std::string> check_headers(const fs::path& dir, const std::vector<std::string>& files, int64_t workers) {
+  std::vector<std::string> reasons(files.size());
+  const size_t hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
+  const size_t nthreads =
+      std::min(std::max<size_t>(1, workers > 0 ? static_cast<size_t>(workers) : hw), files.size() / 64 + 1);
+  std::atomic<size_t> next{0};
+  auto check = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) reasons[i] = check_image_file((dir / files[i]).string());
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < nthreads; ++t) pool.emplace_back(check);
+  check();
+  for (auto& t : pool) t.join();
+  return reasons;
+}
+
 }  // namespace
 
 DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions options,
@@ -121,93 +218,26 @@ void DirectoryIterator::discover() {
   const fs::path dir(directory_);
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw IoError("image directory not found (or not a folder): " + directory_);
-
-  // Class names ordered by index.
-  std::vector<std::string> names;
-  const std::vector<std::string> folders = list_class_folders(dir);
-  if (!o.class_indices().empty()) {
-    names.assign(o.class_indices().size(), "");
-    for (const auto& [name, idx] : o.class_indices()) {
-      if (idx < 0 || idx >= static_cast<int64_t>(names.size()) || !names[static_cast<size_t>(idx)].empty())
-        throw ConfigError("class_indices must map the classes to 0.." + std::to_string(names.size() - 1) +
-                          " without gaps or repeats (class \"" + name + "\" has " + std::to_string(idx) + ")");
-      names[static_cast<size_t>(idx)] = name;
-    }
-    for (const auto& f : folders)
-      if (!o.class_indices().count(f))
-        throw ConfigError("folder \"" + f + "\" in " + directory_ +
-                          " is not one of the given class_indices (a class the training data does not have)");
-  } else if (!o.classes().empty()) {
-    names = o.classes();
-    std::set<std::string> seen;
-    for (const auto& n : names)
-      if (!seen.insert(n).second) throw ConfigError("class \"" + n + "\" is listed twice in classes");
-  } else {
-    names = folders;
-  }
+  const std::vector<std::string> names = resolve_class_names(o, dir, directory_);
   for (size_t i = 0; i < names.size(); ++i) class_indices_[names[i]] = static_cast<int64_t>(i);
   if (o.class_mode() == "binary" && names.size() != 2)
     throw ConfigError("class_mode \"binary\" needs exactly 2 classes, " + directory_ + " has " + std::to_string(names.size()));
-
-  // Files per class, Keras order; validation split per class before any header check.
-  const double split = generator_->options().validation_split();
-  std::vector<std::string> rel_files;
-  std::vector<int64_t> rel_classes;
-  for (size_t ci = 0; ci < names.size(); ++ci) {
-    const fs::path class_dir = dir / names[ci];
-    if (!fs::is_directory(class_dir, ec)) {
-      spdlog::warn("class \"{}\" has no folder in {}; it stays a class without images", names[ci], directory_);
-      continue;
-    }
-    std::vector<std::pair<std::string, std::vector<std::string>>> roots;
-    std::set<fs::path> visited;
-    walk(class_dir, names[ci], o.follow_links(), visited, roots);
-    std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::string> files;
-    for (const auto& [root, fnames] : roots)
-      for (const auto& f : fnames) files.push_back(root + "/" + f);
-    if (files.empty()) spdlog::warn("class folder {} holds no images; it stays a class", class_dir.string());
-    size_t begin = 0, end = files.size();
-    if (split > 0) {
-      const auto nval = static_cast<size_t>(split * static_cast<double>(files.size()));
-      if (o.subset() == "validation") end = nval;
-      else if (o.subset() == "training") begin = nval;
-    }
-    for (size_t i = begin; i < end; ++i) {
-      rel_files.push_back(files[i]);
-      rel_classes.push_back(static_cast<int64_t>(ci));
-    }
-  }
-
-  // Header check of every file, in parallel.
-  std::vector<std::string> reasons(rel_files.size());
-  {
-    const size_t hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
-    const size_t nthreads = std::min(std::max<size_t>(1, o.workers() > 0 ? static_cast<size_t>(o.workers()) : hw),
-                                     rel_files.size() / 64 + 1);
-    std::atomic<size_t> next{0};
-    auto check = [&] {
-      for (size_t i; (i = next.fetch_add(1)) < rel_files.size();)
-        reasons[i] = check_image_file((dir / rel_files[i]).string());
-    };
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < nthreads; ++t) pool.emplace_back(check);
-    check();
-    for (auto& t : pool) t.join();
-  }
+  // Validation split per class before any header check, so a bad file never moves the boundary.
+  const FileList list = collect_files(dir, names, o, generator_->options().validation_split(), directory_);
+  const std::vector<std::string> reasons = check_headers(dir, list.files, o.workers());
   samples_of_class_.assign(names.size(), {});
-  for (size_t i = 0; i < rel_files.size(); ++i) {
-    const std::string path = (dir / rel_files[i]).string();
+  for (size_t i = 0; i < list.files.size(); ++i) {
+    const std::string path = (dir / list.files[i]).string();
     if (!reasons[i].empty()) {
       if (!skip_bad_) throw IoError("unreadable image " + path + ": " + reasons[i]);
       spdlog::warn("skipping unreadable image {}: {}", path, reasons[i]);
       skipped_.push_back({path, reasons[i]});
       continue;
     }
-    samples_of_class_[static_cast<size_t>(rel_classes[i])].push_back(static_cast<int64_t>(filenames_.size()));
-    filenames_.push_back(rel_files[i]);
+    samples_of_class_[static_cast<size_t>(list.classes[i])].push_back(static_cast<int64_t>(filenames_.size()));
+    filenames_.push_back(list.files[i]);
     filepaths_.push_back(path);
-    classes_.push_back(rel_classes[i]);
+    classes_.push_back(list.classes[i]);
   }
   if (o.verbose()) {
     std::cout << "Found " << filenames_.size() << " images belonging to " << names.size() << " classes.";

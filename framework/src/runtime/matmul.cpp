@@ -81,107 +81,94 @@ double max_relative_error(const at::Tensor& result, const at::Tensor& reference)
   return num / denom;
 }
 
-std::vector<MatmulRow> run_matmul_bench(const MatmulBenchOptions& o,
-                                        const std::function<void(const MatmulRow&)>& progress) {
-  for (auto n : o.sizes) {
-    if (n < 1) throw std::invalid_argument("matmul bench: size must be >= 1, got " + std::to_string(n));
-  }
-  std::vector<MatmulRow> rows;
-  const int threads = at::get_num_threads();
-  auto gen = at::detail::createCPUGenerator(o.seed);
-  const c10::Device cuda(c10::DeviceType::CUDA, 0);
+namespace {
 
-  auto emit = [&](MatmulRow row) {
-    rows.push_back(row);
-    if (progress) progress(row);
-  };
+// One result row; `c` is the product the timed runs computed, checked against `reference`.
+MatmulRow make_row(int64_t n, const std::string& method, const std::string& device, int threads,
+                   const std::vector<double>& times, const at::Tensor& c, const at::Tensor& reference) {
+  MatmulRow r;
+  r.n = n;
+  r.method = method;
+  r.device = device;
+  r.threads = threads;
+  r.repeats = static_cast<int>(times.size());
+  r.ms = median(times);
+  r.max_rel_error = max_relative_error(c, reference);
+  return r;
+}
 
-  for (const int64_t n : o.sizes) {
-    const at::Tensor a = at::rand({n, n}, gen, at::TensorOptions().dtype(at::kFloat));
-    const at::Tensor b = at::rand({n, n}, gen, at::TensorOptions().dtype(at::kFloat));
-    const at::Tensor reference = at::mm(a.to(at::kDouble), b.to(at::kDouble));
-
-    if (n <= o.naive_max) {
-      at::Tensor c;
-      const auto times = repeat(
-          [&] {
-            const auto t0 = Clock::now();
-            c = naive_matmul(a, b);
-            return ms_since(t0, Clock::now());
-          },
-          o.min_time_s, 1, o.max_repeats);
-      MatmulRow r;
-      r.n = n;
-      r.method = "naive i-j-k loop";
-      r.device = "cpu";
-      r.threads = 1;
-      r.repeats = static_cast<int>(times.size());
-      r.ms = median(times);
-      r.max_rel_error = max_relative_error(c, reference);
-      emit(r);
-    }
-
-    {
-      at::Tensor c = at::empty({n, n}, a.options());
-      at::mm_out(c, a, b);  // warm-up: first call sets up OpenMP threads and BLAS buffers
-      const auto times = repeat(
-          [&] {
-            const auto t0 = Clock::now();
-            at::mm_out(c, a, b);
-            return ms_since(t0, Clock::now());
-          },
-          o.min_time_s, o.min_repeats, o.max_repeats);
-      MatmulRow r;
-      r.n = n;
-      r.method = "LibTorch at::mm";
-      r.device = "cpu";
-      r.threads = threads;
-      r.repeats = static_cast<int>(times.size());
-      r.ms = median(times);
-      r.max_rel_error = max_relative_error(c, reference);
-      emit(r);
-    }
-
-    if (o.run_cuda) {
-      const at::Tensor da = a.to(cuda), db = b.to(cuda);
-      at::Tensor dc = at::empty({n, n}, da.options());
-      for (int i = 0; i < std::max(1, o.cuda_warmup); ++i) at::mm_out(dc, da, db);
-      synchronize(cuda);
-      const auto synced = repeat(
-          [&] {
-            const auto t0 = Clock::now();
-            at::mm_out(dc, da, db);
-            synchronize(cuda);  // wait for the kernel before reading the clock
-            return ms_since(t0, Clock::now());
-          },
-          o.min_time_s, o.min_repeats, o.max_repeats);
-      MatmulRow r;
-      r.n = n;
-      r.method = "LibTorch at::mm";
-      r.device = cuda.str();
-      r.threads = threads;
-      r.repeats = static_cast<int>(synced.size());
-      r.ms = median(synced);
-      r.max_rel_error = max_relative_error(dc, reference);
-      emit(r);
-
-      // What the article measured: the clock read right after the (asynchronous) launch.
-      std::vector<double> launch;
-      for (int i = 0; i < r.repeats; ++i) {
+// The naive loop on one thread (at least one run, however long it takes).
+MatmulRow time_naive(const at::Tensor& a, const at::Tensor& b, const at::Tensor& reference,
+                     const MatmulBenchOptions& o) {
+  at::Tensor c;
+  const auto times = repeat(
+      [&] {
         const auto t0 = Clock::now();
-        at::mm_out(dc, da, db);
-        launch.push_back(ms_since(t0, Clock::now()));
-        synchronize(cuda);  // outside the timed region, so launches do not queue up
-      }
-      MatmulRow u = r;
-      u.method = "LibTorch at::mm (unsynchronised)";
-      u.ms = median(launch);
-      u.valid = false;
-      emit(u);
-    }
-  }
+        c = naive_matmul(a, b);
+        return ms_since(t0, Clock::now());
+      },
+      o.min_time_s, 1, o.max_repeats);
+  return make_row(a.size(0), "naive i-j-k loop", "cpu", 1, times, c, reference);
+}
 
-  // Derived columns: GFLOP/s, speedup over the naive loop at the same n, share of the best rate.
+// LibTorch on the CPU with all its threads, after one untimed warm-up product.
+MatmulRow time_cpu_mm(const at::Tensor& a, const at::Tensor& b, const at::Tensor& reference,
+                      const MatmulBenchOptions& o, int threads) {
+  const int64_t n = a.size(0);
+  at::Tensor c = at::empty({n, n}, a.options());
+  at::mm_out(c, a, b);  // warm-up: first call sets up OpenMP threads and BLAS buffers
+  const auto times = repeat(
+      [&] {
+        const auto t0 = Clock::now();
+        at::mm_out(c, a, b);
+        return ms_since(t0, Clock::now());
+      },
+      o.min_time_s, o.min_repeats, o.max_repeats);
+  return make_row(n, "LibTorch at::mm", "cpu", threads, times, c, reference);
+}
+
+// The CUDA operands of one size: inputs copied to the device and the output buffer.
+struct CudaOperands {
+  at::Tensor a, b, c;
+};
+
+// LibTorch on `cuda` after `cuda_warmup` untimed products, synchronised before every clock read.
+MatmulRow time_cuda_mm(const CudaOperands& d, const at::Tensor& reference, const MatmulBenchOptions& o,
+                       int threads, const c10::Device& cuda) {
+  at::Tensor dc = d.c;
+  for (int i = 0; i < std::max(1, o.cuda_warmup); ++i) at::mm_out(dc, d.a, d.b);
+  synchronize(cuda);
+  const auto synced = repeat(
+      [&] {
+        const auto t0 = Clock::now();
+        at::mm_out(dc, d.a, d.b);
+        synchronize(cuda);  // wait for the kernel before reading the clock
+        return ms_since(t0, Clock::now());
+      },
+      o.min_time_s, o.min_repeats, o.max_repeats);
+  return make_row(d.a.size(0), "LibTorch at::mm", cuda.str(), threads, synced, dc, reference);
+}
+
+// What the article measured: the clock read right after the (asynchronous) launch; `synced` is the
+// row of time_cuda_mm, whose repeat count it reuses. Marked invalid (not a product's time).
+MatmulRow time_cuda_launch(const CudaOperands& d, const MatmulRow& synced, const c10::Device& cuda) {
+  at::Tensor dc = d.c;
+  std::vector<double> launch;
+  for (int i = 0; i < synced.repeats; ++i) {
+    const auto t0 = Clock::now();
+    at::mm_out(dc, d.a, d.b);
+    launch.push_back(ms_since(t0, Clock::now()));
+    synchronize(cuda);  // outside the timed region, so launches do not queue up
+  }
+  MatmulRow u = synced;
+  u.method = "LibTorch at::mm (unsynchronised)";
+  u.ms = median(launch);
+  u.valid = false;
+  return u;
+}
+
+// Derived columns: GFLOP/s, speedup over the naive loop at the same n, share of the best rate.
+void add_derived_columns(std::vector<MatmulRow>& rows) {
   std::map<int64_t, double> naive_by_n;
   for (const auto& r : rows) {
     if (r.method == "naive i-j-k loop") naive_by_n[r.n] = r.ms;
@@ -199,6 +186,38 @@ std::vector<MatmulRow> run_matmul_bench(const MatmulBenchOptions& o,
     const std::string kind = r.device.substr(0, r.device.find(':'));
     r.share_of_best = best[kind] > 0 ? r.gflops / best[kind] : 0.0;
   }
+}
+
+}  // namespace
+
+std::vector<MatmulRow> run_matmul_bench(const MatmulBenchOptions& o,
+                                        const std::function<void(const MatmulRow&)>& progress) {
+  for (auto n : o.sizes) {
+    if (n < 1) throw std::invalid_argument("matmul bench: size must be >= 1, got " + std::to_string(n));
+  }
+  std::vector<MatmulRow> rows;
+  const int threads = at::get_num_threads();
+  auto gen = at::detail::createCPUGenerator(o.seed);
+  const c10::Device cuda(c10::DeviceType::CUDA, 0);
+  auto emit = [&](MatmulRow row) {
+    rows.push_back(row);
+    if (progress) progress(row);
+  };
+  for (const int64_t n : o.sizes) {
+    const at::Tensor a = at::rand({n, n}, gen, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor b = at::rand({n, n}, gen, at::TensorOptions().dtype(at::kFloat));
+    const at::Tensor reference = at::mm(a.to(at::kDouble), b.to(at::kDouble));
+    if (n <= o.naive_max) emit(time_naive(a, b, reference, o));
+    emit(time_cpu_mm(a, b, reference, o, threads));
+    if (o.run_cuda) {
+      const at::Tensor da = a.to(cuda);
+      const CudaOperands dev{da, b.to(cuda), at::empty({n, n}, da.options())};
+      const MatmulRow synced = time_cuda_mm(dev, reference, o, threads, cuda);
+      emit(synced);
+      emit(time_cuda_launch(dev, synced, cuda));
+    }
+  }
+  add_derived_columns(rows);
   return rows;
 }
 

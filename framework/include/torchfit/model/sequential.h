@@ -56,7 +56,7 @@ class SequentialImpl : public torch::nn::Module {
   /// the first layer's input gradient, which is never needed.
   int64_t train_flops_per_sample() const;
 
-  /// The Keras 2.6 summary text (see KERAS_SEMANTICS.md), ending with a newline.
+  /// The Keras 2.6 summary text (layout in docs/keras_semantics.md), ending with a newline.
   std::string summary(int line_length = 65) const;
   /// Prints summary() to `os`.
   void print_summary(std::ostream& os) const;

@@ -1,0 +1,178 @@
+#!/usr/bin/python3
+"""Keras oracle: freezes keras-preprocessing's own results into tests/data/golden/.
+
+The C++ tests (tests/data/image_data_generator_test.cpp) compare torchfit against these files and need
+no Python at run time. Run this script with Debian's Python, which has the reference implementation
+(packages python3-keras-preprocessing, python3-numpy, python3-scipy, python3-pil):
+
+    /usr/bin/python3 scripts/keras_oracle.py            # rewrite tests/data/golden/
+    /usr/bin/python3 scripts/keras_oracle.py --check    # regenerate into a temp dir, compare, change nothing
+    /usr/bin/python3 scripts/keras_oracle.py --out DIR  # write somewhere else
+
+What it writes (NumPy .npy, C order, little-endian):
+  keras_oracle.json           manifest: library versions, every case's exact parameters and file names
+  affine_input.npy            float32 (40, 48, 3): the gradient test image, values 0..255 (HWC)
+  affine_<case>.npy           float32 (40, 48, 3): apply_affine_transform(input, ...) then the flips
+  load_input.npy              uint8 (28, 28): the gray test image, pixel i = (i * 7919) % 251
+  load_nearest_150x150.npy    uint8 (150, 150, 3): load_img(PNG of it, "rgb", (150, 150), "nearest")
+
+Exit status: 0 done (or --check found no difference), 1 --check found a difference, 77 the reference
+implementation is not importable (nothing written).
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_OUT = os.path.join(ROOT, "tests", "data", "golden")
+MANIFEST = "keras_oracle.json"
+FLOAT_TOLERANCE = 1e-3  # --check: max |new - committed| allowed for float outputs (0..255 scale)
+
+# Each case: TransformParams of the C++ test (degrees, pixels; tx = rows, ty = columns) + fill_mode.
+AFFINE_CASES = [
+    dict(name="rotation_20", theta=20.0),
+    dict(name="combined", theta=20.0, tx=3.0, ty=-4.0, shear=10.0, zx=1.2, zy=0.9),
+    dict(name="combined_flips", theta=20.0, tx=3.0, ty=-4.0, shear=10.0, zx=1.2, zy=0.9,
+         flip_horizontal=True, flip_vertical=True),
+    dict(name="combined_flips_reflect", theta=20.0, tx=3.0, ty=-4.0, shear=10.0, zx=1.2, zy=0.9,
+         flip_horizontal=True, flip_vertical=True, fill_mode="reflect"),
+    dict(name="horizontal_flip", flip_horizontal=True),
+]
+NEUTRAL = dict(theta=0.0, tx=0.0, ty=0.0, shear=0.0, zx=1.0, zy=1.0, flip_horizontal=False,
+               flip_vertical=False, fill_mode="nearest")
+
+
+def import_reference():
+    try:
+        import numpy
+        import PIL
+        import scipy
+        import keras_preprocessing
+        from keras_preprocessing.image import affine_transformations  # noqa: F401 (needs scipy)
+    except Exception as e:  # noqa: BLE001 - any import failure means "no oracle here"
+        print("keras_oracle: reference implementation unavailable:", e, file=sys.stderr)
+        sys.exit(77)
+    return {"keras_preprocessing": keras_preprocessing.__version__, "numpy": numpy.__version__,
+            "scipy": scipy.__version__, "PIL": PIL.__version__}
+
+
+def gradient_image(np):
+    """The C++ test's gradient_image() as (H, W, C): 4y + 2x; 255 - 5x; 128 + 100 sin(y/6) cos(x/7)."""
+    y, x = np.mgrid[0:40, 0:48].astype(np.float64)
+    planes = [4.0 * y + 2.0 * x, 255.0 - 5.0 * x, 128.0 + 100.0 * np.sin(y / 6.0) * np.cos(x / 7.0)]
+    return np.stack(planes, axis=-1).astype(np.float32)
+
+
+def affine_case(np, image, case):
+    from keras_preprocessing.image.affine_transformations import apply_affine_transform, flip_axis
+    p = dict(NEUTRAL, **case)
+    out = apply_affine_transform(image, p["theta"], p["tx"], p["ty"], p["shear"], p["zx"], p["zy"],
+                                 row_axis=0, col_axis=1, channel_axis=2, fill_mode=p["fill_mode"],
+                                 cval=0.0, order=1)
+    if p["flip_horizontal"]:
+        out = flip_axis(out, 1)
+    if p["flip_vertical"]:
+        out = flip_axis(out, 0)
+    return p, np.ascontiguousarray(out, dtype=np.float32)
+
+
+def load_case(np, work):
+    from PIL import Image
+    from keras_preprocessing.image import img_to_array, load_img
+    gray = (np.arange(28 * 28, dtype=np.int64) * 7919 % 251).astype(np.uint8).reshape(28, 28)
+    png = os.path.join(work, "load_input.png")
+    Image.fromarray(gray, mode="L").save(png)
+    arr = img_to_array(load_img(png, color_mode="rgb", target_size=(150, 150), interpolation="nearest"))
+    if not np.array_equal(arr, np.round(arr)):
+        raise SystemExit("keras_oracle: load_img returned non-integer values")
+    return gray, arr.astype(np.uint8)
+
+
+def generate(out_dir, versions):
+    import numpy as np
+    os.makedirs(out_dir, exist_ok=True)
+    image = gradient_image(np)
+    np.save(os.path.join(out_dir, "affine_input.npy"), image)
+    cases = []
+    for case in AFFINE_CASES:
+        params, result = affine_case(np, image, case)
+        params["output"] = "affine_%s.npy" % case["name"]
+        np.save(os.path.join(out_dir, params["output"]), result)
+        cases.append(params)
+    with tempfile.TemporaryDirectory() as work:
+        gray, loaded = load_case(np, work)
+    np.save(os.path.join(out_dir, "load_input.npy"), gray)
+    np.save(os.path.join(out_dir, "load_nearest_150x150.npy"), loaded)
+    manifest = {
+        "generator": "scripts/keras_oracle.py (run with /usr/bin/python3)",
+        "versions": versions,
+        "affine": {"function": "keras_preprocessing.image.affine_transformations.apply_affine_transform "
+                               "(row_axis=0, col_axis=1, channel_axis=2, cval=0, order=1), then flip_axis "
+                               "(columns for flip_horizontal, rows for flip_vertical)",
+                   "input": "affine_input.npy", "cases": cases},
+        "load_img": {"function": "keras_preprocessing.image.load_img + img_to_array",
+                     "input": "load_input.npy", "color_mode": "rgb", "target_size": [150, 150],
+                     "interpolation": "nearest", "output": "load_nearest_150x150.npy"},
+    }
+    with open(os.path.join(out_dir, MANIFEST), "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return manifest
+
+
+def check(committed_dir, versions):
+    """Regenerates into a temp dir and compares with the committed files; returns the exit status."""
+    import numpy as np
+    with tempfile.TemporaryDirectory() as fresh:
+        manifest = generate(fresh, versions)
+        try:
+            with open(os.path.join(committed_dir, MANIFEST)) as f:
+                old = json.load(f)
+        except OSError as e:
+            print("keras_oracle: no committed manifest:", e)
+            return 1
+        if old.get("versions") != versions:
+            print("note: committed files come from %s, this Python has %s" % (old.get("versions"), versions))
+        status = 0
+        for key in ("affine", "load_img"):
+            if old.get(key) != manifest[key]:
+                print("DIFF %s: parameters differ from the committed manifest" % key)
+                status = 1
+        names = ["affine_input.npy", "load_input.npy", "load_nearest_150x150.npy"]
+        names += [c["output"] for c in manifest["affine"]["cases"]]
+        for name in names:
+            new = np.load(os.path.join(fresh, name))
+            try:
+                ref = np.load(os.path.join(committed_dir, name))
+            except OSError as e:
+                print("DIFF %s: %s" % (name, e))
+                status = 1
+                continue
+            if new.dtype != ref.dtype or new.shape != ref.shape:
+                print("DIFF %s: %s%s vs committed %s%s" % (name, new.dtype, new.shape, ref.dtype, ref.shape))
+                status = 1
+                continue
+            diff = float(np.max(np.abs(new.astype(np.float64) - ref.astype(np.float64))))
+            limit = FLOAT_TOLERANCE if new.dtype.kind == "f" else 0.0
+            print("%s %-34s max |new - committed| = %g" % ("ok  " if diff <= limit else "DIFF", name, diff))
+            status |= diff > limit
+        return int(status)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=DEFAULT_OUT, help="output folder (default tests/data/golden)")
+    ap.add_argument("--check", action="store_true", help="compare a fresh run with --out; write nothing")
+    args = ap.parse_args()
+    versions = import_reference()
+    if args.check:
+        sys.exit(check(args.out, versions))
+    manifest = generate(args.out, versions)
+    print("wrote %d affine cases and the load_img case to %s (%s)" %
+          (len(manifest["affine"]["cases"]), args.out, ", ".join("%s %s" % kv for kv in sorted(versions.items()))))
+
+
+if __name__ == "__main__":
+    main()
