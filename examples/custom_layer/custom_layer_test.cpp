@@ -1,6 +1,7 @@
 // The user layers' conformance tests: one call per layer configuration.
 #include <gtest/gtest.h>
 
+#include <torchfit/layers/registry.h>
 #include <torchfit/testing/layer_conformance.h>
 
 #include "residual_block.h"
@@ -20,6 +21,20 @@ TEST(Swish, KnownValue) {
   s->build({1});
   // 2 · sigmoid(2) = 1.7615942
   EXPECT_NEAR(s->forward(at::full({1, 1}, 2.0f)).item<double>(), 1.7615942, 1e-6);
+}
+
+TEST(Swish, RebuiltFromItsConfigUnknownFieldsRefused) {
+  // The registration line reads the arguments SwishOptions::args() lists.
+  auto layer = torchfit::layer_from_json({{"class_name", "Swish"}, {"config", {{"name", "s"}, {"beta", 0.5}}}});
+  EXPECT_EQ(layer->config().dump(), R"({"beta":0.5,"name":"s","trainable":true})");
+  try {
+    torchfit::layer_from_json({{"class_name", "Swish"}, {"config", {{"name", "s"}, {"betta", 0.5}}}});
+    FAIL() << "a typo'd field was accepted";
+  } catch (const torchfit::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 's' (Swish): unknown field 'betta' (known: beta, input_shape, name, trainable)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ResidualBlock, Conformance) {

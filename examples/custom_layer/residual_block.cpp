@@ -31,23 +31,10 @@ at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   return torchfit::apply_activation(options.activation(), x + conv_b->forward(conv_a->forward(x)));
 }
 
-nlohmann::json ResidualBlockImpl::config() const {
-  auto c = base_config();
-  c["kernel_size"] = options.kernel_size();
-  c["activation"] = options.activation();
-  return c;
-}
+nlohmann::json ResidualBlockImpl::config() const { return base_config(options); }
 
 int64_t ResidualBlockImpl::flops_per_sample() const {
   return built() ? conv_a->flops_per_sample() + conv_b->flops_per_sample() : 0;
 }
 
-TORCHFIT_REGISTER_LAYER(ResidualBlock, [](const nlohmann::json& c) -> std::shared_ptr<torchfit::Layer> {
-  torchfit::LayerConfigReader r(c, "ResidualBlock");
-  auto layer = std::make_shared<ResidualBlockImpl>(ResidualBlockOptions()
-                                                       .kernel_size(r.optional<int64_t>("kernel_size", 3))
-                                                       .activation(r.optional<std::string>("activation", "relu"))
-                                                       .name(r.name()));
-  r.finish();
-  return layer;
-});
+TORCHFIT_REGISTER_LAYER(ResidualBlock);

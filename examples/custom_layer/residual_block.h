@@ -14,8 +14,18 @@ struct ResidualBlockOptions {
   TORCH_ARG(int64_t, kernel_size) = 3;
   /// Activation after the first convolution and after the sum (a torchfit activation name). Default relu.
   TORCH_ARG(std::string, activation) = "relu";
+  /// Input shape (H, W, C) when this is the first layer.
   TORCH_ARG(std::optional<torchfit::Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: residual_block, residual_block_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The arguments, each listed once (torchfit/layers/layer_args.h): config() and the registry use them.
+  template <typename Args>
+  void args(Args& a) {
+    a("kernel_size", kernel_size());
+    a("activation", activation());
+  }
 };
 
 /// Input (N, C, H, W) [Keras (H, W, C)]; output the same shape.

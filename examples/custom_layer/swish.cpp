@@ -14,18 +14,9 @@ torchfit::Shape SwishImpl::build_impl(const torchfit::Shape& input_shape) {
 
 at::Tensor SwishImpl::forward(const at::Tensor& x) { return x * at::sigmoid(beta * x); }
 
-nlohmann::json SwishImpl::config() const {
-  auto c = base_config();  // "name" and, when declared, "input_shape"
-  c["beta"] = options.beta();
-  c["trainable"] = options.trainable();
-  return c;
-}
+// "name", "input_shape" (when declared) and every argument SwishOptions::args() lists.
+nlohmann::json SwishImpl::config() const { return base_config(options); }
 
-// The one registration line: the registry rebuilds Swish from its config (model JSON, checkpoints).
-TORCHFIT_REGISTER_LAYER(Swish, [](const nlohmann::json& c) -> std::shared_ptr<torchfit::Layer> {
-  torchfit::LayerConfigReader r(c, "Swish");
-  auto layer = std::make_shared<SwishImpl>(
-      SwishOptions().beta(r.optional("beta", 1.0)).trainable(r.optional("trainable", true)).name(r.name()));
-  r.finish();  // rejects unknown fields, e.g. a typo "betta"
-  return layer;
-});
+// The one registration line: the registry rebuilds Swish from its config (model JSON, checkpoints),
+// reading the arguments SwishOptions::args() lists and rejecting unknown fields (e.g. a typo "betta").
+TORCHFIT_REGISTER_LAYER(Swish);

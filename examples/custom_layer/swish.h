@@ -16,6 +16,15 @@ struct SwishOptions {
   TORCH_ARG(std::optional<torchfit::Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: swish, swish_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras-style arguments, each listed once (torchfit/layers/layer_args.h): config() writes them
+  /// and the registry reads them back. name and input_shape are handled for every layer.
+  template <typename Args>
+  void args(Args& a) {
+    a("beta", beta());
+    a("trainable", trainable());
+  }
 };
 
 /// y = x · sigmoid(beta · x), element-wise. Any input shape ((N, C, H, W) or (N, D)); output the same.

@@ -5,13 +5,13 @@
 
 namespace torchfit::testing {
 
-/// Builds Sequential(layer) for `input_shape` (Keras order) and runs the conformance checks with
-/// `expected_params` trainable parameters, skipping the train-vs-eval comparison.
+/// Builds Sequential(layer) for `input_shape` (Keras order) and runs every conformance check with
+/// `expected_params` trainable parameters; train() and eval() must give the same output (layers where
+/// they differ, such as Dropout, call expect_layer_conformance with training_changes_output(true)).
 inline void check_layer(std::shared_ptr<Layer> layer, const Shape& input_shape, const Shape& expected_output,
                         int64_t expected_params) {
-  expect_layer_conformance(std::move(layer), LayerConformance(input_shape, expected_output)
-                                                 .trainable_params(expected_params)
-                                                 .skip_train_eval(true));
+  expect_layer_conformance(std::move(layer),
+                           LayerConformance(input_shape, expected_output).trainable_params(expected_params));
 }
 
 }  // namespace torchfit::testing

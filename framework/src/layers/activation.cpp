@@ -1,22 +1,24 @@
 #include <torchfit/layers/activation.h>
 
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/registry.h>
 
 namespace torchfit {
 
-ActivationImpl::ActivationImpl(std::string activation, std::string name)
-    : Layer("Activation", std::move(name)), activation_(std::move(activation)) {
-  check_activation(activation_, describe());
+ActivationImpl::ActivationImpl(ActivationOptions opts) : Layer("Activation", opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  check_activation(options.activation(), describe());
 }
+
+ActivationImpl::ActivationImpl(std::string activation, std::string name)
+    : ActivationImpl(ActivationOptions(std::move(activation)).name(std::move(name))) {}
 
 Shape ActivationImpl::build_impl(const Shape& in) { return in; }
 
-at::Tensor ActivationImpl::forward(const at::Tensor& x) { return apply_activation(activation_, x, false); }
+at::Tensor ActivationImpl::forward(const at::Tensor& x) { return apply_activation(options.activation(), x, false); }
 
-nlohmann::json ActivationImpl::config() const {
-  auto c = base_config();
-  c["activation"] = activation_;
-  return c;
-}
+nlohmann::json ActivationImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(Activation);
 
 }  // namespace torchfit

@@ -1,5 +1,7 @@
 #include <torchfit/layers/advanced_activations.h>
 
+#include <torchfit/layers/registry.h>
+
 #include <sstream>
 
 namespace torchfit {
@@ -20,11 +22,7 @@ LeakyReLUImpl::LeakyReLUImpl(LeakyReLUOptions opts) : Layer("LeakyReLU", opts.na
 
 at::Tensor LeakyReLUImpl::forward(const at::Tensor& x) { return at::leaky_relu(x, options.alpha()); }
 
-nlohmann::json LeakyReLUImpl::config() const {
-  auto c = base_config();
-  c["alpha"] = options.alpha();
-  return c;
-}
+nlohmann::json LeakyReLUImpl::config() const { return base_config(options); }
 
 ELUImpl::ELUImpl(ELUOptions opts) : Layer("ELU", opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
@@ -33,10 +31,9 @@ ELUImpl::ELUImpl(ELUOptions opts) : Layer("ELU", opts.name()), options(std::move
 
 at::Tensor ELUImpl::forward(const at::Tensor& x) { return at::elu(x, options.alpha()); }
 
-nlohmann::json ELUImpl::config() const {
-  auto c = base_config();
-  c["alpha"] = options.alpha();
-  return c;
-}
+nlohmann::json ELUImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(LeakyReLU);
+TORCHFIT_REGISTER_LAYER(ELU);
 
 }  // namespace torchfit

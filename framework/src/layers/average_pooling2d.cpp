@@ -1,5 +1,7 @@
 #include <torchfit/layers/average_pooling2d.h>
 
+#include <torchfit/layers/registry.h>
+
 #include "layers/init.h"
 
 namespace torchfit {
@@ -8,6 +10,7 @@ AveragePooling2DImpl::AveragePooling2DImpl(AveragePooling2DOptions opts)
     : Layer("AveragePooling2D", opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   strides_ = detail::pool_strides(describe(), *options.pool_size(), options.strides(), options.padding());
+  options.strides(strides_);  // resolved (pool_size when unset), as Keras writes it in the config
 }
 
 Shape AveragePooling2DImpl::build_impl(const Shape& in) {
@@ -30,10 +33,8 @@ at::Tensor AveragePooling2DImpl::forward(const at::Tensor& x) {
   return at::avg_pool2d(padded, {p[0], p[1]}, strides_) * inv_count_.to(x.device(), x.scalar_type());
 }
 
-nlohmann::json AveragePooling2DImpl::config() const {
-  auto c = base_config();
-  detail::add_window_config(c, "pool_size", *options.pool_size(), strides_, options.padding());
-  return c;
-}
+nlohmann::json AveragePooling2DImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(AveragePooling2D);
 
 }  // namespace torchfit

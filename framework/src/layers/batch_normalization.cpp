@@ -1,5 +1,7 @@
 #include <torchfit/layers/batch_normalization.h>
 
+#include <torchfit/layers/registry.h>
+
 #include <sstream>
 
 namespace torchfit {
@@ -44,18 +46,13 @@ at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
                         /*cudnn_enabled=*/true);
 }
 
-nlohmann::json BatchNormalizationImpl::config() const {
-  auto c = base_config();
-  c["momentum"] = options.momentum();
-  c["epsilon"] = options.epsilon();
-  c["center"] = options.center();
-  c["scale"] = options.scale();
-  return c;
-}
+nlohmann::json BatchNormalizationImpl::config() const { return base_config(options); }
 
 int64_t BatchNormalizationImpl::flops_per_sample() const {
   if (!built()) return 0;
   return 2 * shape_numel(input_shape());
 }
+
+TORCHFIT_REGISTER_LAYER(BatchNormalization);
 
 }  // namespace torchfit

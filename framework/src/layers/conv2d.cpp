@@ -1,6 +1,7 @@
 #include <torchfit/layers/conv2d.h>
 
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/registry.h>
 
 #include "layers/init.h"
 
@@ -37,16 +38,7 @@ at::Tensor Conv2DImpl::forward(const at::Tensor& x) {
   return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
 }
 
-nlohmann::json Conv2DImpl::config() const {
-  auto c = base_config();
-  const auto d = *options.dilation_rate();
-  detail::add_window_config(c, "kernel_size", *options.kernel_size(), *options.strides(), options.padding());
-  c["filters"] = options.filters();
-  c["dilation_rate"] = {d[0], d[1]};
-  c["activation"] = options.activation();
-  c["use_bias"] = options.use_bias();
-  return c;
-}
+nlohmann::json Conv2DImpl::config() const { return base_config(options); }
 
 int64_t Conv2DImpl::flops_per_sample() const {
   if (!built()) return 0;
@@ -54,5 +46,7 @@ int64_t Conv2DImpl::flops_per_sample() const {
   const auto& o = output_shape();
   return 2 * k[0] * k[1] * input_shape()[2] * options.filters() * o[0] * o[1];
 }
+
+TORCHFIT_REGISTER_LAYER(Conv2D);
 
 }  // namespace torchfit

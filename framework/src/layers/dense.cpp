@@ -1,6 +1,7 @@
 #include <torchfit/layers/dense.h>
 
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/registry.h>
 
 #include "layers/init.h"
 
@@ -30,17 +31,13 @@ at::Tensor DenseImpl::forward(const at::Tensor& x) {
   return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
 }
 
-nlohmann::json DenseImpl::config() const {
-  auto c = base_config();
-  c["units"] = options.units();
-  c["activation"] = options.activation();
-  c["use_bias"] = options.use_bias();
-  return c;
-}
+nlohmann::json DenseImpl::config() const { return base_config(options); }
 
 int64_t DenseImpl::flops_per_sample() const {
   if (!built()) return 0;
   return 2 * input_shape()[0] * options.units();
 }
+
+TORCHFIT_REGISTER_LAYER(Dense);
 
 }  // namespace torchfit

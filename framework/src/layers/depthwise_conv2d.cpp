@@ -1,6 +1,7 @@
 #include <torchfit/layers/depthwise_conv2d.h>
 
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/registry.h>
 
 #include "layers/init.h"
 
@@ -39,16 +40,7 @@ at::Tensor DepthwiseConv2DImpl::forward(const at::Tensor& x) {
   return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
 }
 
-nlohmann::json DepthwiseConv2DImpl::config() const {
-  auto c = base_config();
-  const auto d = *options.dilation_rate();
-  detail::add_window_config(c, "kernel_size", *options.kernel_size(), *options.strides(), options.padding());
-  c["depth_multiplier"] = options.depth_multiplier();
-  c["dilation_rate"] = {d[0], d[1]};
-  c["activation"] = options.activation();
-  c["use_bias"] = options.use_bias();
-  return c;
-}
+nlohmann::json DepthwiseConv2DImpl::config() const { return base_config(options); }
 
 int64_t DepthwiseConv2DImpl::flops_per_sample() const {
   if (!built()) return 0;
@@ -56,5 +48,7 @@ int64_t DepthwiseConv2DImpl::flops_per_sample() const {
   const auto& o = output_shape();
   return 2 * k[0] * k[1] * o[0] * o[1] * o[2];
 }
+
+TORCHFIT_REGISTER_LAYER(DepthwiseConv2D);
 
 }  // namespace torchfit

@@ -1,5 +1,7 @@
 #include <torchfit/layers/flatten.h>
 
+#include <torchfit/layers/registry.h>
+
 namespace torchfit {
 
 FlattenImpl::FlattenImpl(FlattenOptions opts) : Layer("Flatten", opts.name()), options(std::move(opts)) {
@@ -10,6 +12,8 @@ Shape FlattenImpl::build_impl(const Shape& in) { return {shape_numel(in)}; }
 
 at::Tensor FlattenImpl::forward(const at::Tensor& x) { return x.flatten(1); }
 
-nlohmann::json FlattenImpl::config() const { return base_config(); }
+nlohmann::json FlattenImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(Flatten);
 
 }  // namespace torchfit

@@ -1,5 +1,7 @@
 #include <torchfit/layers/global_pooling2d.h>
 
+#include <torchfit/layers/registry.h>
+
 namespace torchfit {
 namespace {
 void check_image_input(const Shape& in, const std::string& who) {
@@ -19,7 +21,7 @@ Shape GlobalAveragePooling2DImpl::build_impl(const Shape& in) {
 
 at::Tensor GlobalAveragePooling2DImpl::forward(const at::Tensor& x) { return x.mean({2, 3}); }
 
-nlohmann::json GlobalAveragePooling2DImpl::config() const { return base_config(); }
+nlohmann::json GlobalAveragePooling2DImpl::config() const { return base_config(options); }
 
 GlobalMaxPooling2DImpl::GlobalMaxPooling2DImpl(GlobalPooling2DOptions opts)
     : Layer("GlobalMaxPooling2D", opts.name()), options(std::move(opts)) {
@@ -33,6 +35,9 @@ Shape GlobalMaxPooling2DImpl::build_impl(const Shape& in) {
 
 at::Tensor GlobalMaxPooling2DImpl::forward(const at::Tensor& x) { return x.amax({2, 3}); }
 
-nlohmann::json GlobalMaxPooling2DImpl::config() const { return base_config(); }
+nlohmann::json GlobalMaxPooling2DImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(GlobalAveragePooling2D);
+TORCHFIT_REGISTER_LAYER(GlobalMaxPooling2D);
 
 }  // namespace torchfit

@@ -6,7 +6,6 @@
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torchfit/error.h>
 #include <torchfit/layers/shape.h>
 #include <string>
@@ -103,19 +102,6 @@ inline std::vector<int64_t> pool_strides(const std::string& who, at::IntArrayRef
   if (st.size() != 2) throw ConfigError(who + ": strides must be one value or a pair");
   check_window_options(who, pool, st, {1, 1}, padding);
   return st;
-}
-
-}  // namespace torchfit::detail
-
-namespace torchfit::detail {
-
-/// Writes the Keras window arguments of a config: `size_key` ("kernel_size" or "pool_size") and
-/// "strides" as pairs, and "padding".
-inline void add_window_config(nlohmann::json& c, const char* size_key, at::IntArrayRef size,
-                              at::IntArrayRef strides, const std::string& padding) {
-  c[size_key] = {size[0], size[1]};
-  c["strides"] = {strides[0], strides[1]};
-  c["padding"] = padding;
 }
 
 }  // namespace torchfit::detail

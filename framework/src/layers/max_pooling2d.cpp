@@ -1,5 +1,7 @@
 #include <torchfit/layers/max_pooling2d.h>
 
+#include <torchfit/layers/registry.h>
+
 #include <limits>
 
 #include "layers/init.h"
@@ -10,6 +12,7 @@ MaxPooling2DImpl::MaxPooling2DImpl(MaxPooling2DOptions opts)
     : Layer("MaxPooling2D", opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   strides_ = detail::pool_strides(describe(), *options.pool_size(), options.strides(), options.padding());
+  options.strides(strides_);  // resolved (pool_size when unset), as Keras writes it in the config
 }
 
 Shape MaxPooling2DImpl::build_impl(const Shape& in) {
@@ -28,10 +31,8 @@ at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
   return at::max_pool2d(padded, {p[0], p[1]}, strides_);
 }
 
-nlohmann::json MaxPooling2DImpl::config() const {
-  auto c = base_config();
-  detail::add_window_config(c, "pool_size", *options.pool_size(), strides_, options.padding());
-  return c;
-}
+nlohmann::json MaxPooling2DImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(MaxPooling2D);
 
 }  // namespace torchfit

@@ -3,27 +3,39 @@
 #include <map>
 #include <mutex>
 
-#include <torchfit/layers/activation.h>
-#include <torchfit/layers/advanced_activations.h>
-#include <torchfit/layers/average_pooling2d.h>
-#include <torchfit/layers/batch_normalization.h>
-#include <torchfit/layers/conv2d.h>
-#include <torchfit/layers/depthwise_conv2d.h>
-#include <torchfit/layers/dense.h>
-#include <torchfit/layers/dropout.h>
-#include <torchfit/layers/flatten.h>
-#include <torchfit/layers/global_pooling2d.h>
-#include <torchfit/layers/max_pooling2d.h>
-#include <torchfit/layers/reshape.h>
-
 namespace torchfit {
+
+// Every built-in layer, by Keras class name. Each one's TORCHFIT_REGISTER_LAYER (in its own .cpp) defines
+// torchfit_layer_registration_<CLASS>(); referencing them here keeps every layer's object file in a
+// program linked against the static library, whether or not the program names the layer.
+#define TORCHFIT_BUILTIN_LAYERS(X)                                                                          \
+  X(Activation) X(AveragePooling2D) X(BatchNormalization) X(Conv2D) X(Dense) X(DepthwiseConv2D) X(Dropout) \
+  X(ELU) X(Flatten) X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(LeakyReLU) X(MaxPooling2D) X(Reshape)
+#define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
+TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
+#undef TORCHFIT_DECLARE_REGISTRATION
+
 namespace {
 
 using Json = nlohmann::json;
+using Table = std::map<std::string, LayerFactory>;
 
-std::map<std::string, LayerFactory>& table() {
-  static std::map<std::string, LayerFactory> t;
-  return t;
+std::vector<LayerRegistration> builtin_layers() {
+#define TORCHFIT_CALL_REGISTRATION(CLASS) torchfit_layer_registration_##CLASS(),
+  return {TORCHFIT_BUILTIN_LAYERS(TORCHFIT_CALL_REGISTRATION)};
+#undef TORCHFIT_CALL_REGISTRATION
+}
+
+// The built-ins are in the table from its first use, so a lookup never depends on the order in which
+// static initialisation reaches the layers' own TORCHFIT_REGISTER_LAYER lines (which register the same
+// factories again). Callers hold table_mutex().
+Table& registry() {
+  static Table table = [] {
+    Table t;
+    for (auto& r : builtin_layers()) t[r.class_name] = std::move(r.factory);
+    return t;
+  }();
+  return table;
 }
 std::mutex& table_mutex() {
   static std::mutex m;
@@ -35,103 +47,13 @@ std::optional<Shape> opt_shape(const Json& c) {
   return c["input_shape"].get<Shape>();
 }
 
-std::vector<int64_t> vec2(const torch::ExpandingArray<2>& a) { return {(*a)[0], (*a)[1]}; }
-
-// Each factory reads its fields through LayerConfigReader (errors name the layer and the field) and
-// rejects unknown fields with finish().
-template <typename Make>
-LayerFactory factory(const char* cls, Make make) {
-  return [cls, make](const Json& c) -> std::shared_ptr<Layer> {
-    LayerConfigReader r(c, cls);
-    std::shared_ptr<Layer> layer = make(r);
-    r.finish();
-    return layer;
-  };
-}
-
-void register_builtins(std::map<std::string, LayerFactory>& t) {
-  t["Conv2D"] = factory("Conv2D", [](LayerConfigReader& r) {
-    r.required<Json>("kernel_size");
-    Conv2DOptions o(r.required<int64_t>("filters"), r.pair("kernel_size", 0));
-    o.strides(r.pair("strides", 1)).padding(r.optional<std::string>("padding", "valid"));
-    o.dilation_rate(r.pair("dilation_rate", 1)).activation(r.optional<std::string>("activation", "linear"));
-    o.use_bias(r.optional("use_bias", true)).input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<Conv2DImpl>(o);
-  });
-  t["DepthwiseConv2D"] = factory("DepthwiseConv2D", [](LayerConfigReader& r) {
-    r.required<Json>("kernel_size");
-    DepthwiseConv2DOptions o(r.pair("kernel_size", 0));
-    o.depth_multiplier(r.optional<int64_t>("depth_multiplier", 1)).strides(r.pair("strides", 1));
-    o.padding(r.optional<std::string>("padding", "valid")).dilation_rate(r.pair("dilation_rate", 1));
-    o.activation(r.optional<std::string>("activation", "linear")).use_bias(r.optional("use_bias", true));
-    o.input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<DepthwiseConv2DImpl>(o);
-  });
-  t["Dense"] = factory("Dense", [](LayerConfigReader& r) {
-    DenseOptions o(r.required<int64_t>("units"));
-    o.activation(r.optional<std::string>("activation", "linear")).use_bias(r.optional("use_bias", true));
-    o.input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<DenseImpl>(o);
-  });
-  t["MaxPooling2D"] = factory("MaxPooling2D", [](LayerConfigReader& r) {
-    MaxPooling2DOptions o(r.pair("pool_size", 2));
-    if (!r.optional<Json>("strides", nullptr).is_null()) o.strides(vec2(r.pair("strides", 0)));
-    o.padding(r.optional<std::string>("padding", "valid")).input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<MaxPooling2DImpl>(o);
-  });
-  t["AveragePooling2D"] = factory("AveragePooling2D", [](LayerConfigReader& r) {
-    AveragePooling2DOptions o(r.pair("pool_size", 2));
-    if (!r.optional<Json>("strides", nullptr).is_null()) o.strides(vec2(r.pair("strides", 0)));
-    o.padding(r.optional<std::string>("padding", "valid")).input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<AveragePooling2DImpl>(o);
-  });
-  t["GlobalAveragePooling2D"] = factory("GlobalAveragePooling2D", [](LayerConfigReader& r) {
-    return std::make_shared<GlobalAveragePooling2DImpl>(
-        GlobalPooling2DOptions().input_shape(r.input_shape()).name(r.name()));
-  });
-  t["GlobalMaxPooling2D"] = factory("GlobalMaxPooling2D", [](LayerConfigReader& r) {
-    return std::make_shared<GlobalMaxPooling2DImpl>(GlobalPooling2DOptions().input_shape(r.input_shape()).name(r.name()));
-  });
-  t["Flatten"] = factory("Flatten", [](LayerConfigReader& r) {
-    return std::make_shared<FlattenImpl>(FlattenOptions().input_shape(r.input_shape()).name(r.name()));
-  });
-  t["Reshape"] = factory("Reshape", [](LayerConfigReader& r) {
-    return std::make_shared<ReshapeImpl>(
-        ReshapeOptions(r.required<Shape>("target_shape")).input_shape(r.input_shape()).name(r.name()));
-  });
-  t["Dropout"] = factory("Dropout", [](LayerConfigReader& r) {
-    auto l = std::make_shared<DropoutImpl>(DropoutOptions(r.required<double>("rate")).name(r.name()));
-    l->set_declared_input_shape(r.input_shape());
-    return l;
-  });
-  t["BatchNormalization"] = factory("BatchNormalization", [](LayerConfigReader& r) {
-    BatchNormalizationOptions o;
-    o.momentum(r.optional("momentum", 0.99)).epsilon(r.optional("epsilon", 1e-3));
-    o.center(r.optional("center", true)).scale(r.optional("scale", true));
-    o.input_shape(r.input_shape()).name(r.name());
-    return std::make_shared<BatchNormalizationImpl>(o);
-  });
-  t["Activation"] = factory("Activation", [](LayerConfigReader& r) {
-    auto l = std::make_shared<ActivationImpl>(r.required<std::string>("activation"), r.name());
-    l->set_declared_input_shape(r.input_shape());
-    return l;
-  });
-  t["LeakyReLU"] = factory("LeakyReLU", [](LayerConfigReader& r) {
-    return std::make_shared<LeakyReLUImpl>(
-        LeakyReLUOptions().alpha(r.optional("alpha", 0.3)).input_shape(r.input_shape()).name(r.name()));
-  });
-  t["ELU"] = factory("ELU", [](LayerConfigReader& r) {
-    return std::make_shared<ELUImpl>(ELUOptions().alpha(r.optional("alpha", 1.0)).input_shape(r.input_shape()).name(r.name()));
-  });
-}
-
-std::map<std::string, LayerFactory>& registry() {
-  static bool once = [] {
-    register_builtins(table());
-    return true;
-  }();
-  (void)once;
-  return table();
+LayerFactory find_factory(const std::string& cls) {
+  std::lock_guard<std::mutex> lock(table_mutex());
+  auto it = registry().find(cls);
+  if (it != registry().end()) return it->second;
+  std::string known;
+  for (const auto& [k, v] : registry()) known += (known.empty() ? "" : ", ") + k;
+  throw ConfigError("unknown layer class '" + cls + "' (known: " + known + ")");
 }
 
 }  // namespace
@@ -139,6 +61,11 @@ std::map<std::string, LayerFactory>& registry() {
 void register_layer(const std::string& class_name, LayerFactory factory) {
   std::lock_guard<std::mutex> lock(table_mutex());
   registry()[class_name] = std::move(factory);
+}
+
+bool register_layer(const LayerRegistration& registration) {
+  register_layer(registration.class_name, registration.factory);
+  return true;
 }
 
 std::vector<std::string> registered_layers() {
@@ -154,17 +81,7 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
   }
   const auto cls = spec["class_name"].get<std::string>();
   const Json config = spec.value("config", Json::object());
-  LayerFactory factory;
-  {
-    std::lock_guard<std::mutex> lock(table_mutex());
-    auto it = registry().find(cls);
-    if (it == registry().end()) {
-      std::string known;
-      for (const auto& [k, v] : registry()) known += (known.empty() ? "" : ", ") + k;
-      throw ConfigError("unknown layer class '" + cls + "' (known: " + known + ")");
-    }
-    factory = it->second;
-  }
+  const LayerFactory factory = find_factory(cls);
   const std::string who = "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")";
   try {
     auto layer = factory(config);

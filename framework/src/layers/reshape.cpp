@@ -1,5 +1,7 @@
 #include <torchfit/layers/reshape.h>
 
+#include <torchfit/layers/registry.h>
+
 namespace torchfit {
 
 ReshapeImpl::ReshapeImpl(ReshapeOptions opts) : Layer("Reshape", opts.name()), options(std::move(opts)) {
@@ -42,10 +44,8 @@ at::Tensor ReshapeImpl::forward(const at::Tensor& x) {
   return h;
 }
 
-nlohmann::json ReshapeImpl::config() const {
-  auto c = base_config();
-  c["target_shape"] = options.target_shape();
-  return c;
-}
+nlohmann::json ReshapeImpl::config() const { return base_config(options); }
+
+TORCHFIT_REGISTER_LAYER(Reshape);
 
 }  // namespace torchfit

@@ -1,28 +1,51 @@
 #pragma once
 /// @file activation.h
 /// Activation — applies a named activation, as keras.layers.Activation.
+#include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
 #include <torchfit/layers/layer.h>
 
 namespace torchfit {
 
+/// Options of Activation. Required: activation.
+struct ActivationOptions {
+  explicit ActivationOptions(std::string activation) : activation_(std::move(activation)) {}
+  /// For the registry only (layer_args.h): leaves activation unset, to be read from a config.
+  explicit ActivationOptions(FromConfig) {}
+  /// A name from activation_names(): linear, relu, sigmoid, tanh, softmax, elu, gelu.
+  TORCH_ARG(std::string, activation);
+  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: activation, activation_1, …).
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a.required("activation", activation());
+  }
+};
+
 /// Applies relu | sigmoid | tanh | softmax | elu | gelu | linear element-wise (softmax over the
 /// channel/feature axis, tensor dim 1; elu alpha 1.0; gelu exact 0.5·x·(1 + erf(x/√2)), Keras
-/// approximate=False). Output shape = input shape; no parameters. Errors: ConfigError for an unknown name.
+/// approximate=False). Input (N, C, H, W) [Keras (H, W, C)] or (N, D); output shape = input shape; no
+/// parameters. Errors: ConfigError for an unknown name.
 class ActivationImpl : public Layer {
  public:
+  explicit ActivationImpl(ActivationOptions options);
+  /// Shorthand for ActivationOptions(activation).name(name).
   explicit ActivationImpl(std::string activation, std::string name = "");
   at::Tensor forward(const at::Tensor& x) override;
   at::Tensor forward_without_activation(const at::Tensor& x) override { return x; }
-  std::string output_activation() const override { return activation_; }
+  std::string output_activation() const override { return options.activation(); }
   nlohmann::json config() const override;
+
+  ActivationOptions options;
 
  protected:
   Shape build_impl(const Shape& input_shape) override;
-
- private:
-  std::string activation_;
 };
 TORCH_MODULE(Activation);
 

@@ -17,6 +17,13 @@ struct LeakyReLUOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: leaky_re_lu, leaky_re_lu_1, … — Keras's snake_case of "LeakyReLU").
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("alpha", alpha());
+  }
 };
 
 /// f(x) = x for x ≥ 0, alpha·x otherwise. Any input shape; output the same. No parameters.
@@ -41,6 +48,13 @@ struct ELUOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: elu, elu_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("alpha", alpha());
+  }
 };
 
 /// f(x) = x for x > 0, alpha·(exp(x) − 1) otherwise. Any input shape; output the same. No parameters.

@@ -23,6 +23,16 @@ struct BatchNormalizationOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: batch_normalization, batch_normalization_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("momentum", momentum());
+    a("epsilon", epsilon());
+    a("center", center());
+    a("scale", scale());
+  }
 };
 
 /// Normalises each channel (Keras axis −1 = tensor dim 1) with batch statistics in training and with the

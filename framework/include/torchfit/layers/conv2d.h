@@ -13,6 +13,8 @@ namespace torchfit {
 struct Conv2DOptions {
   Conv2DOptions(int64_t filters, torch::ExpandingArray<2> kernel_size)
       : filters_(filters), kernel_size_(kernel_size) {}
+  /// For the registry only (layer_args.h): leaves filters and kernel_size unset, to be read from a config.
+  explicit Conv2DOptions(FromConfig) : filters_(0), kernel_size_(0) {}
   /// Number of output channels (> 0).
   TORCH_ARG(int64_t, filters);
   /// Kernel (height, width) in pixels; an int means square.
@@ -31,6 +33,19 @@ struct Conv2DOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: conv2d, conv2d_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a.required("filters", filters());
+    a.required("kernel_size", kernel_size());
+    a("strides", strides());
+    a("padding", padding());
+    a("dilation_rate", dilation_rate());
+    a("activation", activation());
+    a("use_bias", use_bias());
+  }
 };
 
 /// 2-D convolution layer.

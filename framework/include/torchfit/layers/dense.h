@@ -11,6 +11,8 @@ namespace torchfit {
 /// Options of Dense. Required: units. Defaults as Keras.
 struct DenseOptions {
   explicit DenseOptions(int64_t units) : units_(units) {}
+  /// For the registry only (layer_args.h): leaves units unset, to be read from a config.
+  explicit DenseOptions(FromConfig) : units_(0) {}
   /// Output features (> 0).
   TORCH_ARG(int64_t, units);
   /// A name from activation_names(): relu, sigmoid, tanh, softmax, elu, gelu, linear (default linear).
@@ -21,6 +23,15 @@ struct DenseOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: dense, dense_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a.required("units", units());
+    a("activation", activation());
+    a("use_bias", use_bias());
+  }
 };
 
 /// Fully connected layer: y = activation(x·Wᵀ + b).

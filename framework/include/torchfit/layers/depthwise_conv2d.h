@@ -12,6 +12,8 @@ namespace torchfit {
 /// Options of DepthwiseConv2D. Required: kernel_size. Defaults as Keras.
 struct DepthwiseConv2DOptions {
   explicit DepthwiseConv2DOptions(torch::ExpandingArray<2> kernel_size) : kernel_size_(kernel_size) {}
+  /// For the registry only (layer_args.h): leaves kernel_size unset, to be read from a config.
+  explicit DepthwiseConv2DOptions(FromConfig) : kernel_size_(0) {}
   /// Kernel (height, width) in pixels; an int means square.
   TORCH_ARG(torch::ExpandingArray<2>, kernel_size);
   /// Output channels per input channel (> 0). Default 1.
@@ -30,6 +32,19 @@ struct DepthwiseConv2DOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: depthwise_conv2d, depthwise_conv2d_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a.required("kernel_size", kernel_size());
+    a("depth_multiplier", depth_multiplier());
+    a("strides", strides());
+    a("padding", padding());
+    a("dilation_rate", dilation_rate());
+    a("activation", activation());
+    a("use_bias", use_bias());
+  }
 };
 
 /// Depthwise convolution: each input channel is convolved with its own `depth_multiplier` kernels.

@@ -8,15 +8,29 @@
 
 namespace torchfit {
 
+/// Options of Dropout. Required: rate.
 struct DropoutOptions {
   explicit DropoutOptions(double rate) : rate_(rate) {}
+  /// For the registry only (layer_args.h): leaves rate unset, to be read from a config.
+  explicit DropoutOptions(FromConfig) : rate_(0.0) {}
   /// Fraction of units zeroed in training, in [0, 1).
   TORCH_ARG(double, rate);
+  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: dropout, dropout_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a.required("rate", rate());
+  }
 };
 
 /// Dropout: in train() mode zeroes each element with probability `rate` and scales the rest by
-/// 1/(1−rate); in eval() mode the identity. Any input shape; output shape = input shape. No parameters.
+/// 1/(1−rate); in eval() mode the identity. Any input shape ((N, C, H, W) [Keras (H, W, C)] or (N, D));
+/// output shape = input shape. No parameters.
 /// Errors: ConfigError for rate outside [0, 1).
 class DropoutImpl : public Layer {
  public:

@@ -12,6 +12,11 @@ struct FlattenOptions {
   /// Input shape (Keras order) when this is the first layer.
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// No arguments beyond name and input_shape (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args&) {}
 };
 
 /// Flatten: (N, C, H, W) → (N, C·H·W).

@@ -14,6 +14,11 @@ struct GlobalPooling2DOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: global_average_pooling2d / global_max_pooling2d, then _1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// No arguments beyond name and input_shape (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args&) {}
 };
 
 /// Mean over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].

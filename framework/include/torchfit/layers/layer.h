@@ -7,6 +7,7 @@
 #include <string>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/shape.h>
 
 namespace torchfit {
@@ -18,8 +19,9 @@ namespace torchfit {
 ///   inferred per-sample input shape (Keras order, batch excluded) and returns the output shape. Building
 ///   twice with the same shape is a no-op; with another shape it throws ConfigError.
 /// - forward() takes and returns LibTorch tensors in (N, C, H, W) / (N, D) order.
-/// - config() returns the Keras-style JSON config (always holding "name"); the registry rebuilds the layer
-///   from it (see registry.h).
+/// - config() returns the Keras-style JSON config (always holding "name"): `return base_config(options);`
+///   for a layer whose options struct lists its arguments (layer_args.h); the registry rebuilds the
+///   layer from it (TORCHFIT_REGISTER_LAYER, registry.h).
 /// Errors: ConfigError naming the layer and shapes when the layer cannot be built.
 class Layer : public torch::nn::Module {
  public:
@@ -70,6 +72,14 @@ class Layer : public torch::nn::Module {
   std::string describe() const;
   /// Adds "name" and, when declared, "input_shape" to a config.
   nlohmann::json base_config() const;
+  /// base_config() plus every argument `options.args()` lists (layer_args.h), in their Keras JSON form.
+  template <typename Options>
+  nlohmann::json base_config(Options options) const {  // a copy: args() visits the fields non-const
+    nlohmann::json config = base_config();
+    LayerArgWriter writer(config);
+    options.args(writer);
+    return config;
+  }
 
  private:
   std::string class_name_;

@@ -14,13 +14,24 @@ struct MaxPooling2DOptions {
   MaxPooling2DOptions(torch::ExpandingArray<2> pool_size = 2) : pool_size_(pool_size) {}
   /// Window (rows, cols) in pixels.
   TORCH_ARG(torch::ExpandingArray<2>, pool_size);
-  /// Strides (rows, cols); unset ⇒ pool_size (Keras).
+  /// Strides (rows, cols), or one value for both; unset ⇒ pool_size (Keras). The layer's own `options`
+  /// hold the resolved pair, which its config writes (a list; the registry reads a list of 1 or 2 integers).
   TORCH_ARG(std::optional<std::vector<int64_t>>, strides) = std::nullopt;
   /// "valid" (default) or "same".
   TORCH_ARG(std::string, padding) = "valid";
   /// Input shape (H, W, C) when this is the first layer.
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: max_pooling2d, max_pooling2d_1, …).
   TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("pool_size", pool_size());
+    a("strides", strides());
+    a("padding", padding());
+  }
 };
 
 /// Max pooling over (H, W) windows.

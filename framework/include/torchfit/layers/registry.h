@@ -3,6 +3,7 @@
 /// Layer registry keyed by Keras class name: rebuilds layers from their JSON config.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -14,8 +15,8 @@
 
 namespace torchfit {
 
-/// Typed, checked access to a layer's JSON config inside a factory (see registry.h's examples and
-/// docs/extending.md). Every error is a ConfigError naming the layer (name and class) and the field:
+/// Typed, checked access to a layer's JSON config (used by LayerArgReader, and by hand-written factories
+/// passed to register_layer). Every error is a ConfigError naming the layer (name and class) and the field:
 ///   layer 'd9' (Dense): field 'units' must be an integer, got "many"
 /// finish() rejects fields no accessor asked for (typos such as "unit"), as Keras rejects unknown
 /// keyword arguments; "name" and "input_shape" are always allowed.
@@ -29,8 +30,7 @@ class LayerConfigReader {
   /// The value of a field that must be present.
   template <typename T>
   T required(const std::string& field) {
-    seen_.insert(field);
-    if (!config_.contains(field)) throw ConfigError(who() + ": missing field '" + field + "'");
+    require(field);
     return convert<T>(field);
   }
   /// The value of a field, or `fallback` when it is absent (null counts as absent).
@@ -41,15 +41,25 @@ class LayerConfigReader {
     return convert<T>(field);
   }
   /// An int or an [int, int] pair (kernel sizes, strides); `fallback` when absent.
-  torch::ExpandingArray<2> pair(const std::string& field, int64_t fallback) {
+  torch::ExpandingArray<2> pair(const std::string& field, torch::ExpandingArray<2> fallback) {
     seen_.insert(field);
-    if (!config_.contains(field) || config_[field].is_null()) return torch::ExpandingArray<2>(fallback);
+    if (!config_.contains(field) || config_[field].is_null()) return fallback;
     const auto& v = config_[field];
     if (v.is_number_integer()) return torch::ExpandingArray<2>(v.get<int64_t>());
     if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
       return torch::ExpandingArray<2>({v[0].get<int64_t>(), v[1].get<int64_t>()});
     }
     throw ConfigError(who() + ": field '" + field + "' must be an integer or a pair of integers, got " + v.dump());
+  }
+  /// Whether the field is present and not null (marks it as known).
+  bool has(const std::string& field) {
+    seen_.insert(field);
+    return config_.contains(field) && !config_[field].is_null();
+  }
+  /// Throws ConfigError "missing field" unless the field is present (marks it as known).
+  void require(const std::string& field) {
+    seen_.insert(field);
+    if (!config_.contains(field)) throw ConfigError(who() + ": missing field '" + field + "'");
   }
   /// "name" ("" when absent).
   std::string name() { return optional<std::string>("name", ""); }
@@ -105,12 +115,91 @@ class LayerConfigReader {
   std::set<std::string> seen_;
 };
 
+/// The visitor that reads an options struct's arguments from a config (layer_args.h): `a(key, field)`
+/// keeps the field's default when the key is absent or null, `a.required(key, field)` needs the key.
+/// Errors: ConfigError from LayerConfigReader naming the layer and the field (wrong type, missing).
+class LayerArgReader {
+ public:
+  explicit LayerArgReader(LayerConfigReader& reader) : reader_(reader) {}
+  template <typename T>
+  void operator()(const char* key, T& field) {
+    if (reader_.has(key)) field = value<typename Unwrap<T>::type>(key);
+  }
+  template <typename T>
+  void required(const char* key, T& field) {
+    field = value<typename Unwrap<T>::type>(key);
+  }
+
+ private:
+  template <typename T>
+  struct Unwrap { using type = T; };
+  template <typename T>
+  struct Unwrap<std::optional<T>> { using type = T; };
+
+  template <typename T>
+  T value(const std::string& key) {
+    if constexpr (std::is_same_v<T, torch::ExpandingArray<2>>) {
+      reader_.require(key);
+      return reader_.pair(key, 0);  // null → 0, refused by the layer's constructor
+    } else {
+      return reader_.required<T>(key);
+    }
+  }
+
+  LayerConfigReader& reader_;
+};
+
 /// Factory building a layer from its config (as Layer::config() wrote it).
 using LayerFactory = std::function<std::shared_ptr<Layer>(const nlohmann::json& config)>;
 
-/// Registers a factory under a Keras class name (e.g. "Conv2D"). Re-registering replaces it. Thread-safe;
-/// built-in layers are registered before the first lookup, user layers with TORCHFIT_REGISTER_LAYER.
+/// A Keras class name and its factory: what TORCHFIT_REGISTER_LAYER registers.
+struct LayerRegistration {
+  std::string class_name;
+  LayerFactory factory;
+};
+
+namespace detail {
+template <typename Options>
+Options options_for_config() {
+  if constexpr (std::is_constructible_v<Options, FromConfig>) {
+    return Options(from_config);
+  } else {
+    return Options();
+  }
+}
+}  // namespace detail
+
+/// Builds an `Impl` (a Layer constructed from its public `options` member's type) from `config`: reads
+/// every argument Options::args() lists (layer_args.h), "name" and "input_shape"; constructs the layer,
+/// whose constructor validates the values; then rejects fields nobody read.
+/// Errors: ConfigError naming the layer and the field (wrong type, missing, unknown) or the bad value.
+template <typename Impl>
+std::shared_ptr<Layer> layer_from_config(const nlohmann::json& config, const std::string& class_name) {
+  using Options = std::decay_t<decltype(std::declval<Impl&>().options)>;
+  LayerConfigReader reader(config, class_name);
+  Options options = detail::options_for_config<Options>();
+  LayerArgReader args(reader);
+  options.args(args);
+  options.name(reader.name());
+  options.input_shape(reader.input_shape());
+  auto layer = std::make_shared<Impl>(std::move(options));
+  reader.finish();
+  return layer;
+}
+
+/// The registration of `Impl` under `class_name`, its factory layer_from_config<Impl>.
+template <typename Impl>
+LayerRegistration layer_registration(const std::string& class_name) {
+  return {class_name, [class_name](const nlohmann::json& config) -> std::shared_ptr<Layer> {
+            return layer_from_config<Impl>(config, class_name);
+          }};
+}
+
+/// Registers a factory under a Keras class name (e.g. "Conv2D"). Re-registering replaces it: to replace
+/// a built-in, call this at run time (in main), after static initialisation. Thread-safe.
 void register_layer(const std::string& class_name, LayerFactory factory);
+/// The same for a LayerRegistration; returns true (TORCHFIT_REGISTER_LAYER keeps it in a static bool).
+bool register_layer(const LayerRegistration& registration);
 
 /// Builds a layer from {"class_name": ..., "config": {...}}.
 /// Errors: ConfigError naming an unknown class (and listing the known ones) or the layer and field of a
@@ -120,22 +209,22 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec);
 /// {"class_name": layer.class_name(), "config": layer.config()}.
 nlohmann::json layer_to_json(const Layer& layer);
 
-/// Registered class names, sorted.
+/// Registered class names, sorted (every built-in, plus the user layers registered so far).
 std::vector<std::string> registered_layers();
 
-/// Registers a layer class at static-initialisation time (write it in the layer's .cpp file):
-///   TORCHFIT_REGISTER_LAYER(Swish, [](const nlohmann::json& c) -> std::shared_ptr<torchfit::Layer> {
-///     torchfit::LayerConfigReader r(c, "Swish");
-///     auto layer = std::make_shared<SwishImpl>(SwishOptions().beta(r.optional("beta", 1.0)).name(r.name()));
-///     r.finish();
-///     return layer;
-///   });
-/// The object file holding it must be linked into the program: put user layers in the executable's own
-/// sources (or an OBJECT library), not in a static library the linker may drop as unreferenced.
-#define TORCHFIT_REGISTER_LAYER(CLASS_NAME, FACTORY)                                  \
-  static const bool torchfit_registered_##CLASS_NAME = [] {                          \
-    ::torchfit::register_layer(#CLASS_NAME, FACTORY);                                 \
-    return true;                                                                      \
-  }()
-
 }  // namespace torchfit
+
+/// Registers layer class CLASS (the Keras class name; the layer is CLASSImpl, as TORCH_MODULE(CLASS)
+/// names it) with the factory layer_from_config<CLASSImpl>. Write it once, in the layer's .cpp file, in
+/// the namespace of the layer, after the layer's definition:
+///   TORCHFIT_REGISTER_LAYER(Swish);
+/// It defines `LayerRegistration torchfit_layer_registration_CLASS()` and calls it at static
+/// initialisation. A static library's object file that nothing references is dropped by the linker, and
+/// its registration with it: torchfit's registry.cpp references each built-in layer's function, so
+/// built-ins are always there; put user layers in the program's own sources or an OBJECT library.
+#define TORCHFIT_REGISTER_LAYER(CLASS)                                                  \
+  ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {                \
+    return ::torchfit::layer_registration<CLASS##Impl>(#CLASS);                        \
+  }                                                                                    \
+  [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS =               \
+      ::torchfit::register_layer(torchfit_layer_registration_##CLASS())

@@ -56,8 +56,6 @@ struct LayerConformance {
   TORCH_ARG(int64_t, non_trainable_params) = 0;
   /// Whether train() output differs from eval() output (Dropout, BatchNormalization). Default false.
   TORCH_ARG(bool, training_changes_output) = false;
-  /// Skip check 7 (train vs eval) altogether. Default false.
-  TORCH_ARG(bool, skip_train_eval) = false;
   /// Accept buffers (state the checkpoints do not carry; see check 3). Default false.
   TORCH_ARG(bool, allow_buffers) = false;
   /// Batch size of the random input (≥ 2). Default 4.
@@ -66,70 +64,85 @@ struct LayerConformance {
   TORCH_ARG(uint64_t, seed) = 0;
 };
 
-/// Runs checks 1–8 above on `layer` (freshly constructed, not yet built; its declared input shape is set
-/// to spec.input_shape()). Reports failures through GoogleTest; never throws.
-inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerConformance& spec) {
-  ASSERT_TRUE(layer) << "null layer";
-  SCOPED_TRACE("layer conformance of " + layer->class_name() + " for input " + format_shape(spec.input_shape()));
-  // 1. build
+namespace detail {
+
+/// (N, to_tensor_shape(shape)...): a batch of `n` in tensor order.
+inline Shape batch_shape(const Shape& keras_shape, int64_t n) {
+  Shape s = to_tensor_shape(keras_shape);
+  s.insert(s.begin(), n);
+  return s;
+}
+
+/// Check 1: adds `layer` (declared input shape spec.input_shape()) to `model`. False when it does not build.
+inline bool check_build(const std::shared_ptr<Layer>& layer, const LayerConformance& spec, Sequential& model) {
   layer->set_declared_input_shape(spec.input_shape());
-  Sequential model;
   try {
     model->add(layer);
   } catch (const std::exception& e) {
-    FAIL() << "[build] " << e.what();
+    ADD_FAILURE() << "[build] " << e.what();
+    return false;
   }
   EXPECT_EQ(format_shape(layer->output_shape()), format_shape(spec.output_shape())) << "[build] output shape";
-  // 2. parameter counts
-  EXPECT_EQ(layer->trainable_params(), spec.trainable_params()) << "[params] trainable";
-  EXPECT_EQ(layer->non_trainable_params(), spec.non_trainable_params()) << "[params] non-trainable";
-  EXPECT_EQ(layer->count_params(), spec.trainable_params() + spec.non_trainable_params()) << "[params] total";
-  // 3. state in parameters
-  if (!spec.allow_buffers()) {
-    for (const auto& b : layer->named_buffers(true)) {
-      ADD_FAILURE() << "[state] buffer '" << b.key() << "': checkpoints carry parameters only; register it "
-                    << "with register_parameter(name, tensor, /*requires_grad=*/false)";
-    }
+  return true;
+}
+
+/// Checks 2 and 3: exact parameter counts, and no buffers unless allowed.
+inline void check_params_and_state(const Layer& layer, const LayerConformance& spec) {
+  EXPECT_EQ(layer.trainable_params(), spec.trainable_params()) << "[params] trainable";
+  EXPECT_EQ(layer.non_trainable_params(), spec.non_trainable_params()) << "[params] non-trainable";
+  EXPECT_EQ(layer.count_params(), spec.trainable_params() + spec.non_trainable_params()) << "[params] total";
+  if (spec.allow_buffers()) return;
+  for (const auto& b : layer.named_buffers(true)) {
+    ADD_FAILURE() << "[state] buffer '" << b.key() << "': checkpoints carry parameters only; register it "
+                  << "with register_parameter(name, tensor, /*requires_grad=*/false)";
   }
-  // 4. forward shape, finiteness, deterministic eval
-  at::manual_seed(spec.seed());
-  Shape in_t = to_tensor_shape(spec.input_shape());
-  in_t.insert(in_t.begin(), spec.batch_size());
-  Shape out_t = to_tensor_shape(spec.output_shape());
-  out_t.insert(out_t.begin(), spec.batch_size());
-  const at::Tensor x = at::randn(in_t);
-  at::Tensor y_eval;
+}
+
+/// Check 4: eval() forward of `x` twice: bit-identical, shape `out_t`, finite. Returns the output, or an
+/// undefined tensor when the forward throws or has the wrong shape.
+inline at::Tensor check_eval_forward(Sequential& model, const at::Tensor& x, const Shape& out_t) {
+  at::Tensor y;
   try {
     model->eval();
     at::NoGradGuard no_grad;
-    y_eval = model->forward(x).clone();
-    const at::Tensor again = model->forward(x);
-    EXPECT_TRUE(at::equal(y_eval, again)) << "[eval] two eval() forwards differ";
+    y = model->forward(x).clone();
+    EXPECT_TRUE(at::equal(y, model->forward(x))) << "[eval] two eval() forwards differ";
   } catch (const std::exception& e) {
-    FAIL() << "[eval] forward threw: " << e.what();
+    ADD_FAILURE() << "[eval] forward threw: " << e.what();
+    return {};
   }
-  ASSERT_EQ(y_eval.sizes().vec(), out_t) << "[eval] tensor shape (N, C, H, W) / (N, D)";
-  EXPECT_TRUE(at::isfinite(y_eval).all().item<bool>()) << "[eval] non-finite output";
-  // 5. config round-trip
-  const nlohmann::json json = layer_to_json(*layer);
+  if (y.sizes().vec() != out_t) {
+    ADD_FAILURE() << "[eval] tensor shape (N, C, H, W) / (N, D): got " << y.sizes() << ", expected " << at::IntArrayRef(out_t);
+    return {};
+  }
+  EXPECT_TRUE(at::isfinite(y).all().item<bool>()) << "[eval] non-finite output";
+  return y;
+}
+
+/// Check 5: layer_from_json(layer_to_json(layer)) writes the same JSON and builds to the same shapes and
+/// counts. Returns the rebuilt layer in a Sequential, or an empty holder when it cannot be rebuilt.
+inline Sequential check_config_round_trip(const Layer& layer, const LayerConformance& spec) {
+  const nlohmann::json json = layer_to_json(layer);
   std::shared_ptr<Layer> rebuilt;
+  Sequential model;
   try {
     rebuilt = layer_from_json(json);
-  } catch (const std::exception& e) {
-    FAIL() << "[config] layer_from_json(" << json.dump() << ") threw: " << e.what();
-  }
-  EXPECT_EQ(layer_to_json(*rebuilt), json) << "[config] round-trip changed the config";
-  Sequential model2;
-  try {
+    EXPECT_EQ(layer_to_json(*rebuilt), json) << "[config] round-trip changed the config";
     rebuilt->set_declared_input_shape(spec.input_shape());
-    model2->add(rebuilt);
+    model->add(rebuilt);
   } catch (const std::exception& e) {
-    FAIL() << "[config] the rebuilt layer does not build: " << e.what();
+    ADD_FAILURE() << "[config] layer_from_json(" << json.dump() << ") or its build threw: " << e.what();
+    return Sequential(nullptr);
   }
-  EXPECT_EQ(rebuilt->output_shape(), layer->output_shape()) << "[config] rebuilt output shape";
-  EXPECT_EQ(rebuilt->trainable_params(), layer->trainable_params()) << "[config] rebuilt trainable params";
-  EXPECT_EQ(rebuilt->non_trainable_params(), layer->non_trainable_params()) << "[config] rebuilt non-trainable";
-  // 6. save/load through LibTorch serialization
+  EXPECT_EQ(rebuilt->output_shape(), layer.output_shape()) << "[config] rebuilt output shape";
+  EXPECT_EQ(rebuilt->trainable_params(), layer.trainable_params()) << "[config] rebuilt trainable params";
+  EXPECT_EQ(rebuilt->non_trainable_params(), layer.non_trainable_params()) << "[config] rebuilt non-trainable";
+  return model;
+}
+
+/// Check 6: `model`'s state saved with LibTorch serialization and loaded into `rebuilt` gives `y_eval` for
+/// `x` in eval(), bit for bit.
+inline void check_save_load(Sequential& model, Sequential& rebuilt, const at::Tensor& x, const at::Tensor& y_eval) {
   try {
     std::stringstream stream;
     torch::serialize::OutputArchive out;
@@ -137,45 +150,80 @@ inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerCo
     out.save_to(stream);
     torch::serialize::InputArchive in;
     in.load_from(stream);
-    model2->load(in);
-    model2->eval();
+    rebuilt->load(in);
+    rebuilt->eval();
     at::NoGradGuard no_grad;
-    EXPECT_TRUE(at::equal(model2->forward(x), y_eval)) << "[save/load] reloaded layer gives other outputs";
+    EXPECT_TRUE(at::equal(rebuilt->forward(x), y_eval)) << "[save/load] reloaded layer gives other outputs";
   } catch (const std::exception& e) {
     ADD_FAILURE() << "[save/load] threw: " << e.what();
   }
-  // 7. train vs eval, 8. gradients
-  model->train();
-  const at::Tensor xg = x.clone().requires_grad_(true);
-  at::Tensor y_train;
+}
+
+/// Check 7: train() forward of `xg` with shape `out_t`, equal to `y_eval` (or different when
+/// spec.training_changes_output()). Returns the output, or an undefined tensor when it cannot be used.
+inline at::Tensor check_train_forward(Sequential& model, const at::Tensor& xg, const at::Tensor& y_eval,
+                                      const LayerConformance& spec, const Shape& out_t) {
+  at::Tensor y;
   try {
-    y_train = model->forward(xg);
+    model->train();
+    y = model->forward(xg);
   } catch (const std::exception& e) {
-    FAIL() << "[train] forward threw: " << e.what();
+    ADD_FAILURE() << "[train] forward threw: " << e.what();
+    return {};
   }
-  ASSERT_EQ(y_train.sizes().vec(), out_t) << "[train] tensor shape";
-  if (!spec.skip_train_eval()) {
-    const bool same = at::allclose(y_train.detach(), y_eval, 1e-5, 1e-6);
-    if (spec.training_changes_output()) {
-      EXPECT_FALSE(same) << "[train/eval] train() output should differ from eval() output";
-    } else {
-      EXPECT_TRUE(same) << "[train/eval] train() output differs from eval() output";
-    }
+  if (y.sizes().vec() != out_t) {
+    ADD_FAILURE() << "[train] tensor shape: got " << y.sizes() << ", expected " << at::IntArrayRef(out_t);
+    return {};
   }
-  at::manual_seed(spec.seed() + 1);
-  (y_train * at::randn_like(y_train)).sum().backward();
-  for (const auto& p : layer->named_parameters(true)) {
-    if (p.value().requires_grad()) {
-      if (!p.value().grad().defined()) {
-        ADD_FAILURE() << "[grad] no gradient reaches trainable parameter '" << p.key() << "'";
-      } else {
-        EXPECT_GT(p.value().grad().abs().sum().item<double>(), 0.0) << "[grad] zero gradient for '" << p.key() << "'";
-      }
+  const bool same = at::allclose(y.detach(), y_eval, 1e-5, 1e-6);
+  if (spec.training_changes_output()) {
+    EXPECT_FALSE(same) << "[train/eval] train() output should differ from eval() output";
+  } else {
+    EXPECT_TRUE(same) << "[train/eval] train() output differs from eval() output (max difference "
+                      << (y.detach() - y_eval).abs().max().item<double>() << ")";
+  }
+  return y;
+}
+
+/// Check 8: after backward of a random projection of `y`, every trainable parameter has a non-zero
+/// gradient, no non-trainable one has a gradient, and the gradient reaches the input `xg`.
+inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor& y, uint64_t seed) {
+  at::manual_seed(seed);
+  (y * at::randn_like(y)).sum().backward();
+  for (const auto& p : layer.named_parameters(true)) {
+    const at::Tensor& grad = p.value().grad();
+    if (!p.value().requires_grad()) {
+      EXPECT_FALSE(grad.defined()) << "[grad] non-trainable '" << p.key() << "' got a gradient";
+    } else if (!grad.defined()) {
+      ADD_FAILURE() << "[grad] no gradient reaches trainable parameter '" << p.key() << "'";
     } else {
-      EXPECT_FALSE(p.value().grad().defined()) << "[grad] non-trainable '" << p.key() << "' got a gradient";
+      EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << "[grad] zero gradient for '" << p.key() << "'";
     }
   }
   EXPECT_TRUE(xg.grad().defined()) << "[grad] no gradient reaches the input";
+}
+
+}  // namespace detail
+
+/// Runs checks 1–8 above on `layer` (freshly constructed, not yet built; its declared input shape is set
+/// to spec.input_shape()). Reports failures through GoogleTest; never throws. A failure that leaves
+/// nothing to test further (no build, no eval output) stops the later checks.
+inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerConformance& spec) {
+  ASSERT_TRUE(layer) << "null layer";
+  SCOPED_TRACE("layer conformance of " + layer->class_name() + " for input " + format_shape(spec.input_shape()));
+  Sequential model;
+  if (!detail::check_build(layer, spec, model)) return;
+  detail::check_params_and_state(*layer, spec);
+  at::manual_seed(spec.seed());
+  const at::Tensor x = at::randn(detail::batch_shape(spec.input_shape(), spec.batch_size()));
+  const Shape out_t = detail::batch_shape(spec.output_shape(), spec.batch_size());
+  const at::Tensor y_eval = detail::check_eval_forward(model, x, out_t);
+  if (!y_eval.defined()) return;
+  Sequential rebuilt = detail::check_config_round_trip(*layer, spec);
+  if (!rebuilt.is_empty()) detail::check_save_load(model, rebuilt, x, y_eval);
+  const at::Tensor xg = x.clone().requires_grad_(true);
+  const at::Tensor y_train = detail::check_train_forward(model, xg, y_eval, spec, out_t);
+  if (y_train.defined()) detail::check_gradients(*layer, xg, y_train, spec.seed() + 1);
 }
 
 }  // namespace torchfit::testing

@@ -1,0 +1,77 @@
+#pragma once
+/// @file layer_args.h
+/// A layer's Keras arguments, listed once in its options struct. The same list writes the layer's
+/// config() (Layer::base_config(options)) and reads the options back from a config (the registry's
+/// TORCHFIT_REGISTER_LAYER, registry.h):
+///
+///   struct SwishOptions {
+///     TORCH_ARG(double, beta) = 1.0;
+///     TORCH_ARG(bool, trainable) = true;
+///     TORCH_ARG(std::optional<torchfit::Shape>, input_shape) = std::nullopt;   // every layer has these two;
+///     TORCH_ARG(std::string, name) = "";                                        // the registry handles them
+///    public:  // (TORCH_ARG leaves the struct in a private section)
+///     template <typename Args>
+///     void args(Args& a) {
+///       a("beta", beta());
+///       a("trainable", trainable());
+///     }
+///   };
+///
+/// `a(key, field)` is an optional argument: a config without `key` (or with null) keeps the options'
+/// default. `a.required(key, field)` must be in the config. An options struct with required arguments
+/// also has a constructor taking `FromConfig` that leaves them unset (the registry fills them in).
+///
+/// JSON forms (the Keras ones): bool, integers, floating point and std::string as themselves; Shape
+/// (std::vector<int64_t>) as a list of integers; torch::ExpandingArray<2> written [a, b] and read from an
+/// integer or a pair; std::optional<T> written as T or null, read as T unless absent or null.
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <torch/expanding_array.h>
+
+namespace torchfit {
+
+/// Tag for an options constructor that leaves the required arguments unset, for the registry to read
+/// them from a config: `explicit DenseOptions(FromConfig) : units_(0) {}`. Not for other uses. It has no
+/// default constructor, so that `{}` never converts to it (`ReshapeOptions({})` stays an empty Shape).
+struct FromConfig {
+  struct Token {};
+  constexpr explicit FromConfig(Token) {}
+};
+/// The FromConfig value the registry passes.
+inline constexpr FromConfig from_config{FromConfig::Token{}};
+
+namespace detail {
+template <typename T>
+nlohmann::json arg_to_json(const T& value) {
+  return nlohmann::json(value);
+}
+template <size_t D>
+nlohmann::json arg_to_json(const torch::ExpandingArray<D>& value) {
+  return nlohmann::json(std::vector<int64_t>(value->begin(), value->end()));
+}
+template <typename T>
+nlohmann::json arg_to_json(const std::optional<T>& value) {
+  return value ? arg_to_json(*value) : nlohmann::json(nullptr);
+}
+}  // namespace detail
+
+/// The visitor that writes an options struct's arguments into a config (Layer::base_config(options)).
+class LayerArgWriter {
+ public:
+  explicit LayerArgWriter(nlohmann::json& config) : config_(config) {}
+  template <typename T>
+  void operator()(const char* key, const T& value) {
+    config_[key] = detail::arg_to_json(value);
+  }
+  template <typename T>
+  void required(const char* key, const T& value) {
+    (*this)(key, value);
+  }
+
+ private:
+  nlohmann::json& config_;
+};
+
+}  // namespace torchfit
