@@ -22,7 +22,7 @@ done
 # Build dependencies (CMakeLists.txt's find_package calls) + packages the scripts use (peer baselines,
 # charts, real data, the Keras oracle).
 PKGS=(
-  build-essential cmake ninja-build ccache pkg-config
+  build-essential cmake ninja-build ccache pkg-config clang-format universal-ctags
   libtorch-dev libopenblas0-openmp
   libopencv-dev libstb-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev zlib1g-dev
   dataset-fashion-mnist

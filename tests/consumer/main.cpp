@@ -1,7 +1,7 @@
 // Builds the article's CNN through the installed package and prints its parameter count.
 #include <iostream>
 
-#include <torchfit/model/seed_cnn.h>
+#include <torchfit/torchfit.h>  // the umbrella header compiles in a consumer
 
 int main() {
   auto model = torchfit::seed_cnn(150, 8, 64);

@@ -5,10 +5,6 @@
 #include <filesystem>
 #include <string>
 
-// Transitional: write_image_classes() moved to image_tree.h; tests that still take it from here
-// (tests/training) keep compiling until they include support/image_tree.h themselves.
-#include "support/image_tree.h"
-
 namespace torchfit::testing {
 
 /// A fresh directory under the system temp dir, removed with everything in it at scope exit.

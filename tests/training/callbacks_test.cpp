@@ -9,15 +9,12 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 
 namespace {
-Trainer make_trainer() {
-  Sequential m;
-  m->add(Dense(DenseOptions(2).activation("softmax").input_shape(Shape{3})));
-  return Trainer(m, CompileOptions());
-}
+Trainer make_trainer() { return Trainer(torchfit::testing::tiny_mlp(3, 2), CompileOptions()); }
 }  // namespace
 
 TEST(EarlyStopping, StopsAfterPatienceAndRestoresBestWeights) {

@@ -14,7 +14,9 @@
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/image_tree.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 using torchfit::testing::TempDir;
@@ -35,12 +37,7 @@ std::vector<std::string> split(const std::string& s, char sep = ',') {
   return out;
 }
 
-Sequential tiny_mlp(int64_t in = 4, int64_t classes = 3) {
-  Sequential m;
-  m->add(Dense(DenseOptions(8).activation("relu").input_shape(Shape{in})));
-  m->add(Dense(DenseOptions(classes).activation("softmax")));
-  return m;
-}
+using torchfit::testing::tiny_mlp;
 
 CompileOptions categorical() {
   return CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"});
