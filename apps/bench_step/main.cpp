@@ -21,16 +21,22 @@ int main(int argc, char** argv) {
   bool as_written = false;
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
-  app.add_option("--warmup", warmup, "Warm-up steps (not timed)")->capture_default_str()->check(torchfit::apps::int_range(0));
+  app.add_option("--warmup", warmup, "Warm-up steps (not timed)")
+      ->capture_default_str()
+      ->check(torchfit::apps::int_range(0));
   app.add_option("--batch-size", batch, "Batch size")
       ->capture_default_str()
       ->check(torchfit::apps::int_range(1, torchfit::apps::limits::kMaxBatchSize));
-  app.add_option("--target-size", size, "Image size")->capture_default_str()->check(torchfit::apps::int_range(torchfit::apps::limits::kMinTargetSize, torchfit::apps::limits::kMaxTargetSize));
+  app.add_option("--target-size", size, "Image size")
+      ->capture_default_str()
+      ->check(
+          torchfit::apps::int_range(torchfit::apps::limits::kMinTargetSize, torchfit::apps::limits::kMaxTargetSize));
   app.add_option("--threads", threads, "Intra-op threads (0 = cores)")
       ->capture_default_str()
       ->check(torchfit::apps::int_range(0, torchfit::apps::limits::kMaxThreads));
   app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
-  app.add_option("--memory-format", memory_format, "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
+  app.add_option("--memory-format", memory_format,
+                 "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
   app.add_flag("--relu-before-pool", as_written,
@@ -44,9 +50,8 @@ int main(int argc, char** argv) {
   Sequential model = seed_cnn(size, 8, 64);
   model->set_memory_format(memory_format);
   model->set_pool_before_relu(!as_written);
-  Trainer trainer(model, CompileOptions()
-                                             .metrics({"categorical_accuracy"})
-                                             .optimizer(OptimizerOptions().fused(!reference_adam)));
+  Trainer trainer(
+      model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)));
   std::ostringstream quiet;
   trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
   const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv

@@ -14,11 +14,11 @@ namespace torchfit::apps {
 
 /// The same limits for the same flag in every app.
 namespace limits {
-constexpr long long kMaxBatchSize = 1 << 20;   ///< --batch-size: images per batch
-constexpr long long kMaxThreads = 4096;        ///< --threads: LibTorch intra-op threads (0 = cores)
-constexpr long long kMaxWorkers = 1024;        ///< --workers: loader threads (0 = cores), data::kMaxWorkers
-constexpr long long kMinTargetSize = 10;       ///< --target-size, pixels (two conv/pool stages fit)
-constexpr long long kMaxTargetSize = 4096;     ///< --target-size, pixels
+constexpr long long kMaxBatchSize = 1 << 20;  ///< --batch-size: images per batch
+constexpr long long kMaxThreads = 4096;       ///< --threads: LibTorch intra-op threads (0 = cores)
+constexpr long long kMaxWorkers = 1024;       ///< --workers: loader threads (0 = cores), data::kMaxWorkers
+constexpr long long kMinTargetSize = 10;      ///< --target-size, pixels (two conv/pool stages fit)
+constexpr long long kMaxTargetSize = 4096;    ///< --target-size, pixels
 }  // namespace limits
 
 /// Integer flag in [lo, hi].
@@ -46,9 +46,9 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
 
 }  // namespace torchfit::apps
 
-#define TORCHFIT_CLI_PARSE(app, argc, argv)   \
-  try {                                         \
-    (app).parse((argc), (argv));                \
-  } catch (const CLI::ParseError& e) {          \
-    return (app).exit(e) == 0 ? 0 : 2;          \
+#define TORCHFIT_CLI_PARSE(app, argc, argv) \
+  try {                                     \
+    (app).parse((argc), (argv));            \
+  } catch (const CLI::ParseError& e) {      \
+    return (app).exit(e) == 0 ? 0 : 2;      \
   }

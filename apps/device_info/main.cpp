@@ -3,8 +3,8 @@
 // Exit status 0; 2 for a bad flag value (e.g. --device cuda on a CPU-only build).
 #include <CLI/CLI.hpp>
 
-#include "../common/cli.h"
 #include <spdlog/spdlog.h>
+#include "../common/cli.h"
 
 #include <iostream>
 

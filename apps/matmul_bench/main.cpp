@@ -8,8 +8,8 @@
 // machine per device kind, max relative error vs a float64 product) and writes --csv.
 #include <CLI/CLI.hpp>
 
-#include "../common/cli.h"
 #include <spdlog/spdlog.h>
+#include "../common/cli.h"
 
 #include <iostream>
 

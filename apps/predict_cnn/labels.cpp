@@ -51,7 +51,8 @@ std::string class_of(const std::vector<std::string>& cells, const Columns& c, co
 
 }  // namespace
 
-std::map<std::string, std::string> read_labels(const std::filesystem::path& path, const std::vector<std::string>& names) {
+std::map<std::string, std::string> read_labels(const std::filesystem::path& path,
+                                               const std::vector<std::string>& names) {
   std::ifstream f(path);
   std::string line;
   std::getline(f, line);
@@ -83,9 +84,10 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
   if (unknown_class > 0) {
     std::string known;
     for (const auto& [n, i] : class_indices) known += (known.empty() ? "" : ", ") + n;
-    spdlog::warn("{} of {} labelled images have a class the model was not trained on (e.g. '{}'; model classes: {}): "
-                 "the accuracy below counts them as wrong",
-                 unknown_class, labelled, unknown_example, known);
+    spdlog::warn(
+        "{} of {} labelled images have a class the model was not trained on (e.g. '{}'; model classes: {}): "
+        "the accuracy below counts them as wrong",
+        unknown_class, labelled, unknown_example, known);
   }
   if (labelled > 0) {
     std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),

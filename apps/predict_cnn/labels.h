@@ -12,7 +12,8 @@ namespace predict_cnn {
 /// (an index is named through `names`, the checkpoint's classes in index order). Returns file → class.
 /// Rows with too few cells are skipped. Errors: torchfit::IoError naming the file for a header without
 /// those columns or a class_index that is not a number.
-std::map<std::string, std::string> read_labels(const std::filesystem::path& path, const std::vector<std::string>& names);
+std::map<std::string, std::string> read_labels(const std::filesystem::path& path,
+                                               const std::vector<std::string>& names);
 
 /// Prints `Accuracy on N labelled images (<labels>): 0.xxxx` over the predictions (file, class) that have
 /// a label, after a warning when labels name classes the model was not trained on (`class_indices`).

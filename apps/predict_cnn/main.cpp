@@ -34,7 +34,9 @@ struct Args {
 
 void add_flags(CLI::App& app, Args& a) {
   using namespace apps;
-  app.add_option("--model", a.model_path, "Checkpoint written by train_cnn")->required()->check(existing_file("checkpoint"));
+  app.add_option("--model", a.model_path, "Checkpoint written by train_cnn")
+      ->required()
+      ->check(existing_file("checkpoint"));
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
       ->check(existing_directory());
@@ -59,7 +61,9 @@ std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir,
   data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
   auto flow = data::FlowOptions()
                   .target_size({in[0], in[1]})
-                  .color_mode(in[2] == 1 ? "grayscale" : in[2] == 4 ? "rgba" : "rgb")
+                  .color_mode(in[2] == 1   ? "grayscale"
+                              : in[2] == 4 ? "rgba"
+                                           : "rgb")
                   .classes({dir.filename().string()})
                   .class_mode("none")
                   .batch_size(a.batch_size)

@@ -13,13 +13,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "../common/cli.h"
 #include <spdlog/spdlog.h>
+#include "../common/cli.h"
 
 #include <atomic>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -88,7 +88,9 @@ struct Plan {
   std::set<std::string> paths;
 };
 
-const uint8_t* pixels(const Split& s, int64_t i) { return s.images.data.data() + i * s.images.dims[1] * s.images.dims[2]; }
+const uint8_t* pixels(const Split& s, int64_t i) {
+  return s.images.data.data() + i * s.images.dims[1] * s.images.dims[2];
+}
 
 void plan_train(Plan& plan, const Split& train, const fs::path& out, const Options& o) {
   std::vector<int64_t> count(10, 0);
@@ -108,7 +110,8 @@ void plan_pred_and_test(Plan& plan, const Split& test, const fs::path& out, cons
     if (test.labels.data[static_cast<size_t>(i)] < o.classes) candidates.push_back(i);
   const int64_t n = std::min<int64_t>(o.pred_count, static_cast<int64_t>(candidates.size()));
   std::set<int64_t> pred;
-  for (int64_t k = 0; k < n; ++k) pred.insert(candidates[static_cast<size_t>(k * static_cast<int64_t>(candidates.size()) / n)]);
+  for (int64_t k = 0; k < n; ++k)
+    pred.insert(candidates[static_cast<size_t>(k * static_cast<int64_t>(candidates.size()) / n)]);
   for (int64_t i : pred) {
     const int c = test.labels.data[static_cast<size_t>(i)];
     plan.files.push_back({out / "pred" / (five(i) + ".png"), pixels(test, i)});
@@ -132,14 +135,15 @@ Plan make_plan(const Split& train, const Split& test, const Options& o) {
   plan_pred_and_test(plan, test, out, o);
   for (const auto& p : plan.files) plan.paths.insert(p.path.string());
   plan.folders = {out / "pred"};
-  for (int c = 0; c < 10; ++c) plan.folders.push_back(out / "train" / kClassNames[c]), plan.folders.push_back(out / "test" / kClassNames[c]);
+  for (int c = 0; c < 10; ++c)
+    plan.folders.push_back(out / "train" / kClassNames[c]), plan.folders.push_back(out / "test" / kClassNames[c]);
   return plan;
 }
 
 // The stamp of a finished run: the settings and the number of files.
 std::string stamp_text(const Options& o, const Plan& plan) {
-  return "source=" + o.source + " images_per_class=" + std::to_string(o.per_class) + " classes=" +
-         std::to_string(o.classes) + " pred_count=" + std::to_string(o.pred_count) +
+  return "source=" + o.source + " images_per_class=" + std::to_string(o.per_class) +
+         " classes=" + std::to_string(o.classes) + " pred_count=" + std::to_string(o.pred_count) +
          " files=" + std::to_string(plan.files.size()) + "\n";
 }
 
@@ -174,8 +178,10 @@ int64_t remove_stale(const Plan& plan, int64_t classes) {
         if (e.path().extension() == ".png" && !plan.paths.count(e.path().string())) fs::remove(e.path()), ++removed;
     const auto last = kClassNames.begin() + classes;
     const bool wanted = f.filename() == "pred" || std::find(kClassNames.begin(), last, f.filename().string()) != last;
-    if (wanted) fs::create_directories(f);
-    else if (fs::is_directory(f, ec) && fs::is_empty(f, ec)) fs::remove(f);
+    if (wanted)
+      fs::create_directories(f);
+    else if (fs::is_directory(f, ec) && fs::is_empty(f, ec))
+      fs::remove(f);
   }
   return removed;
 }
@@ -211,9 +217,9 @@ int prepare(const Options& o) {
   const Plan plan = make_plan(train, test, o);
   const fs::path out(o.output);
   std::printf("Fashion-MNIST from %s -> %s: %lld classes, train %lld, test %lld, pred %lld (labels in %s)\n",
-              o.source.c_str(), o.output.c_str(), static_cast<long long>(o.classes), static_cast<long long>(plan.ntrain),
-              static_cast<long long>(plan.ntest), static_cast<long long>(plan.npred),
-              (out / "pred_labels.csv").string().c_str());
+              o.source.c_str(), o.output.c_str(), static_cast<long long>(o.classes),
+              static_cast<long long>(plan.ntrain), static_cast<long long>(plan.ntest),
+              static_cast<long long>(plan.npred), (out / "pred_labels.csv").string().c_str());
   const std::string stamp = stamp_text(o, plan);
   if (!o.full_verify && up_to_date(plan, stamp, out)) {
     std::printf("up to date: %zu files present (checked names and sizes in %.1f s; --verify compares every byte)\n",
@@ -250,11 +256,12 @@ int bench(const std::string& dir, int64_t workers, int64_t batches, int64_t size
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-  std::printf("torchfit DirectoryIterator workers=%lld images=%lld seconds=%.3f images_per_s=%.1f cpu_seconds=%.3f "
-              "images_per_cpu_s=%.1f wait_ms_per_batch=%.2f augment=%d size=%lld batch=%lld\n",
-              static_cast<long long>(workers), static_cast<long long>(images), s, images / s, cpu, images / cpu,
-              wait / static_cast<double>(batches), augment ? 1 : 0, static_cast<long long>(size),
-              static_cast<long long>(batch_size));
+  std::printf(
+      "torchfit DirectoryIterator workers=%lld images=%lld seconds=%.3f images_per_s=%.1f cpu_seconds=%.3f "
+      "images_per_cpu_s=%.1f wait_ms_per_batch=%.2f augment=%d size=%lld batch=%lld\n",
+      static_cast<long long>(workers), static_cast<long long>(images), s, images / s, cpu, images / cpu,
+      wait / static_cast<double>(batches), augment ? 1 : 0, static_cast<long long>(size),
+      static_cast<long long>(batch_size));
   return 0;
 }
 
@@ -273,7 +280,9 @@ void add_prepare_flags(CLI::App& app, Options& o) {
   app.add_option("--images-per-class", o.per_class, "images per class in train/ and in test/ (0 = all)")
       ->capture_default_str()
       ->check(int_range(0));
-  app.add_option("--classes", o.classes, "use the first K classes (1..10)")->capture_default_str()->check(int_range(1, 10));
+  app.add_option("--classes", o.classes, "use the first K classes (1..10)")
+      ->capture_default_str()
+      ->check(int_range(1, 10));
   app.add_option("--pred-count", o.pred_count, "test images moved to pred/ (unlabelled)")
       ->capture_default_str()
       ->check(int_range(0));
@@ -295,9 +304,15 @@ void add_bench_flags(CLI::App& b, BenchOptions& o) {
   b.add_option("--workers", o.workers, "worker threads (0 = all cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
-  b.add_option("--batches", o.batches, "timed batches (after 2 warm-up batches)")->capture_default_str()->check(int_range(1));
-  b.add_option("--target-size", o.size, "square target size")->capture_default_str()->check(int_range(1, limits::kMaxTargetSize));
-  b.add_option("--batch-size", o.batch_size, "batch size")->capture_default_str()->check(int_range(1, limits::kMaxBatchSize));
+  b.add_option("--batches", o.batches, "timed batches (after 2 warm-up batches)")
+      ->capture_default_str()
+      ->check(int_range(1));
+  b.add_option("--target-size", o.size, "square target size")
+      ->capture_default_str()
+      ->check(int_range(1, limits::kMaxTargetSize));
+  b.add_option("--batch-size", o.batch_size, "batch size")
+      ->capture_default_str()
+      ->check(int_range(1, limits::kMaxBatchSize));
   b.add_flag("--no-augment", o.no_augment, "rescale only");
 }
 

@@ -16,7 +16,8 @@ CLI::Validator has_train_folder() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         if (fs::is_directory(fs::path(s) / "train")) return "";
-        return "'" + s + "' has no train/ folder (expected train/<class>/*.png; scripts/prepare_data.sh writes "
+        return "'" + s +
+               "' has no train/ folder (expected train/<class>/*.png; scripts/prepare_data.sh writes "
                "Fashion-MNIST there)";
       },
       "");
@@ -113,9 +114,9 @@ void add_model_flags(CLI::App& app, Args& a) {
 
 void add_output_flags(CLI::App& app, Args& a) {
   app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)");
-  auto* checkpoint =
-      app.add_option("--checkpoint", a.checkpoint, "Checkpoint written after every epoch (default <run-dir>/model.ckpt)")
-          ->check(not_a_directory());
+  auto* checkpoint = app.add_option("--checkpoint", a.checkpoint,
+                                    "Checkpoint written after every epoch (default <run-dir>/model.ckpt)")
+                         ->check(not_a_directory());
   auto* every = app.add_option("--checkpoint-every", a.checkpoint_every,
                                "Also write the checkpoint every N steps (0 = per epoch)")
                     ->capture_default_str()

@@ -52,8 +52,8 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
     if (!first.contains("config") || !first["config"].is_object()) first["config"] = nlohmann::json::object();
     const nlohmann::json input = {size, size, channels};
     if (first["config"].value("input_shape", nlohmann::json()) != input) {
-      spdlog::info("{}: input_shape {} -> {} (--target-size)", where, first["config"].value("input_shape", nlohmann::json()).dump(),
-                   input.dump());
+      spdlog::info("{}: input_shape {} -> {} (--target-size)", where,
+                   first["config"].value("input_shape", nlohmann::json()).dump(), input.dump());
       first["config"]["input_shape"] = input;
     }
     nlohmann::json* last_dense = nullptr;
@@ -69,8 +69,9 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
     }
     auto model = torchfit::SequentialImpl::from_json(json);
     if (model->output_shape() != torchfit::Shape{classes}) {
-      throw torchfit::ConfigError("the model outputs " + torchfit::format_shape(model->output_shape()) + " but the data has " +
-                                  std::to_string(classes) + " classes: the last layer must output (None, classes)");
+      throw torchfit::ConfigError("the model outputs " + torchfit::format_shape(model->output_shape()) +
+                                  " but the data has " + std::to_string(classes) +
+                                  " classes: the last layer must output (None, classes)");
     }
     return torchfit::Sequential(model);
   } catch (const torchfit::ConfigError& e) {

@@ -59,8 +59,8 @@ Sources make_sources(const Args& a) {
                  train_dir.string(), s.train->num_classes());
   }
   if (fs::is_directory(test_dir)) {
-    s.test = test_gen.flow_from_directory(test_dir.string(),
-                                          data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
+    s.test = test_gen.flow_from_directory(
+        test_dir.string(), data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
   } else {
     spdlog::warn("no test/ folder in '{}': training without validation", a.data);
   }
@@ -90,16 +90,26 @@ CompileOptions compile_options(const Args& a) {
 }
 
 nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
-  return {{"data", a.data},         {"device", a.device},
-          {"epochs", a.epochs},     {"steps_per_epoch", a.steps_per_epoch},
-          {"batch_size", a.batch_size}, {"target_size", a.target_size},
-          {"validation_steps", a.validation_steps}, {"workers", a.workers},
-          {"threads", threads},     {"seed", a.seed},
-          {"lr", a.lr},             {"dense2_units", a.dense2_units},
-          {"model_config", a.model_config}, {"augment", !a.no_augment},
-          {"resume", a.resume},     {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
-          {"no_checkpoint", a.no_checkpoint}, {"memory_format", a.memory_format},
-          {"train_images", s.train->n()}, {"test_images", s.test ? s.test->n() : 0},
+  return {{"data", a.data},
+          {"device", a.device},
+          {"epochs", a.epochs},
+          {"steps_per_epoch", a.steps_per_epoch},
+          {"batch_size", a.batch_size},
+          {"target_size", a.target_size},
+          {"validation_steps", a.validation_steps},
+          {"workers", a.workers},
+          {"threads", threads},
+          {"seed", a.seed},
+          {"lr", a.lr},
+          {"dense2_units", a.dense2_units},
+          {"model_config", a.model_config},
+          {"augment", !a.no_augment},
+          {"resume", a.resume},
+          {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
+          {"no_checkpoint", a.no_checkpoint},
+          {"memory_format", a.memory_format},
+          {"train_images", s.train->n()},
+          {"test_images", s.test ? s.test->n() : 0},
           {"classes", s.train->class_indices()}};
 }
 
@@ -139,13 +149,15 @@ void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
       static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(a.batch_size);
   const double achieved = flops_per_step / (s.median_ms / 1000.0) / 1e9;
   const double peak = sgemm_peak_gflops(device);
-  std::printf("Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
-              "(%lld timed steps, warm-up excluded)\n",
-              device.str().c_str(), s.median_ms, s.p90_ms, s.images_per_s, 100.0 * s.data_wait_share,
-              static_cast<long long>(s.steps));
-  std::printf("Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %.0f%% of this device's measured sgemm "
-              "peak (%.1f GFLOP/s)\n",
-              flops_per_step / 1e9, achieved, peak > 0 ? 100.0 * achieved / peak : 0.0, peak);
+  std::printf(
+      "Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
+      "(%lld timed steps, warm-up excluded)\n",
+      device.str().c_str(), s.median_ms, s.p90_ms, s.images_per_s, 100.0 * s.data_wait_share,
+      static_cast<long long>(s.steps));
+  std::printf(
+      "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %.0f%% of this device's measured sgemm "
+      "peak (%.1f GFLOP/s)\n",
+      flops_per_step / 1e9, achieved, peak > 0 ? 100.0 * achieved / peak : 0.0, peak);
   run_logger.update({{"achieved_gflops_per_s", achieved},
                      {"sgemm_peak_gflops_per_s", peak},
                      {"share_of_peak", peak > 0 ? achieved / peak : 0.0}});
@@ -154,7 +166,8 @@ void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
 int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
   const auto& pos = trainer.position();
   if (!checkpoint) {
-    std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step << " (--no-checkpoint: nothing saved)\n";
+    std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step
+              << " (--no-checkpoint: nothing saved)\n";
     return 130;
   }
   checkpoint->save_now(pos.epoch);
@@ -172,9 +185,8 @@ int train(Args& a, Sequential model, Sources& s, int threads) {
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.no_checkpoint) {
-    checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint)
-                                                       .save_freq(a.checkpoint_every)
-                                                       .class_indices(s.train->class_indices()));
+    checkpoint = std::make_shared<ModelCheckpoint>(
+        ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every).class_indices(s.train->class_indices()));
     callbacks.push_back(checkpoint);
   }
   runtime::install_interrupt_handler();

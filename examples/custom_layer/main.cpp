@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
     loaded->eval();
     const auto probe = at::rand({5, 3, 16, 16});
     const bool same = at::equal(model->forward(probe), loaded->forward(probe));
-    std::cout << "Reloaded " << loaded->layers().size() << " layers from " << ckpt << " ("
-              << loaded->count_params() << " parameters); predictions identical: " << (same ? "yes" : "NO") << "\n";
+    std::cout << "Reloaded " << loaded->layers().size() << " layers from " << ckpt << " (" << loaded->count_params()
+              << " parameters); predictions identical: " << (same ? "yes" : "NO") << "\n";
     std::cout << "Architecture JSON:\n" << loaded->to_json().dump() << "\n";
     return same && loaded->summary() == model->summary() ? 0 : 1;
   } catch (const std::exception& e) {

@@ -18,7 +18,8 @@ torchfit::Shape ResidualBlockImpl::build_impl(const torchfit::Shape& in) {
   const int64_t c = in[2];
   // Sub-layers are torchfit layers too: build them here and register them as submodules, so their
   // parameters count, train, move to the device and are saved with this layer.
-  conv_a = torchfit::Conv2D(torchfit::Conv2DOptions(c, options.kernel_size()).padding("same").activation(options.activation()));
+  conv_a = torchfit::Conv2D(
+      torchfit::Conv2DOptions(c, options.kernel_size()).padding("same").activation(options.activation()));
   conv_b = torchfit::Conv2D(torchfit::Conv2DOptions(c, options.kernel_size()).padding("same"));
   conv_a->build(in);
   conv_b->build(in);

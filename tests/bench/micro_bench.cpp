@@ -67,7 +67,8 @@ data::Image test_image(int size, int channels) {
 void BM_DecodePng28Gray(benchmark::State& state) {
   const std::vector<uint8_t> png = data::encode_png(test_image(28, 1));
   for (auto _ : state)
-    benchmark::DoNotOptimize(data::decode_image(png.data(), png.size(), data::ColorMode::rgb, "bench", true).pixels.data());
+    benchmark::DoNotOptimize(
+        data::decode_image(png.data(), png.size(), data::ColorMode::rgb, "bench", true).pixels.data());
 }
 
 // The warp the seeds' augmentation does: rotation 10°, shear and zoom, about the centre, bilinear.

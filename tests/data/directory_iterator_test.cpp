@@ -45,7 +45,8 @@ TEST(DirectoryIteratorTest, FindsClassesSortedByCodePointAndPrintsFoundLine) {
   EXPECT_EQ(it.class_indices(), expected);
   EXPECT_EQ(it.n(), 6);
   EXPECT_EQ(it.num_classes(), 3);
-  EXPECT_EQ(it.filenames(), (std::vector<std::string>{"1/00.png", "1/01.png", "10/00.png", "10/01.png", "2/00.png", "2/01.png"}));
+  EXPECT_EQ(it.filenames(),
+            (std::vector<std::string>{"1/00.png", "1/01.png", "10/00.png", "10/01.png", "2/00.png", "2/01.png"}));
   EXPECT_EQ(it.classes(), (std::vector<int64_t>{0, 0, 1, 1, 2, 2}));
   EXPECT_EQ(it.filepaths()[2], (d.path / "10/00.png").string());
 }
@@ -148,7 +149,8 @@ TEST(DirectoryIteratorTest, SkipThenNextEqualsTheSameBatchOfAFreshIterator) {
 TEST(DirectoryIteratorTest, ResetRestartsAtPassZero) {
   TempDir d;
   make_tree(d.path, {"a", "b"}, 5);
-  auto it = ImageDataGenerator(article_augmentation()).flow_from_directory(d.str(), quiet().target_size({8, 8}).batch_size(4).seed(7));
+  auto it = ImageDataGenerator(article_augmentation())
+                .flow_from_directory(d.str(), quiet().target_size({8, 8}).batch_size(4).seed(7));
   const Batch first = it->next();
   it->next();
   it->next();
@@ -186,9 +188,11 @@ TEST(DirectoryIteratorTest, BadFilesAreSkippedAtConstructionWithWarningCount) {
   make_tree(d.path, {"a", "b"}, 3);
   write_bytes(d.path / "a" / "zero.png", {});
   std::vector<uint8_t> png = encode_png(pattern(8, 8, 99));
-  write_bytes(d.path / "a" / "half.png", std::vector<uint8_t>(png.begin(), png.begin() + static_cast<long>(png.size() / 2)));
+  write_bytes(d.path / "a" / "half.png",
+              std::vector<uint8_t>(png.begin(), png.begin() + static_cast<long>(png.size() / 2)));
   std::vector<uint8_t> jpg = encode_jpeg(pattern(8, 8, 5));
-  write_bytes(d.path / "b" / "cut.jpg", std::vector<uint8_t>(jpg.begin(), jpg.begin() + static_cast<long>(jpg.size() / 2)));
+  write_bytes(d.path / "b" / "cut.jpg",
+              std::vector<uint8_t>(jpg.begin(), jpg.begin() + static_cast<long>(jpg.size() / 2)));
   {
     std::ofstream f(d.path / "b" / "notes.jpg");
     f << "shopping list\n";
@@ -294,8 +298,8 @@ TEST(DirectoryIteratorTest, GrayFilesGiveTheSameBatchesAsTheirRgbCopies) {
       const Batch a = from_gray.next(), b = from_rgb.next();
       ASSERT_EQ(a.x.sizes(), b.x.sizes());
       EXPECT_EQ(a.x.size(1), 3);
-      EXPECT_TRUE(at::allclose(a.x, b.x, 0, 1e-6)) << "generator " << gi << " step " << step << ": max |diff| "
-                                                   << (a.x - b.x).abs().max().item<float>();
+      EXPECT_TRUE(at::allclose(a.x, b.x, 0, 1e-6))
+          << "generator " << gi << " step " << step << ": max |diff| " << (a.x - b.x).abs().max().item<float>();
       EXPECT_TRUE(at::equal(a.y, b.y));
     }
   }
@@ -418,7 +422,8 @@ TEST(DirectoryIteratorTest, ResizesWithNearestByDefault) {
   write_png(d.path / "a" / "x.png", Image{1, 2, 1, {10, 200}});
   auto b = DirectoryIterator(d.str(), quiet().target_size({1, 4}).color_mode("grayscale")).next();
   EXPECT_TRUE(at::equal(b.x.flatten(), at::tensor({10.f, 10.f, 200.f, 200.f})));
-  auto bl = DirectoryIterator(d.str(), quiet().target_size({1, 4}).color_mode("grayscale").interpolation("bilinear")).next();
+  auto bl =
+      DirectoryIterator(d.str(), quiet().target_size({1, 4}).color_mode("grayscale").interpolation("bilinear")).next();
   // Bilinear with pixel centres: 10, 57.5, 152.5, 200 (rounded to 8 bits like PIL's resize).
   EXPECT_TRUE(at::allclose(bl.x.flatten(), at::tensor({10.f, 57.5f, 152.5f, 200.f}), 0, 0.51)) << bl.x;
 }
@@ -426,7 +431,8 @@ TEST(DirectoryIteratorTest, ResizesWithNearestByDefault) {
 TEST(DirectoryIteratorTest, WaitMsIsMeasured) {
   TempDir d;
   make_tree(d.path, {"a"}, 4, 32);
-  auto it = ImageDataGenerator(article_augmentation()).flow_from_directory(d.str(), quiet().target_size({200, 200}).batch_size(2).workers(1));
+  auto it = ImageDataGenerator(article_augmentation())
+                .flow_from_directory(d.str(), quiet().target_size({200, 200}).batch_size(2).workers(1));
   const Batch b = it->next();  // the first batch must be waited for
   EXPECT_GT(b.wait_ms, 0.0);
 }

@@ -46,7 +46,9 @@ std::string golden(const std::string& name) { return std::string(TORCHFIT_SOURCE
 /// The golden manifest (keras_oracle.json). Throws (the test fails) when it is missing or unparsable.
 nlohmann::json golden_manifest() {
   std::ifstream f(golden("keras_oracle.json"));
-  if (!f) throw std::runtime_error("missing " + golden("keras_oracle.json") + " (regenerate: /usr/bin/python3 scripts/keras_oracle.py)");
+  if (!f)
+    throw std::runtime_error("missing " + golden("keras_oracle.json") +
+                             " (regenerate: /usr/bin/python3 scripts/keras_oracle.py)");
   return nlohmann::json::parse(f);
 }
 
@@ -115,7 +117,8 @@ TEST(ImageDataGeneratorTest, AffineMatchesKerasApplyAffineTransform) {
     EXPECT_EQ(g.at("fill_mode").get<std::string>(), c.fill) << c.name;
     const at::Tensor keras = golden_chw(g.at("output"));
     ASSERT_EQ(keras.sizes(), input.sizes()) << c.name;
-    const at::Tensor ours = ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(c.fill)).apply_transform(input, c.p);
+    const at::Tensor ours =
+        ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(c.fill)).apply_transform(input, c.p);
     const auto [mean, max] = abs_diff_inside(ours, keras, 4);
     std::printf("[ golden   ] %-24s |ours - keras| mean %.4f, max %.4f (0..255 scale)\n", c.name, mean, max);
     EXPECT_LE(mean, c.max_mean) << c.name;
@@ -187,7 +190,8 @@ TEST(ImageDataGeneratorTest, ZoomAboveOneShowsContentSmaller) {
 
 TEST(ImageDataGeneratorTest, RandomTransformDrawsWithinKerasRanges) {
   // The article's augmentation (rotation 20°, shear 0.2°, zoom 0.2, horizontal flip) plus shifts and brightness.
-  ImageDataGenerator gen(article_augmentation().width_shift_range(0.1).height_shift_range(3).brightness_range(0.5, 1.5));
+  ImageDataGenerator gen(
+      article_augmentation().width_shift_range(0.1).height_shift_range(3).brightness_range(0.5, 1.5));
   double theta_min = 1e9, theta_max = -1e9;
   int flips = 0;
   for (int i = 0; i < 2000; ++i) {

@@ -204,7 +204,8 @@ TEST(ImageTest, ResizeToFloatEqualsResizeImage) {
         std::vector<float> f(static_cast<size_t>(h * w * c));
         resize_to_float(img, h, w, interp, f.data());
         for (size_t i = 0; i < f.size(); ++i)
-          ASSERT_EQ(f[i], static_cast<float>(r.pixels[i])) << c << " channels, " << h << "x" << w << " " << interp << " at " << i;
+          ASSERT_EQ(f[i], static_cast<float>(r.pixels[i]))
+              << c << " channels, " << h << "x" << w << " " << interp << " at " << i;
       }
   }
 }

@@ -90,10 +90,11 @@ TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
   TempDir dir("atomic");
   const std::string path = (dir.path / "a.txt").string();
   io::write_text_atomically(path, "old");
-  EXPECT_THROW(io::write_atomically(path, [](const std::string& tmp) {
-                 std::ofstream(tmp) << "partial";
-                 throw std::runtime_error("disk full");
-               }),
+  EXPECT_THROW(io::write_atomically(path,
+                                    [](const std::string& tmp) {
+                                      std::ofstream(tmp) << "partial";
+                                      throw std::runtime_error("disk full");
+                                    }),
                IoError);
   std::ifstream f(path);
   std::string s;

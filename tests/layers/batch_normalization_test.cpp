@@ -30,14 +30,12 @@ TEST(BatchNormalization, KerasDefaults) {
 
 TEST(BatchNormalization, Conformance) {
   // 4·C parameters, 2·C of them (moving_mean, moving_variance) non-trainable, as Keras counts them.
-  expect_layer_conformance(BatchNormalization().ptr(), LayerConformance({5, 5, 3}, {5, 5, 3})
-                                                           .trainable_params(6)
-                                                           .non_trainable_params(6)
-                                                           .training_changes_output(true));
-  expect_layer_conformance(BatchNormalization().ptr(), LayerConformance({6}, {6})
-                                                           .trainable_params(12)
-                                                           .non_trainable_params(12)
-                                                           .training_changes_output(true));
+  expect_layer_conformance(
+      BatchNormalization().ptr(),
+      LayerConformance({5, 5, 3}, {5, 5, 3}).trainable_params(6).non_trainable_params(6).training_changes_output(true));
+  expect_layer_conformance(
+      BatchNormalization().ptr(),
+      LayerConformance({6}, {6}).trainable_params(12).non_trainable_params(12).training_changes_output(true));
   expect_layer_conformance(BatchNormalization(BatchNormalizationOptions().center(false).scale(false)).ptr(),
                            LayerConformance({4}, {4}).non_trainable_params(8).training_changes_output(true));
 }
@@ -90,8 +88,7 @@ TEST(BatchNormalization, SummaryCountsMovingStatisticsAsNonTrainable) {
   // Keras cuts the name column at 28 characters + a space; Param # starts at column 55.
   const std::string row = "batch_normalization (BatchNo (None, 8)" + std::string(55 - 38, ' ') + "32";
   EXPECT_NE(text.find(row), std::string::npos) << text;
-  EXPECT_NE(text.find("Total params: 72\nTrainable params: 56\nNon-trainable params: 16\n"), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("Total params: 72\nTrainable params: 56\nNon-trainable params: 16\n"), std::string::npos) << text;
 }
 
 TEST(BatchNormalization, TrainingBatchOfOneIsAClearError) {

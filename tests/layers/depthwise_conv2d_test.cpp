@@ -15,8 +15,9 @@ TEST(DepthwiseConv2D, ParameterCountAndConformance) {
   // 3·3·C·m + C·m with C = 3, m = 2: 54 + 6.
   expect_layer_conformance(DepthwiseConv2D(DepthwiseConv2DOptions(3).depth_multiplier(2)).ptr(),
                            LayerConformance({8, 8, 3}, {6, 6, 6}).trainable_params(60));
-  expect_layer_conformance(DepthwiseConv2D(DepthwiseConv2DOptions({3, 2}).padding("same").strides(2).use_bias(false)).ptr(),
-                           LayerConformance({7, 6, 4}, {4, 3, 4}).trainable_params(3 * 2 * 4));
+  expect_layer_conformance(
+      DepthwiseConv2D(DepthwiseConv2DOptions({3, 2}).padding("same").strides(2).use_bias(false)).ptr(),
+      LayerConformance({7, 6, 4}, {4, 3, 4}).trainable_params(3 * 2 * 4));
   expect_layer_conformance(DepthwiseConv2D(DepthwiseConv2DOptions(3).dilation_rate(2).activation("relu")).ptr(),
                            LayerConformance({9, 9, 2}, {5, 5, 2}).trainable_params(20));
 }

@@ -99,8 +99,15 @@ struct FormsOptions {
 
 TEST(LayerArgs, EveryBuiltInWritesItsKerasConfigAndReadsItBack) {
   const std::vector<std::pair<std::shared_ptr<Layer>, std::string>> cases = {
-      {Conv2D(Conv2DOptions(4, {3, 2}).strides(2).padding("same").dilation_rate({1, 2}).activation("relu")
-                  .use_bias(false).name("c").input_shape(Shape{8, 8, 3})).ptr(),
+      {Conv2D(Conv2DOptions(4, {3, 2})
+                  .strides(2)
+                  .padding("same")
+                  .dilation_rate({1, 2})
+                  .activation("relu")
+                  .use_bias(false)
+                  .name("c")
+                  .input_shape(Shape{8, 8, 3}))
+           .ptr(),
        R"({"activation":"relu","dilation_rate":[1,2],"filters":4,"input_shape":[8,8,3],"kernel_size":[3,2],)"
        R"("name":"c","padding":"same","strides":[2,2],"use_bias":false})"},
       {DepthwiseConv2D(DepthwiseConv2DOptions(3).depth_multiplier(2).strides({1, 2}).name("dw")).ptr(),
@@ -144,8 +151,8 @@ TEST(LayerArgs, WriterAndReaderShareEveryJsonForm) {
   EXPECT_EQ(written.dump(),
             R"({"count":3,"dims":[1,2],"flag":true,"maybe":null,"ratio":0.5,"steps":[4,5],"window":[2,2],"word":"w"})");
 
-  const Json config = {{"flag", false}, {"count", 7},      {"ratio", 2},       {"word", "x"},
-                       {"dims", {3}},   {"window", 4},     {"maybe", 9},       {"steps", nullptr}};
+  const Json config = {{"flag", false}, {"count", 7},  {"ratio", 2}, {"word", "x"},
+                       {"dims", {3}},   {"window", 4}, {"maybe", 9}, {"steps", nullptr}};
   LayerConfigReader reader(config, "Forms");
   FormsOptions back;
   LayerArgReader args(reader);
@@ -174,10 +181,12 @@ TEST(LayerArgs, UserLayerRegisteredWithTheMacro) {
   EXPECT_EQ(layer_to_json(*m->layers()[0]).dump(),
             R"({"class_name":"Offset","config":{"input_shape":[2],"name":"offset","negate":false,"offset":1.5}})");
 
-  EXPECT_NE(error_of({{"class_name", "Offset"}, {"config", {{"name", "o"}}}}).find("layer 'o' (Offset): missing field 'offset'"),
+  EXPECT_NE(error_of({{"class_name", "Offset"}, {"config", {{"name", "o"}}}})
+                .find("layer 'o' (Offset): missing field 'offset'"),
             std::string::npos);
   auto msg = error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
-  EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos)
+      << msg;
   msg = error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"ofset", 2}}}});
   EXPECT_NE(msg.find("unknown field 'ofset' (known: input_shape, name, negate, offset)"), std::string::npos) << msg;
   torchfit::testing::expect_layer_conformance(Offset(OffsetOptions(-2.0).negate(true)).ptr(),

@@ -88,8 +88,8 @@ TEST(Dense, BadInput) {
 
 TEST(MaxPooling2D, ShapesConfig) {
   check_layer(MaxPooling2D(MaxPooling2DOptions(2)).ptr(), {148, 148, 32}, {74, 74, 32}, 0);
-  check_layer(MaxPooling2D(MaxPooling2DOptions(3).strides(std::vector<int64_t>{2, 2}).padding("same")).ptr(),
-              {7, 8, 2}, {4, 4, 2}, 0);
+  check_layer(MaxPooling2D(MaxPooling2DOptions(3).strides(std::vector<int64_t>{2, 2}).padding("same")).ptr(), {7, 8, 2},
+              {4, 4, 2}, 0);
   Sequential m;
   EXPECT_THROW(m->add(MaxPooling2D(MaxPooling2DOptions(4).input_shape(Shape{3, 3, 1}))), ConfigError);
 }
@@ -156,7 +156,8 @@ TEST(Activation, ValuesAndConfig) {
   EXPECT_NEAR(y[0][2].item<double>(), expected, 1e-6);
   Activation relu("relu");
   relu->build({2});
-  EXPECT_TRUE(at::equal(relu->forward(at::tensor({-1.0f, 2.0f}).reshape({1, 2})), at::tensor({0.0f, 2.0f}).reshape({1, 2})));
+  EXPECT_TRUE(
+      at::equal(relu->forward(at::tensor({-1.0f, 2.0f}).reshape({1, 2})), at::tensor({0.0f, 2.0f}).reshape({1, 2})));
   EXPECT_THROW(Activation("gelu2"), ConfigError);
 }
 

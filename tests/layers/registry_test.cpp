@@ -64,9 +64,9 @@ Sequential every_layer_model() {
 
 TEST(Registry, EveryBuiltInIsRegistered) {
   const auto names = registered_layers();
-  for (const char* cls : {"Activation", "AveragePooling2D", "BatchNormalization", "Conv2D", "Dense",
-                          "DepthwiseConv2D", "Dropout", "ELU", "Flatten", "GlobalAveragePooling2D",
-                          "GlobalMaxPooling2D", "LeakyReLU", "MaxPooling2D", "Reshape"}) {
+  for (const char* cls :
+       {"Activation", "AveragePooling2D", "BatchNormalization", "Conv2D", "Dense", "DepthwiseConv2D", "Dropout", "ELU",
+        "Flatten", "GlobalAveragePooling2D", "GlobalMaxPooling2D", "LeakyReLU", "MaxPooling2D", "Reshape"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), cls), names.end()) << cls;
   }
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
@@ -136,8 +136,8 @@ TEST(Registry, BadFieldsNameTheLayerAndTheField) {
   EXPECT_NE(msg.find("'drop' (Dropout): rate must be in [0, 1)"), std::string::npos) << msg;
   msg = error_of({{"class_name", "Reshape"}, {"config", {{"name", "r"}, {"target_shape", {2, "x"}}}}});
   EXPECT_NE(msg.find("'r' (Reshape): field 'target_shape' must be a list of integers"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Conv2D"}, {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", 3},
-                                                         {"input_shape", "big"}}}});
+  msg = error_of({{"class_name", "Conv2D"},
+                  {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", 3}, {"input_shape", "big"}}}});
   EXPECT_NE(msg.find("field 'input_shape' must be a list of integers"), std::string::npos) << msg;
 }
 
@@ -173,7 +173,8 @@ TEST(Registry, UserLayerRegistrationAndConformance) {
   torchfit::testing::expect_layer_conformance(std::make_shared<ScaleImpl>(2.0),
                                               torchfit::testing::LayerConformance({3}, {3}));
   Sequential m;
-  m->add(layer_from_json({{"class_name", "Scale"}, {"config", {{"name", "triple"}, {"factor", 3.0}, {"input_shape", {2}}}}}));
+  m->add(layer_from_json(
+      {{"class_name", "Scale"}, {"config", {{"name", "triple"}, {"factor", 3.0}, {"input_shape", {2}}}}}));
   EXPECT_EQ(m->layers()[0]->name(), "triple");
   EXPECT_TRUE(at::equal(m->forward(at::ones({1, 2})), at::full({1, 2}, 3.0f)));
   const auto msg = error_of({{"class_name", "Scale"}, {"config", {{"name", "s"}, {"factor", 2}, {"bias", 1}}}});

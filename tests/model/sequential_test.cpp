@@ -21,8 +21,8 @@ std::string r(const std::string& a, const std::string& b, const std::string& c) 
 TEST(Sequential, SeedCnnGoldenSummary) {
   auto model = torchfit::testing::seed_cnn();
   const std::string u(65, '_'), e(65, '=');
-  std::string golden = "Model: \"sequential\"\n" + u + "\n" + r("Layer (type)", "Output Shape", "Param #") +
-                       "\n" + e + "\n";
+  std::string golden =
+      "Model: \"sequential\"\n" + u + "\n" + r("Layer (type)", "Output Shape", "Param #") + "\n" + e + "\n";
   const std::vector<std::array<std::string, 3>> rows = {
       {"conv2d (Conv2D)", "(None, 148, 148, 32)", "896"},
       {"max_pooling2d (MaxPooling2D)", "(None, 74, 74, 32)", "0"},
@@ -54,8 +54,8 @@ TEST(Sequential, TinyMlpSummaryParamsAndProbabilities) {
   at::manual_seed(0);
   Sequential m = torchfit::testing::tiny_mlp();
   const std::string u(65, '_'), e(65, '=');
-  const std::string golden = "Model: \"sequential\"\n" + u + "\n" + r("Layer (type)", "Output Shape", "Param #") + "\n" +
-                             e + "\n" + r("dense (Dense)", "(None, 8)", "40") + "\n" + u + "\n" +
+  const std::string golden = "Model: \"sequential\"\n" + u + "\n" + r("Layer (type)", "Output Shape", "Param #") +
+                             "\n" + e + "\n" + r("dense (Dense)", "(None, 8)", "40") + "\n" + u + "\n" +
                              r("dense_1 (Dense)", "(None, 3)", "27") + "\n" + e + "\n" +
                              "Total params: 67\nTrainable params: 67\nNon-trainable params: 0\n" + u + "\n";
   EXPECT_EQ(m->summary(), golden);

@@ -1,4 +1,5 @@
-// Tests for framework/src/runtime/device.cpp: parse_device, synchronize, set_gpu_memory_fraction (_CUDA tests skip without a GPU).
+// Tests for framework/src/runtime/device.cpp: parse_device, synchronize, set_gpu_memory_fraction (_CUDA tests skip
+// without a GPU).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -43,8 +44,8 @@ TEST(Device, AutoIsCudaExactlyWhenAvailable) {
 }
 
 TEST(Device, JunkIsInvalidArgumentNamingTheValue) {
-  for (const std::string junk : {"gpu", "CPU", "", "cuda:", "cuda:x", "cuda:-1", "cuda:0:1", "cuda0", " cpu",
-                                 "cuda:1234", "tpu"}) {
+  for (const std::string junk :
+       {"gpu", "CPU", "", "cuda:", "cuda:x", "cuda:-1", "cuda:0:1", "cuda0", " cpu", "cuda:1234", "tpu"}) {
     const std::string msg = message_of<std::invalid_argument>([&] { rt::parse_device(junk); });
     EXPECT_NE(msg.find("'" + junk + "'"), std::string::npos) << msg;
     EXPECT_NE(msg.find("cpu, cuda, cuda:N"), std::string::npos) << msg;

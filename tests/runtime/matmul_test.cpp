@@ -81,7 +81,11 @@ TEST(Matmul, BenchRowsAreConsistent) {
   const std::string csv = rt::matmul_csv(rows);
   EXPECT_EQ(csv.rfind("n,method,device,threads,repeats,ms,gflops,", 0), 0u);
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
-  EXPECT_THROW(rt::run_matmul_bench([] { rt::MatmulBenchOptions b; b.sizes = {0}; return b; }()),
+  EXPECT_THROW(rt::run_matmul_bench([] {
+                 rt::MatmulBenchOptions b;
+                 b.sizes = {0};
+                 return b;
+               }()),
                std::invalid_argument);
 }
 

@@ -82,7 +82,8 @@ TEST(Process, BlasKernelsUseTheCpuAfterInitProcess) {
   if (!b.openblas) GTEST_SKIP() << b.method;
   EXPECT_FALSE(b.active.empty());
   const std::string want = rt::blas_coretype_for(rt::cpu_vector_features());
-  const bool user_choice = std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("TORCHFIT_BLAS_DEFAULTS") != nullptr;
+  const bool user_choice =
+      std::getenv("OPENBLAS_CORETYPE") != nullptr || std::getenv("TORCHFIT_BLAS_DEFAULTS") != nullptr;
   if (!want.empty() && !user_choice && rt::blas_core_rank(b.detected) != 0 &&
       b.method.find("not accepted") == std::string::npos && b.method.find("no run-time") == std::string::npos) {
     EXPECT_GE(rt::blas_core_rank(b.active), rt::blas_core_rank(want)) << b.method;
@@ -99,6 +100,7 @@ TEST(Process, BlasKernelsUseTheCpuAfterInitProcess) {
   EXPECT_TRUE(at::mm(a, a).eq(64).all().item<bool>());
   // A non-trivial product against float64.
   const at::Tensor x = at::rand({257, 129}, at::kFloat), y = at::rand({129, 190}, at::kFloat);
-  const double err = (at::mm(x, y).to(at::kDouble) - at::mm(x.to(at::kDouble), y.to(at::kDouble))).abs().max().item<double>();
+  const double err =
+      (at::mm(x, y).to(at::kDouble) - at::mm(x.to(at::kDouble), y.to(at::kDouble))).abs().max().item<double>();
   EXPECT_LT(err, 1e-3);
 }

@@ -37,7 +37,9 @@ struct NpyArray {
 /// Fortran-ordered, of another dtype, or its size does not match the shape.
 inline NpyArray read_npy(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open golden file " + path + " (regenerate: /usr/bin/python3 scripts/keras_oracle.py)");
+  if (!f)
+    throw std::runtime_error("cannot open golden file " + path +
+                             " (regenerate: /usr/bin/python3 scripts/keras_oracle.py)");
   const std::vector<char> all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   auto bad = [&](const std::string& why) { return std::runtime_error("malformed .npy file " + path + ": " + why); };
   if (all.size() < 10 || std::memcmp(all.data(), "\x93NUMPY", 6) != 0) throw bad("no NUMPY magic");
@@ -75,9 +77,12 @@ inline NpyArray read_npy(const std::string& path) {
   }
 
   size_t item = 0;
-  if (a.descr == "<f4") item = 4;
-  else if (a.descr == "|u1") item = 1;
-  else throw bad("dtype " + a.descr + " is not supported (only <f4 and |u1)");
+  if (a.descr == "<f4")
+    item = 4;
+  else if (a.descr == "|u1")
+    item = 1;
+  else
+    throw bad("dtype " + a.descr + " is not supported (only <f4 and |u1)");
   const size_t expected = static_cast<size_t>(a.numel()) * item;
   if (all.size() - data_at != expected)
     throw bad(std::to_string(all.size() - data_at) + " data bytes, the shape needs " + std::to_string(expected));

@@ -55,9 +55,9 @@ TEST(CallbackList, HooksInOrderWithZeroBasedIndicesAndParams) {
   data::TensorIterator it(x, y, 4);
   auto rec = std::make_shared<Recorder>();
   t.fit(it, FitOptions().epochs(2).verbose(0).warmup_steps(1).callbacks({rec}));
-  EXPECT_EQ(rec->calls, (std::vector<std::string>{"train_begin", "epoch_begin 0", "batch 0", "batch 1", "batch 2",
-                                                   "epoch_end 0", "epoch_begin 1", "batch 0", "batch 1", "batch 2",
-                                                   "epoch_end 1", "train_end"}));
+  EXPECT_EQ(rec->calls,
+            (std::vector<std::string>{"train_begin", "epoch_begin 0", "batch 0", "batch 1", "batch 2", "epoch_end 0",
+                                      "epoch_begin 1", "batch 0", "batch 1", "batch 2", "epoch_end 1", "train_end"}));
   EXPECT_EQ(rec->seen_params.epochs, 2);
   EXPECT_EQ(rec->seen_params.steps, 3);
   EXPECT_EQ(rec->seen_params.batch_size, 4);
@@ -75,8 +75,8 @@ TEST(CallbackList, BatchLogsHoldRunningMeansBatchValuesAndTimings) {
   // Sizes 4, 4, 2: the running mean after the last batch is the epoch's loss (weighted by size).
   double weighted = 0;
   for (const auto& l : rec->batch_logs) {
-    for (const char* k : {"loss", "accuracy", "batch_loss", "batch_accuracy", "size", "data_ms", "h2d_ms",
-                          "compute_ms", "step_ms", "warmup"}) {
+    for (const char* k : {"loss", "accuracy", "batch_loss", "batch_accuracy", "size", "data_ms", "h2d_ms", "compute_ms",
+                          "step_ms", "warmup"}) {
       EXPECT_TRUE(l.count(k)) << k;
     }
     weighted += l.at("batch_loss") * l.at("size");

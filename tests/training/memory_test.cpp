@@ -2,8 +2,8 @@
 // item() values). A leak of one step's graph (~1 MB here) would add ~200 MB over the run.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <unistd.h>
+#include <fstream>
 
 #include <torchfit/layers/dense.h>
 #include <torchfit/training/trainer.h>
@@ -36,6 +36,6 @@ TEST(Memory, RssFlatOverFiveEpochsOf200Steps) {
   t.fit(it, FitOptions().epochs(5).steps_per_epoch(40).validation_data(&val).verbose(0).callbacks({sampler}));
   ASSERT_EQ(sampler->mb.size(), 5u);
   const double growth = sampler->mb.back() - sampler->mb.front();
-  EXPECT_LT(growth, 50.0) << "RSS after epoch 1: " << sampler->mb.front() << " MB, after epoch 5: "
-                          << sampler->mb.back() << " MB";
+  EXPECT_LT(growth, 50.0) << "RSS after epoch 1: " << sampler->mb.front()
+                          << " MB, after epoch 5: " << sampler->mb.back() << " MB";
 }

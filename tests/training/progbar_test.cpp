@@ -31,10 +31,8 @@ TEST(Progbar, NonTerminalPrintsOnlyTheFinalLine) {
     bar.update(s, {{"loss", 1.0006}, {"categorical_accuracy", 0.6425}});
   }
   clock.t += 3.0;  // validation
-  bar.finalize({{"loss", 1.0006},
-                {"categorical_accuracy", 0.6425},
-                {"val_loss", 0.8249},
-                {"val_categorical_accuracy", 0.6938}});
+  bar.finalize(
+      {{"loss", 1.0006}, {"categorical_accuracy", 0.6425}, {"val_loss", 0.8249}, {"val_categorical_accuracy", 0.6938}});
   EXPECT_EQ(out.str(),
             "1000/1000 [==============================] - 38s 38ms/step - loss: 1.0006 - categorical_accuracy: "
             "0.6425 - val_loss: 0.8249 - val_categorical_accuracy: 0.6938\n");
@@ -52,7 +50,8 @@ TEST(Progbar, TerminalRewritesInPlaceWithEta) {
   clock.t += 9.0;
   for (int s = 2; s <= 10; ++s) bar.update(s, {{"loss", 0.25}});
   bar.finalize({{"loss", 0.25}});
-  EXPECT_EQ(out.str().substr(out.str().rfind('\r')), "\r10/10 [==============================] - 10s 1s/step - loss: 0.2500\n");
+  EXPECT_EQ(out.str().substr(out.str().rfind('\r')),
+            "\r10/10 [==============================] - 10s 1s/step - loss: 0.2500\n");
 }
 
 TEST(Progbar, VerboseTwoAndZeroAndSmallValues) {

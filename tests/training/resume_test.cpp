@@ -29,10 +29,7 @@ std::unique_ptr<Trainer> fresh_trainer() {
   return std::make_unique<Trainer>(seed_cnn(16, 3, 8), CompileOptions().metrics({"accuracy"}));
 }
 
-
-FitOptions opts(int epochs) {
-  return FitOptions().epochs(epochs).steps_per_epoch(4).validation_steps(2).verbose(0);
-}
+FitOptions opts(int epochs) { return FitOptions().epochs(epochs).steps_per_epoch(4).validation_steps(2).verbose(0); }
 
 void expect_same_weights(Trainer& a, Trainer& b) {
   auto pa = a.model()->named_parameters();
@@ -105,8 +102,8 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
-  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
-                          {rec_b, std::make_shared<StopAfter>(3)}));
+  first->fit(train_b,
+             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>(3)}));
   runtime::clear_interrupt();
   EXPECT_TRUE(first->interrupted());
   EXPECT_EQ(first->position().epoch, 0);
@@ -142,7 +139,8 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
-  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>()}));
+  first->fit(train_b,
+             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>()}));
   runtime::clear_interrupt();
   ASSERT_EQ(first->position().epoch, 0);
   ASSERT_EQ(first->position().step, 4);
@@ -151,14 +149,16 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
 
   auto resumed = fresh_trainer();
   data::TensorIterator train_c(x, y, 8, true, 3);
-  History h = resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
+  History h =
+      resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
   ASSERT_EQ(rec_b->values.size(), 8u);
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
   expect_same_weights(*ref, *resumed);
   ASSERT_EQ(h.epoch, (std::vector<int>{0, 1}));
   EXPECT_TRUE(std::isnan(h.history.at("loss")[0])) << "no step of epoch 1 ran after the resume";
   EXPECT_FALSE(std::isnan(h.history.at("loss")[1]));
-  EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(1).steps_per_epoch(4).verbose(0).initial_step(5)), ConfigError);
+  EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(1).steps_per_epoch(4).verbose(0).initial_step(5)),
+               ConfigError);
 }
 
 // The low-level path resume_from uses: load_checkpoint, skip, initial_epoch/initial_step by hand.

@@ -39,9 +39,7 @@ std::vector<std::string> split(const std::string& s, char sep = ',') {
 
 using torchfit::testing::tiny_mlp;
 
-CompileOptions categorical() {
-  return CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"});
-}
+CompileOptions categorical() { return CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}); }
 
 }  // namespace
 
@@ -76,8 +74,8 @@ TEST(Trainer, LearnsASeparableProblemAndReportsHistory) {
   auto x = at::randn({64, 4});
   auto labels = (x.select(1, 0) > 0).to(at::kLong);
   auto y = at::one_hot(labels, 2).to(at::kFloat);
-  Trainer t(tiny_mlp(4, 2), CompileOptions().metrics({"categorical_accuracy"}).optimizer(
-                                 OptimizerOptions().learning_rate(0.05)));
+  Trainer t(tiny_mlp(4, 2),
+            CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().learning_rate(0.05)));
   data::TensorIterator it(x, y, 16, true, 3);
   std::ostringstream out;
   auto h = t.fit(it, FitOptions().epochs(15).verbose(0).out(&out));

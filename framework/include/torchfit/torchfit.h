@@ -3,13 +3,13 @@
 /// Everything torchfit offers in one include: layers, Sequential, the data pipeline, training (fit, callbacks,
 /// predict), runtime set-up and checkpoints. torchfit/testing/ (the layer conformance helper) is separate:
 /// it needs GoogleTest.
-#include <torchfit/error.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/idx.h>
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/data/random.h>
+#include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>
 #include <torchfit/layers/activation.h>

@@ -3,8 +3,8 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/error.h>
 
-#include <opencv2/core.hpp>
 #include <spdlog/spdlog.h>
+#include <opencv2/core.hpp>
 
 #include <algorithm>
 #include <cctype>
@@ -82,8 +82,8 @@ std::vector<std::string> list_class_folders(const fs::path& dir) {
 }
 
 // Class names ordered by index, from a given class_indices map (every folder must be in it).
-std::vector<std::string> names_from_class_indices(const ClassIndices& indices,
-                                                  const std::vector<std::string>& folders, const std::string& directory) {
+std::vector<std::string> names_from_class_indices(const ClassIndices& indices, const std::vector<std::string>& folders,
+                                                  const std::string& directory) {
   std::vector<std::string> names(indices.size(), "");
   for (const auto& [name, idx] : indices) {
     if (idx < 0 || idx >= static_cast<int64_t>(names.size()) || !names[static_cast<size_t>(idx)].empty())
@@ -127,8 +127,10 @@ std::pair<size_t, size_t> subset_range(size_t n, double split, const std::string
   size_t begin = 0, end = n;
   if (split > 0) {
     const auto nval = static_cast<size_t>(split * static_cast<double>(n));
-    if (subset == "validation") end = nval;
-    else if (subset == "training") begin = nval;
+    if (subset == "validation")
+      end = nval;
+    else if (subset == "training")
+      begin = nval;
   }
   return {begin, end};
 }
@@ -188,7 +190,8 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
     throw ConfigError("target_size must be at least (1, 1), got (" + std::to_string(o.target_size()[0]) + ", " +
                       std::to_string(o.target_size()[1]) + ")");
   if (o.batch_size() < 1) throw ConfigError("batch_size must be >= 1, got " + std::to_string(o.batch_size()));
-  if (o.max_queue_size() < 1) throw ConfigError("max_queue_size must be >= 1, got " + std::to_string(o.max_queue_size()));
+  if (o.max_queue_size() < 1)
+    throw ConfigError("max_queue_size must be >= 1, got " + std::to_string(o.max_queue_size()));
   if (o.workers() < 0 || o.workers() > kMaxWorkers)
     throw ConfigError("workers must be in [0, " + std::to_string(kMaxWorkers) + "] (0 = all cores), got " +
                       std::to_string(o.workers()));
@@ -221,7 +224,8 @@ void DirectoryIterator::discover() {
   const std::vector<std::string> names = resolve_class_names(o, dir, directory_);
   for (size_t i = 0; i < names.size(); ++i) class_indices_[names[i]] = static_cast<int64_t>(i);
   if (o.class_mode() == "binary" && names.size() != 2)
-    throw ConfigError("class_mode \"binary\" needs exactly 2 classes, " + directory_ + " has " + std::to_string(names.size()));
+    throw ConfigError("class_mode \"binary\" needs exactly 2 classes, " + directory_ + " has " +
+                      std::to_string(names.size()));
   // Validation split per class before any header check, so a bad file never moves the boundary.
   const FileList list = collect_files(dir, names, o, generator_->options().validation_split(), directory_);
   const std::vector<std::string> reasons = check_headers(dir, list.files, o.workers());
@@ -306,13 +310,14 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
         std::lock_guard<std::mutex> lk(bad_mutex_);
         bad_at_runtime_.insert(cand);
       } else if (first_time) {
-        spdlog::warn("undecodable image {} is replaced by {} for the rest of the run", filepaths_[static_cast<size_t>(index)],
-                     filepaths_[static_cast<size_t>(cand)]);
+        spdlog::warn("undecodable image {} is replaced by {} for the rest of the run",
+                     filepaths_[static_cast<size_t>(index)], filepaths_[static_cast<size_t>(cand)]);
       }
     }
     if (!ok)
-      throw IoError("no readable image left in class \"" + class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] +
-                    "\" of " + directory_ + " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
+      throw IoError("no readable image left in class \"" +
+                    class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] + "\" of " + directory_ +
+                    " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
   }
   const int h = static_cast<int>(options_.target_size()[0]), w = static_cast<int>(options_.target_size()[1]);
   const int c = img.channels;
@@ -350,7 +355,8 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   if (mode == "categorical") {
     b.y = at::zeros({m, num_classes()}, at::kFloat);
     float* y = b.y.data_ptr<float>();
-    for (int64_t i = 0; i < m; ++i) y[i * num_classes() + classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]] = 1.f;
+    for (int64_t i = 0; i < m; ++i)
+      y[i * num_classes() + classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]] = 1.f;
   } else if (mode == "sparse") {
     b.y = at::empty({m}, at::kLong);
     int64_t* y = b.y.data_ptr<int64_t>();
@@ -358,7 +364,8 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   } else if (mode == "binary") {
     b.y = at::empty({m, 1}, at::kFloat);
     float* y = b.y.data_ptr<float>();
-    for (int64_t i = 0; i < m; ++i) y[i] = static_cast<float>(classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]);
+    for (int64_t i = 0; i < m; ++i)
+      y[i] = static_cast<float>(classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]);
   } else if (mode == "input") {
     b.y = b.x.clone();
   }
@@ -378,8 +385,8 @@ void DirectoryIterator::start_workers() {
       threads_.emplace_back(&DirectoryIterator::worker_loop, this);
     } catch (const std::system_error& e) {
       stop_workers();
-      throw IoError("cannot start loader thread " + std::to_string(i + 1) + " of " + std::to_string(n) + " (workers=" +
-                    std::to_string(options_.workers()) + "): " + e.what());
+      throw IoError("cannot start loader thread " + std::to_string(i + 1) + " of " + std::to_string(n) +
+                    " (workers=" + std::to_string(options_.workers()) + "): " + e.what());
     }
   }
 }

@@ -1,9 +1,8 @@
 // IDX reader (MNIST format); .gz files are decompressed through `gzip -dc`.
 #include <torchfit/data/idx.h>
 
-#include <zlib.h>
 #include <torchfit/error.h>
-
+#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -54,10 +53,10 @@ std::vector<uint8_t> read_gzip_file(const std::string& path) {
 IdxArray read_idx_file(const std::string& path) {
   const bool gz = path.size() > 3 && path.compare(path.size() - 3, 3, ".gz") == 0;
   std::vector<uint8_t> bytes = gz ? read_gzip_file(path) : slurp(path);
-  if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0)
-    throw IoError("not an IDX file (bad magic): " + path);
+  if (bytes.size() < 4 || bytes[0] != 0 || bytes[1] != 0) throw IoError("not an IDX file (bad magic): " + path);
   if (bytes[2] != 0x08)
-    throw IoError("IDX file " + path + " holds type 0x" + std::to_string(bytes[2]) + ", only unsigned bytes (0x08) are supported");
+    throw IoError("IDX file " + path + " holds type 0x" + std::to_string(bytes[2]) +
+                  ", only unsigned bytes (0x08) are supported");
   const int ndim = bytes[3];
   if (bytes.size() < 4 + 4 * static_cast<size_t>(ndim)) throw IoError("truncated IDX header: " + path);
   IdxArray a;
@@ -68,8 +67,10 @@ IdxArray read_idx_file(const std::string& path) {
   const size_t offset = 4 + 4 * static_cast<size_t>(ndim);
   const auto n = static_cast<size_t>(a.numel());
   if (bytes.size() < offset + n)
-    throw IoError("truncated IDX file " + path + ": " + std::to_string(bytes.size() - offset) + " data bytes, dims need " + std::to_string(n));
-  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset), bytes.begin() + static_cast<std::ptrdiff_t>(offset + n));
+    throw IoError("truncated IDX file " + path + ": " + std::to_string(bytes.size() - offset) +
+                  " data bytes, dims need " + std::to_string(n));
+  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(offset),
+                bytes.begin() + static_cast<std::ptrdiff_t>(offset + n));
   return a;
 }
 

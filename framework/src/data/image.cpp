@@ -42,9 +42,12 @@ ColorMode parse_color_mode(const std::string& name) {
 
 int channels_of(ColorMode mode) {
   switch (mode) {
-    case ColorMode::rgb: return 3;
-    case ColorMode::grayscale: return 1;
-    case ColorMode::rgba: return 4;
+    case ColorMode::rgb:
+      return 3;
+    case ColorMode::grayscale:
+      return 1;
+    case ColorMode::rgba:
+      return 4;
   }
   return 3;
 }
@@ -161,14 +164,15 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
   if (mode == ColorMode::rgb && keep_gray && !colour_file) req = 1;  // L or LA: stb drops the alpha
 
   int got = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> px(
-      stbi_load_from_memory(data, static_cast<int>(size), &w, &h, &got, req), stbi_image_free);
+  std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(data, static_cast<int>(size), &w, &h, &got, req),
+                                               stbi_image_free);
   if (!px) {
     const char* why = stbi_failure_reason();
     throw IoError("cannot decode image " + what + ": " + (why ? why : "corrupt data"));
   }
   if (w <= 0 || h <= 0) {  // found by tests/data/fuzz_regressions/bmp_zero_width.bmp
-    throw IoError("cannot decode image " + what + ": empty image (" + std::to_string(w) + "x" + std::to_string(h) + ")");
+    throw IoError("cannot decode image " + what + ": empty image (" + std::to_string(w) + "x" + std::to_string(h) +
+                  ")");
   }
   Image img;
   img.height = h;
@@ -206,14 +210,19 @@ std::vector<int> nearest_table(int in, int out_size) {
 
 Image resize_image(const Image& image, int height, int width, const std::string& interpolation) {
   int flag;
-  if (interpolation == "nearest") flag = cv::INTER_NEAREST_EXACT;
-  else if (interpolation == "bilinear") flag = cv::INTER_LINEAR;
-  else if (interpolation == "bicubic") flag = cv::INTER_CUBIC;
-  else if (interpolation == "area") flag = cv::INTER_AREA;
+  if (interpolation == "nearest")
+    flag = cv::INTER_NEAREST_EXACT;
+  else if (interpolation == "bilinear")
+    flag = cv::INTER_LINEAR;
+  else if (interpolation == "bicubic")
+    flag = cv::INTER_CUBIC;
+  else if (interpolation == "area")
+    flag = cv::INTER_AREA;
   else
     throw ConfigError("interpolation must be nearest, bilinear, bicubic or area, got \"" + interpolation + "\"");
   if (height < 1 || width < 1)
-    throw ConfigError("resize target must be at least 1x1, got " + std::to_string(height) + "x" + std::to_string(width));
+    throw ConfigError("resize target must be at least 1x1, got " + std::to_string(height) + "x" +
+                      std::to_string(width));
   if (image.height == height && image.width == width) return image;
   Image out;
   out.height = height;
@@ -226,7 +235,8 @@ Image resize_image(const Image& image, int height, int width, const std::string&
     uint8_t* dst = out.pixels.data();
     for (int y = 0; y < height; ++y) {
       const uint8_t* row = image.pixels.data() + static_cast<size_t>(ys[static_cast<size_t>(y)]) * image.width * c;
-      for (int x = 0; x < width; ++x, dst += c) std::memcpy(dst, row + static_cast<size_t>(xs[static_cast<size_t>(x)]) * c, static_cast<size_t>(c));
+      for (int x = 0; x < width; ++x, dst += c)
+        std::memcpy(dst, row + static_cast<size_t>(xs[static_cast<size_t>(x)]) * c, static_cast<size_t>(c));
     }
     return out;
   }
@@ -271,8 +281,7 @@ at::Tensor image_to_tensor(const Image& image) {
   float* out = t.data_ptr<float>();
   const size_t plane = static_cast<size_t>(image.height) * image.width;
   for (size_t i = 0; i < plane; ++i)
-    for (int c = 0; c < image.channels; ++c)
-      out[c * plane + i] = image.pixels[i * image.channels + c];
+    for (int c = 0; c < image.channels; ++c) out[c * plane + i] = image.pixels[i * image.channels + c];
   return t;
 }
 

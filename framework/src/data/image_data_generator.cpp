@@ -25,7 +25,8 @@ int border_mode_of(const std::string& fill_mode) {
 }
 
 void require_non_negative(double v, const char* name) {
-  if (!(v >= 0)) throw ConfigError(std::string("ImageDataGenerator: ") + name + " must be >= 0, got " + std::to_string(v));
+  if (!(v >= 0))
+    throw ConfigError(std::string("ImageDataGenerator: ") + name + " must be >= 0, got " + std::to_string(v));
 }
 
 // 3×3 product a·b of row-major affine matrices stored as 3×3.
@@ -41,8 +42,12 @@ M3 mul(const M3& a, const M3& b) {
 }  // namespace
 
 ImageDataGeneratorOptions article_augmentation() {
-  return ImageDataGeneratorOptions().rescale(1.0 / 255).shear_range(0.2).zoom_range(0.2).rotation_range(20).horizontal_flip(
-      true);
+  return ImageDataGeneratorOptions()
+      .rescale(1.0 / 255)
+      .shear_range(0.2)
+      .zoom_range(0.2)
+      .rotation_range(20)
+      .horizontal_flip(true);
 }
 
 ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : options_(std::move(options)) {
@@ -59,16 +64,17 @@ ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : opti
   if (o.brightness_range() && !((*o.brightness_range())[0] <= (*o.brightness_range())[1]))
     throw ConfigError("ImageDataGenerator: brightness_range must satisfy lo <= hi");
   if (!(o.validation_split() >= 0 && o.validation_split() < 1))
-    throw ConfigError("ImageDataGenerator: validation_split must be in [0, 1), got " + std::to_string(o.validation_split()));
+    throw ConfigError("ImageDataGenerator: validation_split must be in [0, 1), got " +
+                      std::to_string(o.validation_split()));
   border_mode_ = border_mode_of(o.fill_mode());
   if (o.samplewise_std_normalization()) options_.samplewise_center(true);  // as Keras
 }
 
 bool ImageDataGenerator::augments() const {
   const auto& o = options_;
-  return o.rotation_range() != 0 || o.width_shift_range() != 0 || o.height_shift_range() != 0 ||
-         o.shear_range() != 0 || o.zoom_range()[0] != 1 || o.zoom_range()[1] != 1 || o.horizontal_flip() ||
-         o.vertical_flip() || o.channel_shift_range() != 0 || o.brightness_range().has_value();
+  return o.rotation_range() != 0 || o.width_shift_range() != 0 || o.height_shift_range() != 0 || o.shear_range() != 0 ||
+         o.zoom_range()[0] != 1 || o.zoom_range()[1] != 1 || o.horizontal_flip() || o.vertical_flip() ||
+         o.channel_shift_range() != 0 || o.brightness_range().has_value();
 }
 
 TransformParams ImageDataGenerator::get_random_transform(int height, int width, Rng& rng) const {
@@ -212,8 +218,10 @@ void ImageDataGenerator::transform_into(float* hwc, int height, int width, int c
 }
 
 at::Tensor ImageDataGenerator::apply_transform(const at::Tensor& image, const TransformParams& p) const {
-  if (image.dim() != 3) throw ConfigError("apply_transform expects a (C, H, W) image, got " + std::to_string(image.dim()) + " dims");
-  const int c = static_cast<int>(image.size(0)), h = static_cast<int>(image.size(1)), w = static_cast<int>(image.size(2));
+  if (image.dim() != 3)
+    throw ConfigError("apply_transform expects a (C, H, W) image, got " + std::to_string(image.dim()) + " dims");
+  const int c = static_cast<int>(image.size(0)), h = static_cast<int>(image.size(1)),
+            w = static_cast<int>(image.size(2));
   // A fresh copy: augment_hwc works in place and the caller's image must stay untouched.
   at::Tensor hwc = image.to(at::kFloat).permute({1, 2, 0}).clone(at::MemoryFormat::Contiguous);
   std::vector<float> scratch(static_cast<size_t>(c) * h * w);

@@ -20,7 +20,8 @@ TensorIterator::TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, b
 void TensorIterator::new_pass() {
   const int64_t n = x_.size(0);
   if (shuffle_) {
-    auto gen = at::make_generator<at::CPUGeneratorImpl>(seed_ + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(pass_ + 1));
+    auto gen =
+        at::make_generator<at::CPUGeneratorImpl>(seed_ + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(pass_ + 1));
     order_ = at::randperm(n, gen, at::TensorOptions().dtype(at::kLong));
   } else {
     order_ = at::arange(n, at::kLong);

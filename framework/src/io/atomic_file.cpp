@@ -40,7 +40,8 @@ void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write_to, bool durable) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir)) throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+  if (!fs::is_directory(dir))
+    throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
   if (durable) remove_stale_temporaries(dir, target.filename().string());
   const std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
   try {
@@ -61,13 +62,16 @@ void write_atomically(const std::string& path, const std::function<void(const st
 }
 
 void write_text_atomically(const std::string& path, const std::string& text, bool durable) {
-  write_atomically(path, [&](const std::string& tmp) {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw IoError("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
-    f << text;
-    f.flush();
-    if (!f) throw IoError("cannot write '" + tmp + "' (disk full?)");
-  }, durable);
+  write_atomically(
+      path,
+      [&](const std::string& tmp) {
+        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+        if (!f) throw IoError("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
+        f << text;
+        f.flush();
+        if (!f) throw IoError("cannot write '" + tmp + "' (disk full?)");
+      },
+      durable);
 }
 
 void sync_filesystem(const std::string& path) {

@@ -173,8 +173,8 @@ void load_optimizer_state(const std::string& path, torch::serialize::InputArchiv
       state.optimizer->load(optim);
     } catch (const std::exception& e) {
       std::string why = e.what();
-      throw IoError("checkpoint '" + path + "': optimizer state does not fit this model: " +
-                    why.substr(0, why.find('\n')));
+      throw IoError("checkpoint '" + path +
+                    "': optimizer state does not fit this model: " + why.substr(0, why.find('\n')));
     }
   }
   const double lr = saved.value("learning_rate", optimizer_lr(state));

@@ -33,8 +33,8 @@ namespace torchfit::detail {
 
 /// Output length of one spatial axis for Keras padding "valid" | "same" (kernel k, stride s, dilation d),
 /// and the (before, after) padding "same" needs. Returns 0 when a "valid" window does not fit.
-inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding,
-                             int64_t* before, int64_t* after) {
+inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding, int64_t* before,
+                             int64_t* after) {
   *before = *after = 0;
   if (padding == "same") {
     auto [b, a] = same_padding(in, k, s, d);

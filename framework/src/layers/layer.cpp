@@ -79,8 +79,7 @@ std::string keras_snake_case(const std::string& s) {
   }
   std::string b;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (i > 0 && std::islower(static_cast<unsigned char>(a[i - 1])) &&
-        std::isupper(static_cast<unsigned char>(a[i]))) {
+    if (i > 0 && std::islower(static_cast<unsigned char>(a[i - 1])) && std::isupper(static_cast<unsigned char>(a[i]))) {
       b += '_';
     }
     b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));

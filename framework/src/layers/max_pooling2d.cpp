@@ -16,8 +16,8 @@ MaxPooling2DImpl::MaxPooling2DImpl(MaxPooling2DOptions opts)
 }
 
 Shape MaxPooling2DImpl::build_impl(const Shape& in) {
-  const auto hw = detail::window_output_2d(describe(), "pool", in, *options.pool_size(), strides_, {1, 1},
-                                           options.padding(), pad_);
+  const auto hw =
+      detail::window_output_2d(describe(), "pool", in, *options.pool_size(), strides_, {1, 1}, options.padding(), pad_);
   return {hw[0], hw[1], in[2]};
 }
 
@@ -26,8 +26,7 @@ at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
   if (pad_[0] + pad_[1] + pad_[2] + pad_[3] == 0) {
     return at::max_pool2d(x, {p[0], p[1]}, strides_);
   }
-  auto padded = at::constant_pad_nd(x, {pad_[2], pad_[3], pad_[0], pad_[1]},
-                                    -std::numeric_limits<float>::infinity());
+  auto padded = at::constant_pad_nd(x, {pad_[2], pad_[3], pad_[0], pad_[1]}, -std::numeric_limits<float>::infinity());
   return at::max_pool2d(padded, {p[0], p[1]}, strides_);
 }
 

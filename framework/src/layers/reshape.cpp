@@ -24,8 +24,10 @@ Shape ReshapeImpl::build_impl(const Shape& in) {
   int64_t known = 1;
   int64_t* unknown = nullptr;
   for (auto& d : out) {
-    if (d == -1) unknown = &d;
-    else known *= d;
+    if (d == -1)
+      unknown = &d;
+    else
+      known *= d;
   }
   if (unknown && n % known == 0) *unknown = n / known;
   if (shape_numel(out) != n) {

@@ -94,8 +94,7 @@ int visible_cuda_devices() { return at::hasCUDA() ? static_cast<int>(torch::cuda
 c10::Device checked_cuda(int index, const std::string& spec) {
   const std::string reason = detail::cuda_unavailable_reason();
   if (!reason.empty()) {
-    throw Error("device '" + spec + "' requested, but CUDA cannot be used: " + reason +
-                ". Use --device cpu (or auto)");
+    throw Error("device '" + spec + "' requested, but CUDA cannot be used: " + reason + ". Use --device cpu (or auto)");
   }
   const int n = visible_cuda_devices();
   if (index >= n) {
@@ -161,8 +160,8 @@ void set_gpu_memory_fraction(double fraction, const c10::Device& device) {
                 " CUDA device(s))");
   }
   // An empty tensor initialises CUDA and the caching allocator for this device without allocating.
-  (void)at::empty({0}, at::TensorOptions().device(c10::Device(c10::DeviceType::CUDA,
-                                                               static_cast<c10::DeviceIndex>(index))));
+  (void)at::empty({0},
+                  at::TensorOptions().device(c10::Device(c10::DeviceType::CUDA, static_cast<c10::DeviceIndex>(index))));
   c10::cuda::CUDACachingAllocator::setMemoryFraction(fraction, static_cast<c10::DeviceIndex>(index));
   const auto gpus = detail::gpu_properties();
   const double gib = index < static_cast<int>(gpus.size())

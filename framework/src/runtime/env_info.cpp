@@ -56,11 +56,10 @@ std::string hostname() {
 
 // Version "major.minor[.patch]" from CUDA's integer encodings (12010 -> 12.1, cuDNN 8902 -> 8.9.2,
 // cuDNN 9.x: 90100 -> 9.1.0).
-std::string cuda_version_string(long v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
+std::string cuda_version_string(long v) { return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10); }
 std::string cudnn_version_string(long v) {
-  if (v >= 90000) return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+  if (v >= 90000)
+    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 100) + "." + std::to_string(v % 100);
 }
 
@@ -136,9 +135,9 @@ nlohmann::json environment_info(const c10::Device& device, int threads) {
   if (cuda["runtime_version"].is_null()) {
     info["build"] = "CPU-only LibTorch";
   } else {
-    info["build"] = "CUDA " + cuda["runtime_version"].get<std::string>() + ", cuDNN " +
-                    (cuda["cudnn_version"].is_null() ? std::string("not available")
-                                                     : cuda["cudnn_version"].get<std::string>());
+    info["build"] =
+        "CUDA " + cuda["runtime_version"].get<std::string>() + ", cuDNN " +
+        (cuda["cudnn_version"].is_null() ? std::string("not available") : cuda["cudnn_version"].get<std::string>());
   }
 
   json gpus = json::array();
@@ -155,9 +154,8 @@ nlohmann::json environment_info(const c10::Device& device, int threads) {
   info["cpu"] = {{"model", cpu_model()},
                  {"logical_cpus", static_cast<int>(std::thread::hardware_concurrency())},
                  {"cores_available", cpu_cores()}};
-  info["threads"] = {{"requested", threads},
-                     {"intra_op", at::get_num_threads()},
-                     {"inter_op", at::get_num_interop_threads()}};
+  info["threads"] = {
+      {"requested", threads}, {"intra_op", at::get_num_threads()}, {"inter_op", at::get_num_interop_threads()}};
 
   const std::string parallel = at::get_parallel_info();
   const std::string config = at::show_config();
@@ -170,8 +168,8 @@ nlohmann::json environment_info(const c10::Device& device, int threads) {
   const MemoryRetention mem = memory_retention();
   info["memory_retention"] = {{"applied", mem.applied}, {"method", mem.method}};
   const BlasKernels blas = blas_kernels();
-  info["blas_kernels"] = {{"openblas", blas.openblas}, {"detected", blas.detected}, {"active", blas.active},
-                          {"method", blas.method}};
+  info["blas_kernels"] = {
+      {"openblas", blas.openblas}, {"detected", blas.detected}, {"active", blas.active}, {"method", blas.method}};
   return info;
 }
 
@@ -195,8 +193,7 @@ std::string format_header(const nlohmann::json& info) {
     }
   }
   const json cpu = info.contains("cpu") ? info["cpu"] : json::object();
-  o << "\n  CPU        " << str_or(cpu, "model") << ", " << str_or(cpu, "cores_available")
-    << " cores available";
+  o << "\n  CPU        " << str_or(cpu, "model") << ", " << str_or(cpu, "cores_available") << " cores available";
   const json th = info.contains("threads") ? info["threads"] : json::object();
   const int requested = th.value("requested", 0);
   o << "\n  Threads    " << str_or(th, "intra_op") << " intra-op, " << str_or(th, "inter_op")

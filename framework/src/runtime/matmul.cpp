@@ -44,8 +44,8 @@ std::vector<double> repeat(F&& fn, double min_time_s, int min_repeats, int max_r
 }  // namespace
 
 at::Tensor naive_matmul(const at::Tensor& a_in, const at::Tensor& b_in) {
-  if (a_in.dim() != 2 || b_in.dim() != 2 || a_in.scalar_type() != at::kFloat ||
-      b_in.scalar_type() != at::kFloat || !a_in.device().is_cpu() || !b_in.device().is_cpu()) {
+  if (a_in.dim() != 2 || b_in.dim() != 2 || a_in.scalar_type() != at::kFloat || b_in.scalar_type() != at::kFloat ||
+      !a_in.device().is_cpu() || !b_in.device().is_cpu()) {
     throw std::invalid_argument("naive_matmul: expects 2-D float32 CPU tensors");
   }
   if (a_in.size(1) != b_in.size(0)) {
@@ -133,8 +133,8 @@ struct CudaOperands {
 };
 
 // LibTorch on `cuda` after `cuda_warmup` untimed products, synchronised before every clock read.
-MatmulRow time_cuda_mm(const CudaOperands& d, const at::Tensor& reference, const MatmulBenchOptions& o,
-                       int threads, const c10::Device& cuda) {
+MatmulRow time_cuda_mm(const CudaOperands& d, const at::Tensor& reference, const MatmulBenchOptions& o, int threads,
+                       const c10::Device& cuda) {
   at::Tensor dc = d.c;
   for (int i = 0; i < std::max(1, o.cuda_warmup); ++i) at::mm_out(dc, d.a, d.b);
   synchronize(cuda);

@@ -84,10 +84,11 @@ BlasKernels select_blas_kernels() {
     return {true, detected, detected, "OpenBLAS core " + detected + " (no run-time kernel selection in this build)"};
   if (opted_out("TORCHFIT_BLAS_DEFAULTS"))
     return {true, detected, detected,
-            "OpenBLAS core " + detected + " (left as OpenBLAS chose: TORCHFIT_BLAS_DEFAULTS=" +
-                std::getenv("TORCHFIT_BLAS_DEFAULTS") + ")"};
+            "OpenBLAS core " + detected +
+                " (left as OpenBLAS chose: TORCHFIT_BLAS_DEFAULTS=" + std::getenv("TORCHFIT_BLAS_DEFAULTS") + ")"};
   if (const char* user = std::getenv("OPENBLAS_CORETYPE"); user != nullptr && *user != '\0')
-    return {true, detected, detected, "OpenBLAS core " + detected + " (OPENBLAS_CORETYPE=" + user + " set by the user)"};
+    return {true, detected, detected,
+            "OpenBLAS core " + detected + " (OPENBLAS_CORETYPE=" + user + " set by the user)"};
   const std::string want = blas_coretype_for(cpu_vector_features());
   if (want.empty() || blas_core_rank(detected) == 0 || blas_core_rank(detected) >= blas_core_rank(want))
     return {true, detected, detected, "OpenBLAS core " + detected + " (matches the CPU)"};
@@ -100,11 +101,15 @@ BlasKernels select_blas_kernels() {
   if (strcasecmp(active.c_str(), want.c_str()) != 0) {
     dyn_quit();  // not accepted: back to OpenBLAS's own choice
     dyn_init();
-    return {true, detected, corename(), "OpenBLAS core " + detected + " kept (" + want + " not accepted by this OpenBLAS)"};
+    return {true, detected, corename(),
+            "OpenBLAS core " + detected + " kept (" + want + " not accepted by this OpenBLAS)"};
   }
   return {true, detected, active,
           "OpenBLAS core " + active + " (OpenBLAS chose " + detected + " for this unknown CPU model; the CPU has " +
-              (blas_core_rank(want) == 4 ? "AVX-512" : blas_core_rank(want) == 3 ? "AVX2+FMA" : "AVX") + ")"};
+              (blas_core_rank(want) == 4   ? "AVX-512"
+               : blas_core_rank(want) == 3 ? "AVX2+FMA"
+                                           : "AVX") +
+              ")"};
 }
 
 }  // namespace
@@ -160,8 +165,7 @@ int cpu_cores() {
 
 int init_process(int threads) {
   if (threads < 0) {
-    throw std::invalid_argument("init_process: threads must be >= 0 (0 = all cores), got " +
-                                std::to_string(threads));
+    throw std::invalid_argument("init_process: threads must be >= 0 (0 = all cores), got " + std::to_string(threads));
   }
   std::lock_guard<std::mutex> lock(g_mutex);
   const bool first = !g_initialised;

@@ -15,8 +15,8 @@ std::string shape_text(const at::Tensor& t) {
 
 void expect_same_shape(const std::string& loss, const at::Tensor& out, const at::Tensor& y) {
   if (out.sizes() != y.sizes()) {
-    throw ConfigError(loss + ": target shape " + shape_text(y) + " does not match the model output " +
-                      shape_text(out) + " (class_mode must fit the loss: categorical ⇒ one-hot (N, K))");
+    throw ConfigError(loss + ": target shape " + shape_text(y) + " does not match the model output " + shape_text(out) +
+                      " (class_mode must fit the loss: categorical ⇒ one-hot (N, K))");
   }
 }
 }  // namespace
@@ -36,8 +36,7 @@ bool loss_uses_logits(const std::string& loss, const std::string& activation) {
   return false;
 }
 
-at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
-                        bool from_logits) {
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits) {
   check_loss(name);
   if (name == "categorical_crossentropy") {
     expect_same_shape(name, output, target);

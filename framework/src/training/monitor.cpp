@@ -40,8 +40,7 @@ double Monitor::get(const Logs& logs, const std::string& who) const {
   if (it == logs.end()) {
     std::string keys;
     for (const auto& [k, v] : logs) keys += (keys.empty() ? "" : ", ") + k;
-    throw ConfigError(who + ": monitored value '" + monitor_ + "' is not in the epoch logs (available: " + keys +
-                      ")");
+    throw ConfigError(who + ": monitored value '" + monitor_ + "' is not in the epoch logs (available: " + keys + ")");
   }
   return it->second;
 }

@@ -116,7 +116,8 @@ void RunLogger::on_epoch_begin(int epoch, const Logs&) {
 void RunLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
   last_batch_end_ms_ = detail::steady_ms();
   steps_csv_ << epoch_ + 1 << "," << batch + 1;
-  for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"}) steps_csv_ << "," << csv_cell(logs, k);
+  for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"})
+    steps_csv_ << "," << csv_cell(logs, k);
   for (const auto& m : trainer().metric_names()) steps_csv_ << "," << csv_cell(logs, "batch_" + m);
   steps_csv_ << "\n";
   check_written(steps_csv_, std::filesystem::path(options_.run_dir()) / "steps.csv");
@@ -157,16 +158,20 @@ void RunLogger::on_train_end(const Logs& logs) {
   nlohmann::json warm = nlohmann::json::array();
   for (const auto& s : t.step_timings()) {
     if (!s.warmup) continue;
-    warm.push_back({{"epoch", s.epoch}, {"step", s.step}, {"data_ms", s.data_ms}, {"h2d_ms", s.h2d_ms},
-                    {"compute_ms", s.compute_ms}, {"step_ms", s.step_ms}});
+    warm.push_back({{"epoch", s.epoch},
+                    {"step", s.step},
+                    {"data_ms", s.data_ms},
+                    {"h2d_ms", s.h2d_ms},
+                    {"compute_ms", s.compute_ms},
+                    {"step_ms", s.step_ms}});
   }
   const auto& pos = t.position();
   run_json_["warmup"] = warm;
   run_json_["epoch_summaries"] = epoch_summaries_;
   run_json_["final_metrics"] = logs;
   run_json_["status"] = t.interrupted() ? "interrupted" : t.stop_training ? "stopped early" : "completed";
-  run_json_["position"] = {{"epoch", pos.epoch}, {"step", pos.step}, {"train_batches", pos.train_batches},
-                           {"val_batches", pos.val_batches}};
+  run_json_["position"] = {
+      {"epoch", pos.epoch}, {"step", pos.step}, {"train_batches", pos.train_batches}, {"val_batches", pos.val_batches}};
   write_run_json();
   steps_csv_.close();
   epochs_csv_.close();

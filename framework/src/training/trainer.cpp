@@ -166,8 +166,8 @@ void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOpt
 std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const {
   std::vector<CallbackPtr> list;
   if (opt.verbose() > 0) {
-    list.push_back(
-        std::make_shared<ProgbarLogger>(ProgbarLoggerOptions().out(opt.out()).dynamic(opt.dynamic()).clock(opt.clock())));
+    list.push_back(std::make_shared<ProgbarLogger>(
+        ProgbarLoggerOptions().out(opt.out()).dynamic(opt.dynamic()).clock(opt.clock())));
   }
   if (!opt.run_dir().empty()) {
     list.push_back(std::make_shared<RunLogger>(RunLoggerOptions(opt.run_dir()).run_info(opt.run_info())));
@@ -227,8 +227,12 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   t.h2d_ms = t2 - t1;
   t.compute_ms = t3 - t2;
   t.step_ms = detail::steady_ms() - t0;
-  logs.insert({{"size", static_cast<double>(n)}, {"data_ms", t.data_ms}, {"h2d_ms", t.h2d_ms},
-               {"compute_ms", t.compute_ms}, {"step_ms", t.step_ms}, {"warmup", t.warmup ? 1.0 : 0.0}});
+  logs.insert({{"size", static_cast<double>(n)},
+               {"data_ms", t.data_ms},
+               {"h2d_ms", t.h2d_ms},
+               {"compute_ms", t.compute_ms},
+               {"step_ms", t.step_ms},
+               {"warmup", t.warmup ? 1.0 : 0.0}});
   return logs;
 }
 
@@ -257,7 +261,8 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     auto [x, y] = to_device(batch);
     at::Tensor out = model_output(x);
     std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
-    for (size_t i = 0; i < batch_sums.size(); ++i) batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
+    for (size_t i = 0; i < batch_sums.size(); ++i)
+      batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
     sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
@@ -276,8 +281,8 @@ void Trainer::save_checkpoint(const std::string& path, const std::map<std::strin
 }
 
 io::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
-  io::CheckpointInfo info =
-      io::load_checkpoint(path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}});
+  io::CheckpointInfo info = io::load_checkpoint(
+      path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}});
   position_ = info.position;
   return info;
 }

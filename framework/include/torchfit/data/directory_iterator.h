@@ -140,7 +140,9 @@ class DirectoryIterator : public BatchIterator {
   /// Class names ordered by index.
   std::vector<std::string> class_names() const;
   /// Shape of one sample, (C, H, W).
-  std::array<int64_t, 3> image_shape() const { return {channels_, options_.target_size()[0], options_.target_size()[1]}; }
+  std::array<int64_t, 3> image_shape() const {
+    return {channels_, options_.target_size()[0], options_.target_size()[1]};
+  }
   /// Files left out at construction, with reasons.
   const std::vector<SkippedFile>& skipped() const { return skipped_; }
   /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
@@ -201,8 +203,8 @@ class DirectoryIterator : public BatchIterator {
   std::condition_variable cv_;
   std::vector<Slot> slots_;
   std::vector<std::thread> threads_;
-  int64_t next_job_ = 0;   // next batch job a worker will claim (global batch counter)
-  int64_t consumed_ = 0;   // batches handed out by next()
+  int64_t next_job_ = 0;  // next batch job a worker will claim (global batch counter)
+  int64_t consumed_ = 0;  // batches handed out by next()
   std::atomic<bool> stop_{false};
 };
 

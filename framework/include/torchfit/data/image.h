@@ -25,9 +25,7 @@ struct Image {
   int channels = 0;
   std::vector<uint8_t> pixels;
   /// Byte at row y, column x, channel c.
-  uint8_t at(int y, int x, int c) const {
-    return pixels[(static_cast<size_t>(y) * width + x) * channels + c];
-  }
+  uint8_t at(int y, int x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
 };
 
 /// Cheap validity check of an image file without decoding it: the file is non-empty, its magic bytes
@@ -58,8 +56,8 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
                    bool keep_gray = false);
 
 /// Resizes to (height, width) pixels with Keras's interpolation names: "nearest" (default in Keras;
-/// bit-identical to PIL's NEAREST, source pixel = floor((k + 0.5)·in/out) as PIL accumulates it), "bilinear", "bicubic", "area".
-/// Upscaling with bilinear matches PIL; downscaling with bilinear/bicubic does not antialias the way
+/// bit-identical to PIL's NEAREST, source pixel = floor((k + 0.5)·in/out) as PIL accumulates it), "bilinear",
+/// "bicubic", "area". Upscaling with bilinear matches PIL; downscaling with bilinear/bicubic does not antialias the way
 /// PIL does (use "area" to downscale). Returns the input unchanged when the size already matches.
 /// Errors: ConfigError for an unknown interpolation or a size < 1.
 Image resize_image(const Image& image, int height, int width, const std::string& interpolation = "nearest");

@@ -23,12 +23,12 @@ struct FlowOptions;
 /// shifts in pixels. tx shifts along the HEIGHT (rows), ty along the WIDTH (columns) — Keras's
 /// naming. zx scales rows, zy columns; a zoom > 1 shows the content smaller (output→input mapping).
 struct TransformParams {
-  double theta = 0;   ///< rotation, degrees
-  double tx = 0;      ///< shift along rows (height), pixels
-  double ty = 0;      ///< shift along columns (width), pixels
-  double shear = 0;   ///< shear angle, degrees
-  double zx = 1;      ///< zoom along rows
-  double zy = 1;      ///< zoom along columns
+  double theta = 0;  ///< rotation, degrees
+  double tx = 0;     ///< shift along rows (height), pixels
+  double ty = 0;     ///< shift along columns (width), pixels
+  double shear = 0;  ///< shear angle, degrees
+  double zx = 1;     ///< zoom along rows
+  double zy = 1;     ///< zoom along columns
   bool flip_horizontal = false;
   bool flip_vertical = false;
   std::optional<double> channel_shift_intensity;  ///< added to every channel, clipped to the image's min..max
@@ -162,8 +162,7 @@ class ImageDataGenerator {
   /// Keras flow_from_directory: a DirectoryIterator over `directory` that applies this generator
   /// (augmentation only for subset "training" or no subset; subset "validation" only standardises).
   /// See FlowOptions for the arguments and DirectoryIterator for the errors.
-  std::unique_ptr<DirectoryIterator> flow_from_directory(const std::string& directory,
-                                                         const FlowOptions& flow) const;
+  std::unique_ptr<DirectoryIterator> flow_from_directory(const std::string& directory, const FlowOptions& flow) const;
 
  private:
   ImageDataGeneratorOptions options_;

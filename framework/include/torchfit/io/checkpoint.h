@@ -26,10 +26,10 @@ struct TrainingPosition {
 
 /// Metadata stored beside the weights.
 struct CheckpointInfo {
-  nlohmann::json model_config;                    ///< Sequential::to_json()
-  nlohmann::json compile;                         ///< loss, optimizer (name, lr, …), metrics
-  std::map<std::string, int64_t> class_indices;   ///< class name → index
-  TrainingPosition position;                      ///< epoch/step reached and batches taken from the sources
+  nlohmann::json model_config;                   ///< Sequential::to_json()
+  nlohmann::json compile;                        ///< loss, optimizer (name, lr, …), metrics
+  std::map<std::string, int64_t> class_indices;  ///< class name → index
+  TrainingPosition position;                     ///< epoch/step reached and batches taken from the sources
   std::string torchfit_version;
 };
 

@@ -11,8 +11,7 @@ namespace torchfit {
 
 /// Options of Conv2D. Required: filters, kernel_size. Defaults as Keras.
 struct Conv2DOptions {
-  Conv2DOptions(int64_t filters, torch::ExpandingArray<2> kernel_size)
-      : filters_(filters), kernel_size_(kernel_size) {}
+  Conv2DOptions(int64_t filters, torch::ExpandingArray<2> kernel_size) : filters_(filters), kernel_size_(kernel_size) {}
   /// For the registry only (layer_args.h): leaves filters and kernel_size unset, to be read from a config.
   explicit Conv2DOptions(FromConfig) : filters_(0), kernel_size_(0) {}
   /// Number of output channels (> 0).

@@ -27,8 +27,8 @@
 #include <optional>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/expanding_array.h>
+#include <nlohmann/json.hpp>
 
 namespace torchfit {
 

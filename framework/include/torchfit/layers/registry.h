@@ -9,9 +9,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/expanding_array.h>
 #include <torchfit/layers/layer.h>
+#include <nlohmann/json.hpp>
 
 namespace torchfit {
 
@@ -132,9 +132,13 @@ class LayerArgReader {
 
  private:
   template <typename T>
-  struct Unwrap { using type = T; };
+  struct Unwrap {
+    using type = T;
+  };
   template <typename T>
-  struct Unwrap<std::optional<T>> { using type = T; };
+  struct Unwrap<std::optional<T>> {
+    using type = T;
+  };
 
   template <typename T>
   T value(const std::string& key) {
@@ -222,9 +226,9 @@ std::vector<std::string> registered_layers();
 /// initialisation. A static library's object file that nothing references is dropped by the linker, and
 /// its registration with it: torchfit's registry.cpp references each built-in layer's function, so
 /// built-ins are always there; put user layers in the program's own sources or an OBJECT library.
-#define TORCHFIT_REGISTER_LAYER(CLASS)                                                  \
-  ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {                \
-    return ::torchfit::layer_registration<CLASS##Impl>(#CLASS);                        \
-  }                                                                                    \
-  [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS =               \
+#define TORCHFIT_REGISTER_LAYER(CLASS)                                   \
+  ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {  \
+    return ::torchfit::layer_registration<CLASS##Impl>(#CLASS);          \
+  }                                                                      \
+  [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS = \
       ::torchfit::register_layer(torchfit_layer_registration_##CLASS())

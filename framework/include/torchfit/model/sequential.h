@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
+#include <nlohmann/json.hpp>
 
 #include <torchfit/layers/layer.h>
 
@@ -85,10 +85,10 @@ class SequentialImpl : public torch::nn::Module {
   bool uses_channels_last(const c10::Device& device) const;
 
   /// A layer whose output activation is "relu" (Conv2D, DepthwiseConv2D, Activation("relu"), …)
-  /// directly followed by MaxPooling2D runs as layer without its ReLU → pooling → ReLU (default true). ReLU is monotonic, so max(relu(a), relu(b), …) =
-  /// relu(max(a, b, …)) and the gradient reaches the same element: outputs and gradients are the same,
-  /// while the ReLU and its backward touch the pooled tensor (4× smaller for 2×2 pooling). The layers
-  /// and summary() are unchanged. false runs every layer as written (for comparisons).
+  /// directly followed by MaxPooling2D runs as layer without its ReLU → pooling → ReLU (default true). ReLU is
+  /// monotonic, so max(relu(a), relu(b), …) = relu(max(a, b, …)) and the gradient reaches the same element: outputs and
+  /// gradients are the same, while the ReLU and its backward touch the pooled tensor (4× smaller for 2×2 pooling). The
+  /// layers and summary() are unchanged. false runs every layer as written (for comparisons).
   void set_pool_before_relu(bool on) { pool_before_relu_ = on; }
   bool pool_before_relu() const { return pool_before_relu_; }
 

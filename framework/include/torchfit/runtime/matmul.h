@@ -38,12 +38,12 @@ struct MatmulBenchOptions {
 /// One measured (size, method) pair. Times are medians over `repeats` runs.
 struct MatmulRow {
   int64_t n = 0;
-  std::string method;       ///< "naive i-j-k loop", "LibTorch at::mm", "LibTorch at::mm (unsynchronised)"
-  std::string device;       ///< "cpu" or "cuda:0"
-  int threads = 1;          ///< CPU threads used (1 for the naive loop, at::get_num_threads() for LibTorch)
+  std::string method;  ///< "naive i-j-k loop", "LibTorch at::mm", "LibTorch at::mm (unsynchronised)"
+  std::string device;  ///< "cpu" or "cuda:0"
+  int threads = 1;     ///< CPU threads used (1 for the naive loop, at::get_num_threads() for LibTorch)
   int repeats = 0;
-  double ms = 0;            ///< median milliseconds per product
-  double gflops = 0;        ///< 2·n³ / time
+  double ms = 0;                ///< median milliseconds per product
+  double gflops = 0;            ///< 2·n³ / time
   double speedup_vs_naive = 0;  ///< naive ms / this ms at the same n; 0 when the naive loop did not run
   double share_of_best = 0;     ///< gflops / best valid gflops measured in this run on the same device kind
   double max_rel_error = 0;     ///< vs. a float64 LibTorch CPU product of the same inputs

@@ -47,9 +47,9 @@ int init_process(int threads = 0);
 
 /// What `init_process` did about memory, for logs and environment reports.
 struct MemoryRetention {
-  bool applied = false;          ///< true when malloc was tuned by init_process
-  std::string method;            ///< e.g. "mallopt M_MMAP_THRESHOLD=1 GiB, M_TRIM_THRESHOLD=2 GiB"
-                                 ///< or why nothing was done ("not initialised", "disabled by ...")
+  bool applied = false;  ///< true when malloc was tuned by init_process
+  std::string method;    ///< e.g. "mallopt M_MMAP_THRESHOLD=1 GiB, M_TRIM_THRESHOLD=2 GiB"
+                         ///< or why nothing was done ("not initialised", "disabled by ...")
 };
 
 /// The memory-retention state set by the first `init_process` call ("not initialised" before it).
@@ -83,10 +83,10 @@ int blas_core_rank(const std::string& corename);
 
 /// What `init_process` did about the BLAS kernels.
 struct BlasKernels {
-  bool openblas = false;   ///< OpenBLAS with run-time kernel selection was found in the process
-  std::string detected;    ///< the core OpenBLAS chose by itself (e.g. "Prescott"), "" if not OpenBLAS
-  std::string active;      ///< the core in use after init_process (e.g. "SkylakeX")
-  std::string method;      ///< one line for logs: what was done and why
+  bool openblas = false;  ///< OpenBLAS with run-time kernel selection was found in the process
+  std::string detected;   ///< the core OpenBLAS chose by itself (e.g. "Prescott"), "" if not OpenBLAS
+  std::string active;     ///< the core in use after init_process (e.g. "SkylakeX")
+  std::string method;     ///< one line for logs: what was done and why
 };
 
 /// The BLAS-kernel state set by the first `init_process` call (method "not initialised" before it).

@@ -112,7 +112,8 @@ inline at::Tensor check_eval_forward(Sequential& model, const at::Tensor& x, con
     return {};
   }
   if (y.sizes().vec() != out_t) {
-    ADD_FAILURE() << "[eval] tensor shape (N, C, H, W) / (N, D): got " << y.sizes() << ", expected " << at::IntArrayRef(out_t);
+    ADD_FAILURE() << "[eval] tensor shape (N, C, H, W) / (N, D): got " << y.sizes() << ", expected "
+                  << at::IntArrayRef(out_t);
     return {};
   }
   EXPECT_TRUE(at::isfinite(y).all().item<bool>()) << "[eval] non-finite output";

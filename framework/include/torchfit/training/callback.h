@@ -15,14 +15,14 @@ class Trainer;
 
 /// What fit() was asked to do (Keras: Callback.params), set before on_train_begin.
 struct FitParams {
-  int epochs = 1;              ///< epochs to run up to (the last epoch's 0-based index + 1)
-  int64_t steps = 0;           ///< steps (batches) per epoch
-  int verbose = 1;             ///< 0 silent, 1 progress bar, 2 one line per epoch
-  int initial_epoch = 0;       ///< first epoch run (0-based; > 0 when resuming)
-  int64_t initial_step = 0;    ///< steps of `initial_epoch` done before this run (resuming mid-epoch)
-  int64_t batch_size = 0;      ///< the training source's configured batch size
-  int64_t warmup_steps = 0;    ///< first steps of the run flagged as warm-up (StepTiming::warmup)
-  bool validation = false;     ///< epochs end with validation (val_ keys in the epoch logs)
+  int epochs = 1;            ///< epochs to run up to (the last epoch's 0-based index + 1)
+  int64_t steps = 0;         ///< steps (batches) per epoch
+  int verbose = 1;           ///< 0 silent, 1 progress bar, 2 one line per epoch
+  int initial_epoch = 0;     ///< first epoch run (0-based; > 0 when resuming)
+  int64_t initial_step = 0;  ///< steps of `initial_epoch` done before this run (resuming mid-epoch)
+  int64_t batch_size = 0;    ///< the training source's configured batch size
+  int64_t warmup_steps = 0;  ///< first steps of the run flagged as warm-up (StepTiming::warmup)
+  bool validation = false;   ///< epochs end with validation (val_ keys in the epoch logs)
 };
 
 /// Base class of everything fit() reports through: override the hooks you need.

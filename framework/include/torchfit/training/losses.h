@@ -14,8 +14,7 @@ namespace torchfit {
 /// Otherwise probabilities are clipped to [1e-7, 1 − 1e-7] as Keras does.
 /// Targets: categorical (N, K) one-hot float; sparse (N) int64; binary (N, 1) or (N) float; mse any shape.
 /// Errors: ConfigError for an unknown name or a target of the wrong shape (naming both shapes).
-at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
-                        bool from_logits);
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits);
 
 /// True when the loss can use logits of a model whose last activation is `activation`
 /// (softmax with categorical/sparse cross-entropy, sigmoid with binary cross-entropy).

@@ -4,8 +4,8 @@
 #include <fstream>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <torch/arg.h>
+#include <nlohmann/json.hpp>
 
 #include <torchfit/training/callback.h>
 

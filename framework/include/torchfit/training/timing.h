@@ -25,13 +25,13 @@ double percentile(std::vector<double> values, double q);
 
 /// Statistics over the timed (non-warm-up) steps of a run or an epoch.
 struct TimingSummary {
-  int64_t steps = 0;             ///< timed steps
-  int64_t images = 0;            ///< images in the timed steps (actual batch sizes)
-  double median_ms = 0;          ///< median step_ms
-  double p90_ms = 0;             ///< 90th percentile of step_ms
-  double images_per_s = 0;       ///< images / Σ step_ms
-  double data_wait_share = 0;    ///< Σ data_ms / Σ step_ms (0..1)
-  std::vector<double> step_ms;   ///< the timed steps' step_ms, in order
+  int64_t steps = 0;            ///< timed steps
+  int64_t images = 0;           ///< images in the timed steps (actual batch sizes)
+  double median_ms = 0;         ///< median step_ms
+  double p90_ms = 0;            ///< 90th percentile of step_ms
+  double images_per_s = 0;      ///< images / Σ step_ms
+  double data_wait_share = 0;   ///< Σ data_ms / Σ step_ms (0..1)
+  std::vector<double> step_ms;  ///< the timed steps' step_ms, in order
 };
 
 /// Summarises `timings`: only the non-warm-up steps, and only those of `epoch` (1-based) when

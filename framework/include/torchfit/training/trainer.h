@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <torch/arg.h>
 #include <torch/optim/optimizer.h>
+#include <nlohmann/json.hpp>
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/io/checkpoint.h>
