@@ -8,10 +8,12 @@ namespace torchfit {
 // Every built-in layer, by Keras class name. Each one's TORCHFIT_REGISTER_LAYER (in its own .cpp) defines
 // torchfit_layer_registration_<CLASS>(); referencing them here keeps every layer's object file in a
 // program linked against the static library, whether or not the program names the layer.
-#define TORCHFIT_BUILTIN_LAYERS(X)                                                                             \
-  X(Activation)                                                                                                \
-  X(AveragePooling2D) X(BatchNormalization) X(Conv2D) X(Dense) X(DepthwiseConv2D) X(Dropout) X(ELU) X(Flatten) \
-      X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(LeakyReLU) X(MaxPooling2D) X(Reshape)
+// clang-format off
+#define TORCHFIT_BUILTIN_LAYERS(X)                                                                     \
+  X(Activation) X(AveragePooling2D) X(BatchNormalization) X(Conv2D) X(Dense) X(DepthwiseConv2D)       \
+  X(Dropout) X(ELU) X(Flatten) X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(LeakyReLU)           \
+  X(MaxPooling2D) X(Reshape)
+// clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
 #undef TORCHFIT_DECLARE_REGISTRATION
