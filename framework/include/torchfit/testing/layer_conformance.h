@@ -176,7 +176,9 @@ inline at::Tensor check_train_forward(Sequential& model, const at::Tensor& xg, c
     ADD_FAILURE() << "[train] tensor shape: got " << y.sizes() << ", expected " << at::IntArrayRef(out_t);
     return {};
   }
-  const bool same = at::allclose(y.detach(), y_eval, 1e-5, 1e-6);
+  // Tolerance for float rounding only: with autograd on, LibTorch may take another kernel (a Dense of
+  // 82,944 inputs differed by 2.9e-6); dropout and batch statistics change outputs by far more.
+  const bool same = at::allclose(y.detach(), y_eval, 1e-4, 1e-4);
   if (spec.training_changes_output()) {
     EXPECT_FALSE(same) << "[train/eval] train() output should differ from eval() output";
   } else {
