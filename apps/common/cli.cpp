@@ -11,33 +11,36 @@
 
 namespace torchfit::apps {
 namespace fs = std::filesystem;
+namespace {
+
+// A validator of a number: `check(v)` returns "" or what is wrong with it.
+CLI::Validator number_check(const std::string& description,
+                            const std::function<std::string(double, const std::string&)>& check) {
+  return CLI::Validator(
+      [check](std::string& s) -> std::string {
+        try {
+          size_t used = 0;
+          const double v = std::stod(s, &used);
+          if (used == s.size()) return check(v, s);
+        } catch (const std::exception&) {
+        }
+        return "must be a number, got '" + s + "'";
+      },
+      description);
+}
+
+}  // namespace
 
 CLI::Validator positive_finite() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        double v = 0;
-        try {
-          v = std::stod(s);
-        } catch (const std::exception&) {
-          return "must be a number, got '" + s + "'";
-        }
-        return v > 0 && std::isfinite(v) ? "" : "must be a finite number > 0, got " + s;
-      },
-      "NUMBER > 0");
+  return number_check("NUMBER > 0", [](double v, const std::string& text) -> std::string {
+    return v > 0 && std::isfinite(v) ? "" : "must be a finite number > 0, got " + text;
+  });
 }
 
 CLI::Validator unit_fraction() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        double v = 0;
-        try {
-          v = std::stod(s);
-        } catch (const std::exception&) {
-          return "must be a number, got '" + s + "'";
-        }
-        return v > 0 && v <= 1 ? "" : "must be in (0, 1], got " + s;
-      },
-      "FRACTION in (0, 1]");
+  return number_check("FRACTION in (0, 1]", [](double v, const std::string& text) -> std::string {
+    return v > 0 && v <= 1 ? "" : "must be in (0, 1], got " + text;
+  });
 }
 
 CLI::Validator existing_directory() {

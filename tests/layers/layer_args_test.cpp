@@ -23,19 +23,12 @@
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
+#include "support/layer_checks.h"
+
 using namespace torchfit;
 using Json = nlohmann::json;
 
 namespace {
-
-std::string args_error_of(const Json& spec) {
-  try {
-    layer_from_json(spec);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A user layer with a required argument: y = x + offset.
 struct OffsetOptions {
@@ -181,29 +174,34 @@ TEST(LayerArgs, UserLayerRegisteredWithTheMacro) {
   EXPECT_EQ(layer_to_json(*m->layers()[0]).dump(),
             R"({"class_name":"Offset","config":{"input_shape":[2],"name":"offset","negate":false,"offset":1.5}})");
 
-  EXPECT_NE(args_error_of({{"class_name", "Offset"}, {"config", {{"name", "o"}}}})
+  EXPECT_NE(torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"name", "o"}}}})
                 .find("layer 'o' (Offset): missing field 'offset'"),
             std::string::npos);
-  auto msg = args_error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
+  auto msg =
+      torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
   EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos)
       << msg;
-  msg = args_error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"ofset", 2}}}});
+  msg = torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"ofset", 2}}}});
   EXPECT_NE(msg.find("unknown field 'ofset' (known: input_shape, name, negate, offset)"), std::string::npos) << msg;
   torchfit::testing::expect_layer_conformance(Offset(OffsetOptions(-2.0).negate(true)).ptr(),
                                               torchfit::testing::LayerConformance({3, 3, 2}, {3, 3, 2}));
 }
 
 TEST(LayerArgs, BuiltInErrorsNameTheLayerAndTheField) {
-  auto msg = args_error_of({{"class_name", "Activation"}, {"config", Json::object()}});
+  auto msg = torchfit::testing::layer_config_error({{"class_name", "Activation"}, {"config", Json::object()}});
   EXPECT_NE(msg.find("layer 'activation' (Activation): missing field 'activation'"), std::string::npos) << msg;
-  msg = args_error_of({{"class_name", "Dropout"}, {"config", {{"name", "dr"}, {"rate", 0.1}, {"rates", 0.2}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Dropout"}, {"config", {{"name", "dr"}, {"rate", 0.1}, {"rates", 0.2}}}});
   EXPECT_NE(msg.find("layer 'dr' (Dropout): unknown field 'rates' (known: input_shape, name, rate)"), std::string::npos)
       << msg;
-  msg = args_error_of({{"class_name", "Dense"}, {"config", {{"name", "d"}, {"units", 2}, {"use_bias", 1}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Dense"}, {"config", {{"name", "d"}, {"units", 2}, {"use_bias", 1}}}});
   EXPECT_NE(msg.find("layer 'd' (Dense): field 'use_bias' must be true or false, got 1"), std::string::npos) << msg;
-  msg = args_error_of({{"class_name", "MaxPooling2D"}, {"config", {{"name", "p"}, {"strides", {2, "x"}}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "MaxPooling2D"}, {"config", {{"name", "p"}, {"strides", {2, "x"}}}}});
   EXPECT_NE(msg.find("layer 'p' (MaxPooling2D): field 'strides' must be a list of integers"), std::string::npos) << msg;
-  msg = args_error_of({{"class_name", "MaxPooling2D"}, {"config", {{"name", "p"}, {"strides", {1, 2, 3}}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "MaxPooling2D"}, {"config", {{"name", "p"}, {"strides", {1, 2, 3}}}}});
   EXPECT_NE(msg.find("layer 'p' (MaxPooling2D): strides must be one value or a pair"), std::string::npos) << msg;
 }
 

@@ -23,19 +23,12 @@
 #include <torchfit/layers/reshape.h>
 #include <torchfit/testing/layer_conformance.h>
 
+#include "support/layer_checks.h"
+
 using namespace torchfit;
 using Json = nlohmann::json;
 
 namespace {
-
-std::string error_of(const Json& spec) {
-  try {
-    layer_from_json(spec);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 Sequential every_layer_model() {
   Sequential m;
@@ -100,7 +93,7 @@ TEST(Registry, ModelWithEveryLayerRoundTripsWithIdenticalOutputs) {
 }
 
 TEST(Registry, UnknownClassListsTheKnownOnes) {
-  const auto msg = error_of({{"class_name", "Conv3D"}, {"config", Json::object()}});
+  const auto msg = torchfit::testing::layer_config_error({{"class_name", "Conv3D"}, {"config", Json::object()}});
   EXPECT_NE(msg.find("unknown layer class 'Conv3D'"), std::string::npos) << msg;
   for (const char* cls : {"BatchNormalization", "Dense", "Reshape"}) EXPECT_NE(msg.find(cls), std::string::npos) << msg;
   // Inside a model JSON as well.
@@ -116,28 +109,35 @@ TEST(Registry, UnknownClassListsTheKnownOnes) {
 }
 
 TEST(Registry, BadFieldsNameTheLayerAndTheField) {
-  auto msg = error_of({{"class_name", "Dense"}, {"config", {{"name", "d9"}, {"units", "many"}}}});
+  auto msg =
+      torchfit::testing::layer_config_error({{"class_name", "Dense"}, {"config", {{"name", "d9"}, {"units", "many"}}}});
   EXPECT_NE(msg.find("layer 'd9' (Dense): field 'units' must be an integer, got \"many\""), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Dense"}, {"config", {{"name", "d9"}, {"units", 2.5}}}});
+  msg = torchfit::testing::layer_config_error({{"class_name", "Dense"}, {"config", {{"name", "d9"}, {"units", 2.5}}}});
   EXPECT_NE(msg.find("field 'units' must be an integer"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Dense"}, {"config", {{"name", "head"}}}});
+  msg = torchfit::testing::layer_config_error({{"class_name", "Dense"}, {"config", {{"name", "head"}}}});
   EXPECT_NE(msg.find("layer 'head' (Dense): missing field 'units'"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Dense"}, {"config", {{"name", "head"}, {"units", 3}, {"unit", 3}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Dense"}, {"config", {{"name", "head"}, {"units", 3}, {"unit", 3}}}});
   EXPECT_NE(msg.find("unknown field 'unit'"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Conv2D"}, {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", {3, 3, 3}}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Conv2D"}, {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", {3, 3, 3}}}}});
   EXPECT_NE(msg.find("layer 'c' (Conv2D): field 'kernel_size' must be an integer or a pair"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "BatchNormalization"}, {"config", {{"name", "bn"}, {"momentum", 1.5}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "BatchNormalization"}, {"config", {{"name", "bn"}, {"momentum", 1.5}}}});
   EXPECT_NE(msg.find("'bn' (BatchNormalization): momentum must be in [0, 1)"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "BatchNormalization"}, {"config", {{"center", "yes"}}}});
+  msg = torchfit::testing::layer_config_error({{"class_name", "BatchNormalization"}, {"config", {{"center", "yes"}}}});
   EXPECT_NE(msg.find("'batch_normalization' (BatchNormalization): field 'center' must be true or false"),
             std::string::npos)
       << msg;
-  msg = error_of({{"class_name", "Dropout"}, {"config", {{"name", "drop"}, {"rate", 1.5}}}});
+  msg =
+      torchfit::testing::layer_config_error({{"class_name", "Dropout"}, {"config", {{"name", "drop"}, {"rate", 1.5}}}});
   EXPECT_NE(msg.find("'drop' (Dropout): rate must be in [0, 1)"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Reshape"}, {"config", {{"name", "r"}, {"target_shape", {2, "x"}}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Reshape"}, {"config", {{"name", "r"}, {"target_shape", {2, "x"}}}}});
   EXPECT_NE(msg.find("'r' (Reshape): field 'target_shape' must be a list of integers"), std::string::npos) << msg;
-  msg = error_of({{"class_name", "Conv2D"},
-                  {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", 3}, {"input_shape", "big"}}}});
+  msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Conv2D"},
+       {"config", {{"name", "c"}, {"filters", 4}, {"kernel_size", 3}, {"input_shape", "big"}}}});
   EXPECT_NE(msg.find("field 'input_shape' must be a list of integers"), std::string::npos) << msg;
 }
 
@@ -177,6 +177,7 @@ TEST(Registry, UserLayerRegistrationAndConformance) {
       {{"class_name", "Scale"}, {"config", {{"name", "triple"}, {"factor", 3.0}, {"input_shape", {2}}}}}));
   EXPECT_EQ(m->layers()[0]->name(), "triple");
   EXPECT_TRUE(at::equal(m->forward(at::ones({1, 2})), at::full({1, 2}, 3.0f)));
-  const auto msg = error_of({{"class_name", "Scale"}, {"config", {{"name", "s"}, {"factor", 2}, {"bias", 1}}}});
+  const auto msg = torchfit::testing::layer_config_error(
+      {{"class_name", "Scale"}, {"config", {{"name", "s"}, {"factor", 2}, {"bias", 1}}}});
   EXPECT_NE(msg.find("layer 's' (Scale): unknown field 'bias' (known: factor"), std::string::npos) << msg;
 }

@@ -1,6 +1,12 @@
 #pragma once
 // Shared layer checks for the test suite: forwards to the public conformance helper
 // (torchfit/testing/layer_conformance.h), which new tests should call directly.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/registry.h>
 #include <torchfit/testing/layer_conformance.h>
 
 namespace torchfit::testing {
@@ -12,6 +18,16 @@ inline void check_layer(std::shared_ptr<Layer> layer, const Shape& input_shape, 
                         int64_t expected_params) {
   expect_layer_conformance(std::move(layer),
                            LayerConformance(input_shape, expected_output).trainable_params(expected_params));
+}
+
+/// The ConfigError message layer_from_json(spec) throws, or "(no error)".
+inline std::string layer_config_error(const nlohmann::json& spec) {
+  try {
+    layer_from_json(spec);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 }  // namespace torchfit::testing
