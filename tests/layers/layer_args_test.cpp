@@ -174,10 +174,11 @@ TEST(LayerArgs, UserLayerRegisteredWithTheMacro) {
   EXPECT_EQ(layer_to_json(*m->layers()[0]).dump(),
             R"({"class_name":"Offset","config":{"input_shape":[2],"name":"offset","negate":false,"offset":1.5}})");
 
-  EXPECT_NE(error_of({{"class_name", "Offset"}, {"config", {{"name", "o"}}}}).find("layer 'o' (Offset): missing field 'offset'"),
-            std::string::npos);
-  auto msg = error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
-  EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos) << msg;
+  auto msg = error_of({{"class_name", "Offset"}, {"config", {{"name", "o"}}}});
+  EXPECT_NE(msg.find("layer 'o' (Offset): missing field 'offset'"), std::string::npos) << msg;
+  msg = error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
+  EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos)
+      << msg;
   msg = error_of({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"ofset", 2}}}});
   EXPECT_NE(msg.find("unknown field 'ofset' (known: input_shape, name, negate, offset)"), std::string::npos) << msg;
   torchfit::testing::expect_layer_conformance(Offset(OffsetOptions(-2.0).negate(true)).ptr(),
