@@ -31,10 +31,10 @@ TEST(Swish, RebuiltFromItsConfigUnknownFieldsRefused) {
     torchfit::layer_from_json({{"class_name", "Swish"}, {"config", {{"name", "s"}, {"betta", 0.5}}}});
     FAIL() << "a typo'd field was accepted";
   } catch (const torchfit::ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "layer 's' (Swish): unknown field 'betta' (known: beta, input_shape, name, trainable)"),
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("layer 's' (Swish): unknown field 'betta' (known: beta, input_shape, name, trainable)"),
               std::string::npos)
-        << e.what();
+        << msg;
   }
 }
 

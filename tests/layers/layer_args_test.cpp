@@ -174,10 +174,9 @@ TEST(LayerArgs, UserLayerRegisteredWithTheMacro) {
   EXPECT_EQ(layer_to_json(*m->layers()[0]).dump(),
             R"({"class_name":"Offset","config":{"input_shape":[2],"name":"offset","negate":false,"offset":1.5}})");
 
-  EXPECT_NE(torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"name", "o"}}}})
-                .find("layer 'o' (Offset): missing field 'offset'"),
-            std::string::npos);
-  auto msg =
+  auto msg = torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"name", "o"}}}});
+  EXPECT_NE(msg.find("layer 'o' (Offset): missing field 'offset'"), std::string::npos) << msg;
+  msg =
       torchfit::testing::layer_config_error({{"class_name", "Offset"}, {"config", {{"offset", 1}, {"negate", "no"}}}});
   EXPECT_NE(msg.find("layer 'offset' (Offset): field 'negate' must be true or false, got \"no\""), std::string::npos)
       << msg;
