@@ -42,30 +42,32 @@ int main(int argc, char** argv) {
   app.add_flag("--relu-before-pool", as_written,
                "Run Conv2D(relu) -> MaxPooling2D as written instead of pooling before the ReLU (comparisons)");
   TORCHFIT_CLI_PARSE(app, argc, argv);
-  const int used = runtime::init_process(threads);
-  at::manual_seed(0);
-  auto x = at::rand({batch, 3, size, size});
-  auto y = at::one_hot(at::randint(0, 8, {batch}), 8).to(at::kFloat);
-  data::TensorIterator it(x, y, batch);
-  Sequential model = seed_cnn(size, 8, 64);
-  model->set_memory_format(memory_format);
-  model->set_pool_before_relu(!as_written);
-  Trainer trainer(
-      model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)));
-  std::ostringstream quiet;
-  trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
-  const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv
-  const double median = timing.median_ms;
-  const double flops = static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(batch);
-  nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
-                        {"threads", used},
-                        {"median_ms", median},
-                        {"steps_ms", timing.step_ms},
-                        {"gflops_per_s", flops / (median / 1000.0) / 1e9},
-                        {"steps_run", trainer.position().train_batches},
-                        {"memory_format", memory_format},
-                        {"pool_before_relu", !as_written},
-                        {"blas_core", runtime::blas_kernels().active}};
-  std::cout << out.dump() << "\n";
-  return 0;
+  return torchfit::apps::run_reporting_errors("bench_step", [&] {
+    const int used = runtime::init_process(threads);
+    at::manual_seed(0);
+    auto x = at::rand({batch, 3, size, size});
+    auto y = at::one_hot(at::randint(0, 8, {batch}), 8).to(at::kFloat);
+    data::TensorIterator it(x, y, batch);
+    Sequential model = seed_cnn(size, 8, 64);
+    model->set_memory_format(memory_format);
+    model->set_pool_before_relu(!as_written);
+    Trainer trainer(
+        model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)));
+    std::ostringstream quiet;
+    trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
+    const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv
+    const double median = timing.median_ms;
+    const double flops = static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(batch);
+    nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
+                          {"threads", used},
+                          {"median_ms", median},
+                          {"steps_ms", timing.step_ms},
+                          {"gflops_per_s", flops / (median / 1000.0) / 1e9},
+                          {"steps_run", trainer.position().train_batches},
+                          {"memory_format", memory_format},
+                          {"pool_before_relu", !as_written},
+                          {"blas_core", runtime::blas_kernels().active}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  });
 }

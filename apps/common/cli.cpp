@@ -55,9 +55,30 @@ CLI::Validator existing_directory() {
 CLI::Validator existing_file(const std::string& what) {
   return CLI::Validator(
       [what](std::string& s) -> std::string {
-        return fs::is_regular_file(s) ? "" : what + " '" + s + "' does not exist";
+        if (fs::is_regular_file(s)) return "";
+        return what + " '" + s + (fs::is_directory(s) ? "' is a directory, not a file" : "' does not exist");
       },
       "FILE");
+}
+
+CLI::Validator output_file() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty()) return "an empty path";
+        if (fs::is_directory(s)) return "'" + s + "' is a directory; give a file path";
+        return "";
+      },
+      "FILE");
+}
+
+CLI::Validator output_directory() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.empty()) return "an empty path";
+        if (fs::exists(s) && !fs::is_directory(s)) return "'" + s + "' exists and is not a directory";
+        return "";
+      },
+      "DIR");
 }
 
 CLI::Validator device_spelling() {
@@ -76,6 +97,17 @@ CLI::Validator device_spelling() {
       "DEVICE");
 }
 
+namespace {
+// LibTorch appends "Exception raised from … frame #0 …" to its messages, also when another error wraps one.
+std::string without_stack(const std::string& message) {
+  for (const char* marker : {"\nException raised from", "\nframe #0"}) {
+    const auto at = message.find(marker);
+    if (at != std::string::npos) return message.substr(0, at);
+  }
+  return message;
+}
+}  // namespace
+
 int run_reporting_errors(const std::string& app, const std::function<int()>& body) {
   try {
     return body();
@@ -86,7 +118,7 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
     spdlog::error("{}", e.what_without_backtrace());
     return 1;
   } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
+    spdlog::error("{}", without_stack(e.what()));
     return 1;
   }
 }

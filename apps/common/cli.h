@@ -30,8 +30,12 @@ CLI::Validator positive_finite();
 CLI::Validator unit_fraction();
 /// A folder that exists ("directory 'X' does not exist" / "'X' is not a directory").
 CLI::Validator existing_directory();
-/// A regular file that exists ("'X' does not exist").
+/// A regular file that exists ("<what> 'X' does not exist" / "is a directory, not a file").
 CLI::Validator existing_file(const std::string& what);
+/// A file to write: not empty, not an existing folder (checked before any work is done).
+CLI::Validator output_file();
+/// A folder to write into: not empty, not an existing file.
+CLI::Validator output_directory();
 /// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.
 CLI::Validator device_spelling();
 

@@ -52,7 +52,7 @@ void add_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(int_range(0));
   app.add_option("--seed", a.opt.seed, "seed of the U[0,1) inputs")->capture_default_str();
-  app.add_option("--csv", a.csv_path, "also write the rows as CSV to this file");
+  app.add_option("--csv", a.csv_path, "also write the rows as CSV to this file")->check(torchfit::apps::output_file());
 }
 
 // --cuda on needs a usable CUDA device: the reason it cannot be used is a run error (exit 1).

@@ -41,12 +41,17 @@ std::string class_of(const std::vector<std::string>& cells, const Columns& c, co
   std::string cls = c.name >= 0 ? cells[static_cast<size_t>(c.name)] : "";
   if (!cls.empty() || c.index < 0) return cls;
   const std::string& text = cells[static_cast<size_t>(c.index)];
+  size_t used = 0;
+  long long k = -1;
   try {
-    const auto k = std::stoul(text);
-    return k < names.size() ? names[k] : std::to_string(k);
+    k = std::stoll(text, &used);
   } catch (const std::exception&) {
-    throw torchfit::IoError("labels file '" + path.string() + "': class_index '" + text + "' is not a number");
   }
+  if (k < 0 || used != text.size()) {
+    throw torchfit::IoError("labels file '" + path.string() + "': class_index '" + text +
+                            "' is not a class index (0, 1, …)");
+  }
+  return static_cast<size_t>(k) < names.size() ? names[static_cast<size_t>(k)] : std::to_string(k);
 }
 
 }  // namespace
@@ -59,10 +64,18 @@ std::map<std::string, std::string> read_labels(const std::filesystem::path& path
   const Columns c = find_columns(split(line), path);
   const int need = std::max(c.file, std::max(c.name, c.index));
   std::map<std::string, std::string> truth;
+  int64_t short_rows = 0;
   while (std::getline(f, line)) {
     const auto cells = split(line);
-    if (static_cast<int>(cells.size()) <= need) continue;
+    if (static_cast<int>(cells.size()) <= need) {
+      short_rows += !line.empty();
+      continue;
+    }
     truth[cells[static_cast<size_t>(c.file)]] = class_of(cells, c, names, path);
+  }
+  if (short_rows > 0) {
+    spdlog::warn("labels file '{}': {} row(s) with fewer columns than the header were skipped", path.string(),
+                 short_rows);
   }
   return truth;
 }

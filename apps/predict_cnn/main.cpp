@@ -40,8 +40,12 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
       ->check(existing_directory());
-  app.add_option("--output", a.output, "CSV to write: file,class,probability")->capture_default_str();
-  app.add_option("--labels", a.labels, "CSV file,class with the true classes (default: <data>/../pred_labels.csv)")
+  app.add_option("--output", a.output, "CSV to write: file,class,probability")
+      ->capture_default_str()
+      ->check(output_file());
+  app.add_option("--labels", a.labels,
+                 "CSV with the true classes: filename and class_name (or class_index) columns (default: "
+                 "<data>_labels.csv beside the folder, e.g. data/pred_labels.csv)")
       ->check(existing_file("labels file"));
   app.add_option("--device", a.device, "cpu | cuda | cuda:N | auto")->capture_default_str()->check(device_spelling());
   app.add_option("--batch-size", a.batch_size, "Images per batch")

@@ -272,11 +272,7 @@ void add_prepare_flags(CLI::App& app, Options& o) {
       ->check(torchfit::apps::existing_directory());
   app.add_option("-o,--output", o.output, "output folder")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& s) -> std::string {
-            return fs::exists(s) && !fs::is_directory(s) ? "'" + s + "' exists and is not a directory" : "";
-          },
-          "DIR"));
+      ->check(torchfit::apps::output_directory());
   app.add_option("--images-per-class", o.per_class, "images per class in train/ and in test/ (0 = all)")
       ->capture_default_str()
       ->check(int_range(0));

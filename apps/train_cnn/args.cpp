@@ -113,7 +113,8 @@ void add_model_flags(CLI::App& app, Args& a) {
 }
 
 void add_output_flags(CLI::App& app, Args& a) {
-  app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)");
+  app.add_option("--run-dir", a.run_dir, "Where steps.csv, epochs.csv, run.json go (default runs/<time>-<device>)")
+      ->check(output_directory());
   auto* checkpoint = app.add_option("--checkpoint", a.checkpoint,
                                     "Checkpoint written after every epoch (default <run-dir>/model.ckpt)")
                          ->check(not_a_directory());

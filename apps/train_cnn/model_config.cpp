@@ -18,7 +18,11 @@ std::string resolve_model_config(const std::string& file) {
     std::vector<fs::path> dirs;
     std::error_code ec;
     const auto exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) dirs.push_back(exe.parent_path());
+    if (!ec) {
+      dirs.push_back(exe.parent_path());  // the build tree
+      dirs.push_back(exe.parent_path().parent_path() / "share" / "torchfit" /
+                     "models");  // <prefix>/bin → <prefix>/share
+    }
 #ifdef TORCHFIT_MODELS_DIR
     dirs.emplace_back(TORCHFIT_MODELS_DIR);
 #endif
@@ -28,7 +32,7 @@ std::string resolve_model_config(const std::string& file) {
       tried += ", '" + candidate.string() + "'";
     }
   }
-  throw torchfit::ConfigError("--model-config: file not found (tried " + tried + ")");
+  throw torchfit::ConfigError("file not found (tried " + tried + ")");
 }
 
 torchfit::Sequential load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes) {

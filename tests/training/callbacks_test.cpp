@@ -89,3 +89,30 @@ TEST(CSVLogger, WritesHeaderAndRows) {
   CSVLogger bad(CSVLoggerOptions((dir.path / "missing" / "x.csv").string()));
   EXPECT_THROW(bad.on_train_begin({}), IoError);
 }
+
+TEST(CSVLogger, AppendingToAFileWithRowsWritesNoSecondHeader) {
+  torchfit::testing::TempDir dir("csv_append");
+  const auto path = (dir.path / "log.csv").string();
+  for (int run = 0; run < 2; ++run) {
+    CSVLogger log{CSVLoggerOptions(path).append(true)};
+    log.on_train_begin({});
+    log.on_epoch_end(run, {{"loss", 0.5}});
+    log.on_train_end({});
+  }
+  std::ifstream f(path);
+  std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "epoch,loss\n0,0.5\n1,0.5\n");
+}
+
+TEST(CallbackOptions, BadCombinationsAreConfigErrorsAtConstruction) {
+  EXPECT_THROW(ModelCheckpoint(ModelCheckpointOptions("")), ConfigError);
+  EXPECT_THROW(ModelCheckpoint(ModelCheckpointOptions("m.ckpt").save_best_only(true).save_freq(1)), ConfigError);
+  EXPECT_THROW(ModelCheckpoint(ModelCheckpointOptions("m.ckpt").save_freq(-1)), ConfigError);
+  EXPECT_THROW(EarlyStopping(EarlyStoppingOptions().patience(-1)), ConfigError);
+  EXPECT_THROW(EarlyStopping(EarlyStoppingOptions().mode("largest")), ConfigError);
+  torchfit::testing::TempDir dir("ckpt_dir");
+  auto t = make_trainer();
+  ModelCheckpoint into_folder{ModelCheckpointOptions(dir.path.string())};
+  into_folder.set_trainer(&t);
+  EXPECT_THROW(into_folder.on_train_begin({}), IoError) << "a folder is not a checkpoint file";
+}

@@ -208,4 +208,24 @@ TEST(Resume, BadCheckpointsAreErrorsNamingTheFile) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("beyond steps_per_epoch 3"), std::string::npos) << e.what();
   }
+  // The saved position counts batches: another batch size would continue elsewhere in the data.
+  t->set_position({1, 0, 8, 0, 8});
+  t->save_checkpoint(ckpt);
+  data::TensorIterator batches_of_4(x, y, 4, true, 3);
+  try {
+    fresh_trainer()->fit(batches_of_4, FitOptions().epochs(3).steps_per_epoch(4).verbose(0).resume_from(ckpt));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch size 8"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(io::read_checkpoint_info(ckpt).position.batch_size, 8);
+}
+
+TEST(Resume, FitOptionsOutOfRangeAreErrorsBeforeAnyStep) {
+  auto [x, y] = make_data();
+  auto t = fresh_trainer();
+  data::TensorIterator train(x, y, 8);
+  EXPECT_THROW(t->fit(train, FitOptions().verbose(7)), ConfigError);
+  EXPECT_THROW(t->fit(train, FitOptions().verbose(0).validation_data(&train).validation_steps(-1)), ConfigError);
+  EXPECT_TRUE(t->step_timings().empty());
 }

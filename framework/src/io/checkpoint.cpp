@@ -69,6 +69,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.step = pos.value("step", int64_t{0});
   info.position.train_batches = pos.value("train_batches", int64_t{0});
   info.position.val_batches = pos.value("val_batches", int64_t{0});
+  info.position.batch_size = pos.value("batch_size", int64_t{0});
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -124,7 +125,8 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                           {{"epoch", pos.epoch},
                            {"step", pos.step},
                            {"train_batches", pos.train_batches},
-                           {"val_batches", pos.val_batches}}}};
+                           {"val_batches", pos.val_batches},
+                           {"batch_size", pos.batch_size}}}};
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) weights.write(p.key(), p.value().detach().cpu());

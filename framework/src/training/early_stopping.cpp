@@ -2,12 +2,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include <torchfit/error.h>
 #include <torchfit/training/trainer.h>
 
 namespace torchfit {
 
 EarlyStopping::EarlyStopping(EarlyStoppingOptions options)
-    : options_(std::move(options)), monitor_(options_.monitor(), options_.mode(), options_.min_delta()) {}
+    : options_(std::move(options)), monitor_(options_.monitor(), options_.mode(), options_.min_delta()) {
+  if (options_.patience() < 0) {
+    throw ConfigError("EarlyStopping: patience must be >= 0, got " + std::to_string(options_.patience()));
+  }
+}
 
 void EarlyStopping::on_train_begin(const Logs&) {
   wait_ = 0;

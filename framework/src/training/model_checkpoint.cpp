@@ -1,16 +1,23 @@
 #include <torchfit/training/model_checkpoint.h>
 
 #include <cstdio>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
 #include <torchfit/training/trainer.h>
 
 namespace torchfit {
 
 ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
     : options_(std::move(options)), monitor_(options_.monitor(), options_.mode(), 0.0) {
+  if (options_.filepath().empty()) throw ConfigError("ModelCheckpoint: filepath is empty");
+  if (options_.save_best_only() && options_.save_freq() > 0) {
+    throw ConfigError("ModelCheckpoint: save_best_only saves at epoch ends only; it does not combine with save_freq " +
+                      std::to_string(options_.save_freq()));
+  }
   if (options_.save_freq() < 0) {
     throw ConfigError("ModelCheckpoint: save_freq must be >= 0, got " + std::to_string(options_.save_freq()));
   }
@@ -28,6 +35,15 @@ void ModelCheckpoint::save_now(int epoch) {
   last_saved_ = path;
   steps_since_save_ = 0;
   spdlog::debug("ModelCheckpoint: saved {}", path);
+}
+
+void ModelCheckpoint::on_train_begin(const Logs&) {
+  namespace fs = std::filesystem;
+  const fs::path path(options_.filepath());
+  if (fs::is_directory(path)) {
+    throw IoError("ModelCheckpoint: filepath '" + options_.filepath() + "' is a directory; give a file path");
+  }
+  io::ensure_writable_directory(path.has_parent_path() ? path.parent_path().string() : std::string("."));
 }
 
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {

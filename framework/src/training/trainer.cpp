@@ -127,6 +127,13 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
   if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
   if (opt.warmup_steps() < 0) throw ConfigError("fit: warmup_steps must be >= 0");
+  if (opt.verbose() < 0 || opt.verbose() > 2) {
+    throw ConfigError("fit: verbose must be 0, 1 or 2, got " + std::to_string(opt.verbose()));
+  }
+  if (opt.validation_steps() < 0) {
+    throw ConfigError("fit: validation_steps must be >= 0 (0 = the whole source), got " +
+                      std::to_string(opt.validation_steps()));
+  }
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
   if (!opt.resume_from().empty()) resume(opt.resume_from(), train, opt, steps);
   if (opt.initial_step() < 0 || opt.initial_step() > steps) {
@@ -150,6 +157,11 @@ void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOpt
   const auto classes = train.class_indices();
   if (!info.class_indices.empty() && !classes.empty() && info.class_indices != classes) {
     throw ConfigError("resume: checkpoint '" + path + "' was trained on other classes than the training data");
+  }
+  if (pos.batch_size > 0 && pos.batch_size != train.batch_size()) {
+    throw ConfigError("resume: checkpoint '" + path + "' was trained with batch size " +
+                      std::to_string(pos.batch_size) + ", the training data gives batches of " +
+                      std::to_string(train.batch_size()) + " (the saved data position counts batches)");
   }
   if (pos.step > steps) {
     throw ConfigError("resume: checkpoint '" + path + "' stopped at step " + std::to_string(pos.step) + " of epoch " +
@@ -195,6 +207,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     }
     timings_.push_back(t);
     ++position_.train_batches;
+    position_.batch_size = train.batch_size();
     position_.epoch = epoch;
     position_.step = step;
     callbacks.on_train_batch_end(step - 1, batch_logs);

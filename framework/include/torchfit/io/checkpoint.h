@@ -22,6 +22,7 @@ struct TrainingPosition {
   int64_t step = 0;           ///< steps completed within epoch `epoch + 1` (0 at an epoch boundary)
   int64_t train_batches = 0;  ///< batches taken from the training source since the run began
   int64_t val_batches = 0;    ///< batches taken from the validation source (validation_steps > 0)
+  int64_t batch_size = 0;     ///< the training source's batch size (0: not recorded, older checkpoints)
 };
 
 /// Metadata stored beside the weights.

@@ -20,7 +20,8 @@ struct CSVLoggerOptions {
   TORCH_ARG(bool, append) = false;
 };
 
-/// Header `epoch,<sorted log keys>`, then one row per epoch (0-based epoch, as Keras), flushed each row.
+/// Header `epoch,<sorted log keys>` (not when appending to a file that has rows), then one row per epoch
+/// (0-based epoch, as Keras), flushed each row.
 /// Errors: IoError naming the file when it cannot be opened (at on_train_begin) or written.
 class CSVLogger : public Callback {
  public:
@@ -33,6 +34,7 @@ class CSVLogger : public Callback {
   CSVLoggerOptions options_;
   std::ofstream file_;
   std::vector<std::string> keys_;
+  bool write_header_ = true;
 };
 
 }  // namespace torchfit

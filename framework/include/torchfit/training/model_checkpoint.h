@@ -32,11 +32,15 @@ struct ModelCheckpointOptions {
 
 /// Saves a checkpoint (io/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
 /// every epoch, only when the monitored value improved (save_best_only), and every save_freq steps.
-/// Silent, as Keras's default verbose=0. Errors: ConfigError for save_freq < 0 or a bad mode; IoError
-/// when the file cannot be written; ConfigError when `monitor` is not in the epoch logs.
+/// Silent, as Keras's default verbose=0. Errors: ConfigError for an empty filepath, save_freq < 0,
+/// save_best_only with save_freq > 0, or a bad mode; IoError at on_train_begin when filepath is a folder
+/// or its folder cannot be written, and when a file cannot be written; ConfigError when `monitor` is not
+/// in the epoch logs.
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options);
+  /// Checks that filepath's folder can be written (before the first step).
+  void on_train_begin(const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
   /// Writes the checkpoint now (e.g. on Ctrl-C) at the trainer's current position; `epoch` (0-based)
