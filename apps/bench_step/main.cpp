@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
                           {"threads", used},
                           {"median_ms", median},
                           {"steps_ms", timing.step_ms},
-                          {"gflops_per_s", flops / (median / 1000.0) / 1e9},
+                          {"gflops_per_s", gflops_per_s(flops, median)},
                           {"steps_run", trainer.position().train_batches},
                           {"memory_format", memory_format},
                           {"pool_before_relu", !as_written},

@@ -61,12 +61,13 @@ CLI::Validator existing_file(const std::string& what) {
       "FILE");
 }
 
-CLI::Validator output_file() {
+CLI::Validator output_file(const std::string& example_name) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
+      [example_name](std::string& s) -> std::string {
         if (s.empty()) return "an empty path";
-        if (fs::is_directory(s)) return "'" + s + "' is a directory; give a file path";
-        return "";
+        if (!fs::is_directory(s)) return "";
+        const std::string hint = example_name.empty() ? "" : " such as " + (fs::path(s) / example_name).string();
+        return "'" + s + "' is a directory; give a file path" + hint;
       },
       "FILE");
 }

@@ -5,6 +5,8 @@
 // check attached to the option, so the message always starts with the flag's name.
 #include <CLI/CLI.hpp>
 
+#include <torchfit/data/directory_iterator.h>
+
 #include <climits>
 #include <functional>
 #include <stdexcept>
@@ -14,11 +16,11 @@ namespace torchfit::apps {
 
 /// The same limits for the same flag in every app.
 namespace limits {
-constexpr long long kMaxBatchSize = 1 << 20;  ///< --batch-size: images per batch
-constexpr long long kMaxThreads = 4096;       ///< --threads: LibTorch intra-op threads (0 = cores)
-constexpr long long kMaxWorkers = 1024;       ///< --workers: loader threads (0 = cores), data::kMaxWorkers
-constexpr long long kMinTargetSize = 10;      ///< --target-size, pixels (two conv/pool stages fit)
-constexpr long long kMaxTargetSize = 4096;    ///< --target-size, pixels
+constexpr long long kMaxBatchSize = 1 << 20;          ///< --batch-size: images per batch
+constexpr long long kMaxThreads = 4096;               ///< --threads: LibTorch intra-op threads (0 = cores)
+constexpr long long kMaxWorkers = data::kMaxWorkers;  ///< --workers: loader threads (0 = cores)
+constexpr long long kMinTargetSize = 10;              ///< --target-size, pixels (two conv/pool stages fit)
+constexpr long long kMaxTargetSize = 4096;            ///< --target-size, pixels
 }  // namespace limits
 
 /// Integer flag in [lo, hi].
@@ -33,7 +35,8 @@ CLI::Validator existing_directory();
 /// A regular file that exists ("<what> 'X' does not exist" / "is a directory, not a file").
 CLI::Validator existing_file(const std::string& what);
 /// A file to write: not empty, not an existing folder (checked before any work is done).
-CLI::Validator output_file();
+/// `example_name` (e.g. "model.ckpt") makes the message suggest DIR/example_name for a folder.
+CLI::Validator output_file(const std::string& example_name = "");
 /// A folder to write into: not empty, not an existing file.
 CLI::Validator output_directory();
 /// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.

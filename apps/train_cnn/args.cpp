@@ -23,15 +23,6 @@ CLI::Validator has_train_folder() {
       "");
 }
 
-CLI::Validator not_a_directory() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        if (!fs::is_directory(s)) return "";
-        return "'" + s + "' is a directory; give a file path such as " + (fs::path(s) / "model.ckpt").string();
-      },
-      "FILE");
-}
-
 // Bare names are looked up next to train_cnn too; the option then holds the path found.
 CLI::Validator model_config_file() {
   return CLI::Validator(
@@ -117,7 +108,7 @@ void add_output_flags(CLI::App& app, Args& a) {
       ->check(output_directory());
   auto* checkpoint = app.add_option("--checkpoint", a.checkpoint,
                                     "Checkpoint written after every epoch (default <run-dir>/model.ckpt)")
-                         ->check(not_a_directory());
+                         ->check(output_file("model.ckpt"));
   auto* every = app.add_option("--checkpoint-every", a.checkpoint_every,
                                "Also write the checkpoint every N steps (0 = per epoch)")
                     ->capture_default_str()

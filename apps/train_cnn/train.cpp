@@ -8,7 +8,6 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
-#include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
@@ -67,12 +66,15 @@ Sources make_sources(const Args& a) {
   return s;
 }
 
-// The article's CNN, a --model-config architecture, or the checkpoint's model for --resume.
-Sequential make_model(const Args& a, const data::DirectoryIterator& train) {
+// The article's CNN, a --model-config architecture, or the checkpoint's model for --resume (then
+// `epochs_done` receives the epochs the checkpoint holds).
+Sequential make_model(const Args& a, const data::DirectoryIterator& train, int* epochs_done) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
   if (a.resume.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  Sequential model = io::load_model(a.resume);
+  io::CheckpointInfo info;
+  Sequential model = io::load_model(a.resume, &info);
+  *epochs_done = info.position.epoch;
   const auto& saved = model->input_shape();
   if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
     throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
@@ -113,16 +115,13 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"classes", s.train->class_indices()}};
 }
 
-// Run folder and checkpoint path: defaults filled in, both writable before the first step.
+// Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
+// fit that their folders can be written).
 void prepare_outputs(Args& a, const c10::Device& device) {
   if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
     spdlog::warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced", a.run_dir);
-  }
-  io::ensure_writable_directory(a.run_dir);
-  if (!a.no_checkpoint && fs::path(a.checkpoint).has_parent_path()) {
-    io::ensure_writable_directory(fs::path(a.checkpoint).parent_path().string());
   }
 }
 
@@ -147,7 +146,7 @@ void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
   const c10::Device device = trainer.device();
   const double flops_per_step =
       static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(a.batch_size);
-  const double achieved = flops_per_step / (s.median_ms / 1000.0) / 1e9;
+  const double achieved = gflops_per_s(flops_per_step, s.median_ms);
   const double peak = sgemm_peak_gflops(device);
   std::printf(
       "Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
@@ -178,8 +177,8 @@ int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, int threads) {
-  Trainer trainer(model, compile_options(a), runtime::parse_device(a.device));
+int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device) {
+  Trainer trainer(model, compile_options(a), device);
   prepare_outputs(a, trainer.device());
   auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
   std::shared_ptr<ModelCheckpoint> checkpoint;
@@ -214,19 +213,17 @@ int run(Args& a) {
   if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
   std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a);
-  Sequential model = make_model(a, *sources.train);
+  int epochs_done = 0;
+  Sequential model = make_model(a, *sources.train, &epochs_done);
   model->set_memory_format(a.memory_format);
   model->print_summary(std::cout);
   std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
   if (a.dry_run) return 0;
-  if (!a.resume.empty()) {
-    const int done = io::read_checkpoint_info(a.resume).position.epoch;
-    if (done >= a.epochs) {
-      std::cout << "Checkpoint already holds " << done << " epochs (--epochs " << a.epochs << "): nothing to do\n";
-      return 0;
-    }
+  if (epochs_done >= a.epochs) {
+    std::cout << "Checkpoint already holds " << epochs_done << " epochs (--epochs " << a.epochs << "): nothing to do\n";
+    return 0;
   }
-  return train(a, model, sources, threads);
+  return train(a, model, sources, threads, device);
 }
 
 }  // namespace train_cnn

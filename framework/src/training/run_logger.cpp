@@ -4,10 +4,11 @@
 #include <limits>
 #include <sstream>
 
+#include <ATen/Parallel.h>
+
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/runtime/env_info.h>
-#include <torchfit/runtime/process.h>
 #include <torchfit/training/timing.h>
 #include <torchfit/training/trainer.h>
 
@@ -63,7 +64,7 @@ void RunLogger::open_csv_files() {
 nlohmann::json RunLogger::run_description() const {
   auto& t = trainer();
   auto& model = t.model();
-  const int threads = runtime::init_process();
+  const int threads = at::get_num_threads();
   const int64_t train_flops = model->train_flops_per_sample();
   const FitParams& p = params();
   return {{"environment", runtime::environment_info(t.device(), threads)},
@@ -134,7 +135,7 @@ nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seco
                             {"ms_per_step_p90", s.p90_ms},
                             {"images_per_s", s.images_per_s},
                             {"data_wait_share", s.data_wait_share},
-                            {"gflops_per_s", s.median_ms > 0 ? flops_per_step / (s.median_ms / 1000.0) / 1e9 : 0.0}};
+                            {"gflops_per_s", gflops_per_s(flops_per_step, s.median_ms)}};
   for (const auto& [k, v] : logs) summary[k] = v;
   return summary;
 }

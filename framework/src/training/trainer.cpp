@@ -279,7 +279,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
-  sums.seen = std::max<int64_t>(sums.seen, 1);
+  if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
   return sums.logs(metric_names_);
 }
 

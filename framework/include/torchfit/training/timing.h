@@ -34,6 +34,12 @@ struct TimingSummary {
   std::vector<double> step_ms;  ///< the timed steps' step_ms, in order
 };
 
+/// Achieved rate: `flops_per_step` floating-point operations done in `ms_per_step` milliseconds, in
+/// GFLOP/s; 0 when ms_per_step is 0 (no timed step).
+inline double gflops_per_s(double flops_per_step, double ms_per_step) {
+  return ms_per_step > 0 ? flops_per_step / (ms_per_step / 1000.0) / 1e9 : 0.0;
+}
+
 /// Summarises `timings`: only the non-warm-up steps, and only those of `epoch` (1-based) when
 /// epoch > 0. When every selected step is warm-up, images_per_s is taken over the warm-up steps
 /// instead (so a short epoch still reports a rate) and the other figures are 0.
