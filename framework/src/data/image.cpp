@@ -2,6 +2,7 @@
 // This is the one translation unit that holds the stb_image / stb_image_write implementations.
 #include <torchfit/data/image.h>
 #include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
 
 #include <opencv2/imgproc.hpp>
 
@@ -315,10 +316,7 @@ std::vector<uint8_t> encode_jpeg(const Image& image, int quality) {
 
 void save_png(const std::string& path, const Image& image) {
   const std::vector<uint8_t> bytes = encode_png(image);
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw IoError("cannot write " + path + ": " + std::strerror(errno));
-  f.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-  if (!f) throw IoError("cannot write " + path + ": write failed");
+  io::write_stream_atomically(path, [&](const io::ByteSink& sink) { sink(bytes.data(), bytes.size()); });
 }
 
 }  // namespace torchfit::data

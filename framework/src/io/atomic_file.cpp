@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <torchfit/error.h>
 
@@ -61,17 +60,34 @@ void write_atomically(const std::string& path, const std::function<void(const st
   }
 }
 
-void write_text_atomically(const std::string& path, const std::string& text, bool durable) {
+void write_stream_atomically(const std::string& path, const std::function<void(const ByteSink&)>& produce,
+                             bool durable) {
   write_atomically(
       path,
       [&](const std::string& tmp) {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw IoError("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
-        f << text;
-        f.flush();
-        if (!f) throw IoError("cannot write '" + tmp + "' (disk full?)");
+        std::FILE* f = std::fopen(tmp.c_str(), "wb");
+        if (!f) throw IoError("cannot create '" + tmp + "' to write '" + path + "': " + std::strerror(errno));
+        int err = 0;
+        const ByteSink sink = [&](const void* data, std::size_t size) {
+          if (err == 0 && size > 0 && std::fwrite(data, 1, size, f) != size) err = errno ? errno : EIO;
+        };
+        try {
+          produce(sink);
+        } catch (...) {
+          std::fclose(f);
+          throw;
+        }
+        if (err == 0 && std::fflush(f) != 0) err = errno;
+        if (err == 0 && durable && ::fsync(::fileno(f)) != 0) err = errno;
+        if (std::fclose(f) != 0 && err == 0) err = errno;
+        if (err != 0) throw IoError("cannot write '" + path + "': " + std::strerror(err));
       },
       durable);
+}
+
+void write_text_atomically(const std::string& path, const std::string& text, bool durable) {
+  write_stream_atomically(
+      path, [&](const ByteSink& sink) { sink(text.data(), text.size()); }, durable);
 }
 
 void sync_filesystem(const std::string& path) {

@@ -70,6 +70,8 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.train_batches = pos.value("train_batches", int64_t{0});
   info.position.val_batches = pos.value("val_batches", int64_t{0});
   info.position.batch_size = pos.value("batch_size", int64_t{0});
+  info.position.train_samples = pos.value("train_samples", int64_t{0});
+  info.position.data = pos.value("data", std::map<std::string, std::string>{});
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -126,10 +128,18 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                            {"step", pos.step},
                            {"train_batches", pos.train_batches},
                            {"val_batches", pos.val_batches},
-                           {"batch_size", pos.batch_size}}}};
+                           {"batch_size", pos.batch_size},
+                           {"train_samples", pos.train_samples},
+                           {"data", pos.data}}}};
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
-  for (const auto& p : state.model->named_parameters(true)) weights.write(p.key(), p.value().detach().cpu());
+  for (const auto& p : state.model->named_parameters(true)) {
+    if (!torch::isfinite(p.value()).all().item<bool>()) {
+      throw Error("save_checkpoint('" + path + "'): weight '" + p.key() +
+                  "' holds non-finite values (nan/inf); a checkpoint is never written with them");
+    }
+    weights.write(p.key(), p.value().detach().cpu());
+  }
   archive.write("weights", weights);
   if (state.optimizer) {
     torch::serialize::OutputArchive optim;
@@ -137,7 +147,12 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     archive.write("optimizer", optim);
   }
   write_rng_state(archive);
-  write_atomically(path, [&](const std::string& tmp) { archive.save_to(tmp); });
+  write_stream_atomically(path, [&](const ByteSink& sink) {
+    archive.save_to([&](const void* data, size_t size) {
+      sink(data, size);
+      return size;
+    });
+  });
 }
 
 CheckpointInfo read_checkpoint_info(const std::string& path) {

@@ -78,7 +78,8 @@ std::vector<uint8_t> encode_png(const Image& image);
 /// Errors: IoError when encoding fails.
 std::vector<uint8_t> encode_jpeg(const Image& image, int quality = 95);
 
-/// Writes encode_png(image) to `path` (replacing it). Errors: IoError naming the path.
+/// Writes encode_png(image) to `path` atomically (replacing it). Errors: IoError naming the path and the OS
+/// reason (e.g. no space left); no partial file is left.
 void save_png(const std::string& path, const Image& image);
 
 }  // namespace torchfit::data

@@ -2,6 +2,7 @@
 /// @file atomic_file.h
 /// Atomic file writes: write a temporary file beside the target, flush + fsync, rename over the target,
 /// fsync the directory. A reader sees the old file or the new one, never a partial one.
+#include <cstddef>
 #include <functional>
 #include <string>
 
@@ -15,6 +16,15 @@ namespace torchfit::io {
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp_path)>& write_to,
                       bool durable = true);
 
+/// Receives the bytes of a file being written (see write_stream_atomically); never throws.
+using ByteSink = std::function<void(const void* data, std::size_t size)>;
+/// Writes `path` atomically from the bytes `produce(sink)` hands to `sink`. A failed write (no space,
+/// read-only file system, I/O error) is remembered, later bytes are dropped, and once `produce` returns it
+/// is thrown as torchfit::IoError "cannot write '<path>': <OS reason>"; the temporary is removed. The sink
+/// never fails toward the producer, so producers that cannot survive an exception mid-write (LibTorch's
+/// archive writer aborts the process then) are safe. `durable` as write_atomically.
+void write_stream_atomically(const std::string& path, const std::function<void(const ByteSink& sink)>& produce,
+                             bool durable = true);
 /// Writes `text` (any bytes) to `path` atomically; `durable` as write_atomically.
 void write_text_atomically(const std::string& path, const std::string& text, bool durable = true);
 

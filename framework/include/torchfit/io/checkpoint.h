@@ -23,6 +23,10 @@ struct TrainingPosition {
   int64_t train_batches = 0;  ///< batches taken from the training source since the run began
   int64_t val_batches = 0;    ///< batches taken from the validation source (validation_steps > 0)
   int64_t batch_size = 0;     ///< the training source's batch size (0: not recorded, older checkpoints)
+  int64_t train_samples = 0;  ///< samples taken from the training source since the run began (actual sizes)
+  /// The training source's stream settings (BatchIterator::stream_config: seed, batch size, target size,
+  /// augmentation, ...) when the position was saved; empty in older checkpoints.
+  std::map<std::string, std::string> data;
 };
 
 /// Metadata stored beside the weights.
@@ -47,7 +51,9 @@ struct TrainingState {
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the
 /// CPU random-number generator state (dropout) and `class_indices` to `path` atomically.
-/// Errors: IoError naming the path.
+/// Errors: IoError naming the path and the OS reason (no space, read-only, I/O error; the temporary file
+/// is removed and an earlier file at `path` stays intact); torchfit::Error naming the weight when a
+/// weight holds nan/inf (nothing is written).
 void save_checkpoint(const std::string& path, const TrainingState& state);
 
 /// Reads only the metadata of a checkpoint. Errors: IoError naming the path (missing, not a torchfit
