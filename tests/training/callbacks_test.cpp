@@ -1,6 +1,8 @@
 // Callbacks with scripted epoch logs: EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, CSVLogger.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include <torchfit/error.h>
@@ -115,4 +117,51 @@ TEST(CallbackOptions, BadCombinationsAreConfigErrorsAtConstruction) {
   ModelCheckpoint into_folder{ModelCheckpointOptions(dir.path.string())};
   into_folder.set_trainer(&t);
   EXPECT_THROW(into_folder.on_train_begin({}), IoError) << "a folder is not a checkpoint file";
+}
+
+TEST(ModelCheckpoint, FilepathIsFormattedAsKeras) {
+  const Logs logs{{"loss", 0.5}, {"val_loss", 0.12345}, {"val_categorical_accuracy", 0.875}};
+  EXPECT_EQ(format_filepath("w.{epoch:02d}-{val_loss:.2f}.ckpt", 0, 3, logs), "w.01-0.12.ckpt");
+  EXPECT_EQ(format_filepath("w.{epoch}.{batch}-{loss}.ckpt", 9, 3, logs), "w.10.4-0.5.ckpt");
+  EXPECT_EQ(format_filepath("a{val_categorical_accuracy:.3f}{{x}}", 0, 0, logs), "a0.875{x}");
+  EXPECT_EQ(format_filepath("plain.ckpt", 4, 0, logs), "plain.ckpt");
+  try {
+    format_filepath("w.{val_acc:.2f}.ckpt", 0, 0, logs);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("w.{val_acc:.2f}.ckpt"), std::string::npos) << what;
+    EXPECT_NE(what.find("val_categorical_accuracy"), std::string::npos) << what;  // the fields available
+  }
+  EXPECT_THROW(format_filepath("w.{epoch:.2q}.ckpt", 0, 0, logs), ConfigError);
+}
+
+TEST(ModelCheckpoint, WritesOneFilePerFormattedNameAndReportsTheRealFile) {
+  torchfit::testing::TempDir dir("ckpt_names");
+  auto t = make_trainer();
+  data::TensorIterator train(at::rand({8, 3}), at::one_hot(at::arange(8) % 2, 2).to(at::kFloat), 4);
+  data::TensorIterator val(at::rand({4, 3}), at::one_hot(at::arange(4) % 2, 2).to(at::kFloat), 4);
+  auto cb = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(dir.file("w.{epoch:02d}-{val_loss:.2f}.ckpt")));
+  const History h =
+      t.fit(train, FitOptions().epochs(2).validation_data(&val).validation_steps(1).verbose(0).callbacks({cb}));
+  char second[64];
+  std::snprintf(second, sizeof second, "w.02-%.2f.ckpt", h.history.at("val_loss").at(1));
+  EXPECT_EQ(cb->last_saved(), dir.file(second));
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) files += e.path().extension() == ".ckpt";
+  EXPECT_EQ(files, 2);
+  EXPECT_TRUE(std::filesystem::exists(cb->last_saved()));
+}
+
+TEST(ModelCheckpoint, UnknownFilepathKeysAreRefusedBeforeTheFirstStep) {
+  torchfit::testing::TempDir dir("ckpt_keys");
+  data::TensorIterator train(at::rand({8, 3}), at::one_hot(at::arange(8) % 2, 2).to(at::kFloat), 4);
+  for (const auto& [pattern, freq] : {std::pair<std::string, int64_t>{"w.{val_loss:.2f}.ckpt", 0},  // no validation
+                                      {"w.{acc}.ckpt", 0},
+                                      {"w.{val_loss}.ckpt", 1}}) {  // save_freq saves mid-epoch: no val_loss yet
+    auto t = make_trainer();
+    auto cb = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(dir.file(pattern)).save_freq(freq));
+    EXPECT_THROW(t.fit(train, FitOptions().epochs(1).verbose(0).callbacks({cb})), ConfigError) << pattern;
+    EXPECT_TRUE(t.step_timings().empty()) << pattern;
+  }
 }

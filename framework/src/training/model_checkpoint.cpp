@@ -1,7 +1,10 @@
 #include <torchfit/training/model_checkpoint.h>
 
-#include <cstdio>
+#include <cmath>
 #include <filesystem>
+
+#include <fmt/args.h>
+#include <fmt/format.h>
 
 #include <spdlog/spdlog.h>
 
@@ -23,22 +26,79 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options)
   }
 }
 
-void ModelCheckpoint::save_now(int epoch) {
-  std::string path = options_.filepath();
-  const auto pos = path.find("{epoch}");
-  if (pos != std::string::npos) {
-    char buf[16];
-    std::snprintf(buf, sizeof buf, "%02d", epoch + 1);
-    path.replace(pos, 7, buf);
+namespace {
+
+std::string joined_keys(const Logs& logs) {
+  std::string keys = "epoch, batch";
+  for (const auto& [key, value] : logs) keys += ", " + key;
+  return keys;
+}
+
+bool weights_finite(Sequential& model) {
+  torch::NoGradGuard no_grad;
+  for (const auto& p : model->parameters()) {
+    if (!torch::isfinite(p).all().item<bool>()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs) {
+  fmt::dynamic_format_arg_store<fmt::format_context> args;
+  args.push_back(fmt::arg("epoch", epoch + 1));
+  args.push_back(fmt::arg("batch", batch + 1));
+  for (const auto& [key, value] : logs) args.push_back(fmt::arg(key.c_str(), value));
+  try {
+    return fmt::vformat(pattern, args);
+  } catch (const fmt::format_error& e) {
+    throw ConfigError("ModelCheckpoint: cannot format filepath '" + pattern + "': " + e.what() +
+                      " (fields: " + joined_keys(logs) + "; Python format specs, e.g. {epoch:02d}, {val_loss:.2f})");
+  }
+}
+
+bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
+  const std::string path = format_filepath(options_.filepath(), epoch, batch, logs);
+  steps_since_save_ = 0;
+  if (!weights_finite(trainer().model())) {
+    spdlog::warn("ModelCheckpoint: the weights are not finite (nan/inf) at epoch {}, step {}: '{}' not written; {}",
+                 epoch + 1, batch + 1, path,
+                 last_saved_.empty() ? std::string("no checkpoint was written before")
+                                     : "the last finite checkpoint is '" + last_saved_ + "'");
+    return false;
   }
   trainer().save_checkpoint(path, options_.class_indices());
   last_saved_ = path;
-  steps_since_save_ = 0;
   spdlog::debug("ModelCheckpoint: saved {}", path);
+  return true;
+}
+
+bool ModelCheckpoint::save_now(int epoch) {
+  Logs logs = latest_logs_;
+  for (const auto& key : {std::string("loss"), std::string("val_loss")}) logs.emplace(key, std::nan(""));
+  for (const auto& m : trainer().metric_names()) {
+    logs.emplace(m, std::nan(""));
+    logs.emplace("val_" + m, std::nan(""));
+  }
+  return save(epoch, trainer().position().step - 1, logs);
+}
+
+// The keys present at every save: epoch logs (with val_ keys when validating) and, with save_freq, the
+// batch logs too, whose keys are the epoch logs' without val_ ones.
+void ModelCheckpoint::check_filepath_keys() const {
+  Logs logs{{"loss", 0.0}, {"lr", 0.0}};
+  for (const auto& m : trainer().metric_names()) logs[m] = 0.0;
+  if (params().validation && options_.save_freq() == 0) {
+    logs["val_loss"] = 0.0;
+    for (const auto& m : trainer().metric_names()) logs["val_" + m] = 0.0;
+  }
+  if (options_.save_freq() > 0) logs.erase("lr");
+  format_filepath(options_.filepath(), 0, 0, logs);
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
   namespace fs = std::filesystem;
+  check_filepath_keys();
   const fs::path path(options_.filepath());
   if (fs::is_directory(path)) {
     throw IoError("ModelCheckpoint: filepath '" + options_.filepath() + "' is a directory; give a file path");
@@ -47,13 +107,15 @@ void ModelCheckpoint::on_train_begin(const Logs&) {
 }
 
 void ModelCheckpoint::on_epoch_end(int epoch, const Logs& logs) {
+  latest_logs_ = logs;
   if (options_.save_best_only() && !monitor_.improved(monitor_.get(logs, "ModelCheckpoint"))) return;
-  save_now(epoch);
+  save(epoch, params().steps - 1, logs);
 }
 
-void ModelCheckpoint::on_train_batch_end(int64_t, const Logs&) {
+void ModelCheckpoint::on_train_batch_end(int64_t batch, const Logs& logs) {
+  latest_logs_ = logs;
   if (options_.save_freq() > 0 && !options_.save_best_only() && ++steps_since_save_ >= options_.save_freq()) {
-    save_now(trainer().position().epoch);
+    save(trainer().position().epoch, batch, logs);
   }
 }
 

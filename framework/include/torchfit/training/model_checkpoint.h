@@ -15,7 +15,10 @@ namespace torchfit {
 /// Options of ModelCheckpoint, Keras names and defaults.
 struct ModelCheckpointOptions {
   using ClassIndices = std::map<std::string, int64_t>;
-  /// File to write; "{epoch}" in it becomes the 1-based epoch, 2 digits (Keras `{epoch:02d}`).
+  /// File to write, formatted as Keras's `filepath.format(epoch=epoch + 1, **logs)`: "{epoch}" (1-based),
+  /// "{batch}" (1-based step in the epoch) and any logs key ("{val_loss:.2f}", "{loss}",
+  /// "{val_categorical_accuracy:.3f}"), with Python format specs (fmt). "w.{epoch:02d}.ckpt" keeps one
+  /// file per epoch; a pattern without fields overwrites one file.
   explicit ModelCheckpointOptions(std::string filepath) : filepath_(std::move(filepath)) {}
   TORCH_ARG(std::string, filepath);
   /// Log key compared by save_best_only.
@@ -30,12 +33,20 @@ struct ModelCheckpointOptions {
   TORCH_ARG(ClassIndices, class_indices) = {};
 };
 
+/// Formats a ModelCheckpoint filepath as Keras's ModelCheckpoint._get_file_path: `epoch` and `batch` are
+/// 0-based and written 1-based; every `logs` key is a named field. Errors: ConfigError naming the pattern,
+/// the reason (unknown key, bad format spec) and the keys available.
+std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs);
+
 /// Saves a checkpoint (io/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
 /// every epoch, only when the monitored value improved (save_best_only), and every save_freq steps.
-/// Silent, as Keras's default verbose=0. Errors: ConfigError for an empty filepath, save_freq < 0,
-/// save_best_only with save_freq > 0, or a bad mode; IoError at on_train_begin when filepath is a folder
-/// or its folder cannot be written, and when a file cannot be written; ConfigError when `monitor` is not
-/// in the epoch logs.
+/// Silent, as Keras's default verbose=0, except a warning when it keeps the last checkpoint because the
+/// weights are not finite (nan/inf after a diverging step): such weights are never written.
+/// Errors: ConfigError for an empty filepath, save_freq < 0, save_best_only with save_freq > 0, or a bad
+/// mode; at on_train_begin, ConfigError when filepath names a key the logs will not have (val_ keys
+/// without validation or with save_freq > 0) and IoError when filepath is a folder or its folder cannot
+/// be written; IoError naming the file and the OS reason when a file cannot be written; ConfigError when
+/// `monitor` is not in the epoch logs.
 class ModelCheckpoint : public Callback {
  public:
   explicit ModelCheckpoint(ModelCheckpointOptions options);
@@ -44,16 +55,21 @@ class ModelCheckpoint : public Callback {
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
   /// Writes the checkpoint now (e.g. on Ctrl-C) at the trainer's current position; `epoch` (0-based)
-  /// fills "{epoch}".
-  void save_now(int epoch);
-  /// Path of the last file written ("" if none).
+  /// fills "{epoch}", the latest logs seen the other fields (nan for a key not logged yet). Returns false
+  /// (and warns) when the weights are not finite and nothing was written.
+  bool save_now(int epoch);
+  /// Path of the last file written ("" if none): the formatted filepath, a file that exists.
   const std::string& last_saved() const { return last_saved_; }
 
  private:
+  bool save(int epoch, int64_t batch, const Logs& logs);
+  void check_filepath_keys() const;
+
   ModelCheckpointOptions options_;
   Monitor monitor_;
   int64_t steps_since_save_ = 0;
   std::string last_saved_;
+  Logs latest_logs_;
 };
 
 }  // namespace torchfit
