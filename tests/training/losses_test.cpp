@@ -36,6 +36,28 @@ TEST(Losses, ValuesMatchDefinitions) {
   EXPECT_NEAR(compute_loss("mean_squared_error", onehot, at::zeros({2, 3}), false).item<double>(), 2.0 / 6, 1e-7);
 }
 
+// Golden values computed with Keras 2.x's backend formulas (numpy, float64): categorical divides the
+// outputs by their sum before clipping; sparse normalises the clipped outputs; binary adds eps in the logs.
+TEST(Losses, ProbabilityInputsFollowKerasFormulas) {
+  // Four sigmoid outputs of exactly 0.5 (not a distribution): Keras gives ln 4, not ln 2.
+  const auto half = at::full({2, 4}, 0.5f);
+  const auto onehot4 = at::tensor({1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f}).reshape({2, 4});
+  const auto sparse4 = at::tensor({int64_t{0}, int64_t{3}});
+  EXPECT_NEAR(compute_loss("categorical_crossentropy", half, onehot4, false).item<double>(), 1.3862943611198906, 1e-6);
+  EXPECT_NEAR(compute_loss("sparse_categorical_crossentropy", half, sparse4, false).item<double>(), 1.3862943611198906,
+              1e-6);
+  // Unnormalised rows with exact zeros and ones (clipping at 1e-7 decides the value).
+  const auto out = at::tensor({0.2f, 0.9f, 0.4f, 0.0f, 1.0f, 0.0f}).reshape({2, 3});
+  const auto onehot3 = at::tensor({0.0f, 0.0f, 1.0f, 1.0f, 0.0f, 0.0f}).reshape({2, 3});
+  const auto sparse3 = at::tensor({int64_t{2}, int64_t{0}});
+  EXPECT_NEAR(compute_loss("categorical_crossentropy", out, onehot3, false).item<double>(), 8.71992574547032, 1e-4);
+  EXPECT_NEAR(compute_loss("sparse_categorical_crossentropy", out, sparse3, false).item<double>(), 8.719925795470317,
+              1e-4);
+  const auto p = at::tensor({0.0f, 1.0f, 0.5f, 0.9f}).reshape({4, 1});
+  const auto y = at::tensor({1.0f, 1.0f, 0.0f, 1.0f}).reshape({4, 1});
+  EXPECT_NEAR(compute_loss("binary_crossentropy", p, y, false).item<double>(), 4.0558639638762655, 1e-4);
+}
+
 TEST(Losses, BadNameAndShape) {
   EXPECT_THROW(check_loss("hinge2"), ConfigError);
   try {

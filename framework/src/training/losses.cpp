@@ -36,25 +36,50 @@ bool loss_uses_logits(const std::string& loss, const std::string& activation) {
   return false;
 }
 
+namespace {
+
+// Keras 2.x backend.categorical_crossentropy on probabilities: outputs divided by their sum, clipped to
+// [eps, 1 - eps], then -sum(target * log(p)).
+at::Tensor categorical_from_probabilities(const at::Tensor& output, const at::Tensor& target) {
+  const at::Tensor p = (output / output.sum(1, true)).clamp(kEpsilon, 1.0 - kEpsilon);
+  return -(target * p.log()).sum(1).mean();
+}
+
+// Keras 2.x backend.sparse_categorical_crossentropy on probabilities: clipped to [eps, 1 - eps], then the
+// log fed to softmax cross-entropy — i.e. -log(p_y / sum(p)) of the clipped outputs.
+at::Tensor sparse_from_probabilities(const at::Tensor& output, const at::Tensor& target) {
+  const at::Tensor logp = output.clamp(kEpsilon, 1.0 - kEpsilon).log();
+  return at::nll_loss(logp.log_softmax(1), target.to(at::kLong));
+}
+
+// Keras 2.x backend.binary_crossentropy on probabilities: clipped to [eps, 1 - eps], then
+// -(y log(p + eps) + (1 - y) log(1 - p + eps)), the mean over the last axis and the batch.
+at::Tensor binary_from_probabilities(const at::Tensor& output, const at::Tensor& y) {
+  const at::Tensor p = output.clamp(kEpsilon, 1.0 - kEpsilon);
+  return -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log()).mean();
+}
+
+}  // namespace
+
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits) {
   check_loss(name);
   if (name == "categorical_crossentropy") {
     expect_same_shape(name, output, target);
-    at::Tensor logp = from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log();
-    return -(target * logp).sum(1).mean();
+    if (!from_logits) return categorical_from_probabilities(output, target);
+    return -(target * output.log_softmax(1)).sum(1).mean();
   }
   if (name == "sparse_categorical_crossentropy") {
     if (target.dim() != 1 || target.size(0) != output.size(0)) {
       throw ConfigError(name + ": target shape " + shape_text(target) + " must be (N) class indices for output " +
                         shape_text(output));
     }
-    at::Tensor logp = from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log();
-    return at::nll_loss(logp, target.to(at::kLong));
+    if (!from_logits) return sparse_from_probabilities(output, target);
+    return at::nll_loss(output.log_softmax(1), target.to(at::kLong));
   }
   if (name == "binary_crossentropy") {
     at::Tensor y = target.to(output.scalar_type()).reshape(output.sizes());
     if (from_logits) return at::binary_cross_entropy_with_logits(output, y);
-    return at::binary_cross_entropy(output.clamp(kEpsilon, 1.0 - kEpsilon), y);
+    return binary_from_probabilities(output, y);
   }
   expect_same_shape(name, output, target);
   return (output - target).pow(2).mean();

@@ -11,7 +11,12 @@ namespace torchfit {
 /// `output` is what the model produced: when `from_logits` is true it is the last layer BEFORE its
 /// softmax/sigmoid (Sequential::forward_logits), and the loss goes through log_softmax /
 /// binary_cross_entropy_with_logits (logits [1000, 0] with target class 1 ⇒ loss ≈ 1000, finite).
-/// Otherwise probabilities are clipped to [1e-7, 1 − 1e-7] as Keras does.
+/// Otherwise the probabilities follow Keras 2.x's backend formulas (epsilon 1e-7):
+/// - categorical: p = output / sum(output), clipped to [eps, 1 − eps]; −Σ target · log p.
+/// - sparse categorical: clipped to [eps, 1 − eps], then −log(p_y / Σ p) (Keras feeds log p to a
+///   softmax cross-entropy), so outputs that do not sum to 1 are normalised too.
+/// - binary: clipped to [eps, 1 − eps]; −(y log(p + eps) + (1 − y) log(1 − p + eps)), averaged.
+/// E.g. four sigmoid outputs of 0.5 with a one-hot target give ln 4 = 1.3863 (categorical and sparse).
 /// Targets: categorical (N, K) one-hot float; sparse (N) int64; binary (N, 1) or (N) float; mse any shape.
 /// Errors: ConfigError for an unknown name or a target of the wrong shape (naming both shapes).
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits);
