@@ -69,7 +69,10 @@ void add_training_flags(CLI::App& app, Args& a) {
   app.add_option("--threads", a.threads, "LibTorch intra-op threads (0 = CPU cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxThreads));
-  app.add_option("--lr", a.lr, "Adam learning rate")->capture_default_str()->check(positive_finite());
+  app.add_option("--lr", a.lr, "Adam learning rate (with --resume: replaces the checkpoint's)")
+      ->capture_default_str()
+      ->check(positive_finite())
+      ->each([&a](const std::string&) { a.lr_given = true; });
   app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->capture_default_str()
       ->check(int_range(0, 2));

@@ -229,3 +229,57 @@ TEST(Resume, FitOptionsOutOfRangeAreErrorsBeforeAnyStep) {
   EXPECT_THROW(t->fit(train, FitOptions().verbose(0).validation_data(&train).validation_steps(-1)), ConfigError);
   EXPECT_TRUE(t->step_timings().empty());
 }
+
+TEST(Resume, ChangedStreamSettingsAreRefusedWithTheDifference) {
+  torchfit::testing::TempDir dir("resume_stream");
+  auto [x, y] = make_data();
+  auto t = fresh_trainer();
+  data::TensorIterator train(x, y, 8, true, 3);
+  t->fit(train, FitOptions().epochs(1).steps_per_epoch(4).verbose(0));
+  const std::string ckpt = dir.file("s.ckpt");
+  t->save_checkpoint(ckpt);
+  EXPECT_EQ(io::read_checkpoint_info(ckpt).position.data.at("seed"), "3");
+  data::TensorIterator other_seed(x, y, 8, true, 7);
+  try {
+    fresh_trainer()->fit(other_seed, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("seed 3 → 7"), std::string::npos) << e.what();
+  }
+  data::TensorIterator fewer(x.slice(0, 0, 32), y.slice(0, 0, 32), 8, true, 3);
+  try {
+    fresh_trainer()->fit(fewer, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("samples 40 → 32"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Resume, AnExplicitLearningRateReplacesTheSavedOne) {
+  torchfit::testing::TempDir dir("resume_lr");
+  auto [x, y] = make_data();
+  auto t = fresh_trainer();
+  data::TensorIterator train(x, y, 8, true, 3);
+  t->fit(train, FitOptions().epochs(1).steps_per_epoch(4).verbose(0));
+  const std::string ckpt = dir.file("lr.ckpt");
+  t->save_checkpoint(ckpt);
+  auto kept = fresh_trainer();
+  kept->set_learning_rate(0.25);  // the saved rate (0.001) wins without resume_learning_rate
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  kept->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt));
+  EXPECT_DOUBLE_EQ(kept->learning_rate(), 0.001);
+  auto replaced = fresh_trainer();
+  data::TensorIterator train_c(x, y, 8, true, 3);
+  replaced->fit(train_c,
+                FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).resume_learning_rate(0.5));
+  EXPECT_DOUBLE_EQ(replaced->learning_rate(), 0.5);
+}
+
+TEST(Resume, PositionCountsTheSamplesActuallyTaken) {
+  auto [x, y] = make_data();
+  auto t = fresh_trainer();
+  data::TensorIterator train(x, y, 16, true, 3);  // 40 samples: batches of 16, 16, 8
+  t->fit(train, FitOptions().epochs(1).verbose(0));
+  EXPECT_EQ(t->position().train_batches, 3);
+  EXPECT_EQ(t->position().train_samples, 40);
+}

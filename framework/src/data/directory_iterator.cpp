@@ -451,6 +451,20 @@ Batch DirectoryIterator::next() {
   return b;
 }
 
+StreamConfig DirectoryIterator::stream_config() const {
+  StreamConfig c = BatchIterator::stream_config();
+  c["seed"] = std::to_string(seed_);
+  c["shuffle"] = options_.shuffle() ? "true" : "false";
+  c["target_size"] = std::to_string(options_.target_size()[0]) + "x" + std::to_string(options_.target_size()[1]);
+  c["color_mode"] = options_.color_mode();
+  c["interpolation"] = options_.interpolation();
+  c["class_mode"] = options_.class_mode();
+  c["augmentation"] = generator_ ? options_text(generator_->options()) : "none";
+  if (generator_ && generator_->augments() && !augment_)
+    c["augmentation"] += " (validation subset: no random transforms)";
+  return c;
+}
+
 void DirectoryIterator::skip(int64_t batches) {
   if (batches <= 0) return;
   // Batches are a pure function of (seed, pass, position): skipping is moving the counter.

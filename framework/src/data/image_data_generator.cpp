@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 namespace torchfit::data {
 
@@ -48,6 +49,46 @@ ImageDataGeneratorOptions article_augmentation() {
       .zoom_range(0.2)
       .rotation_range(20)
       .horizontal_flip(true);
+}
+
+namespace {
+std::string number_text(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+}  // namespace
+
+std::string options_text(const ImageDataGeneratorOptions& o) {
+  const ImageDataGeneratorOptions d;
+  std::string text;
+  const auto add = [&text](const std::string& item) { text += (text.empty() ? "" : " ") + item; };
+  const std::pair<const char*, std::pair<double, double>> numbers[] = {
+      {"rescale", {o.rescale(), d.rescale()}},
+      {"rotation_range", {o.rotation_range(), d.rotation_range()}},
+      {"width_shift_range", {o.width_shift_range(), d.width_shift_range()}},
+      {"height_shift_range", {o.height_shift_range(), d.height_shift_range()}},
+      {"shear_range", {o.shear_range(), d.shear_range()}},
+      {"channel_shift_range", {o.channel_shift_range(), d.channel_shift_range()}},
+      {"cval", {o.cval(), d.cval()}},
+      {"validation_split", {o.validation_split(), d.validation_split()}}};
+  for (const auto& [name, v] : numbers) {
+    if (v.first != v.second) add(std::string(name) + "=" + number_text(v.first));
+  }
+  if (o.zoom_range() != d.zoom_range()) {
+    add("zoom_range=[" + number_text(o.zoom_range()[0]) + ", " + number_text(o.zoom_range()[1]) + "]");
+  }
+  if (o.brightness_range()) {
+    add("brightness_range=[" + number_text((*o.brightness_range())[0]) + ", " +
+        number_text((*o.brightness_range())[1]) + "]");
+  }
+  if (o.horizontal_flip()) add("horizontal_flip=true");
+  if (o.vertical_flip()) add("vertical_flip=true");
+  if (o.fill_mode() != d.fill_mode()) add("fill_mode=" + o.fill_mode());
+  if (o.samplewise_center()) add("samplewise_center=true");
+  if (o.samplewise_std_normalization()) add("samplewise_std_normalization=true");
+  if (o.preprocessing_function()) add("preprocessing_function=set");
+  return text.empty() ? "none" : text;
 }
 
 ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : options_(std::move(options)) {

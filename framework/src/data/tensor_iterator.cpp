@@ -45,6 +45,13 @@ Batch TensorIterator::next() {
   return b;
 }
 
+StreamConfig TensorIterator::stream_config() const {
+  StreamConfig c = BatchIterator::stream_config();
+  c["shuffle"] = shuffle_ ? "true" : "false";
+  if (shuffle_) c["seed"] = std::to_string(seed_);
+  return c;
+}
+
 void TensorIterator::skip(int64_t batches) {
   for (int64_t i = 0; i < batches; ++i) {
     if (pos_ >= x_.size(0)) {

@@ -136,6 +136,7 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   }
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
   if (!opt.resume_from().empty()) resume(opt.resume_from(), train, opt, steps);
+  position_.data = train.stream_config();
   if (opt.initial_step() < 0 || opt.initial_step() > steps) {
     throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
   }
@@ -151,8 +152,23 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   return p;
 }
 
-void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps) {
-  const io::CheckpointInfo info = load_checkpoint(path);
+namespace {
+
+// "seed 42 → 7, augmentation none → rescale=..." for each stream setting that differs; "" when none.
+std::string stream_differences(const data::StreamConfig& saved, const data::StreamConfig& now) {
+  std::string text;
+  for (const auto& [key, value] : saved) {
+    const auto it = now.find(key);
+    const std::string current = it == now.end() ? "(not set)" : it->second;
+    if (current != value) text += (text.empty() ? "" : ", ") + key + " " + value + " → " + current;
+  }
+  return text;
+}
+
+}  // namespace
+
+void Trainer::check_resumable(const std::string& path, const io::CheckpointInfo& info, const data::BatchIterator& train,
+                              int64_t steps) const {
   const TrainingPosition& pos = info.position;
   const auto classes = train.class_indices();
   if (!info.class_indices.empty() && !classes.empty() && info.class_indices != classes) {
@@ -161,18 +177,35 @@ void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOpt
   if (pos.batch_size > 0 && pos.batch_size != train.batch_size()) {
     throw ConfigError("resume: checkpoint '" + path + "' was trained with batch size " +
                       std::to_string(pos.batch_size) + ", the training data gives batches of " +
-                      std::to_string(train.batch_size()) + " (the saved data position counts batches)");
+                      std::to_string(train.batch_size()) + " (other batches would regroup the " +
+                      std::to_string(pos.train_samples) + " samples already seen; use batch size " +
+                      std::to_string(pos.batch_size) + ")");
+  }
+  const std::string differences = stream_differences(pos.data, train.stream_config());
+  if (!differences.empty()) {
+    throw ConfigError("resume: checkpoint '" + path + "' would not continue exactly: the training data differs (" +
+                      differences + "); resume with the saved settings, or start a new run");
   }
   if (pos.step > steps) {
     throw ConfigError("resume: checkpoint '" + path + "' stopped at step " + std::to_string(pos.step) + " of epoch " +
                       std::to_string(pos.epoch + 1) + ", beyond steps_per_epoch " + std::to_string(steps));
   }
+}
+
+void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps) {
+  const io::CheckpointInfo info = load_checkpoint(path);
+  check_resumable(path, info, train, steps);
+  const TrainingPosition& pos = info.position;
+  if (opt.resume_learning_rate() && *opt.resume_learning_rate() != learning_rate()) {
+    spdlog::info("resume: learning rate {} → {}", learning_rate(), *opt.resume_learning_rate());
+    set_learning_rate(*opt.resume_learning_rate());
+  }
   // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
   train.skip(pos.train_batches);
   if (opt.validation_data() && opt.validation_steps() > 0) opt.validation_data()->skip(pos.val_batches);
   opt.initial_epoch(pos.epoch).initial_step(pos.step);
-  spdlog::info("resumed from '{}' at epoch {}, step {} ({} training batches done)", path, pos.epoch + 1, pos.step,
-               pos.train_batches);
+  spdlog::info("resumed from '{}' at epoch {}, step {} ({} training batches, {} samples done)", path, pos.epoch + 1,
+               pos.step, pos.train_batches, pos.train_samples);
 }
 
 std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const {
@@ -207,6 +240,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     }
     timings_.push_back(t);
     ++position_.train_batches;
+    position_.train_samples += t.size;
     position_.batch_size = train.batch_size();
     position_.epoch = epoch;
     position_.step = step;

@@ -21,6 +21,9 @@ struct Batch {
   int64_t size() const { return x.defined() ? x.size(0) : 0; }
 };
 
+/// Setting name → value (as text) of a batch source's data stream; see BatchIterator::stream_config.
+using StreamConfig = std::map<std::string, std::string>;
+
 /// An endless source of batches, organised in passes of ceil(samples / batch_size) batches; the last
 /// batch of a pass is partial. next() never ends: after the last batch of a pass the next pass starts
 /// (re-shuffled when the source shuffles). Implementations: DirectoryIterator (image folders) and
@@ -47,6 +50,13 @@ class BatchIterator {
   virtual std::map<std::string, int64_t> class_indices() const { return {}; }
   /// File path of each sample (empty for in-memory sources).
   virtual std::vector<std::string> filenames() const { return {}; }
+  /// The settings that decide which samples come in which batches, in which order and with which
+  /// augmentation (name → value as text: "batch_size", "samples", "seed", "shuffle", ...). A resumed run
+  /// continues exactly only when its source gives the same (Trainer's resume checks it). Default: batch
+  /// size and samples.
+  virtual StreamConfig stream_config() const {
+    return {{"batch_size", std::to_string(batch_size())}, {"samples", std::to_string(samples())}};
+  }
 };
 
 /// In-memory source over tensors x (N, ...) and y (N, ...), in order or shuffled per pass with `seed`.
@@ -58,6 +68,8 @@ class TensorIterator : public BatchIterator {
   int64_t batch_size() const override { return batch_size_; }
   void reset() override;
   void skip(int64_t batches) override;
+  /// Batch size, samples, shuffle and seed.
+  StreamConfig stream_config() const override;
 
  private:
   void new_pass();

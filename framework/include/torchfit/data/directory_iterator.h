@@ -126,6 +126,9 @@ class DirectoryIterator : public BatchIterator {
   /// Moves on by `batches` without decoding them (the batches are a function of seed, pass and
   /// position, so the next() after skip(k) equals the (k+1)-th next() of a fresh iterator).
   void skip(int64_t batches) override;
+  /// Batch size, samples, seed, shuffle, target size, colour mode, interpolation, class mode and the
+  /// augmentation in use (options_text of the generator; "none" for a validation subset or none given).
+  StreamConfig stream_config() const override;
   std::map<std::string, int64_t> class_indices() const override { return class_indices_; }
   /// Paths relative to `directory`, e.g. "Coat/00012.png" (Keras `filenames`).
   std::vector<std::string> filenames() const override { return filenames_; }

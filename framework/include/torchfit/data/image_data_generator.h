@@ -105,6 +105,11 @@ struct ImageDataGeneratorOptions {
 /// `ImageDataGeneratorOptions().rescale(1.0 / 255)`.
 ImageDataGeneratorOptions article_augmentation();
 
+/// The options that differ from the defaults, in Keras names, e.g. "rescale=0.00392157 rotation_range=20
+/// shear_range=0.2 zoom_range=[0.8, 1.2] horizontal_flip=true"; "none" when all are defaults. A
+/// preprocessing_function shows as "preprocessing_function=set" (its code cannot be compared).
+std::string options_text(const ImageDataGeneratorOptions& options);
+
 /// Augmentation + standardisation of single images, as Keras's ImageDataGenerator.
 ///
 /// Per sample (Keras order): decode → colour mode → resize to target_size (BEFORE augmentation) →

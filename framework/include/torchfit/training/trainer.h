@@ -55,8 +55,13 @@ struct FitOptions {
   /// state and learning rate, the random-number state and the position, skips the batches the saved run
   /// took from `train` and `validation_data` (same seed ⇒ the same next batches), and sets initial_epoch
   /// and initial_step from the position. Errors: IoError/ConfigError naming the checkpoint (unreadable,
-  /// another model, other classes than the training source, a step beyond steps_per_epoch).
+  /// another model, other classes than the training source, a step beyond steps_per_epoch) and
+  /// ConfigError listing every stream setting of `train` that differs from the saved run's (seed, batch
+  /// size, samples, target size, augmentation, ...: the resumed run would not continue exactly).
   TORCH_ARG(std::string, resume_from) = "";
+  /// With resume_from: replaces the checkpoint's learning rate by this one (logged "learning rate A → B");
+  /// unset ⇒ the saved learning rate continues.
+  TORCH_ARG(std::optional<double>, resume_learning_rate) = std::nullopt;
   /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files): fit() adds a RunLogger.
   TORCH_ARG(std::string, run_dir) = "";
   /// Steps at the start of the run reported as warm-up (excluded from the timing statistics).
@@ -133,6 +138,8 @@ class Trainer {
   struct EpochMeans;
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
+  void check_resumable(const std::string& path, const io::CheckpointInfo& info, const data::BatchIterator& train,
+                       int64_t steps) const;
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
                    const FitParams& params, CallbackList& callbacks);
