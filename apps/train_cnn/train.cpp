@@ -102,7 +102,7 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"workers", a.workers},
           {"threads", threads},
           {"seed", a.seed},
-          {"lr", a.lr},
+          {"lr", a.resume.empty() || a.lr_given ? nlohmann::json(a.lr) : nlohmann::json("checkpoint's")},
           {"dense2_units", a.dense2_units},
           {"model_config", a.model_config},
           {"augment", !a.no_augment},
@@ -139,14 +139,22 @@ double sgemm_peak_gflops(const c10::Device& device) {
   return peak;
 }
 
-// The article's comparison figure and the achieved rate against the sgemm peak; also into run.json.
-void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
+// The achieved rate as a share of the sgemm peak; "n/a" when the peak measured low (a short, noisy run).
+std::string share_of_peak_text(double achieved, double peak) {
+  if (peak <= 0 || achieved > peak) return "n/a (above the measured sgemm peak)";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * achieved / peak);
+  return buf;
+}
+
+// The article's comparison figure and the achieved rate against the sgemm peak; also into run.json. Every
+// figure counts the images actually in each batch.
+void report_timing(Trainer& trainer, RunLogger& run_logger) {
   const TimingSummary s = summarize_timings(trainer.step_timings());
   if (s.steps == 0) return;
   const c10::Device device = trainer.device();
-  const double flops_per_step =
-      static_cast<double>(trainer.model()->train_flops_per_sample()) * static_cast<double>(a.batch_size);
-  const double achieved = gflops_per_s(flops_per_step, s.median_ms);
+  const double flops_per_sample = static_cast<double>(trainer.model()->train_flops_per_sample());
+  const double achieved = achieved_gflops_per_s(s, flops_per_sample);
   const double peak = sgemm_peak_gflops(device);
   std::printf(
       "Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
@@ -154,12 +162,19 @@ void report_timing(Trainer& trainer, RunLogger& run_logger, const Args& a) {
       device.str().c_str(), s.median_ms, s.p90_ms, s.images_per_s, 100.0 * s.data_wait_share,
       static_cast<long long>(s.steps));
   std::printf(
-      "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %.0f%% of this device's measured sgemm "
-      "peak (%.1f GFLOP/s)\n",
-      flops_per_step / 1e9, achieved, peak > 0 ? 100.0 * achieved / peak : 0.0, peak);
-  run_logger.update({{"achieved_gflops_per_s", achieved},
-                     {"sgemm_peak_gflops_per_s", peak},
-                     {"share_of_peak", peak > 0 ? achieved / peak : 0.0}});
+      "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %s of this device's measured sgemm peak (%.1f GFLOP/s)\n",
+      flops_per_sample * images_per_step(s) / 1e9, achieved, share_of_peak_text(achieved, peak).c_str(), peak);
+  run_logger.update(
+      {{"achieved_gflops_per_s", achieved},
+       {"sgemm_peak_gflops_per_s", peak},
+       {"share_of_peak", peak > 0 && achieved <= peak ? nlohmann::json(achieved / peak) : nlohmann::json()}});
+}
+
+// The real file of the last checkpoint written (the --checkpoint pattern formatted), or why there is none.
+std::string checkpoint_line(const ModelCheckpoint* checkpoint) {
+  if (!checkpoint) return "none (--no-checkpoint)";
+  if (checkpoint->last_saved().empty()) return "none written";
+  return checkpoint->last_saved();
 }
 
 int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
@@ -169,10 +184,14 @@ int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
               << " (--no-checkpoint: nothing saved)\n";
     return 130;
   }
-  checkpoint->save_now(pos.epoch);
-  std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step << ": checkpoint written to "
-            << checkpoint->last_saved() << " (continue with --resume " << checkpoint->last_saved() << ")\n"
-            << std::flush;
+  std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step;
+  if (checkpoint->save_now(pos.epoch)) {
+    std::cout << ": checkpoint written to " << checkpoint->last_saved() << " (continue with --resume "
+              << checkpoint->last_saved() << ")";
+  } else {
+    std::cout << ": no checkpoint written (weights not finite)";
+  }
+  std::cout << "\n" << std::flush;
   return 130;
 }
 
@@ -197,11 +216,12 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
                             .callbacks(callbacks)
                             .verbose(a.verbose)
                             .resume_from(a.resume)
+                            .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps));
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
-  report_timing(trainer, *run_logger, a);
+  report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
-            << "Checkpoint: " << (a.no_checkpoint ? std::string("none (--no-checkpoint)") : a.checkpoint) << "\n";
+            << "Checkpoint: " << checkpoint_line(checkpoint.get()) << "\n";
   return 0;
 }
 

@@ -14,6 +14,11 @@ std::string fmt(const char* f, double v) {
   std::snprintf(buf, sizeof buf, f, v);
   return buf;
 }
+// Keras's "  7/100": `current` right-aligned to the width of `target`.
+std::string step_count(int64_t current, int64_t target) {
+  const std::string n = std::to_string(current), of = std::to_string(std::max<int64_t>(target, 1));
+  return std::string(of.size() > n.size() ? of.size() - n.size() : 0, ' ') + n + "/" + std::to_string(target);
+}
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -64,10 +69,7 @@ void Progbar::update(int64_t current, const Values& values) {
   const double now = clock_();
   if (last_print_ >= 0 && now - last_print_ < 0.05) return;  // Keras: at most every 0.05 s
   last_print_ = now;
-  const int digits = static_cast<int>(std::floor(std::log10(static_cast<double>(target_)))) + 1;
-  char count[64];
-  std::snprintf(count, sizeof count, "%*lld/%lld ", digits, static_cast<long long>(current),
-                static_cast<long long>(target_));
+  const std::string count = step_count(current, target_) + " ";
   const double per = seconds_per_step(now);
   const double eta = per * static_cast<double>(target_ - current);
   std::string eta_text;
@@ -83,7 +85,7 @@ void Progbar::update(int64_t current, const Values& values) {
   } else {
     eta_text = fmt("%.0fs", eta);
   }
-  std::string line = std::string(count) + bar(current, target_) + " - ETA: " + eta_text + values_text(values);
+  std::string line = count + bar(current, target_) + " - ETA: " + eta_text + values_text(values);
   const size_t width = line.size();
   if (width < prev_width_) line += std::string(prev_width_ - width, ' ');
   prev_width_ = width;
@@ -94,17 +96,13 @@ void Progbar::finalize(const Values& values) {
   if (verbose_ == 0) return;
   const double now = clock_();
   const double elapsed = now - start_;
-  const int digits = static_cast<int>(std::floor(std::log10(static_cast<double>(std::max<int64_t>(target_, 1))))) + 1;
-  char count[64];
-  std::snprintf(count, sizeof count, "%*lld/%lld", digits, static_cast<long long>(current_),
-                static_cast<long long>(target_));
+  const std::string count = step_count(current_, target_);
   std::string line;
   if (verbose_ == 1) {
-    line = std::string(count) + " " + bar(current_, target_) + " - " + fmt("%.0fs", elapsed) + " " +
+    line = count + " " + bar(current_, target_) + " - " + fmt("%.0fs", elapsed) + " " +
            per_step_text(seconds_per_step(now)) + values_text(values);
   } else {
-    line = std::string(count) + " - " + fmt("%.0fs", elapsed) + " - " + per_step_text(seconds_per_step(now)) +
-           values_text(values);
+    line = count + " - " + fmt("%.0fs", elapsed) + " - " + per_step_text(seconds_per_step(now)) + values_text(values);
   }
   if (dynamic_ && verbose_ == 1) {
     if (line.size() < prev_width_) line += std::string(prev_width_ - line.size(), ' ');

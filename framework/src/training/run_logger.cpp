@@ -126,8 +126,7 @@ void RunLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
 
 nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seconds) const {
   const TimingSummary s = summarize_timings(trainer().step_timings(), epoch + 1);
-  const double flops_per_step =
-      static_cast<double>(trainer().model()->train_flops_per_sample()) * static_cast<double>(params().batch_size);
+  const double flops_per_sample = static_cast<double>(trainer().model()->train_flops_per_sample());
   nlohmann::json summary = {{"epoch", epoch + 1},
                             {"seconds", seconds},
                             {"train_seconds", (last_batch_end_ms_ - epoch_start_ms_) / 1000.0},
@@ -135,7 +134,7 @@ nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seco
                             {"ms_per_step_p90", s.p90_ms},
                             {"images_per_s", s.images_per_s},
                             {"data_wait_share", s.data_wait_share},
-                            {"gflops_per_s", gflops_per_s(flops_per_step, s.median_ms)}};
+                            {"gflops_per_s", achieved_gflops_per_s(s, flops_per_sample)}};
   for (const auto& [k, v] : logs) summary[k] = v;
   return summary;
 }

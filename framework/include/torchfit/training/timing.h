@@ -40,6 +40,16 @@ inline double gflops_per_s(double flops_per_step, double ms_per_step) {
   return ms_per_step > 0 ? flops_per_step / (ms_per_step / 1000.0) / 1e9 : 0.0;
 }
 
+/// Mean images per timed step of `s` (the actual batch sizes; a short last batch counts as it is).
+inline double images_per_step(const TimingSummary& s) {
+  return s.steps > 0 ? static_cast<double>(s.images) / static_cast<double>(s.steps) : 0.0;
+}
+
+/// Achieved training rate of `s` in GFLOP/s: `flops_per_sample` × images_per_step(s) in the median step.
+inline double achieved_gflops_per_s(const TimingSummary& s, double flops_per_sample) {
+  return gflops_per_s(flops_per_sample * images_per_step(s), s.median_ms);
+}
+
 /// Summarises `timings`: only the non-warm-up steps, and only those of `epoch` (1-based) when
 /// epoch > 0. When every selected step is warm-up, images_per_s is taken over the warm-up steps
 /// instead (so a short epoch still reports a rate) and the other figures are 0.
