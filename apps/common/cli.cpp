@@ -1,6 +1,8 @@
 #include "cli.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -35,6 +37,18 @@ CLI::Validator positive_finite() {
   return number_check("NUMBER > 0", [](double v, const std::string& text) -> std::string {
     return v > 0 && std::isfinite(v) ? "" : "must be a finite number > 0, got " + text;
   });
+}
+
+CLI::Validator seed_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const bool digits = !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+        errno = 0;
+        if (digits) std::strtoull(s.c_str(), nullptr, 10);
+        if (!digits || errno == ERANGE) return "must be a whole number in [0, 18446744073709551615], got " + s;
+        return "";
+      },
+      "UINT64");
 }
 
 CLI::Validator unit_fraction() {

@@ -28,6 +28,8 @@ inline CLI::Range int_range(long long lo, long long hi = INT_MAX) { return CLI::
 
 /// A finite number > 0 (CLI11's PositiveNumber accepts inf and prints the whole double range).
 CLI::Validator positive_finite();
+/// A seed: a whole number in [0, 2^64 − 1] (CLI11 alone wraps "-1" into 18446744073709551615).
+CLI::Validator seed_value();
 /// A number in (0, 1].
 CLI::Validator unit_fraction();
 /// A folder that exists ("directory 'X' does not exist" / "'X' is not a directory").

@@ -51,7 +51,9 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--warmup", a.opt.cuda_warmup, "untimed CUDA products before timing")
       ->capture_default_str()
       ->check(int_range(0));
-  app.add_option("--seed", a.opt.seed, "seed of the U[0,1) inputs")->capture_default_str();
+  app.add_option("--seed", a.opt.seed, "seed of the U[0,1) inputs")
+      ->capture_default_str()
+      ->check(torchfit::apps::seed_value());
   app.add_option("--csv", a.csv_path, "also write the rows as CSV to this file")->check(torchfit::apps::output_file());
 }
 

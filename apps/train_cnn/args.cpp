@@ -51,7 +51,9 @@ void add_data_flags(CLI::App& app, Args& a) {
   app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
-  app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")->capture_default_str();
+  app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")
+      ->capture_default_str()
+      ->check(seed_value());
   app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
 }
 

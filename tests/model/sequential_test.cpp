@@ -124,3 +124,24 @@ TEST(Sequential, TrainEvalAndTo) {
   model->to(at::kCPU);
   EXPECT_EQ(model->parameters()[0].device(), at::Device(at::kCPU));
 }
+
+TEST(Sequential, AnInputThatDoesNotFitIsAnErrorNamingBothShapes) {
+  auto mlp = torchfit::testing::tiny_mlp(4, 3);
+  try {
+    mlp->forward(at::zeros({2, 5}));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(2, 5)"), std::string::npos) << what;
+    EXPECT_NE(what.find("(None, 4)"), std::string::npos) << what;
+  }
+  auto cnn = torchfit::testing::seed_cnn(32, 2, 8);  // Keras input (32, 32, 3) ⇒ tensors (N, 3, 32, 32)
+  EXPECT_EQ(cnn->forward(at::zeros({1, 3, 32, 32})).sizes(), (std::vector<int64_t>{1, 2}));
+  try {
+    cnn->forward(at::zeros({1, 3, 64, 64}));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("(N, 3, 32, 32)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(cnn->forward(at::zeros({1, 32, 32, 3})), ConfigError) << "channels-last order is not (N, C, H, W)";
+}

@@ -20,6 +20,9 @@ mkdir -p "$WORK/empty"
 expect_exit 2 "no train/" "$BIN/train_cnn" --data "$WORK/empty"
 expect_exit 2 "bogus" "$BIN/train_cnn" --bogus
 expect_exit 2 "--epochs" "$BIN/train_cnn" --epochs five
+expect_exit 2 "--seed: must be a whole number" "$BIN/train_cnn" --data "$WORK/data" --seed -1
+expect_exit 1 "cannot format filepath" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
+  --steps-per-epoch 1 --run-dir "$WORK/badname" --checkpoint "$WORK/w.{val_acc:.2f}.ckpt"
 expect_exit 1 "CPU-only" "$BIN/train_cnn" --data "$WORK/data" --device cuda --dry-run
 expect_exit 2 "--resume" "$BIN/train_cnn" --data "$WORK/data" --resume "$WORK/missing.ckpt"
 
@@ -40,10 +43,25 @@ grep -q $'\r' "$WORK/train.log" && fail "carriage returns in a non-terminal log"
 grep -q '"status": "completed"' "$WORK/run/run.json" || fail "run.json not completed"
 [ -f "$WORK/run/model.ckpt" ] || fail "no checkpoint"
 
-# Resume: continues at epoch 3 of 3.
+# Keras checkpoint names: one file per epoch, and the closing line names the last file written.
+"$BIN/train_cnn" --data "$WORK/data" --epochs 2 --steps-per-epoch 1 --batch-size 8 --target-size 32 \
+  --validation-steps 1 --run-dir "$WORK/named" --checkpoint "$WORK/named/w.{epoch:02d}-{val_loss:.2f}.ckpt" \
+  >"$WORK/named.log" 2>&1 || { cat "$WORK/named.log"; fail "train_cnn with a checkpoint pattern failed"; }
+[ "$(ls "$WORK/named"/w.0[12]-*.ckpt | wc -l)" -eq 2 ] || { ls "$WORK/named"; fail "not one checkpoint per epoch"; }
+last=$(sed -n 's/^Checkpoint: //p' "$WORK/named.log")
+[ -f "$last" ] && [[ "$last" == "$WORK/named/w.02-"*.ckpt ]] || fail "Checkpoint: line names '$last'"
+
+# Resume with another seed would not continue the same data stream: refused, naming the difference.
 "$BIN/train_cnn" --data "$WORK/data" --epochs 3 --steps-per-epoch 3 --batch-size 8 --target-size 32 \
-  --validation-steps 1 --run-dir "$WORK/run2" --resume "$WORK/run/model.ckpt" >"$WORK/resume.log" 2>&1 \
+  --validation-steps 1 --run-dir "$WORK/run2" --resume "$WORK/run/model.ckpt" >"$WORK/reseed.log" 2>&1 \
+  && fail "resume with another seed was accepted"
+grep -q "seed 1 → 42" "$WORK/reseed.log" || { cat "$WORK/reseed.log"; fail "no seed difference named"; }
+
+# Resume: continues at epoch 3 of 3; an explicit --lr replaces the saved learning rate.
+"$BIN/train_cnn" --data "$WORK/data" --epochs 3 --steps-per-epoch 3 --batch-size 8 --target-size 32 --seed 1 \
+  --lr 0.0005 --validation-steps 1 --run-dir "$WORK/run2" --resume "$WORK/run/model.ckpt" >"$WORK/resume.log" 2>&1 \
   || { cat "$WORK/resume.log"; fail "resume failed"; }
+grep -q "learning rate 0.001 → 0.0005" "$WORK/resume.log" || { cat "$WORK/resume.log"; fail "--lr not applied"; }
 grep -q "Epoch 3/3" "$WORK/resume.log" || fail "resume did not start at epoch 3"
 grep -q "Epoch 1/3" "$WORK/resume.log" && fail "resume restarted at epoch 1"
 

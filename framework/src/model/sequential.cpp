@@ -83,7 +83,24 @@ bool SequentialImpl::uses_channels_last(const c10::Device& device) const {
   return memory_format_ == "channels_last" || (memory_format_ == "auto" && device.is_cpu());
 }
 
+void SequentialImpl::check_input(const at::Tensor& x) const {
+  const Shape& keras = input_shape();
+  const Shape expected = to_tensor_shape(keras);
+  const auto got = x.sizes();
+  if (static_cast<size_t>(x.dim()) == expected.size() + 1 &&
+      std::equal(expected.begin(), expected.end(), got.begin() + 1)) {
+    return;
+  }
+  std::string tensor = "(N", given = "(";
+  for (int64_t e : expected) tensor += ", " + std::to_string(e);
+  for (size_t i = 0; i < got.size(); ++i) given += (i ? ", " : "") + std::to_string(got[i]);
+  throw ConfigError("Sequential '" + name_ + "': an input tensor of shape " + given +
+                    ") does not fit the model's input_shape " + format_shape(keras) + ", which takes tensors " +
+                    tensor + ")" + (keras.size() == 3 ? " (N, C, H, W)" : ""));
+}
+
 at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
+  check_input(x);
   if (x.dim() != 4 || !uses_channels_last(x.device())) return x;
   return x.contiguous(at::MemoryFormat::ChannelsLast);
 }

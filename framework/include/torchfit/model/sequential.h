@@ -32,7 +32,8 @@ class SequentialImpl : public torch::nn::Module {
     add(std::static_pointer_cast<Layer>(holder.ptr()));
   }
 
-  /// Forward pass (N, C, H, W) → model output (e.g. (N, K) probabilities).
+  /// Forward pass (N, C, H, W) → model output (e.g. (N, K) probabilities). Errors: ConfigError naming
+  /// both shapes when x does not fit input_shape() (Keras (H, W, C) ⇒ a tensor (N, C, H, W)).
   at::Tensor forward(const at::Tensor& x);
   /// The same pass with the last layer's activation left out (logits for a softmax/sigmoid output).
   at::Tensor forward_logits(const at::Tensor& x);
@@ -93,6 +94,7 @@ class SequentialImpl : public torch::nn::Module {
   bool pool_before_relu() const { return pool_before_relu_; }
 
  private:
+  void check_input(const at::Tensor& x) const;
   at::Tensor prepare_input(const at::Tensor& x) const;
   at::Tensor run(const at::Tensor& x, bool logits);
   bool pools_before_relu(size_t i) const;
