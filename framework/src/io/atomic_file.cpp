@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <torchfit/error.h>
 
@@ -16,11 +15,14 @@ namespace fs = std::filesystem;
 
 namespace torchfit::io {
 namespace {
-void fsync_path(const std::string& path, bool directory) {
+// fsync of a file or folder: 0, or the errno of the failure (a folder's failure is not reported by the
+// callers: some file systems cannot sync folders).
+int fsync_path(const std::string& path, bool directory) {
   const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
+  if (fd < 0) return errno;
+  const int err = ::fsync(fd) == 0 ? 0 : errno;
   ::close(fd);
+  return err;
 }
 // Removes temporary files of `target` left by killed writers (".<name>.tmp<pid>" with no such process).
 void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
@@ -47,7 +49,9 @@ void write_atomically(const std::string& path, const std::function<void(const st
   try {
     write_to(tmp);
     if (!fs::exists(tmp)) throw IoError("writer did not create '" + tmp + "'");
-    if (durable) fsync_path(tmp, false);
+    if (const int err = durable ? fsync_path(tmp, false) : 0) {
+      throw IoError("cannot write '" + path + "': " + std::strerror(err));
+    }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
       throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
     }
@@ -65,11 +69,14 @@ void write_text_atomically(const std::string& path, const std::string& text, boo
   write_atomically(
       path,
       [&](const std::string& tmp) {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        if (!f) throw IoError("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
-        f << text;
-        f.flush();
-        if (!f) throw IoError("cannot write '" + tmp + "' (disk full?)");
+        // Errors name the target and the OS reason (the temporary is an implementation detail).
+        std::FILE* f = std::fopen(tmp.c_str(), "wb");
+        if (!f) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
+        errno = 0;
+        bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0;
+        int err = errno;
+        if (std::fclose(f) != 0 && ok) ok = false, err = errno;
+        if (!ok) throw IoError("cannot write '" + path + "': " + std::strerror(err ? err : EIO));
       },
       durable);
 }
