@@ -1,6 +1,7 @@
 // Callbacks with scripted epoch logs: EarlyStopping, ReduceLROnPlateau, LearningRateScheduler, CSVLogger.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 
 #include <torchfit/error.h>
@@ -10,6 +11,7 @@
 
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "support/tmpfs.h"
 
 using namespace torchfit;
 
@@ -115,4 +117,30 @@ TEST(CallbackOptions, BadCombinationsAreConfigErrorsAtConstruction) {
   ModelCheckpoint into_folder{ModelCheckpointOptions(dir.path.string())};
   into_folder.set_trainer(&t);
   EXPECT_THROW(into_folder.on_train_begin({}), IoError) << "a folder is not a checkpoint file";
+}
+
+TEST(CSVLogger, CellsWithTheSeparatorAreQuotedAndAFullDiskIsAnIoError) {
+  torchfit::testing::TempDir dir("csv_sep");
+  const auto path = (dir.path / "log.csv").string();
+  CSVLogger semi{CSVLoggerOptions(path).separator(';')};
+  semi.on_train_begin({});
+  semi.on_epoch_end(0, {{"a;b", 0.5}, {"loss", 0.25}});
+  semi.on_train_end({});
+  std::ifstream f(path);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()),
+            "epoch;\"a;b\";loss\n0;0.5;0.25\n");
+
+  torchfit::testing::SmallFilesystem fs("64k");
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
+  CSVLogger log{CSVLoggerOptions(fs.file("log.csv"))};
+  log.on_train_begin({});
+  log.on_epoch_end(0, {{"loss", 0.5}});
+  fs.fill();
+  std::string message;
+  try {
+    for (int epoch = 1; epoch < 2000; ++epoch) log.on_epoch_end(epoch, {{"loss", 0.123456}});
+  } catch (const IoError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "cannot write '" + fs.file("log.csv") + "': " + std::strerror(ENOSPC));
 }
