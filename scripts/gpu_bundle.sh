@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # gpu_bundle.sh — gather, on this Debian machine, what a bare GPU machine lacks to build and check
 # torchfit (see docs/gpu.md). That machine has a CUDA PyTorch (its LibTorch), CMake, ninja and a
-# compiler, but no internet and no OpenCV/spdlog/CLI11/GoogleTest/nlohmann-json/stb packages.
+# compiler, but no internet and no OpenCV/spdlog/CLI11/GoogleTest/nlohmann-json/stb/libcsv packages.
 #
 #   scripts/gpu_bundle.sh [--out DIR] [--train-per-class N] [--test-per-class N] [--pred N] [--no-debs]
 #
 # Writes (DIR defaults to gpu_bundle/, git-ignored):
 #   DIR/debs/*.deb         Debian bookworm packages (apt-get download; no root needed), ≤ 60 MiB:
 #                          OpenCV core+imgproc (images are decoded through stb_image, so no other
-#                          OpenCV module), spdlog+fmt, CLI11, nlohmann-json, GoogleTest/GMock, stb,
+#                          OpenCV module), spdlog+fmt, CLI11, nlohmann-json, GoogleTest/GMock, stb, libcsv,
 #                          TBB, plus the shared libraries OpenCV core loads (BLAS/LAPACK/GLX chain)
 #                          which scripts/gpu_check.sh uses only where the GPU machine lacks them.
 #   DIR/fashion-mnist-small.tar.gz
@@ -56,7 +56,7 @@ FMNIST=${FMNIST_DIR:-/usr/share/datasets/fashion-mnist}
 PKGS_BUILD=(
   libopencv-core406 libopencv-imgproc406 libopencv-core-dev libopencv-imgproc-dev libtbb12
   libspdlog1.10 libspdlog-dev libfmt9 libfmt-dev
-  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libstb-dev
+  libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libstb-dev libcsv-dev libcsv3
 )
 # ... and what libopencv_core.so.406 loads (NEEDED: libGLX, liblapack, libblas, libtbb, libz),
 # used on the GPU machine only for sonames its ldconfig does not know.

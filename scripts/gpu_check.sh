@@ -233,6 +233,7 @@ configure() {
     -Dspdlog_DIR="$(cfgdir spdlogConfig.cmake)" -Dfmt_DIR="$(cfgdir fmt-config.cmake)" \
     -DGTest_DIR="$(cfgdir GTestConfig.cmake)" -DCLI11_DIR="$(cfgdir CLI11Config.cmake)" \
     -Dnlohmann_json_DIR="$(cfgdir nlohmann_jsonConfig.cmake)" \
+    -DLIBCSV_INCLUDE_DIR="$ROOT/usr/include" -DLIBCSV_LIBRARY="$ROOT/usr/lib/x86_64-linux-gnu/libcsv.so" \
     -DCMAKE_CXX_FLAGS="-isystem $ROOT/usr/include/stb" \
     -DCMAKE_EXE_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \
     -DCMAKE_SHARED_LINKER_FLAGS="-Wl,-rpath-link,$LIBDIR -Wl,-rpath,$LIBDIR" \

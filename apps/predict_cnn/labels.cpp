@@ -2,110 +2,113 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include <torchfit/error.h>
+#include <torchfit/io/csv.h>
 
 namespace predict_cnn {
 namespace {
 
-std::vector<std::string> split(const std::string& line) {
-  std::vector<std::string> out;
-  std::stringstream ss(line);
-  for (std::string x; std::getline(ss, x, ',');) out.push_back(x);
-  return out;
-}
-
-struct Columns {
+struct LabelColumns {
   int file = -1, name = -1, index = -1;
 };
 
-Columns find_columns(const std::vector<std::string>& header, const std::filesystem::path& path) {
-  Columns c;
-  for (int i = 0; i < static_cast<int>(header.size()); ++i) {
-    if (header[i] == "filename" || header[i] == "file") c.file = i;
-    if (header[i] == "class_name" || header[i] == "class") c.name = i;
-    if (header[i] == "class_index") c.index = i;
+// "labels file 'x.csv' line N: <what>" as an IoError.
+[[noreturn]] void bad_label(const std::filesystem::path& path, int64_t line, const std::string& what) {
+  throw torchfit::IoError("labels file '" + path.string() + "' line " + std::to_string(line) + ": " + what);
+}
+
+LabelColumns find_label_columns(const torchfit::io::CsvRow& header, const std::filesystem::path& path) {
+  LabelColumns c;
+  std::string found;
+  for (int i = 0; i < static_cast<int>(header.cells.size()); ++i) {
+    const std::string h = torchfit::io::csv_header_name(header.cells[static_cast<size_t>(i)]);
+    found += (found.empty() ? "'" : ", '") + h + "'";
+    if (h == "filename" || h == "file") c.file = i;
+    if (h == "class_name" || h == "class") c.name = i;
+    if (h == "class_index") c.index = i;
   }
   if (c.file < 0 || (c.name < 0 && c.index < 0)) {
-    throw torchfit::IoError("labels file '" + path.string() +
-                            "' needs a header with filename and class_name (or class_index) columns");
+    bad_label(
+        path, header.line,
+        "needs a header with filename (or file) and class_name (or class, or class_index) columns, found " + found);
   }
   return c;
 }
 
-std::string class_of(const std::vector<std::string>& cells, const Columns& c, const std::vector<std::string>& names,
-                     const std::filesystem::path& path) {
-  std::string cls = c.name >= 0 ? cells[static_cast<size_t>(c.name)] : "";
-  if (!cls.empty() || c.index < 0) return cls;
-  const std::string& text = cells[static_cast<size_t>(c.index)];
-  size_t used = 0;
-  long long k = -1;
-  try {
-    k = std::stoll(text, &used);
-  } catch (const std::exception&) {
+std::string label_class(const torchfit::io::CsvRow& row, const LabelColumns& c, const std::vector<std::string>& names,
+                        const std::filesystem::path& path) {
+  std::string cls = c.name >= 0 ? row.cells[static_cast<size_t>(c.name)] : "";
+  if (cls.empty() && c.index >= 0) {
+    const std::string& text = row.cells[static_cast<size_t>(c.index)];
+    size_t used = 0;
+    long long k = -1;
+    try {
+      k = std::stoll(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (k < 0 || used != text.size()) bad_label(path, row.line, "class_index '" + text + "' is not a class index");
+    if (!names.empty() && static_cast<size_t>(k) >= names.size()) {
+      bad_label(path, row.line,
+                "class_index " + text + " is not a class of the model (0.." + std::to_string(names.size() - 1) + ")");
+    }
+    cls = names.empty() ? text : names[static_cast<size_t>(k)];
   }
-  if (k < 0 || used != text.size()) {
-    throw torchfit::IoError("labels file '" + path.string() + "': class_index '" + text +
-                            "' is not a class index (0, 1, …)");
+  if (cls.empty()) bad_label(path, row.line, "no class");
+  if (!names.empty() && std::find(names.begin(), names.end(), cls) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    bad_label(path, row.line, "class '" + cls + "' is not a class of the model (" + known + ")");
   }
-  return static_cast<size_t>(k) < names.size() ? names[static_cast<size_t>(k)] : std::to_string(k);
+  return cls;
 }
 
 }  // namespace
 
 std::map<std::string, std::string> read_labels(const std::filesystem::path& path,
                                                const std::vector<std::string>& names) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  const Columns c = find_columns(split(line), path);
-  const int need = std::max(c.file, std::max(c.name, c.index));
+  const auto rows = torchfit::io::read_csv(path.string(), ',', "labels file");
+  if (rows.empty()) bad_label(path, 1, "the file is empty (needs a header with filename and class_name columns)");
+  const LabelColumns c = find_label_columns(rows.front(), path);
+  const size_t need = static_cast<size_t>(std::max(c.file, std::max(c.name, c.index))) + 1;
   std::map<std::string, std::string> truth;
-  int64_t short_rows = 0;
-  while (std::getline(f, line)) {
-    const auto cells = split(line);
-    if (static_cast<int>(cells.size()) <= need) {
-      short_rows += !line.empty();
-      continue;
+  std::map<std::string, int64_t> first_line;
+  for (size_t r = 1; r < rows.size(); ++r) {
+    const auto& row = rows[r];
+    if (row.cells.size() < need) {
+      bad_label(path, row.line,
+                std::to_string(row.cells.size()) + " cell(s), the header's columns need " + std::to_string(need));
     }
-    truth[cells[static_cast<size_t>(c.file)]] = class_of(cells, c, names, path);
-  }
-  if (short_rows > 0) {
-    spdlog::warn("labels file '{}': {} row(s) with fewer columns than the header were skipped", path.string(),
-                 short_rows);
+    const std::string& file = row.cells[static_cast<size_t>(c.file)];
+    if (file.empty()) bad_label(path, row.line, "empty file name");
+    if (!first_line.emplace(file, row.line).second) {
+      bad_label(path, row.line,
+                "'" + file + "' is labelled twice (also line " + std::to_string(first_line[file]) + ")");
+    }
+    truth[file] = label_class(row, c, names, path);
   }
   return truth;
 }
 
 void report_accuracy(const std::map<std::string, std::string>& truth,
                      const std::vector<std::pair<std::string, std::string>>& predicted,
-                     const std::map<std::string, int64_t>& class_indices, const std::filesystem::path& labels) {
-  int64_t correct = 0, labelled = 0, unknown_class = 0;
-  std::string unknown_example;
+                     const std::filesystem::path& labels) {
+  int64_t correct = 0, labelled = 0;
   for (const auto& [file, cls] : predicted) {
     auto t = truth.find(file);
     if (t == truth.end()) continue;
     ++labelled;
     correct += t->second == cls;
-    if (!class_indices.empty() && !class_indices.count(t->second)) {
-      if (unknown_class++ == 0) unknown_example = t->second;
-    }
   }
-  if (unknown_class > 0) {
-    std::string known;
-    for (const auto& [n, i] : class_indices) known += (known.empty() ? "" : ", ") + n;
-    spdlog::warn(
-        "{} of {} labelled images have a class the model was not trained on (e.g. '{}'; model classes: {}): "
-        "the accuracy below counts them as wrong",
-        unknown_class, labelled, unknown_example, known);
+  if (labelled == 0) {
+    spdlog::warn("labels file '{}' labels none of the {} predicted images: no accuracy", labels.string(),
+                 predicted.size());
+    return;
   }
-  if (labelled > 0) {
-    std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),
-                labels.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
-  }
+  std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),
+              labels.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
 }
 
 }  // namespace predict_cnn

@@ -17,6 +17,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>
+#include <torchfit/io/csv.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/predict.h>
@@ -87,7 +88,12 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
   if (in.size() != 3) throw ConfigError("checkpoint '" + a.model_path + "' is not an image model");
   auto source = flat_folder_source(dir, in, a);
   std::vector<int64_t> indices;
-  const at::Tensor probs = predict(*model, *source, runtime::parse_device(a.device), 0, &indices);
+  at::Tensor probs;
+  try {
+    probs = predict(*model, *source, runtime::parse_device(a.device), 0, &indices);
+  } catch (const NumericError& e) {
+    throw NumericError("checkpoint '" + a.model_path + "': " + e.what());
+  }
   auto [best_p, best_k] = probs.max(1);
   const auto files = source->filenames();
   std::vector<Prediction> out;
@@ -103,11 +109,15 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
   return out;
 }
 
+// RFC 4180 through libcsv (a file name with a comma or a quote is quoted); written atomically.
 void write_predictions(const std::string& output, const std::vector<Prediction>& rows) {
-  std::ostringstream csv;
-  csv << "file,class,probability\n";
-  for (const auto& p : rows) csv << p.file << "," << p.cls << "," << p.probability << "\n";
-  io::write_text_atomically(output, csv.str());
+  std::string csv = io::csv_line({"file", "class", "probability"});
+  for (const auto& p : rows) {
+    std::ostringstream probability;  // the stream's default: 6 significant digits
+    probability << p.probability;
+    csv += io::csv_line({p.file, p.cls, probability.str()});
+  }
+  io::write_text_atomically(output, csv);
 }
 
 int run(Args& a) {
@@ -130,8 +140,8 @@ int run(Args& a) {
   if (!fs::is_regular_file(labels_path)) return 0;
   std::vector<std::pair<std::string, std::string>> predicted;
   for (const auto& p : rows) predicted.emplace_back(p.file, p.cls);
-  predict_cnn::report_accuracy(predict_cnn::read_labels(labels_path, names), predicted, info.class_indices,
-                               labels_path);
+  // After the predictions are on disk: a bad labels file costs the accuracy only (an error, exit 1).
+  predict_cnn::report_accuracy(predict_cnn::read_labels(labels_path, names), predicted, labels_path);
   return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
+#include <torchfit/io/csv.h>
 #include <torchfit/runtime/process.h>
 
 #include <CLI/CLI.hpp>
@@ -82,7 +83,7 @@ struct Options {
 // Which image goes where: train/<class>/, pred/ (evenly spaced test images) and test/<class>/.
 struct Plan {
   std::vector<Planned> files;
-  std::string csv = "filename,class_index,class_name\n";  // pred_labels.csv
+  std::string csv = torchfit::io::csv_line({"filename", "class_index", "class_name"});  // pred_labels.csv
   int64_t ntrain = 0, ntest = 0, npred = 0;
   std::vector<fs::path> folders;  // every folder prepare_data owns (all ten classes)
   std::set<std::string> paths;
@@ -115,7 +116,7 @@ void plan_pred_and_test(Plan& plan, const Split& test, const fs::path& out, cons
   for (int64_t i : pred) {
     const int c = test.labels.data[static_cast<size_t>(i)];
     plan.files.push_back({out / "pred" / (five(i) + ".png"), pixels(test, i)});
-    plan.csv += five(i) + ".png," + std::to_string(c) + "," + kClassNames[c] + "\n";
+    plan.csv += torchfit::io::csv_line({five(i) + ".png", std::to_string(c), kClassNames[c]});
   }
   plan.npred = static_cast<int64_t>(pred.size());
   std::vector<int64_t> count(10, 0);

@@ -15,7 +15,7 @@
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
-#include "support/small_filesystem.h"
+#include "support/tmpfs.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 
@@ -25,7 +25,7 @@ using torchfit::testing::TempDir;
 
 namespace {
 
-constexpr std::size_t kSmallFs = 64 * 1024;
+constexpr const char* kSmallFs = "64k";
 
 int entries_in(const std::filesystem::path& dir) {
   int n = 0;
@@ -62,7 +62,7 @@ struct PoisonWeights : Callback {
 
 TEST(WriteFailure, FullDiskIsAnErrorNamingFileAndReasonAndKeepsTheOldFile) {
   SmallFilesystem fs(kSmallFs);
-  if (!fs.mounted) GTEST_SKIP() << fs.reason;
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
   const std::string path = fs.file("notes.txt");
   io::write_text_atomically(path, "old");
   try {
@@ -72,12 +72,12 @@ TEST(WriteFailure, FullDiskIsAnErrorNamingFileAndReasonAndKeepsTheOldFile) {
     expect_no_space_error(e, path);
   }
   EXPECT_EQ(read_text(path), "old");
-  EXPECT_EQ(entries_in(fs.dir.path), 1) << "the temporary file was left behind";
+  EXPECT_EQ(entries_in(fs.path()), 1) << "the temporary file was left behind";
 }
 
 TEST(WriteFailure, CheckpointOnAFullDiskIsAnIoErrorNotAnAbort) {
   SmallFilesystem fs(kSmallFs);
-  if (!fs.mounted) GTEST_SKIP() << fs.reason;
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
   at::manual_seed(1);
   Sequential model = big_mlp();
   const std::string path = fs.file("m.ckpt");
@@ -87,12 +87,12 @@ TEST(WriteFailure, CheckpointOnAFullDiskIsAnIoErrorNotAnAbort) {
   } catch (const IoError& e) {
     expect_no_space_error(e, path);
   }
-  EXPECT_EQ(entries_in(fs.dir.path), 0) << "the temporary file was left behind";
+  EXPECT_EQ(entries_in(fs.path()), 0) << "the temporary file was left behind";
 }
 
 TEST(WriteFailure, FitWithACheckpointOnAFullDiskFailsAndRunJsonSaysSo) {
   SmallFilesystem fs(kSmallFs);
-  if (!fs.mounted) GTEST_SKIP() << fs.reason;
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
   TempDir run("write_failure_run");
   at::manual_seed(2);
   Trainer trainer(big_mlp(), CompileOptions());
@@ -105,7 +105,7 @@ TEST(WriteFailure, FitWithACheckpointOnAFullDiskFailsAndRunJsonSaysSo) {
   const auto run_json = nlohmann::json::parse(read_text(run.file("run.json")));
   EXPECT_EQ(run_json["status"], "failed");
   EXPECT_NE(run_json["error"].get<std::string>().find(ckpt), std::string::npos) << run_json["error"];
-  EXPECT_EQ(entries_in(fs.dir.path), 0);
+  EXPECT_EQ(entries_in(fs.path()), 0);
 }
 
 TEST(NonFiniteWeights, SaveCheckpointRefusesThemAndWritesNothing) {

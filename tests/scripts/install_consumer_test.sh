@@ -14,7 +14,7 @@ san=(); grep -q '^TORCHFIT_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" && san=(-DC
 # The consumer finds torchfit's dependencies where the build found them (a LibTorch outside the system
 # paths, or the GPU check's bundled spdlog/fmt/OpenCV), not whatever else the machine has.
 deps=()
-for var in Torch_DIR OpenCV_DIR spdlog_DIR fmt_DIR nlohmann_json_DIR CMAKE_EXE_LINKER_FLAGS CMAKE_CXX_FLAGS; do
+for var in Torch_DIR OpenCV_DIR spdlog_DIR fmt_DIR nlohmann_json_DIR LIBCSV_LIBRARY LIBCSV_INCLUDE_DIR CMAKE_EXE_LINKER_FLAGS CMAKE_CXX_FLAGS; do
   val=$(sed -n "s/^$var:[A-Z]*=//p" "$BUILD/CMakeCache.txt" | head -1)
   [ -n "$val" ] && deps+=("-D$var=$val")
 done

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "support/tmpfs.h"
 
 using namespace torchfit;
 
@@ -164,4 +166,28 @@ TEST(ModelCheckpoint, UnknownFilepathKeysAreRefusedBeforeTheFirstStep) {
     EXPECT_THROW(t.fit(train, FitOptions().epochs(1).verbose(0).callbacks({cb})), ConfigError) << pattern;
     EXPECT_TRUE(t.step_timings().empty()) << pattern;
   }
+TEST(CSVLogger, CellsWithTheSeparatorAreQuotedAndAFullDiskIsAnIoError) {
+  torchfit::testing::TempDir dir("csv_sep");
+  const auto path = (dir.path / "log.csv").string();
+  CSVLogger semi{CSVLoggerOptions(path).separator(';')};
+  semi.on_train_begin({});
+  semi.on_epoch_end(0, {{"a;b", 0.5}, {"loss", 0.25}});
+  semi.on_train_end({});
+  std::ifstream f(path);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>()),
+            "epoch;\"a;b\";loss\n0;0.5;0.25\n");
+
+  torchfit::testing::SmallFilesystem fs("64k");
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
+  CSVLogger log{CSVLoggerOptions(fs.file("log.csv"))};
+  log.on_train_begin({});
+  log.on_epoch_end(0, {{"loss", 0.5}});
+  fs.fill();
+  std::string message;
+  try {
+    for (int epoch = 1; epoch < 2000; ++epoch) log.on_epoch_end(epoch, {{"loss", 0.123456}});
+  } catch (const IoError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "cannot write '" + fs.file("log.csv") + "': " + std::strerror(ENOSPC));
 }

@@ -1,6 +1,7 @@
 // RunLogger: the three run files, their status through a run, update(), and unwritable folders.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "support/tmpfs.h"
 
 using namespace torchfit;
 namespace fs = std::filesystem;
@@ -72,4 +74,34 @@ TEST(RunLogger, AFailedRunIsRecordedAndAnUnwritableFolderFailsBeforeTheFirstStep
   EXPECT_THROW(t.fit(good, FitOptions().verbose(0).run_dir((dir.path / "file" / "run").string())), IoError);
   EXPECT_TRUE(t.step_timings().empty()) << "no step ran";
   EXPECT_THROW(RunLogger(RunLoggerOptions("")), ConfigError);
+}
+
+namespace {
+// Fills the small file system after the second step, so that RunLogger's later rows find it full.
+struct FillDiskAfterStep2 : Callback {
+  const torchfit::testing::SmallFilesystem* fs = nullptr;
+  void on_train_batch_end(int64_t batch, const Logs&) override {
+    if (batch == 1) fs->fill();
+  }
+};
+}  // namespace
+
+TEST(RunLogger, AFullDiskMidRunStopsFitWithAnIoErrorNamingStepsCsvAndTheOsReason) {
+  torchfit::testing::SmallFilesystem fs("64k");
+  if (!fs.mounted()) GTEST_SKIP() << fs.why();
+  at::manual_seed(1);
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions());
+  // 1-sample batches: a steps.csv row per step, far more rows than the file's last page holds.
+  data::TensorIterator it(at::rand({400, 4}), at::one_hot(at::arange(400) % 3, 3).to(at::kFloat), 1);
+  auto fill = std::make_shared<FillDiskAfterStep2>();
+  fill->fs = &fs;
+  auto logger = std::make_shared<RunLogger>(RunLoggerOptions((fs.path() / "run").string()));
+  std::string message;
+  try {
+    t.fit(it, FitOptions().epochs(1).verbose(0).callbacks({fill, logger}));
+  } catch (const IoError& e) {
+    message = e.what();
+  }
+  EXPECT_EQ(message, "cannot write '" + (fs.path() / "run" / "steps.csv").string() + "': " + std::strerror(ENOSPC));
+  EXPECT_LT(t.position().train_batches, 400) << "fit stopped at the failed row";
 }

@@ -24,4 +24,11 @@ class IoError : public Error {
   using Error::Error;
 };
 
+/// A computation gave values that are not finite (NaN or ±inf), e.g. the outputs of a model whose
+/// weights hold NaN after diverged training.
+class NumericError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace torchfit

@@ -12,6 +12,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>
+#include <torchfit/io/csv.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>

@@ -15,11 +15,14 @@ namespace fs = std::filesystem;
 
 namespace torchfit::io {
 namespace {
-void fsync_path(const std::string& path, bool directory) {
+// fsync of a file or folder: 0, or the errno of the failure (a folder's failure is not reported by the
+// callers: some file systems cannot sync folders).
+int fsync_path(const std::string& path, bool directory) {
   const int fd = ::open(path.c_str(), directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-  if (fd < 0) return;
-  ::fsync(fd);
+  if (fd < 0) return errno;
+  const int err = ::fsync(fd) == 0 ? 0 : errno;
   ::close(fd);
+  return err;
 }
 // Removes temporary files of `target` left by killed writers (".<name>.tmp<pid>" with no such process).
 void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
@@ -46,7 +49,9 @@ void write_atomically(const std::string& path, const std::function<void(const st
   try {
     write_to(tmp);
     if (!fs::exists(tmp)) throw IoError("writer did not create '" + tmp + "'");
-    if (durable) fsync_path(tmp, false);
+    if (const int err = durable ? fsync_path(tmp, false) : 0) {
+      throw IoError("cannot write '" + path + "': " + std::strerror(err));
+    }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
       throw IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno));
     }
@@ -66,7 +71,7 @@ void write_stream_atomically(const std::string& path, const std::function<void(c
       path,
       [&](const std::string& tmp) {
         std::FILE* f = std::fopen(tmp.c_str(), "wb");
-        if (!f) throw IoError("cannot create '" + tmp + "' to write '" + path + "': " + std::strerror(errno));
+        if (!f) throw IoError("cannot write '" + path + "': " + std::strerror(errno));
         int err = 0;
         const ByteSink sink = [&](const void* data, std::size_t size) {
           if (err == 0 && size > 0 && std::fwrite(data, 1, size, f) != size) err = errno ? errno : EIO;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "torchfit/io/csv.h"
 #include "torchfit/runtime/device.h"
 
 namespace torchfit::runtime {
@@ -241,16 +242,19 @@ std::string format_matmul_table(const std::vector<MatmulRow>& rows) {
 }
 
 std::string matmul_csv(const std::vector<MatmulRow>& rows) {
-  std::ostringstream o;
-  o << "n,method,device,threads,repeats,ms,gflops,speedup_vs_naive,share_of_best,max_rel_error,valid\n";
+  const auto fmt = [](const char* f, double v) {
+    char cell[64];
+    std::snprintf(cell, sizeof(cell), f, v);
+    return std::string(cell);
+  };
+  std::string out = io::csv_line({"n", "method", "device", "threads", "repeats", "ms", "gflops", "speedup_vs_naive",
+                                  "share_of_best", "max_rel_error", "valid"});
   for (const auto& r : rows) {
-    char line[512];
-    std::snprintf(line, sizeof(line), "%lld,%s,%s,%d,%d,%.6f,%.4f,%.4f,%.6f,%.3e,%d\n", static_cast<long long>(r.n),
-                  r.method.c_str(), r.device.c_str(), r.threads, r.repeats, r.ms, r.gflops, r.speedup_vs_naive,
-                  r.share_of_best, r.max_rel_error, r.valid ? 1 : 0);
-    o << line;
+    out += io::csv_line({std::to_string(r.n), r.method, r.device, std::to_string(r.threads), std::to_string(r.repeats),
+                         fmt("%.6f", r.ms), fmt("%.4f", r.gflops), fmt("%.4f", r.speedup_vs_naive),
+                         fmt("%.6f", r.share_of_best), fmt("%.3e", r.max_rel_error), r.valid ? "1" : "0"});
   }
-  return o.str();
+  return out;
 }
 
 }  // namespace torchfit::runtime

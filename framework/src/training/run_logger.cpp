@@ -29,11 +29,6 @@ std::string csv_cell(const Logs& logs, const std::string& key) {
   return it == logs.end() ? std::string() : csv_number(it->second);
 }
 
-void check_written(std::ofstream& f, const std::filesystem::path& path) {
-  f.flush();
-  if (!f) throw IoError("cannot write '" + path.string() + "' (disk full or removed?)");
-}
-
 }  // namespace
 
 RunLogger::RunLogger(RunLoggerOptions options) : options_(std::move(options)) {
@@ -43,22 +38,19 @@ RunLogger::RunLogger(RunLoggerOptions options) : options_(std::move(options)) {
 void RunLogger::open_csv_files() {
   namespace fs = std::filesystem;
   const fs::path dir(options_.run_dir());
-  steps_csv_.open(dir / "steps.csv", std::ios::trunc);
-  epochs_csv_.open(dir / "epochs.csv", std::ios::trunc);
-  if (!steps_csv_ || !epochs_csv_) {
-    throw IoError("cannot create steps.csv/epochs.csv in '" + options_.run_dir() + "'");
-  }
+  steps_csv_.open((dir / "steps.csv").string());
+  epochs_csv_.open((dir / "epochs.csv").string());
   const auto& metrics = trainer().metric_names();
-  steps_csv_ << "epoch,step,data_ms,h2d_ms,compute_ms,step_ms,loss";
-  for (const auto& m : metrics) steps_csv_ << "," << m;
-  steps_csv_ << "\n";
-  epochs_csv_ << "epoch,loss";
-  for (const auto& m : metrics) epochs_csv_ << "," << m;
-  epochs_csv_ << ",val_loss";
-  for (const auto& m : metrics) epochs_csv_ << ",val_" << m;
-  epochs_csv_ << ",seconds,ms_per_step_median,ms_per_step_p90,images_per_s,data_wait_share\n";
-  check_written(steps_csv_, dir / "steps.csv");
-  check_written(epochs_csv_, dir / "epochs.csv");
+  std::vector<std::string> steps = {"epoch", "step", "data_ms", "h2d_ms", "compute_ms", "step_ms", "loss"};
+  steps.insert(steps.end(), metrics.begin(), metrics.end());
+  steps_csv_.write_row(steps);
+  std::vector<std::string> epochs = {"epoch", "loss"};
+  epochs.insert(epochs.end(), metrics.begin(), metrics.end());
+  epochs.push_back("val_loss");
+  for (const auto& m : metrics) epochs.push_back("val_" + m);
+  for (const char* k : {"seconds", "ms_per_step_median", "ms_per_step_p90", "images_per_s", "data_wait_share"})
+    epochs.push_back(k);
+  epochs_csv_.write_row(epochs);
 }
 
 nlohmann::json RunLogger::run_description() const {
@@ -116,12 +108,10 @@ void RunLogger::on_epoch_begin(int epoch, const Logs&) {
 
 void RunLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
   last_batch_end_ms_ = detail::steady_ms();
-  steps_csv_ << epoch_ + 1 << "," << batch + 1;
-  for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"})
-    steps_csv_ << "," << csv_cell(logs, k);
-  for (const auto& m : trainer().metric_names()) steps_csv_ << "," << csv_cell(logs, "batch_" + m);
-  steps_csv_ << "\n";
-  check_written(steps_csv_, std::filesystem::path(options_.run_dir()) / "steps.csv");
+  std::vector<std::string> row = {std::to_string(epoch_ + 1), std::to_string(batch + 1)};
+  for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"}) row.push_back(csv_cell(logs, k));
+  for (const auto& m : trainer().metric_names()) row.push_back(csv_cell(logs, "batch_" + m));
+  steps_csv_.write_row(row);
 }
 
 nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seconds) const {
@@ -141,15 +131,14 @@ nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seco
 
 void RunLogger::on_epoch_end(int epoch, const Logs& logs) {
   const nlohmann::json s = epoch_summary(epoch, logs, (detail::steady_ms() - epoch_start_ms_) / 1000.0);
-  epochs_csv_ << epoch + 1 << "," << csv_cell(logs, "loss");
-  for (const auto& m : trainer().metric_names()) epochs_csv_ << "," << csv_cell(logs, m);
-  epochs_csv_ << "," << csv_cell(logs, "val_loss");
-  for (const auto& m : trainer().metric_names()) epochs_csv_ << "," << csv_cell(logs, "val_" + m);
+  std::vector<std::string> row = {std::to_string(epoch + 1), csv_cell(logs, "loss")};
+  for (const auto& m : trainer().metric_names()) row.push_back(csv_cell(logs, m));
+  row.push_back(csv_cell(logs, "val_loss"));
+  for (const auto& m : trainer().metric_names()) row.push_back(csv_cell(logs, "val_" + m));
   for (const char* k : {"seconds", "ms_per_step_median", "ms_per_step_p90", "images_per_s", "data_wait_share"}) {
-    epochs_csv_ << "," << csv_number(s.at(k).get<double>());
+    row.push_back(csv_number(s.at(k).get<double>()));
   }
-  epochs_csv_ << "\n";
-  check_written(epochs_csv_, std::filesystem::path(options_.run_dir()) / "epochs.csv");
+  epochs_csv_.write_row(row);
   epoch_summaries_.push_back(s);
 }
 

@@ -9,9 +9,9 @@
 namespace torchfit::io {
 
 /// Writes `path` atomically through `write_to(tmp_path)` (which must create tmp_path).
-/// Errors: torchfit::IoError naming the path when the directory is missing or unwritable, or the
-/// rename fails; the temporary file is removed on failure. `durable` false skips the two fsyncs and the
-/// clean-up of temporaries a killed writer left (still atomic for readers, not yet on disk): for writing
+/// Errors: torchfit::IoError naming the path when the directory is missing or unwritable, fsync of the
+/// file fails (durable), or the rename fails; the temporary file is removed on failure. `durable` false skips the two
+/// fsyncs and the clean-up of temporaries a killed writer left (still atomic for readers, not yet on disk): for writing
 /// many small files, followed by one sync_filesystem() before a durable "done" marker.
 void write_atomically(const std::string& path, const std::function<void(const std::string& tmp_path)>& write_to,
                       bool durable = true);
@@ -26,6 +26,9 @@ using ByteSink = std::function<void(const void* data, std::size_t size)>;
 void write_stream_atomically(const std::string& path, const std::function<void(const ByteSink& sink)>& produce,
                              bool durable = true);
 /// Writes `text` (any bytes) to `path` atomically; `durable` as write_atomically.
+/// Errors: torchfit::IoError "cannot write '<path>': <strerror(errno)>" when the OS refuses to create,
+/// write, flush, close or fsync the file (e.g. "No space left on device", "Read-only file system");
+/// the old file, if any, is left as it was.
 void write_text_atomically(const std::string& path, const std::string& text, bool durable = true);
 
 /// Flushes everything written to the file system that holds `path` (syncfs). Errors: IoError naming it.

@@ -16,11 +16,17 @@ namespace torchfit {
 /// (0 ⇒ one pass from the start: every sample, the partial last batch included), rows in the source's
 /// order, on the CPU. Runs in eval mode without autograd on `device` (the model is moved there) and
 /// puts the model's train/eval mode back. When `indices` is given it receives each row's sample index
-/// (source.filenames()[i]). Errors: ConfigError for steps < 0; what the source throws.
+/// (source.filenames()[i]). Outputs that are not finite are refused: a NaN or ±inf would otherwise
+/// become a "probability" in the caller's files.
+/// Errors: ConfigError for steps < 0; NumericError naming the first sample (its file when the source
+/// has file names) whose output holds NaN or ±inf, e.g. "predict: the model's output for 'pred/001.png'
+/// (sample 0) is not finite (nan); its weights may hold NaN or inf (diverged training or a damaged
+/// checkpoint)"; what the source throws.
 at::Tensor predict(SequentialImpl& model, data::BatchIterator& source, c10::Device device = c10::Device(c10::kCPU),
                    int64_t steps = 0, std::vector<int64_t>* indices = nullptr);
 
-/// Outputs of `model` for one batch `x` (N, C, H, W), on the CPU; as above.
+/// Outputs of `model` for one batch `x` (N, C, H, W), on the CPU; as above (NumericError names the
+/// sample's row in `x`).
 at::Tensor predict(SequentialImpl& model, const at::Tensor& x, c10::Device device = c10::Device(c10::kCPU));
 
 }  // namespace torchfit

@@ -1,12 +1,12 @@
 #pragma once
 /// @file run_logger.h
 /// RunLogger — the run files of a training run: steps.csv, epochs.csv and run.json.
-#include <fstream>
 #include <string>
 
 #include <torch/arg.h>
 #include <nlohmann/json.hpp>
 
+#include <torchfit/io/csv.h>
 #include <torchfit/training/callback.h>
 
 namespace torchfit {
@@ -31,8 +31,10 @@ struct RunLoggerOptions {
 ///   `arguments`, and "status": "running" while training, then "completed", "stopped early",
 ///   "interrupted" or "failed" (with "error"); at the end also warm-up steps, per-epoch summaries,
 ///   final metrics and the position reached. Written atomically each time.
-/// Errors: IoError naming the file when run_dir cannot be written (at on_train_begin, before any step)
-/// or a row cannot be written.
+/// The CSV files are written through io::CsvWriter (libcsv, RFC 4180 quoting; LF line ends), one
+/// flushed row at a time. Errors: IoError naming the file when run_dir cannot be written (at
+/// on_train_begin, before any step) or a row cannot be written, with the OS reason (e.g. "cannot write
+/// 'runs/x/steps.csv': No space left on device"); fit() then stops and run.json says "failed".
 class RunLogger : public Callback {
  public:
   explicit RunLogger(RunLoggerOptions options);
@@ -53,7 +55,7 @@ class RunLogger : public Callback {
   nlohmann::json run_description() const;
   nlohmann::json epoch_summary(int epoch, const Logs& logs, double seconds) const;
   RunLoggerOptions options_;
-  std::ofstream steps_csv_, epochs_csv_;
+  io::CsvWriter steps_csv_, epochs_csv_;
   nlohmann::json run_json_ = nlohmann::json::object();
   nlohmann::json epoch_summaries_ = nlohmann::json::array();
   int epoch_ = 0;

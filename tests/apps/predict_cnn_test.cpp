@@ -1,0 +1,156 @@
+// predict_cnn end to end (the built binary on real files): labels CSV with CRLF, a byte-order mark and
+// quoted file names holding a comma or a quote; bad labels files cost the accuracy, never the
+// predictions; a checkpoint whose outputs are NaN is refused.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include <torchfit/io/csv.h>
+#include <torchfit/layers/dense.h>
+#include <torchfit/layers/flatten.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/image_tree.h"
+#include "support/temp_dir.h"
+
+// In a namespace of its own, not `using namespace torchfit` (unity batches share it with other files).
+namespace torchfit::predict_cnn_test {
+namespace fs = std::filesystem;
+namespace {
+
+const std::string kPredictCnn = std::string(TORCHFIT_BINARY_DIR) + "/apps/predict_cnn";
+// Three images with awkward names in <root>/pred (flat, as predict_cnn reads them).
+const std::vector<std::string> kFiles = {"b,1.png", "plain.png", "say \"hi\".png"};
+
+struct AppRun {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs predict_cnn with `args` (already shell-quoted), stdout and stderr captured.
+AppRun run_predict_cnn(const std::string& args) {
+  AppRun r;
+  std::FILE* p = ::popen((kPredictCnn + " --threads 1 --workers 1 " + args + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
+  const int w = ::pclose(p);
+  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
+  return r;
+}
+
+std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
+
+// An 8×8 RGB classifier (Flatten → Dense(2, softmax)) saved with classes cat, dog; `nan_weights` sets its
+// kernel to NaN first.
+void save_tiny_image_model(const fs::path& path, bool nan_weights) {
+  at::manual_seed(3);
+  Sequential m;
+  m->add(Flatten(FlattenOptions().input_shape(Shape{8, 8, 3})));
+  m->add(Dense(DenseOptions(2).activation("softmax")));
+  Trainer t(m, CompileOptions());
+  if (nan_weights) {
+    at::NoGradGuard no_grad;
+    t.model()->parameters()[0].fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  t.save_checkpoint(path.string(), {{"cat", 0}, {"dog", 1}});
+}
+
+void write_text(const fs::path& path, const std::string& text) { std::ofstream(path, std::ios::binary) << text; }
+
+}  // namespace
+
+class PredictCnn : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kPredictCnn)) GTEST_SKIP() << "predict_cnn not built (TORCHFIT_BUILD_APPS=OFF)";
+    for (size_t i = 0; i < kFiles.size(); ++i)
+      torchfit::testing::write_png(dir.path / "pred" / kFiles[i],
+                                   torchfit::testing::pattern(8, 8, static_cast<int>(i)));
+    save_tiny_image_model(dir.path / "model.ckpt", false);
+  }
+  // predict_cnn on pred/ writing `output`, with `labels` when given.
+  AppRun predict(const fs::path& output, const fs::path& labels = {}) const {
+    return run_predict_cnn("--model " + quoted(dir.path / "model.ckpt") + " --data " + quoted(dir.path / "pred") +
+                           " --output " + quoted(output) + (labels.empty() ? "" : " --labels " + quoted(labels)));
+  }
+  // file → class of a predictions.csv, after checking its header and row count.
+  std::map<std::string, std::string> predicted(const fs::path& csv) const {
+    const auto rows = io::read_csv(csv.string());
+    EXPECT_EQ(rows.size(), kFiles.size() + 1);
+    EXPECT_EQ(rows.at(0).cells, (std::vector<std::string>{"file", "class", "probability"}));
+    std::map<std::string, std::string> out;
+    for (size_t r = 1; r < rows.size(); ++r) out[rows[r].cells.at(0)] = rows[r].cells.at(1);
+    return out;
+  }
+  torchfit::testing::TempDir dir{"predict_cnn"};
+};
+
+TEST_F(PredictCnn, ReadsACrlfLabelsFileWithAByteOrderMarkAndQuotedNames) {
+  const AppRun first = predict(dir.path / "first.csv");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const auto classes = predicted(dir.path / "first.csv");
+  ASSERT_EQ(classes.size(), kFiles.size()) << "every awkward name survives write → read";
+  for (const auto& f : kFiles) EXPECT_TRUE(classes.count(f)) << f;
+  // Labels as a spreadsheet on Windows writes them: BOM, CRLF, padded header, quoted names; one wrong.
+  const auto other = [](const std::string& c) { return c == "cat" ? std::string("dog") : std::string("cat"); };
+  std::string labels = "\xEF\xBB\xBF file , class \r\n";
+  labels += "\"b,1.png\"," + classes.at("b,1.png") + "\r\n";
+  labels += "plain.png," + classes.at("plain.png") + "\r\n";
+  labels += "\"say \"\"hi\"\".png\"," + other(classes.at("say \"hi\".png")) + "\r\n";
+  write_text(dir.path / "pred_labels.csv", labels);
+  const AppRun r = predict(dir.path / "out.csv", dir.path / "pred_labels.csv");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Predicted 3 images"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Accuracy on 3 labelled images (" + (dir.path / "pred_labels.csv").string() + "): 0.6667"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(predicted(dir.path / "out.csv"), classes);
+}
+
+TEST_F(PredictCnn, ABadLabelsFileIsAnErrorNamingFileAndLineAfterThePredictionsAreWritten) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name,label\nplain.png,cat\n",
+       "line 1: needs a header with filename (or file) and class_name (or class, or class_index) columns, found "
+       "'name', 'label'"},
+      {"filename,class_name\r\nplain.png,cat\r\n\"b,1.png\",Coat\r\n",
+       "line 3: class 'Coat' is not a class of the model (cat, dog)"},
+      {"filename,class_index\nplain.png,0\nb.png,7\n", "line 3: class_index 7 is not a class of the model (0..1)"},
+      {"file,class\n\"b,1.png,cat\n", "line 2: malformed CSV (RFC 4180): the file ends inside a quoted field"},
+      {"file,class\npl\"ain.png,cat\n", "line 2: malformed CSV (RFC 4180): a quote inside an unquoted field"},
+      {"file,class\nplain.png\n", "line 2: 1 cell(s), the header's columns need 2"},
+      {"file,class\nplain.png,cat\nplain.png,dog\n", "line 3: 'plain.png' is labelled twice (also line 2)"},
+  };
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const fs::path labels = dir.path / ("bad" + std::to_string(i) + ".csv");
+    const fs::path out = dir.path / ("out" + std::to_string(i) + ".csv");
+    write_text(labels, cases[i].first);
+    const AppRun r = predict(out, labels);
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_NE(r.output.find("labels file '" + labels.string() + "' " + cases[i].second), std::string::npos)
+        << "case " << i << ": " << r.output;
+    EXPECT_NE(r.output.find("Predicted 3 images"), std::string::npos) << r.output;
+    EXPECT_EQ(predicted(out).size(), kFiles.size()) << "the predictions are written first";
+  }
+}
+
+TEST_F(PredictCnn, ACheckpointWithNaNWeightsIsRefusedNamingItAndTheFirstFile) {
+  save_tiny_image_model(dir.path / "nan.ckpt", true);
+  const fs::path out = dir.path / "nan_predictions.csv";
+  const AppRun r = run_predict_cnn("--model " + quoted(dir.path / "nan.ckpt") + " --data " + quoted(dir.path / "pred") +
+                                   " --output " + quoted(out));
+  EXPECT_EQ(r.status, 1) << r.output;
+  // Files are read in name order: "b,1.png" first.
+  EXPECT_NE(r.output.find("checkpoint '" + (dir.path / "nan.ckpt").string() +
+                          "': predict: the model's output for 'pred/b,1.png' (sample 0) is not finite (nan)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_FALSE(fs::exists(out)) << "no predictions from a broken model";
+}
+
+}  // namespace torchfit::predict_cnn_test
