@@ -166,6 +166,8 @@ TEST(ModelCheckpoint, UnknownFilepathKeysAreRefusedBeforeTheFirstStep) {
     EXPECT_THROW(t.fit(train, FitOptions().epochs(1).verbose(0).callbacks({cb})), ConfigError) << pattern;
     EXPECT_TRUE(t.step_timings().empty()) << pattern;
   }
+}
+
 TEST(CSVLogger, CellsWithTheSeparatorAreQuotedAndAFullDiskIsAnIoError) {
   torchfit::testing::TempDir dir("csv_sep");
   const auto path = (dir.path / "log.csv").string();
