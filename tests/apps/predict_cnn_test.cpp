@@ -48,15 +48,17 @@ std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
 
 // An 8×8 RGB classifier (Flatten → Dense(2, softmax)) saved with classes cat, dog; `nan_weights` sets its
 // kernel to NaN first.
-void save_tiny_image_model(const fs::path& path, bool nan_weights) {
+// `diverged`: weights of 3e38 — finite, so a checkpoint takes them (nan/inf weights are refused at save),
+// but the outputs overflow to nan, as after a run with --lr 1e30.
+void save_tiny_image_model(const fs::path& path, bool diverged) {
   at::manual_seed(3);
   Sequential m;
   m->add(Flatten(FlattenOptions().input_shape(Shape{8, 8, 3})));
   m->add(Dense(DenseOptions(2).activation("softmax")));
   Trainer t(m, CompileOptions());
-  if (nan_weights) {
+  if (diverged) {
     at::NoGradGuard no_grad;
-    t.model()->parameters()[0].fill_(std::numeric_limits<float>::quiet_NaN());
+    t.model()->parameters()[0].fill_(3e38f);
   }
   t.save_checkpoint(path.string(), {{"cat", 0}, {"dog", 1}});
 }
@@ -139,7 +141,7 @@ TEST_F(PredictCnn, ABadLabelsFileIsAnErrorNamingFileAndLineAfterThePredictionsAr
   }
 }
 
-TEST_F(PredictCnn, ACheckpointWithNaNWeightsIsRefusedNamingItAndTheFirstFile) {
+TEST_F(PredictCnn, ACheckpointOfADivergedRunIsRefusedNamingItAndTheFirstFile) {
   save_tiny_image_model(dir.path / "nan.ckpt", true);
   const fs::path out = dir.path / "nan_predictions.csv";
   const AppRun r = run_predict_cnn("--model " + quoted(dir.path / "nan.ckpt") + " --data " + quoted(dir.path / "pred") +

@@ -15,9 +15,9 @@
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
-#include "support/tmpfs.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
+#include "support/tmpfs.h"
 
 using namespace torchfit;
 using torchfit::testing::SmallFilesystem;
