@@ -81,7 +81,7 @@ flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or 
 # ---------------------------------------------------------------- the Debian 13 root (cached)
 PKGS=build-essential,cmake,ninja-build,git,ccache,pkg-config,python3,zlib1g-dev,libopencv-dev,libstb-dev
 PKGS=$PKGS,libspdlog-dev,libcli11-dev,nlohmann-json3-dev,libgtest-dev,libgmock-dev,libbenchmark-dev
-PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit
+PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit,libcsv-dev
 
 make_root() {
   command -v mmdebstrap >/dev/null || { log "installing mmdebstrap"; apt-get update -qq; apt-get install -y -qq mmdebstrap >/dev/null; }
@@ -140,8 +140,21 @@ make_cudnn_stub() {
   log "installed a STUB libcudnn.so.9 ($(nm -D --defined-only "$ROOT/usr/lib/x86_64-linux-gnu/libcudnn.so.9" | grep -c ' T cudnn') entry points): for building and CPU tests only"
 }
 
+# Packages the project needs that a root made by an older version of this script may lack.
+add_missing_packages() {
+  local missing=() p
+  for p in ${PKGS//,/ }; do
+    chroot "$ROOT" dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  log "installing into the root: ${missing[*]}"
+  chroot "$ROOT" /usr/bin/env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin DEBIAN_FRONTEND=noninteractive \
+    bash -c "apt-get update -qq && apt-get install -y -qq ${missing[*]} >/dev/null"
+}
+
 if [ -f "$READY" ]; then
   log "reusing the Debian 13 root $ROOT"
+  add_missing_packages
 elif [ -f "$STARTED" ]; then
   log "$ROOT was made but never finished: configuring what is left"
   finish_root
