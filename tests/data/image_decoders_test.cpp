@@ -108,25 +108,30 @@ TEST(ImageDecoders, TruncatedFilesAreFoundByTheDecoder) {
     std::vector<uint8_t> bytes;
     std::string reason;
   };
+  // The message up to stb's own reason, which differs between stb_image releases (Debian 12 fails a
+  // cut JPEG with "expected marker"; 2.30 pads it, so there is no stb reason, only ours).
   const std::string more = ": the decoder needs more data than the file holds";
   const std::vector<Case> cases = {
-      {"cut.jpg", cut_tail(jpg, 40), "truncated JPEG" + more + " (stb_image: expected marker)"},
-      {"half.jpg", cut_tail(jpg, jpg.size() / 2), "truncated JPEG" + more + " (stb_image: expected marker)"},
-      {"eoi.jpg", cut_tail(jpg, 2), "truncated JPEG" + more + " (stb_image: expected marker)"},
-      {"prog.jpg", cut_tail(prog, 40), "truncated JPEG" + more + " (stb_image: expected marker)"},
-      {"half.png", cut_tail(png, png.size() / 2), "truncated PNG" + more + " (stb_image: outofdata)"},
+      {"cut.jpg", cut_tail(jpg, 40), "truncated JPEG" + more},
+      {"half.jpg", cut_tail(jpg, jpg.size() / 2), "truncated JPEG" + more},
+      {"eoi.jpg", cut_tail(jpg, 2), "truncated JPEG" + more},
+      {"prog.jpg", cut_tail(prog, 40), "truncated JPEG" + more},
+      {"half.png", cut_tail(png, png.size() / 2), "truncated PNG" + more},
       {"cut.bmp", cut_tail(bmp, 40), "truncated BMP" + more},
       {"cut.ppm", cut_tail(ppm, 40), "truncated PNM" + more},
   };
   for (const Case& c : cases) {
     write_bytes(d.file(c.name), c.bytes);
-    const std::string error = load_error(d.file(c.name));
-    EXPECT_EQ(error, "cannot decode image " + d.file(c.name) + ": " + c.reason);
+    const std::string error = load_error(d.file(c.name)),
+                      want = "cannot decode image " + d.file(c.name) + ": " + c.reason;
+    EXPECT_EQ(error.substr(0, want.size()), want);
+    EXPECT_TRUE(error.size() == want.size() || error.substr(want.size(), 13) == " (stb_image: ") << error;
     // The header is intact, so the header check passes; stb_image releases after Debian 12's read
-    // further to answer it and then report the same truncation there.
+    // further to answer it and then report the truncation there.
     const std::string check = check_image_file(d.file(c.name));
-    EXPECT_TRUE(check.empty() || check == c.reason) << c.name << ": " << check;
+    EXPECT_TRUE(check.empty() || check.substr(0, c.reason.size()) == c.reason) << c.name << ": " << check;
   }
+  EXPECT_EQ(load_error(d.file("cut.bmp")), "cannot decode image " + d.file("cut.bmp") + ": truncated BMP" + more);
   // The complete files decode, to the same pixels through every decoder path (BMP, PPM exactly).
   for (const auto& [name, bytes] :
        std::vector<std::pair<std::string, std::vector<uint8_t>>>{{"ok.bmp", bmp}, {"ok.ppm", ppm}, {"ok.png", png}}) {
@@ -136,8 +141,9 @@ TEST(ImageDecoders, TruncatedFilesAreFoundByTheDecoder) {
 }
 
 TEST(ImageDecoders, EveryCutOfAnStbFormatIsTruncatedNeverPaddedRows) {
-  // At every length from 8 bytes on, a cut file never decodes (stb pads BMP and PNM rows with zeros
-  // when not watched) and is reported as truncated — not handed to OpenCV, whose libjpeg would pad it.
+  // At every length from 8 bytes on, a cut file never decodes (unwatched, stb pads BMP, PNM and — in
+  // stb_image 2.30 — JPEG rows with zeros) and is reported as truncated — not handed to OpenCV, whose
+  // libjpeg would pad it too.
   const Image img = pattern(16, 16, 2);
   struct Case {
     std::string format;

@@ -146,7 +146,7 @@ std::string undecodable_reason(const Format& f) {
 
 // stb_image reads through these callbacks: a decoder that asks for bytes past the end of the file
 // (a refill at end of file, a skip beyond it, or a short bulk read) is decoding a truncated file.
-// stb pads such reads with zeros for BMP, GIF and PNM (grey/black rows); its JPEG and PNG decoders fail.
+// stb pads such reads with zeros for BMP, GIF, PNM and (stb_image 2.30) JPEG: grey/black rows.
 struct WatchedSource {
   const uint8_t* data;
   size_t size;
@@ -193,13 +193,14 @@ struct StbResult {
   std::string reason;     // stb's failure reason when px is null
 };
 
-// Decodes with `req` channels. JPEG and PNG go through stb's in-memory reader (fastest; both decoders
-// fail on missing data themselves); other formats, and a failed JPEG/PNG (to tell truncation from an
-// unsupported feature), through the watched reader.
+// Decodes with `req` channels. PNG goes through stb's in-memory reader (its zlib stream reports missing
+// data itself); every other format, and a PNG that failed (to tell truncation from an unsupported
+// feature), through the watched reader. JPEG must be watched: stb_image 2.30 (Debian 13) decodes a cut
+// JPEG with padded rows where the 2022 snapshot (Debian 12) fails.
 StbResult stb_decode(const uint8_t* data, size_t size, int req, const std::string& format) {
   StbResult r;
   int got = 0;
-  if (format == "JPEG" || format == "PNG") {
+  if (format == "PNG") {
     r.px.reset(stbi_load_from_memory(data, static_cast<int>(size), &r.w, &r.h, &got, req));
     if (r.px) return r;
   }
