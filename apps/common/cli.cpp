@@ -138,4 +138,12 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
   }
 }
 
+void add_max_image_pixels_flag(CLI::App& app, int64_t& value) {
+  app.add_option("--max-image-pixels", value,
+                 "Pixel limit as Pillow's MAX_IMAGE_PIXELS: images above N pixels (width x height, read from the "
+                 "header) load with a warning, above 2 x N they are skipped (0 = no limit)")
+      ->capture_default_str()
+      ->check(int_range(0, LLONG_MAX / 2));
+}
+
 }  // namespace torchfit::apps

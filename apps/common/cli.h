@@ -44,6 +44,11 @@ CLI::Validator output_directory();
 /// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.
 CLI::Validator device_spelling();
 
+/// --max-image-pixels N (FlowOptions::max_image_pixels, Pillow's Image.MAX_IMAGE_PIXELS): files of
+/// more than N pixels load with a warning, files of more than 2·N are skipped; 0 = no limit.
+/// Default data::kMaxImagePixels (89478485, Pillow's default).
+void add_max_image_pixels_flag(CLI::App& app, int64_t& value);
+
 /// A bad flag value found after parsing (exit status 2), e.g. one that needs the data to check.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

@@ -31,6 +31,7 @@ struct Args {
   std::string model_path, data_dir = "./data/pred", output = "predictions.csv", device = "cpu", labels;
   int64_t batch_size = 32;
   int workers = 0, threads = 0;
+  int64_t max_image_pixels = data::kMaxImagePixels;
 };
 
 void add_flags(CLI::App& app, Args& a) {
@@ -58,6 +59,7 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--threads", a.threads, "LibTorch threads (0 = CPU cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxThreads));
+  add_max_image_pixels_flag(app, a.max_image_pixels);
 }
 
 // Keras idiom for a flat folder: flow_from_directory(parent, classes=[folder], class_mode=None).
@@ -73,7 +75,8 @@ std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir,
                   .class_mode("none")
                   .batch_size(a.batch_size)
                   .shuffle(false)
-                  .workers(a.workers);
+                  .workers(a.workers)
+                  .max_image_pixels(a.max_image_pixels);
   return gen.flow_from_directory(dir.parent_path().string(), flow);
 }
 

@@ -148,25 +148,45 @@ std::string stamp_text(const Options& o, const Plan& plan) {
          " files=" + std::to_string(plan.files.size()) + "\n";
 }
 
+// Every file passes the loader's header check (check_image_file: the decoder's header parser, so a
+// zeroed or foreign file is found), on `threads` threads.
+bool headers_pass(const std::vector<std::string>& files, int64_t threads) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> ok{true};
+  auto work = [&] {
+    for (size_t i; ok && (i = next.fetch_add(1)) < files.size();) {
+      const std::string why = check_image_file(files[i]);
+      if (!why.empty()) {
+        spdlog::info("{} fails the header check ({}); rewriting", files[i], why);
+        ok = false;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int64_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return ok;
+}
+
 // Up to date: the stamp and pred_labels.csv match and the folders hold exactly the planned files
-// (names and non-zero sizes); --verify compares every byte instead.
-bool up_to_date(const Plan& plan, const std::string& stamp, const fs::path& out) {
+// (names), each passing the loader's header check; --verify compares every byte instead.
+bool up_to_date(const Plan& plan, const std::string& stamp, const fs::path& out, int64_t threads) {
   if (!same_bytes(out / ".prepare_data.stamp", std::vector<uint8_t>(stamp.begin(), stamp.end())) ||
       !same_bytes(out / "pred_labels.csv", std::vector<uint8_t>(plan.csv.begin(), plan.csv.end()))) {
     return false;
   }
-  size_t found = 0;
+  std::vector<std::string> found;
   for (const auto& f : plan.folders) {
     std::error_code ec;
     if (!fs::is_directory(f, ec)) continue;
     for (const auto& e : fs::directory_iterator(f)) {
       if (e.path().extension() != ".png") continue;
-      std::error_code ec2;
-      if (!plan.paths.count(e.path().string()) || e.file_size(ec2) == 0 || ec2) return false;
-      ++found;
+      if (!plan.paths.count(e.path().string())) return false;
+      found.push_back(e.path().string());
     }
   }
-  return found == plan.files.size();
+  return found.size() == plan.files.size() && headers_pass(found, threads);
 }
 
 // Folders of the chosen classes made; stale PNGs (ours only: train/<class>, test/<class>, pred) removed.
@@ -222,9 +242,11 @@ int prepare(const Options& o) {
               static_cast<long long>(plan.ntrain), static_cast<long long>(plan.ntest),
               static_cast<long long>(plan.npred), (out / "pred_labels.csv").string().c_str());
   const std::string stamp = stamp_text(o, plan);
-  if (!o.full_verify && up_to_date(plan, stamp, out)) {
-    std::printf("up to date: %zu files present (checked names and sizes in %.1f s; --verify compares every byte)\n",
-                plan.files.size(), seconds());
+  if (!o.full_verify && up_to_date(plan, stamp, out, o.threads)) {
+    std::printf(
+        "up to date: %zu files present (checked names and image headers in %.1f s; --verify compares every "
+        "byte)\n",
+        plan.files.size(), seconds());
     return 0;
   }
   std::error_code stamp_ec;
@@ -241,10 +263,24 @@ int prepare(const Options& o) {
   return 0;
 }
 
-int bench(const std::string& dir, int64_t workers, int64_t batches, int64_t size, int64_t batch_size, bool augment) {
+struct BenchOptions {
+  std::string dir = "data/train";
+  int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
+  int64_t max_image_pixels = kMaxImagePixels;
+  bool no_augment = false;
+};
+
+int bench(const BenchOptions& b) {
+  const int64_t workers = b.workers, batches = b.batches, size = b.size, batch_size = b.batch_size;
+  const bool augment = !b.no_augment;
   const ImageDataGeneratorOptions o = augment ? article_augmentation() : ImageDataGeneratorOptions().rescale(1.0 / 255);
-  auto it = ImageDataGenerator(o).flow_from_directory(
-      dir, FlowOptions().target_size({size, size}).batch_size(batch_size).workers(workers).seed(1).verbose(false));
+  auto it = ImageDataGenerator(o).flow_from_directory(b.dir, FlowOptions()
+                                                                 .target_size({size, size})
+                                                                 .batch_size(batch_size)
+                                                                 .workers(workers)
+                                                                 .max_image_pixels(b.max_image_pixels)
+                                                                 .seed(1)
+                                                                 .verbose(false));
   for (int i = 0; i < 2; ++i) it->next();  // warm-up: threads started, queue primed
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();  // process CPU time, all threads
@@ -289,12 +325,6 @@ void add_prepare_flags(CLI::App& app, Options& o) {
   app.add_flag("--verify", o.full_verify, "re-encode every image and compare it byte for byte with the file on disk");
 }
 
-struct BenchOptions {
-  std::string dir = "data/train";
-  int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
-  bool no_augment = false;
-};
-
 void add_bench_flags(CLI::App& b, BenchOptions& o) {
   using namespace torchfit::apps;
   b.add_option("--dir", o.dir, "image folder (class sub-folders)")->capture_default_str()->check(existing_directory());
@@ -310,6 +340,7 @@ void add_bench_flags(CLI::App& b, BenchOptions& o) {
   b.add_option("--batch-size", o.batch_size, "batch size")
       ->capture_default_str()
       ->check(int_range(1, limits::kMaxBatchSize));
+  add_max_image_pixels_flag(b, o.max_image_pixels);
   b.add_flag("--no-augment", o.no_augment, "rescale only");
 }
 
@@ -325,7 +356,7 @@ int main(int argc, char** argv) {
   TORCHFIT_CLI_PARSE(app, argc, argv);
   return torchfit::apps::run_reporting_errors("prepare_data", [&] {
     torchfit::runtime::init_process();  // as every app: keep freed memory (batch tensors) in the process
-    if (*b) return bench(bo.dir, bo.workers, bo.batches, bo.size, bo.batch_size, !bo.no_augment);
+    if (*b) return bench(bo);
     return prepare(o);
   });
 }

@@ -51,6 +51,7 @@ void add_data_flags(CLI::App& app, Args& a) {
   app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
+  add_max_image_pixels_flag(app, a.max_image_pixels);
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")
       ->capture_default_str()
       ->check(seed_value());

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <torchfit/data/image.h>
+
 namespace train_cnn {
 
 struct Args {
@@ -16,6 +18,7 @@ struct Args {
   int64_t target_size = 150;
   int64_t validation_steps = 10;
   int workers = 0;
+  int64_t max_image_pixels = torchfit::data::kMaxImagePixels;
   int threads = 0;
   uint64_t seed = 42;
   double lr = 1e-3;

@@ -50,7 +50,8 @@ Sources make_sources(const Args& a) {
                   .batch_size(a.batch_size)
                   .class_mode("categorical")
                   .seed(a.seed)
-                  .workers(a.workers);
+                  .workers(a.workers)
+                  .max_image_pixels(a.max_image_pixels);
   Sources s;
   s.train = train_gen.flow_from_directory(train_dir.string(), flow);
   if (s.train->num_classes() < 2) {

@@ -6,6 +6,8 @@
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
 
+#include <opencv2/imgcodecs.hpp>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -200,21 +202,72 @@ TEST(DirectoryIteratorTest, BadFilesAreSkippedAtConstructionWithWarningCount) {
   testing::internal::CaptureStdout();
   DirectoryIterator it(d.str(), FlowOptions().target_size({8, 8}).batch_size(4).seed(0));
   const std::string out = testing::internal::GetCapturedStdout();  // spdlog's warnings go there too
-  EXPECT_NE(out.find("Found 6 images belonging to 2 classes. Skipped 4 unreadable files.\n"), std::string::npos) << out;
-  ASSERT_EQ(it.skipped().size(), 4u);
-  EXPECT_EQ(it.skipped()[0].path, (d.path / "a" / "half.png").string());
-  EXPECT_EQ(it.skipped()[0].reason, "truncated PNG (no IEND chunk at the end)");
-  EXPECT_EQ(it.skipped()[1].reason, "empty file");
-  EXPECT_EQ(it.skipped()[2].reason, "truncated JPEG (no end-of-image marker)");
-  EXPECT_EQ(it.skipped()[3].reason, "not an image (unrecognised header)");
-  EXPECT_EQ(sizes_of(it, 4), (std::vector<int64_t>{4, 2, 4, 2}));
+  // The truncated files have intact headers: the decoder finds them (next test), not the header check.
+  EXPECT_NE(out.find("Found 8 images belonging to 2 classes. Skipped 2 unreadable files.\n"), std::string::npos) << out;
+  ASSERT_EQ(it.skipped().size(), 2u);
+  EXPECT_EQ(it.skipped()[0].path, (d.path / "a" / "zero.png").string());
+  EXPECT_EQ(it.skipped()[0].reason, "empty file");
+  EXPECT_EQ(it.skipped()[1].path, (d.path / "b" / "notes.jpg").string());
+  EXPECT_EQ(it.skipped()[1].reason, "not an image (unrecognised header)");
+  EXPECT_EQ(sizes_of(it, 4), (std::vector<int64_t>{4, 4, 4, 4}));
 
   try {
     DirectoryIterator strict(d.str(), quiet().target_size({8, 8}).on_bad_image("error"));
     FAIL() << "no exception";
   } catch (const torchfit::IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("half.png"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("zero.png"), std::string::npos) << e.what();
   }
+}
+
+TEST(DirectoryIteratorTest, WhatADecoderReadsLoadsAndTheRestIsSkippedByName) {
+  TempDir d;
+  make_tree(d.path, {"a", "b"}, 2);
+  // a: a WebP named .jpg (OpenCV), a JPEG with a motion-photo trailer; b: a PNG whose header says
+  // 14000 x 13000 (over the pixel limit), a truncated JPEG (found while decoding, replaced).
+  cv::Mat webp_src(8, 8, CV_8UC3, cv::Scalar(0, 0, 255));  // BGR: pure red
+  std::vector<uint8_t> webp;
+  ASSERT_TRUE(cv::imencode(".webp", webp_src, webp, {cv::IMWRITE_WEBP_QUALITY, 101}));
+  write_bytes(d.path / "a" / "10_photo.jpg", webp);
+  std::vector<uint8_t> motion = encode_jpeg(pattern(8, 8, 3));
+  motion.insert(motion.end(), 200 * 1024, 0x42);
+  write_bytes(d.path / "a" / "11_motion.jpg", motion);
+  std::vector<uint8_t> huge = encode_png(pattern(1, 1, 0));
+  huge[16 + 2] = 0x36, huge[16 + 3] = 0xB0;  // width 14000
+  huge[20 + 2] = 0x32, huge[20 + 3] = 0xC8;  // height 13000 (stb_image does not check the IHDR CRC)
+  write_bytes(d.path / "b" / "10_huge.png", huge);
+  const std::vector<uint8_t> jpg = encode_jpeg(pattern(8, 8, 9));
+  write_bytes(d.path / "b" / "11_cut.jpg", std::vector<uint8_t>(jpg.begin(), jpg.end() - 30));
+
+  testing::internal::CaptureStdout();
+  DirectoryIterator it(d.str(), FlowOptions().target_size({8, 8}).batch_size(7).shuffle(false));
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("Found 7 images belonging to 2 classes. Skipped 1 unreadable files.\n"), std::string::npos) << out;
+  ASSERT_EQ(it.skipped().size(), 1u);
+  EXPECT_EQ(it.skipped()[0].path, (d.path / "b" / "10_huge.png").string());
+  EXPECT_EQ(it.skipped()[0].reason,
+            "image too large: 14000 x 13000 = 182000000 pixels, limit 178956970 (twice max_image_pixels 89478485, as "
+            "Pillow's DecompressionBombError)");
+  EXPECT_NE(out.find("skipping unreadable image " + (d.path / "b" / "10_huge.png").string() + ": image too large"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(it.filenames(), (std::vector<std::string>{"a/00.png", "a/01.png", "a/10_photo.jpg", "a/11_motion.jpg",
+                                                      "b/00.png", "b/01.png", "b/11_cut.jpg"}));
+  testing::internal::CaptureStdout();
+  const Batch b = it.next();
+  const std::string warned = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(b.size(), 7);
+  EXPECT_FLOAT_EQ(b.x[2][0][3][3].item<float>(), 255.f) << "the WebP's red";
+  EXPECT_FLOAT_EQ(b.x[2][1][3][3].item<float>(), 0.f);
+  EXPECT_TRUE(at::equal(b.x[6], b.x[4])) << "b/11_cut.jpg is replaced by b/00.png";
+  EXPECT_NE(warned.find("cannot decode image " + (d.path / "b" / "11_cut.jpg").string() + ": truncated JPEG"),
+            std::string::npos)
+      << warned;
+
+  // 0 lifts the limit; a lower one skips every file here; a negative one is refused.
+  DirectoryIterator unlimited(d.str(), quiet().target_size({8, 8}).max_image_pixels(0));
+  EXPECT_EQ(unlimited.n(), 8) << "0 = no limit: 10_huge.png passes the header check";
+  EXPECT_THROW(DirectoryIterator(d.str(), quiet().max_image_pixels(31)), torchfit::IoError) << "8 x 8 = 64 > 62";
+  EXPECT_THROW(DirectoryIterator(d.str(), quiet().max_image_pixels(-1)), torchfit::ConfigError);
 }
 
 TEST(DirectoryIteratorTest, FileThatFailsOnlyWhileDecodingIsReplacedNotFatal) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Script test (ctest script.prepare_data_test): apps/prepare_data on a small Fashion-MNIST subset —
-# layout, counts, pred_labels.csv, idempotent re-run, option change removes stale files.
+# layout, counts, pred_labels.csv, idempotent re-run, a damaged file found by the quick check, option
+# change removes stale files.
 # Args: SOURCE_DIR BINARY_DIR. Skips (exit 0 with a message) without dataset-fashion-mnist.
 set -euo pipefail
 SRC=$1
@@ -31,6 +32,14 @@ for f in $(ls "$OUT/d/pred"); do [ -z "$(find "$OUT/d/test" -name "$f")" ] || fa
 grep -q "up to date: 47 files present" "$OUT/log2" || fail "second run did not skip"
 "$APP" -o "$OUT/d" --images-per-class 7 --classes 3 --pred-count 5 --verify | tee "$OUT/log3"
 grep -q "47 files already up to date, 0 written" "$OUT/log3" || fail "--verify found differences"
+# The quick check runs the loader's header check: a file of the right name and size whose bytes are
+# not a PNG any more is found and rewritten.
+f="$OUT/d/train/Trouser/$(ls "$OUT/d/train/Trouser" | head -1)"
+head -c "$(stat -c %s "$f")" /dev/zero > "$f.tmp" && mv "$f.tmp" "$f"
+"$APP" -o "$OUT/d" --images-per-class 7 --classes 3 --pred-count 5 2>&1 | tee "$OUT/log3b"
+grep -q "fails the header check (not an image (unrecognised header)); rewriting" "$OUT/log3b" ||
+  fail "zeroed PNG not found by the quick check"
+grep -q "46 files already up to date, 1 written" "$OUT/log3b" || fail "zeroed PNG not rewritten"
 
 rm "$OUT/d/train/Trouser/"*.png
 "$APP" -o "$OUT/d" --images-per-class 4 --classes 2 --pred-count 5 | tee "$OUT/log4"

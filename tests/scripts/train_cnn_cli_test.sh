@@ -31,6 +31,14 @@ expect_exit 0 "Total params: 1,232,514" "$BIN/train_cnn" --data "$WORK/data" --t
 grep -q "Found 48 images belonging to 2 classes." "$WORK/out" || fail "no Found line"
 grep -q "LibTorch" "$WORK/out" || fail "no version header"
 
+# Pixel limit (Pillow's MAX_IMAGE_PIXELS): the 28 x 28 = 784-pixel files warn above 392, are skipped
+# above twice the limit (here: all of them, so no images are left).
+expect_exit 2 "--max-image-pixels" "$BIN/train_cnn" --data "$WORK/data" --max-image-pixels -1
+expect_exit 0 "is large: 28 x 28 = 784 pixels, above max_image_pixels 392" \
+  "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --max-image-pixels 392
+expect_exit 1 "image too large: 28 x 28 = 784 pixels, limit 782" \
+  "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --max-image-pixels 391
+
 # A tiny real run (non-terminal: one line per epoch, no carriage returns).
 "$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
   --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \
@@ -72,6 +80,10 @@ grep -q "Predicted 10 images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "
 grep -q "Accuracy on 10 labelled images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "no accuracy"; }
 [ "$(wc -l <"$WORK/predictions.csv")" -eq 11 ] || fail "predictions.csv rows"
 expect_exit 2 "does not exist" "$BIN/predict_cnn" --model "$WORK/none.ckpt" --data "$WORK/data/pred"
+expect_exit 2 "--max-image-pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" \
+  --max-image-pixels -1
+expect_exit 1 "image too large: 28 x 28 = 784 pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" \
+  --data "$WORK/data/pred" --max-image-pixels 100
 echo "hello" >"$WORK/bad.ckpt"
 expect_exit 1 "bad.ckpt" "$BIN/predict_cnn" --model "$WORK/bad.ckpt" --data "$WORK/data/pred"
 echo "PASS"

@@ -164,14 +164,16 @@ FileList collect_files(const fs::path& dir, const std::vector<std::string>& name
 
 // check_image_file for every file (empty = fine, else the reason), on up to `workers` threads
 // (0 = all cores), one thread per 64 files at most.
-std::vector<std::string> check_headers(const fs::path& dir, const std::vector<std::string>& files, int64_t workers) {
+std::vector<std::string> check_headers(const fs::path& dir, const std::vector<std::string>& files, int64_t workers,
+                                       int64_t max_pixels) {
   std::vector<std::string> reasons(files.size());
   const size_t hw = std::max<unsigned>(1, std::thread::hardware_concurrency());
   const size_t nthreads =
       std::min(std::max<size_t>(1, workers > 0 ? static_cast<size_t>(workers) : hw), files.size() / 64 + 1);
   std::atomic<size_t> next{0};
   auto check = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < files.size();) reasons[i] = check_image_file((dir / files[i]).string());
+    for (size_t i; (i = next.fetch_add(1)) < files.size();)
+      reasons[i] = check_image_file((dir / files[i]).string(), max_pixels);
   };
   std::vector<std::thread> pool;
   for (size_t t = 1; t < nthreads; ++t) pool.emplace_back(check);
@@ -205,6 +207,8 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   if (o.on_bad_image() != "skip" && o.on_bad_image() != "error")
     throw ConfigError("on_bad_image must be \"skip\" or \"error\", got \"" + o.on_bad_image() + "\"");
   skip_bad_ = o.on_bad_image() == "skip";
+  if (o.max_image_pixels() < 0)
+    throw ConfigError("max_image_pixels must be >= 0 (0 = no limit), got " + std::to_string(o.max_image_pixels()));
   resize_image(Image{1, 1, 1, {0}}, 1, 1, o.interpolation());  // validates the name
   if (!generator_) generator_ = std::make_shared<const ImageDataGenerator>();
   if (o.subset() != "" && generator_->options().validation_split() == 0)
@@ -228,7 +232,7 @@ void DirectoryIterator::discover() {
                       std::to_string(names.size()));
   // Validation split per class before any header check, so a bad file never moves the boundary.
   const FileList list = collect_files(dir, names, o, generator_->options().validation_split(), directory_);
-  const std::vector<std::string> reasons = check_headers(dir, list.files, o.workers());
+  const std::vector<std::string> reasons = check_headers(dir, list.files, o.workers(), o.max_image_pixels());
   samples_of_class_.assign(names.size(), {});
   for (size_t i = 0; i < list.files.size(); ++i) {
     const std::string path = (dir / list.files[i]).string();
@@ -271,7 +275,8 @@ std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(in
 
 bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   try {
-    out = load_image(path, color_mode_, /*keep_gray=*/color_mode_ == ColorMode::rgb);  // replicated in transform_into
+    // keep_gray: replicated in transform_into
+    out = load_image(path, color_mode_, /*keep_gray=*/color_mode_ == ColorMode::rgb, options_.max_image_pixels());
     return true;
   } catch (const IoError& e) {
     if (!skip_bad_) throw;

@@ -1,9 +1,11 @@
-// Image decoding (stb_image), PIL-compatible colour conversion, resizing (OpenCV), PNG encoding.
-// This is the one translation unit that holds the stb_image / stb_image_write implementations.
+// Image decoding (stb_image, OpenCV imgcodecs as the fallback), PIL-compatible colour conversion, resizing (OpenCV),
+// PNG encoding. This is the one translation unit that holds the stb_image / stb_image_write implementations.
 #include <torchfit/data/image.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 
+#include <spdlog/spdlog.h>
+#include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -63,20 +65,12 @@ struct File {
   }
 };
 
-// Reads `len` bytes at `offset` (negative offset: from the end). Returns what could be read.
-std::vector<uint8_t> read_at(std::FILE* f, long offset, size_t len, int whence) {
+// Reads `len` bytes at `offset` from the start. Returns what could be read.
+std::vector<uint8_t> read_at(std::FILE* f, long offset, size_t len) {
   std::vector<uint8_t> buf(len);
-  if (std::fseek(f, offset, whence) != 0) return {};
+  if (std::fseek(f, offset, SEEK_SET) != 0) return {};
   buf.resize(std::fread(buf.data(), 1, len, f));
   return buf;
-}
-
-bool starts_with(const std::vector<uint8_t>& b, const char* magic, size_t n) {
-  return b.size() >= n && std::memcmp(b.data(), magic, n) == 0;
-}
-
-uint32_t le32(const uint8_t* p) {
-  return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
@@ -92,89 +86,192 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return data;
 }
 
-}  // namespace
+// ---- Format names (for messages and for the formats no decoder here reads) ----
 
-std::string check_image_file(const std::string& path) {
-  File file(path);
-  if (!file.f) return std::string("cannot open: ") + std::strerror(errno);
-  if (std::fseek(file.f, 0, SEEK_END) != 0) return "cannot seek";
-  const long size = std::ftell(file.f);
-  if (size <= 0) return "empty file";
-  // 64 KiB covers the headers of nearly every image, including JPEGs with EXIF blocks before SOF.
-  const size_t head_len = static_cast<size_t>(std::min<long>(size, 64 * 1024));
-  std::vector<uint8_t> head = read_at(file.f, 0, head_len, SEEK_SET);
-  if (head.size() != head_len) return "cannot read header";
+struct Signature {
+  const char* name;
+  size_t offset;
+  const char* magic;
+  size_t len;
+  bool decodable;  // false: neither stb_image nor Debian's OpenCV (by default) decodes it
+};
 
-  if (starts_with(head, "II*\0", 4) || starts_with(head, "MM\0*", 4))
-    return "TIFF is not supported by the decoder (stb_image)";
-  const bool png = starts_with(head, "\x89PNG\r\n\x1a\n", 8);
-  const bool jpeg = starts_with(head, "\xFF\xD8\xFF", 3);
-  const bool bmp = starts_with(head, "BM", 2);
-  const bool gif = starts_with(head, "GIF8", 4);
-  const bool pnm = head.size() >= 2 && head[0] == 'P' && (head[1] == '5' || head[1] == '6');
-  if (!png && !jpeg && !bmp && !gif && !pnm) return "not an image (unrecognised header)";
+// Magic numbers as the decoders themselves test them (stb_image, OpenCV's imgcodecs, Pillow's plugins).
+const Signature kSignatures[] = {
+    {"PNG", 0, "\x89PNG\r\n\x1a\n", 8, true},
+    {"JPEG", 0, "\xFF\xD8\xFF", 3, true},
+    {"GIF", 0, "GIF8", 4, true},
+    {"BMP", 0, "BM", 2, true},
+    {"TIFF", 0, "II*\0", 4, true},
+    {"TIFF", 0, "MM\0*", 4, true},
+    {"WebP", 8, "WEBP", 4, true},  // after "RIFF" + size (checked below)
+    {"JPEG 2000", 0, "\0\0\0\x0CjP  \r\n\x87\n", 12, true},
+    {"JPEG 2000", 0, "\xFF\x4F\xFF\x51", 4, true},
+    {"Sun raster", 0, "\x59\xA6\x6A\x95", 4, true},
+    {"Radiance HDR", 0, "#?RADIANCE", 10, true},
+    {"Radiance HDR", 0, "#?RGBE", 6, true},
+    {"PFM", 0, "PF\n", 3, true},
+    {"PFM", 0, "Pf\n", 3, true},
+    {"OpenEXR", 0, "\x76\x2F\x31\x01", 4, false},  // OpenCV reads it only with OPENCV_IO_ENABLE_OPENEXR
+    {"HEIF/HEIC", 4, "ftypheic", 8, false},
+    {"HEIF/HEIC", 4, "ftypheix", 8, false},
+    {"HEIF/HEIC", 4, "ftypmif1", 8, false},
+    {"AVIF", 4, "ftypavif", 8, false},
+    {"JPEG XL", 0, "\xFF\x0A", 2, false},
+    {"JPEG XL", 0, "\0\0\0\x0CJXL \r\n\x87\n", 12, false},
+    {"PSD", 0, "8BPS", 4, false},
+    {"QOI", 0, "qoif", 4, false},
+};
 
-  // The PNG end check comes before stb's header check: how far stb_image's info call reads into a cut
-  // PNG differs between its releases (Debian 13's fails on a PNG cut after IHDR, Debian 12's does
-  // not), and the answer must not depend on the stb_image we were built with.
-  if (png) {
-    // A complete PNG ends with the IEND chunk: length 0, "IEND", CRC AE 42 60 82.
-    auto tail = read_at(file.f, -12, 12, SEEK_END);
-    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
-    if (size < 12 + 8 || tail.size() != 12 || std::memcmp(tail.data(), iend, 12) != 0)
-      return "truncated PNG (no IEND chunk at the end)";
+struct Format {
+  std::string name;  // "" when no signature matches
+  bool decodable = false;
+};
+
+Format sniff_format(const uint8_t* p, size_t n) {
+  if (n >= 2 && p[0] == 'P' && p[1] >= '1' && p[1] <= '7') return {"PNM", true};  // PBM/PGM/PPM/PAM
+  for (const Signature& s : kSignatures) {
+    if (n < s.offset + s.len || std::memcmp(p + s.offset, s.magic, s.len) != 0) continue;
+    if (s.offset == 8 && std::memcmp(p, "RIFF", 4) != 0) continue;
+    return {s.name, s.decodable};
   }
-  int w = 0, h = 0, c = 0;
-  int ok = stbi_info_from_memory(head.data(), static_cast<int>(head.size()), &w, &h, &c);
-  if (!ok && head.size() < static_cast<size_t>(size)) {  // header beyond 64 KiB: read it all
-    std::vector<uint8_t> all = read_at(file.f, 0, static_cast<size_t>(size), SEEK_SET);
-    ok = stbi_info_from_memory(all.data(), static_cast<int>(all.size()), &w, &h, &c);
-  }
-  if (!ok || w <= 0 || h <= 0) {
-    const char* why = stbi_failure_reason();
-    return std::string("corrupt header (") + (why ? why : "unknown") + ")";
-  }
-  if (jpeg) {
-    // The end-of-image marker FF D9 must be near the end (some writers append padding/trailers).
-    const size_t n = static_cast<size_t>(std::min<long>(size, 4096));
-    auto tail = read_at(file.f, -static_cast<long>(n), n, SEEK_END);
-    bool eoi = false;
-    for (size_t i = 0; i + 1 < tail.size(); ++i)
-      if (tail[i] == 0xFF && tail[i + 1] == 0xD9) eoi = true;
-    if (!eoi) return "truncated JPEG (no end-of-image marker)";
-  } else if (bmp) {
-    if (head.size() >= 6 && le32(head.data() + 2) > static_cast<uint32_t>(size))
-      return "truncated BMP (file shorter than its header says)";
-  }
-  return "";
+  return {};
 }
 
-Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what, bool keep_gray) {
-  if (size == 0) throw IoError("cannot decode image " + what + ": empty file");
-  int w = 0, h = 0, file_c = 0;
-  if (!stbi_info_from_memory(data, static_cast<int>(size), &w, &h, &file_c)) {
-    const char* why = stbi_failure_reason();
-    throw IoError("cannot decode image " + what + ": " + (why ? why : "unknown format"));
-  }
-  // What to ask stb for: it replicates gray and drops alpha exactly like PIL's convert, but its own
-  // RGB→gray formula differs from PIL's, so colour → grayscale is done here.
-  const bool colour_file = file_c >= 3;
-  int req = 3;
-  if (mode == ColorMode::rgba) req = 4;
-  if (mode == ColorMode::grayscale) req = colour_file ? 3 : 1;
-  if (mode == ColorMode::rgb && keep_gray && !colour_file) req = 1;  // L or LA: stb drops the alpha
+std::string undecodable_reason(const Format& f) {
+  if (f.name.empty()) return "not an image (unrecognised header)";
+  return "unsupported format " + f.name + " (neither stb_image nor OpenCV decodes it)";
+}
 
+// ---- stb_image, with the decoder's reads watched ----
+
+// stb_image reads through these callbacks: a decoder that asks for bytes past the end of the file
+// (a refill at end of file, a skip beyond it, or a short bulk read) is decoding a truncated file.
+// stb pads such reads with zeros for BMP, GIF, PNM and (stb_image 2.30) JPEG: grey/black rows.
+struct WatchedSource {
+  const uint8_t* data;
+  size_t size;
+  size_t pos = 0;
+  const char* refill_buffer = nullptr;  // stb's own 128-byte buffer: the destination of the first read
+  bool past_end = false;
+};
+
+int watched_read(void* user, char* dst, int len) {
+  auto* s = static_cast<WatchedSource*>(user);
+  if (len <= 0) return 0;
+  if (!s->refill_buffer) s->refill_buffer = dst;
+  const size_t n = std::min(static_cast<size_t>(len), s->size - s->pos);
+  // A refill may come back short at the end of a complete file; a bulk read (stbi__getn) may not.
+  if (n == 0 || (dst != s->refill_buffer && n < static_cast<size_t>(len))) s->past_end = true;
+  std::memcpy(dst, s->data + s->pos, n);
+  s->pos += n;
+  return static_cast<int>(n);
+}
+
+void watched_skip(void* user, int n) {
+  auto* s = static_cast<WatchedSource*>(user);
+  if (n < 0) {
+    s->pos -= std::min(s->pos, static_cast<size_t>(-static_cast<long>(n)));
+  } else if (static_cast<size_t>(n) > s->size - s->pos) {
+    s->past_end = true;
+    s->pos = s->size;
+  } else {
+    s->pos += static_cast<size_t>(n);
+  }
+}
+
+int watched_eof(void* user) {
+  auto* s = static_cast<WatchedSource*>(user);
+  return s->pos >= s->size ? 1 : 0;
+}
+
+using StbPixels = std::unique_ptr<stbi_uc, void (*)(void*)>;
+
+struct StbResult {
+  StbPixels px{nullptr, stbi_image_free};
+  int w = 0, h = 0;
+  bool past_end = false;  // the decoder wanted bytes beyond the end of the data
+  std::string reason;     // stb's failure reason when px is null
+};
+
+// Decodes with `req` channels. PNG goes through stb's in-memory reader (its zlib stream reports missing
+// data itself); every other format, and a PNG that failed (to tell truncation from an unsupported
+// feature), through the watched reader. JPEG must be watched: stb_image 2.30 (Debian 13) decodes a cut
+// JPEG with padded rows where the 2022 snapshot (Debian 12) fails.
+StbResult stb_decode(const uint8_t* data, size_t size, int req, const std::string& format) {
+  StbResult r;
   int got = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> px(stbi_load_from_memory(data, static_cast<int>(size), &w, &h, &got, req),
-                                               stbi_image_free);
-  if (!px) {
+  if (format == "PNG") {
+    r.px.reset(stbi_load_from_memory(data, static_cast<int>(size), &r.w, &r.h, &got, req));
+    if (r.px) return r;
+  }
+  WatchedSource src{data, size};
+  const stbi_io_callbacks io{watched_read, watched_skip, watched_eof};
+  r.px.reset(stbi_load_from_callbacks(&io, &src, &r.w, &r.h, &got, req));
+  r.past_end = src.past_end;
+  if (!r.px) {
     const char* why = stbi_failure_reason();
-    throw IoError("cannot decode image " + what + ": " + (why ? why : "corrupt data"));
+    r.reason = why ? why : "unknown";
   }
-  if (w <= 0 || h <= 0) {  // found by tests/data/fuzz_regressions/bmp_zero_width.bmp
-    throw IoError("cannot decode image " + what + ": empty image (" + std::to_string(w) + "x" + std::to_string(h) +
-                  ")");
+  return r;
+}
+
+// ---- OpenCV's imgcodecs (formats and variants stb_image lacks) ----
+
+// Samples of an 8-bit image with `c` channels (1 gray, 2 gray+alpha, 3 BGR, 4 BGRA) in the layout
+// stb_image returns for `req` channels (gray; RGB; RGBA; alpha 255 when the file has none).
+std::vector<uint8_t> to_stb_layout(const cv::Mat& m, int req) {
+  const int c = m.channels();
+  std::vector<uint8_t> out(static_cast<size_t>(m.rows) * m.cols * req);
+  uint8_t* dst = out.data();
+  for (int y = 0; y < m.rows; ++y) {
+    const uint8_t* p = m.ptr<uint8_t>(y);
+    for (int x = 0; x < m.cols; ++x, p += c, dst += req) {
+      const bool colour = c >= 3;
+      const uint8_t r = colour ? p[2] : p[0], g = colour ? p[1] : p[0], b = p[0];
+      const uint8_t a = c == 2 ? p[1] : c == 4 ? p[3] : 255;
+      if (req == 1) {
+        dst[0] = p[0];  // only asked for gray files
+      } else {
+        dst[0] = r, dst[1] = g, dst[2] = b;
+        if (req == 4) dst[3] = a;
+      }
+    }
   }
+  return out;
+}
+
+// cv::imdecode with the file's own channels (IMREAD_UNCHANGED: no EXIF rotation, as PIL's open),
+// reduced to 8 bits like stb_image (16-bit: high byte; float: 0..1 scaled to 0..255). Empty on failure.
+cv::Mat opencv_decode(const uint8_t* data, size_t size) {
+  cv::Mat m;
+  try {
+    m = cv::imdecode(cv::Mat(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data)), cv::IMREAD_UNCHANGED);
+  } catch (const cv::Exception&) {
+    return {};
+  }
+  if (m.empty() || m.channels() > 4) return {};
+  if (m.depth() == CV_16U) {
+    m.convertTo(m, CV_8U, 1.0 / 256, -127.5 / 256);  // round((v - 127.5) / 256) = v >> 8: the high byte, as stb
+  } else if (m.depth() == CV_32F || m.depth() == CV_64F) {
+    m.convertTo(m, CV_8U, 255.0);
+  } else if (m.depth() != CV_8U) {
+    m.convertTo(m, CV_8U);
+  }
+  return m;
+}
+
+// Channels to decode: stb replicates gray and drops alpha exactly like PIL's convert, but its own
+// RGB→gray formula differs from PIL's, so colour → grayscale asks for RGB and converts in finish().
+int request_channels(ColorMode mode, bool keep_gray, bool colour_file) {
+  if (mode == ColorMode::rgba) return 4;
+  if (mode == ColorMode::grayscale) return colour_file ? 3 : 1;
+  if (keep_gray && !colour_file) return 1;  // L or LA: the alpha is dropped
+  return 3;
+}
+
+// The Image for `mode` from decoded samples with `req` channels per pixel.
+Image finish(const uint8_t* px, int w, int h, int req, ColorMode mode, bool colour_file) {
   Image img;
   img.height = h;
   img.width = w;
@@ -182,19 +279,153 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
   if (mode == ColorMode::grayscale && colour_file) {
     img.channels = 1;
     img.pixels.resize(npx);
-    const stbi_uc* p = px.get();
+    const uint8_t* p = px;
     for (size_t i = 0; i < npx; ++i, p += 3)
       img.pixels[i] = static_cast<uint8_t>((19595u * p[0] + 38470u * p[1] + 7471u * p[2] + 0x8000u) >> 16);
   } else {
     img.channels = req;
-    img.pixels.assign(px.get(), px.get() + npx * static_cast<size_t>(req));
+    img.pixels.assign(px, px + npx * static_cast<size_t>(req));
   }
   return img;
 }
 
-Image load_image(const std::string& path, ColorMode mode, bool keep_gray) {
+std::string size_text(int64_t w, int64_t h) {
+  return std::to_string(w) + " x " + std::to_string(h) + " = " + std::to_string(w * h) + " pixels";
+}
+
+// Decodes through OpenCV (after stb_image failed or does not know the format). Throws the reason.
+Image decode_with_opencv(const uint8_t* data, size_t size, ColorMode mode, bool keep_gray, int64_t max_pixels,
+                         const Format& format, const std::string& stb_reason) {
+  const cv::Mat m = opencv_decode(data, size);
+  if (m.empty()) {
+    if (!stb_reason.empty())
+      throw std::runtime_error("corrupt " + format.name + " (stb_image: " + stb_reason +
+                               "; OpenCV cannot decode it either)");
+    if (!format.decodable || format.name.empty()) throw std::runtime_error(undecodable_reason(format));
+    throw std::runtime_error("cannot decode " + format.name + ": OpenCV failed (the file is corrupt, or a " +
+                             format.name + " variant OpenCV does not support)");
+  }
+  // The header is read inside OpenCV (which itself refuses more than 2^30 pixels before decoding).
+  const std::string too_big = pixel_limit_reason(m.cols, m.rows, max_pixels);
+  if (!too_big.empty()) throw std::runtime_error(too_big);
+  const bool colour_file = m.channels() >= 3;
+  const int req = request_channels(mode, keep_gray, colour_file);
+  const std::vector<uint8_t> px = to_stb_layout(m, req);
+  return finish(px.data(), m.cols, m.rows, req, mode, colour_file);
+}
+
+// Found by the decoder: it needed bytes the file does not have.
+std::string truncated_reason(const Format& format, const std::string& stb_reason) {
+  return "truncated " + format.name + ": the decoder needs more data than the file holds" +
+         (stb_reason.empty() ? "" : " (stb_image: " + stb_reason + ")");
+}
+
+// Formats stb_image decodes (binary PGM/PPM only among the PNM family).
+bool read_by_stb(const Format& f, const uint8_t* p, size_t n) {
+  if (f.name == "PNM") return n >= 2 && (p[1] == '5' || p[1] == '6');
+  return f.name == "PNG" || f.name == "JPEG" || f.name == "GIF" || f.name == "BMP";
+}
+
+// decode_image without the file name: throws std::runtime_error with the reason.
+Image decode_or_throw(const uint8_t* data, size_t size, ColorMode mode, bool keep_gray, int64_t max_pixels) {
+  if (size == 0) throw std::runtime_error("empty file");
+  const Format format = sniff_format(data, size);
+  int w = 0, h = 0, file_c = 0;
+  if (!stbi_info_from_memory(data, static_cast<int>(size), &w, &h, &file_c)) {
+    if (!read_by_stb(format, data, size))
+      return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, "");
+    // An stb format whose header stb cannot read: a cut file (how far the header query reads differs
+    // between stb_image releases), or a variant stb lacks (RLE BMP) — the decoder tells which.
+    const char* why = stbi_failure_reason();
+    const std::string info_reason = why ? why : "unknown";
+    const StbResult r = stb_decode(data, size, 3, "");
+    if (r.past_end) throw std::runtime_error(truncated_reason(format, r.reason));
+    return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, r.px ? info_reason : r.reason);
+  }
+  const std::string too_big = pixel_limit_reason(w, h, max_pixels);
+  if (!too_big.empty()) throw std::runtime_error(too_big);
+  const bool colour_file = file_c >= 3;
+  const int req = request_channels(mode, keep_gray, colour_file);
+  const StbResult r = stb_decode(data, size, req, format.name);
+  if (r.past_end) throw std::runtime_error(truncated_reason(format, r.reason));
+  if (r.px && r.w > 0 && r.h > 0) return finish(r.px.get(), r.w, r.h, req, mode, colour_file);
+  // stb refused a variant it lacks (RLE BMP, arithmetic-coded JPEG, ...) or corrupt data: OpenCV decides.
+  const std::string why = r.px ? "empty image (" + std::to_string(r.w) + "x" + std::to_string(r.h) + ")" : r.reason;
+  return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, why);
+}
+
+}  // namespace
+
+std::string pixel_limit_reason(int64_t width, int64_t height, int64_t max_image_pixels) {
+  if (max_image_pixels <= 0 || width * height <= 2 * max_image_pixels) return "";
+  return "image too large: " + size_text(width, height) + ", limit " + std::to_string(2 * max_image_pixels) +
+         " (twice max_image_pixels " + std::to_string(max_image_pixels) + ", as Pillow's DecompressionBombError)";
+}
+
+namespace {
+
+// The header part of check_image_file: "" or the reason, with the size when the header gives one.
+std::string check_header(std::FILE* f, long size, int64_t max_pixels, int& w, int& h) {
+  // 64 KiB covers the headers of nearly every image, including JPEGs with EXIF blocks before SOF.
+  const size_t head_len = static_cast<size_t>(std::min<long>(size, 64 * 1024));
+  const std::vector<uint8_t> head = read_at(f, 0, head_len);
+  if (head.size() != head_len) return "cannot read header";
+  const Format format = sniff_format(head.data(), head.size());
+  if (!format.name.empty() && !format.decodable) return undecodable_reason(format);
+  int c = 0;
+  int ok = stbi_info_from_memory(head.data(), static_cast<int>(head.size()), &w, &h, &c);
+  if (!ok && head.size() < static_cast<size_t>(size)) {  // header beyond 64 KiB: read it all
+    const std::vector<uint8_t> all = read_at(f, 0, static_cast<size_t>(size));
+    ok = stbi_info_from_memory(all.data(), static_cast<int>(all.size()), &w, &h, &c);
+  }
+  if (ok && (w <= 0 || h <= 0))
+    return "corrupt " + format.name + " header (size " + std::to_string(w) + "x" + std::to_string(h) + ")";
+  if (ok) return pixel_limit_reason(w, h, max_pixels);
+  // Not a header stb_image reads (WebP, TIFF, an RLE BMP, an unknown signature): the decoders decide,
+  // by decoding (OpenCV's imgcodecs has no public header-only call).
+  w = h = 0;
+  const std::vector<uint8_t> all = read_at(f, 0, static_cast<size_t>(size));
+  try {
+    const Image img = decode_or_throw(all.data(), all.size(), ColorMode::rgb, true, max_pixels);
+    w = img.width, h = img.height;
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string check_image_file(const std::string& path, int64_t max_image_pixels) {
+  File file(path);
+  if (!file.f) return std::string("cannot open: ") + std::strerror(errno);
+  if (std::fseek(file.f, 0, SEEK_END) != 0) return "cannot seek";
+  const long size = std::ftell(file.f);
+  if (size <= 0) return "empty file";
+  int w = 0, h = 0;
+  const std::string reason = check_header(file.f, size, max_image_pixels, w, h);
+  if (reason.empty() && max_image_pixels > 0 && int64_t{w} * h > max_image_pixels)
+    spdlog::warn(
+        "image {} is large: {}, above max_image_pixels {} (as Pillow's DecompressionBombWarning); it is "
+        "decoded, images above {} pixels are skipped",
+        path, size_text(w, h), max_image_pixels, 2 * max_image_pixels);
+  return reason;
+}
+
+Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what, bool keep_gray,
+                   int64_t max_image_pixels) {
+  try {
+    return decode_or_throw(data, size, mode, keep_gray, max_image_pixels);
+  } catch (const std::bad_alloc&) {
+    throw IoError("cannot decode image " + what + ": out of memory");
+  } catch (const std::exception& e) {
+    throw IoError("cannot decode image " + what + ": " + e.what());
+  }
+}
+
+Image load_image(const std::string& path, ColorMode mode, bool keep_gray, int64_t max_image_pixels) {
   const std::vector<uint8_t> data = read_file(path);
-  return decode_image(data.data(), data.size(), mode, path, keep_gray);
+  return decode_image(data.data(), data.size(), mode, path, keep_gray, max_image_pixels);
 }
 
 namespace {

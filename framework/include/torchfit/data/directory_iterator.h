@@ -73,6 +73,13 @@ struct FlowOptions {
   /// naming it, leave it out — or, when it only fails while decoding during training, replace it by
   /// the next good file of the same class) | "error" (IoError naming the file).
   TORCH_ARG(std::string, on_bad_image) = "skip";
+  /// Pixel limit, as Pillow's Image.MAX_IMAGE_PIXELS (which Keras's load_img goes through): a file of
+  /// more than max_image_pixels pixels (width·height) is loaded with a warning naming it, one of more
+  /// than twice as many is skipped like an unreadable file ("image too large: W x H = N pixels, limit
+  /// L …", counted in the "Skipped" summary; IoError with on_bad_image "error"). Checked from the
+  /// header before decoding (see check_image_file). Default kMaxImagePixels = 89,478,485, Pillow's
+  /// default; 0 = no limit (Pillow's None). ConfigError when negative.
+  TORCH_ARG(int64_t, max_image_pixels) = kMaxImagePixels;
   /// Print "Found N images belonging to K classes." on stdout (Keras always prints). Default true.
   TORCH_ARG(bool, verbose) = true;
 };
@@ -89,8 +96,12 @@ struct SkippedFile {
 /// FlowOptions::classes / class_indices); files are collected recursively below each class folder,
 /// folders walked in sorted path order and files sorted inside each folder; accepted are names whose
 /// lower-cased form ends in .png .jpg .jpeg .bmp .ppm .tif .tiff; hidden entries (name starting with
-/// ".", e.g. .DS_Store, ._x.jpg, .ipynb_checkpoints/) and __MACOSX/ are ignored. Every file gets a
-/// header check (check_image_file) so empty, truncated or mislabelled files never reach a worker.
+/// ".", e.g. .DS_Store, ._x.jpg, .ipynb_checkpoints/) and __MACOSX/ are ignored (the extension only
+/// selects files, as Keras: a WebP named .jpg is decoded as WebP, a .webp file is not collected). Every
+/// file gets a header check (check_image_file with max_image_pixels): empty, non-image, unsupported
+/// and too large files are skipped there, named in a warning and counted in the summary. A file whose
+/// pixel data the decoder cannot decode (truncated, corrupt) is found when a worker decodes it: with
+/// on_bad_image "skip" it is named in a warning and replaced by the next good file of its class.
 /// With validation_split v, per class the first int(v·n) files form subset "validation", the rest
 /// "training". Prints "Found N images belonging to K classes." (plus " Skipped S unreadable files."
 /// when some were left out).
@@ -107,7 +118,7 @@ struct SkippedFile {
 ///
 /// Errors (constructor): IoError when `directory` is missing or not a folder, or when no image is
 /// found at all (naming the directory); IoError naming the first bad file with on_bad_image "error";
-/// ConfigError for bad options (target_size < 1, batch_size < 1, unknown color_mode, class_mode,
+/// ConfigError for bad options (target_size < 1, batch_size < 1, max_image_pixels < 0, unknown color_mode, class_mode,
 /// subset, interpolation or on_bad_image; binary with K ≠ 2; subset without validation_split; a
 /// folder missing from class_indices). next() rethrows a worker's IoError.
 class DirectoryIterator : public BatchIterator {

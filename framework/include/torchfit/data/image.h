@@ -1,6 +1,7 @@
 #pragma once
 /// @file image.h
-/// Image files: header checks, decoding with Keras/PIL colour conversion, resizing, PNG encoding.
+/// Image files: header checks, decoding (stb_image, OpenCV imgcodecs) with Keras/PIL colour conversion,
+/// the pixel limit, resizing, PNG encoding.
 /// Pixels are 8-bit, stored row-major with channels last (H, W, C) — the order of the files and of
 /// Keras's load_img/img_to_array; tensors built from them are (C, H, W) (see image_to_tensor).
 #include <ATen/ATen.h>
@@ -28,32 +29,61 @@ struct Image {
   uint8_t at(int y, int x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
 };
 
-/// Cheap validity check of an image file without decoding it: the file is non-empty, its magic bytes
-/// say PNG, JPEG, BMP, GIF or PNM (PPM/PGM), the header parses (size > 0) and the file is not cut
-/// short (PNG ends with its IEND chunk, JPEG has its end-of-image marker near the end, BMP is as long
-/// as its header says). Returns "" when the file looks fine, otherwise the reason ("empty file",
-/// "not an image (unrecognised header)", "truncated PNG (no IEND chunk)", "TIFF is not supported by
-/// the decoder (stb_image)", …). Never throws for bad content; a file that cannot be opened returns
-/// "cannot open: <errno text>".
-std::string check_image_file(const std::string& path);
+/// Pillow's Image.MAX_IMAGE_PIXELS, 1024·1024·1024 / 4 / 3 = 89,478,485 pixels: torchfit's default
+/// `max_image_pixels`. As Pillow: an image with more pixels (width·height) is decoded with a warning
+/// (DecompressionBombWarning), one with more than twice as many is refused (DecompressionBombError).
+constexpr int64_t kMaxImagePixels = 89'478'485;
 
-/// Decodes an image file (stb_image) and converts it to `mode` the way PIL's Image.convert does
-/// (hence Keras's load_img):
+/// The pixel limit (Pillow's decompression-bomb check): "" when width·height <= 2·max_image_pixels
+/// or max_image_pixels <= 0 (no limit, as Pillow's MAX_IMAGE_PIXELS = None), otherwise the reason
+/// "image too large: W x H = N pixels, limit 2·max_image_pixels (twice max_image_pixels M, as
+/// Pillow's DecompressionBombError)". Sizes in pixels.
+std::string pixel_limit_reason(int64_t width, int64_t height, int64_t max_image_pixels);
+
+/// Validity check of an image file without decoding its pixels where the header allows it: the file
+/// is non-empty; a format stb_image reads (PNG, JPEG, BMP, GIF, binary PGM/PPM) has a header that
+/// stb_image parses with a size > 0 and within the pixel limit (pixel_limit_reason; above
+/// max_image_pixels a warning naming the file is logged, as Pillow's DecompressionBombWarning); any
+/// other file (WebP, TIFF, RLE BMP, JPEG 2000, ... or an unknown signature) is decoded once through
+/// OpenCV's imgcodecs (which has no header-only call) and its decoded size checked against the limit.
+/// Truncation and corrupt pixel data of stb formats are found when decoding (load_image), not here.
+/// Returns "" when the file is fine, otherwise the reason: "empty file", "not an image (unrecognised
+/// header)", "unsupported format HEIF/HEIC (neither stb_image nor OpenCV decodes it)", "corrupt BMP
+/// header (size 0x4)", "image too large: …", "cannot decode WebP: OpenCV failed (…)", …
+/// Never throws for bad content; a file that cannot be opened returns "cannot open: <errno text>".
+/// @param max_image_pixels Pillow's MAX_IMAGE_PIXELS (default kMaxImagePixels); <= 0 disables the limit.
+std::string check_image_file(const std::string& path, int64_t max_image_pixels = kMaxImagePixels);
+
+/// Decodes an image file and converts it to `mode` the way PIL's Image.convert does (hence Keras's
+/// load_img):
 ///  - rgb: grayscale is replicated; an alpha channel (RGBA, LA, palette with transparency) is DROPPED,
 ///    not composited on a background (PIL convert("RGB") semantics);
 ///  - grayscale: colour → L = (19595·R + 38470·G + 7471·B + 32768) >> 16 (ITU-R 601-2, PIL's fixed
 ///    point); alpha dropped;
 ///  - rgba: images without alpha get alpha 255.
-/// 16-bit PNGs are reduced to 8 bits. Errors: IoError naming the file and stb's reason.
+/// Decoders: stb_image for PNG, JPEG, BMP, GIF and binary PGM/PPM; OpenCV's imgcodecs (cv::imdecode,
+/// no EXIF rotation, as PIL's open) for what stb_image cannot read — WebP, TIFF, JPEG 2000, Sun
+/// raster, PFM, Radiance HDR, ASCII PNM/PAM, BMP variants such as RLE, arithmetic-coded JPEG — whatever
+/// the file's extension says. 16-bit samples are reduced to their high byte, float samples (0..1) to
+/// 0..255. A file is refused only when no decoder can decode it; truncation is the decoder's finding
+/// (it needs bytes past the end of the file), so trailing data after a complete image (e.g. a phone's
+/// motion-photo video after the JPEG) is ignored, as Pillow does.
+/// Errors: IoError "cannot decode image <path>: <reason>" with the reasons of check_image_file plus
+/// "truncated JPEG: the decoder needs more data than the file holds (stb_image: …)", "corrupt PNG
+/// (stb_image: …; OpenCV cannot decode it either)" and the pixel limit (checked from the header before
+/// decoding for stb formats; after OpenCV decodes the others, OpenCV itself refusing 2^30 pixels).
 /// @param keep_gray with mode rgb, a file that holds gray (L or LA) is returned with ONE channel
 ///        (alpha dropped) instead of three equal ones; the caller replicates it after its per-pixel
 ///        work, which is the same for all three channels. Default false (always `channels_of(mode)`).
-Image load_image(const std::string& path, ColorMode mode = ColorMode::rgb, bool keep_gray = false);
+/// @param max_image_pixels Pillow's MAX_IMAGE_PIXELS (default kMaxImagePixels; refused above twice
+///        it; <= 0: no limit). Decoding does not warn; check_image_file does.
+Image load_image(const std::string& path, ColorMode mode = ColorMode::rgb, bool keep_gray = false,
+                 int64_t max_image_pixels = kMaxImagePixels);
 
-/// Decodes an in-memory encoded image (same conversions and `keep_gray` as load_image). `what` names
-/// the source in error messages. Errors: IoError.
+/// Decodes an in-memory encoded image (same decoders, conversions, `keep_gray` and pixel limit as
+/// load_image). `what` names the source in error messages. Errors: IoError.
 Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what = "<memory>",
-                   bool keep_gray = false);
+                   bool keep_gray = false, int64_t max_image_pixels = kMaxImagePixels);
 
 /// Resizes to (height, width) pixels with Keras's interpolation names: "nearest" (default in Keras;
 /// bit-identical to PIL's NEAREST, source pixel = floor((k + 0.5)·in/out) as PIL accumulates it), "bilinear",
