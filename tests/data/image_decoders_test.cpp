@@ -8,6 +8,7 @@
 #include <torchfit/error.h>
 
 #include <zlib.h>
+#if TORCHFIT_HAVE_IMGCODECS  // the fixtures are encoded with OpenCV (progressive JPEG, BMP, PPM, WebP, TIFF)
 #include <opencv2/imgcodecs.hpp>
 #include <opencv2/imgproc.hpp>
 
@@ -277,3 +278,7 @@ TEST(ImageDecoders, PixelLimitIsPillowsAndReadFromTheHeader) {
   }
   EXPECT_EQ(pixel_limit_reason(14000, 13000, 0), "");
 }
+
+#else
+TEST(ImageDecoders, NeedOpenCvImgcodecs) { GTEST_SKIP() << "built without OpenCV imgcodecs (TORCHFIT_WITH_IMGCODECS)"; }
+#endif

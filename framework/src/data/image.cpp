@@ -5,7 +5,9 @@
 #include <torchfit/io/atomic_file.h>
 
 #include <spdlog/spdlog.h>
+#if TORCHFIT_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
+#endif
 #include <opencv2/imgproc.hpp>
 
 #include <algorithm>
@@ -245,6 +247,10 @@ std::vector<uint8_t> to_stb_layout(const cv::Mat& m, int req) {
 // reduced to 8 bits like stb_image (16-bit: high byte; float: 0..1 scaled to 0..255). Empty on failure.
 cv::Mat opencv_decode(const uint8_t* data, size_t size) {
   cv::Mat m;
+#if !TORCHFIT_HAVE_IMGCODECS
+  (void)data, (void)size;
+  return m;  // built without OpenCV's imgcodecs: stb_image's formats only
+#else
   try {
     m = cv::imdecode(cv::Mat(1, static_cast<int>(size), CV_8UC1, const_cast<uint8_t*>(data)), cv::IMREAD_UNCHANGED);
   } catch (const cv::Exception&) {
@@ -259,6 +265,7 @@ cv::Mat opencv_decode(const uint8_t* data, size_t size) {
     m.convertTo(m, CV_8U);
   }
   return m;
+#endif
 }
 
 // Channels to decode: stb replicates gray and drops alpha exactly like PIL's convert, but its own
@@ -298,6 +305,13 @@ Image decode_with_opencv(const uint8_t* data, size_t size, ColorMode mode, bool 
                          const Format& format, const std::string& stb_reason) {
   const cv::Mat m = opencv_decode(data, size);
   if (m.empty()) {
+#if !TORCHFIT_HAVE_IMGCODECS
+    if (!stb_reason.empty()) throw std::runtime_error("corrupt " + format.name + " (stb_image: " + stb_reason + ")");
+    if (format.decodable && !format.name.empty()) {
+      throw std::runtime_error("unsupported format " + format.name +
+                               " (this torchfit was built without OpenCV imgcodecs, which decodes it)");
+    }
+#endif
     if (!stb_reason.empty())
       throw std::runtime_error("corrupt " + format.name + " (stb_image: " + stb_reason +
                                "; OpenCV cannot decode it either)");
