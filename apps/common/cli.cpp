@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -70,9 +71,31 @@ CLI::Validator existing_file(const std::string& what) {
   return CLI::Validator(
       [what](std::string& s) -> std::string {
         if (fs::is_regular_file(s)) return "";
-        return what + " '" + s + (fs::is_directory(s) ? "' is a directory, not a file" : "' does not exist");
+        if (fs::is_directory(s)) return what + " '" + s + "' is a directory, not a file";
+        return what + " '" + s + (fs::exists(s) ? "' is not a regular file" : "' does not exist");
       },
       "FILE");
+}
+
+void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPath>& input_files,
+                               const std::vector<FlagPath>& input_dirs) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(output.second), ec);
+  for (const auto& [flag, file] : input_files) {
+    if (!file.empty() && out == fs::weakly_canonical(fs::absolute(file), ec)) {
+      throw UsageError(output.first + " '" + output.second + "' is the " + flag + " file: it would be overwritten");
+    }
+  }
+  for (const auto& [flag, dir] : input_dirs) {
+    if (dir.empty()) continue;
+    const fs::path d = fs::weakly_canonical(fs::absolute(dir), ec);
+    const auto [d_end, o_end] = std::mismatch(d.begin(), d.end(), out.begin(), out.end());
+    const bool inside = d_end == d.end() || (std::next(d_end) == d.end() && d_end->empty());
+    if (inside && fs::exists(out, ec)) {
+      throw UsageError(output.first + " '" + output.second + "' is a file inside " + flag + " '" + dir +
+                       "': it would be overwritten");
+    }
+  }
 }
 
 CLI::Validator output_file(const std::string& example_name) {

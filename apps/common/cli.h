@@ -11,6 +11,8 @@
 #include <functional>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace torchfit::apps {
 
@@ -48,6 +50,15 @@ CLI::Validator device_spelling();
 /// more than N pixels load with a warning, files of more than 2·N are skipped; 0 = no limit.
 /// Default data::kMaxImagePixels (89478485, Pillow's default).
 void add_max_image_pixels_flag(CLI::App& app, int64_t& value);
+
+/// A flag and the path it names, e.g. {"--model", "run/model.ckpt"}.
+using FlagPath = std::pair<std::string, std::string>;
+/// Refuses an output that would replace the user's inputs: `output` (named by its flag) must not be one of
+/// `input_files`, nor an existing file inside one of `input_dirs` (compared after resolving "..", symlinks
+/// and relative paths; a new file there is fine). Errors: UsageError, e.g. "--output 'run/model.ckpt' is
+/// the --model file: it would be overwritten".
+void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPath>& input_files,
+                               const std::vector<FlagPath>& input_dirs);
 
 /// A bad flag value found after parsing (exit status 2), e.g. one that needs the data to check.
 struct UsageError : std::runtime_error {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include <torchfit/data/directory_iterator.h>
@@ -99,8 +100,12 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
   }
   auto [best_p, best_k] = probs.max(1);
   const auto files = source->filenames();
+  // A file that failed to decode was stood in for by another: its row would be that file's prediction.
+  const std::set<int64_t> replaced = source->replaced_samples();
+  for (const int64_t i : replaced) spdlog::warn("no prediction for {}: it cannot be decoded", files.at(i));
   std::vector<Prediction> out;
   for (size_t r = 0; r < indices.size(); ++r) {
+    if (replaced.count(indices[r])) continue;
     // filenames() are relative to the parent ("pred/a/001.png", as Keras): report them relative to --data.
     const fs::path rel = fs::path(files.at(static_cast<size_t>(indices[r])));
     const int64_t k = best_k[static_cast<int64_t>(r)].item<int64_t>();
@@ -124,6 +129,8 @@ void write_predictions(const std::string& output, const std::vector<Prediction>&
 }
 
 int run(Args& a) {
+  apps::check_output_is_not_input({"--output", a.output}, {{"--model", a.model_path}, {"--labels", a.labels}},
+                                  {{"--data", a.data_dir}});
   runtime::init_process(a.threads);
   fs::path dir = fs::absolute(a.data_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();

@@ -121,6 +121,10 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
 void prepare_outputs(Args& a, const c10::Device& device) {
   if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
+  if (!a.no_checkpoint) {
+    apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
+                                    {{"--data", a.data}});
+  }
   if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
     spdlog::warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced", a.run_dir);
   }

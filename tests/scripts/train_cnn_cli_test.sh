@@ -80,6 +80,27 @@ grep -q "Predicted 10 images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "
 grep -q "Accuracy on 10 labelled images" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "no accuracy"; }
 [ "$(wc -l <"$WORK/predictions.csv")" -eq 11 ] || fail "predictions.csv rows"
 expect_exit 2 "does not exist" "$BIN/predict_cnn" --model "$WORK/none.ckpt" --data "$WORK/data/pred"
+# A file that fails to decode while predicting gets no row (it is never stood in for by another image).
+mkdir -p "$WORK/predbad/pred" && cp "$WORK"/data/pred/*.png "$WORK/predbad/pred/"
+bad=$(ls "$WORK/predbad/pred" | head -1)
+dd if=/dev/zero of="$WORK/predbad/pred/$bad" bs=1 seek=41 count=12 conv=notrunc 2>/dev/null  # the zlib stream
+"$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/predbad/pred" --output "$WORK/predbad.csv" \
+  >"$WORK/predbad.log" 2>&1 || { cat "$WORK/predbad.log"; fail "predict_cnn with an undecodable file failed"; }
+grep -q "no prediction for .*$bad" "$WORK/predbad.log" || { cat "$WORK/predbad.log"; fail "no warning for $bad"; }
+grep -q "^$bad," "$WORK/predbad.csv" && fail "a row for the undecodable $bad"
+[ "$(wc -l <"$WORK/predbad.csv")" -eq 10 ] || fail "predbad.csv should hold the 9 decodable images + header"
+
+# Outputs never replace inputs: the checkpoint, an image, a training image.
+cp "$WORK/run/model.ckpt" "$WORK/keep.ckpt"
+expect_exit 2 "is the --model file: it would be overwritten" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" \
+  --data "$WORK/data/pred" --output "$WORK/keep.ckpt"
+cmp -s "$WORK/run/model.ckpt" "$WORK/keep.ckpt" || fail "predict_cnn overwrote its --model"
+first_image=$(ls "$WORK/data/pred" | head -1)
+expect_exit 2 "is a file inside --data" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" --data "$WORK/data/pred" \
+  --output "$WORK/data/pred/$first_image"
+train_image=$(find "$WORK/data/train" -name '*.png' | head -1)
+expect_exit 2 "is a file inside --data" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
+  --steps-per-epoch 1 --run-dir "$WORK/overwrite" --checkpoint "$train_image"
 expect_exit 2 "--max-image-pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" \
   --max-image-pixels -1
 expect_exit 1 "image too large: 28 x 28 = 784 pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" \

@@ -193,3 +193,22 @@ TEST(CSVLogger, CellsWithTheSeparatorAreQuotedAndAFullDiskIsAnIoError) {
   }
   EXPECT_EQ(message, "cannot write '" + fs.file("log.csv") + "': " + std::strerror(ENOSPC));
 }
+
+TEST(ModelCheckpoint, PositionalFieldsAreRefusedAndFoldersPerEpochAreMade) {
+  for (const std::string pattern : {"w{}.ckpt", "w{0}.ckpt", "w{1:02d}.ckpt"}) {
+    try {
+      format_filepath(pattern, 0, 0, {{"loss", 0.5}});
+      FAIL() << pattern;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("positional field"), std::string::npos) << e.what();
+    }
+  }
+  torchfit::testing::TempDir dir("ckpt_folders");
+  auto t = make_trainer();
+  data::TensorIterator train(at::rand({8, 3}), at::one_hot(at::arange(8) % 2, 2).to(at::kFloat), 4);
+  auto cb = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(dir.file("{epoch}/w.ckpt")));
+  t.fit(train, FitOptions().epochs(2).verbose(0).callbacks({cb}));
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "1" / "w.ckpt"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path / "2" / "w.ckpt"));
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "{epoch}")) << "no folder named after the pattern";
+}

@@ -456,6 +456,11 @@ Batch DirectoryIterator::next() {
   return b;
 }
 
+std::set<int64_t> DirectoryIterator::replaced_samples() {
+  std::lock_guard<std::mutex> lock(bad_mutex_);
+  return bad_at_runtime_;
+}
+
 StreamConfig DirectoryIterator::stream_config() const {
   StreamConfig c = BatchIterator::stream_config();
   c["seed"] = std::to_string(seed_);

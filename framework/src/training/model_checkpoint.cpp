@@ -1,5 +1,6 @@
 #include <torchfit/training/model_checkpoint.h>
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 
@@ -42,9 +43,28 @@ bool weights_finite(Sequential& model) {
   return true;
 }
 
+// Keras formats filepath with keyword arguments only, so "{}" or "{0}" raise there; fmt would fill them by
+// position (the epoch, the batch, ...). Refused with the reason.
+void check_named_fields(const std::string& pattern) {
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '{') continue;
+    if (i + 1 < pattern.size() && pattern[i + 1] == '{') {
+      ++i;
+      continue;
+    }
+    const size_t end = pattern.find_first_of(":}!", i + 1);
+    const std::string name = pattern.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1);
+    if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+      throw ConfigError("ModelCheckpoint: filepath '" + pattern + "' has a positional field '{" + name +
+                        "}': name the field, e.g. {epoch:02d} or {val_loss:.2f} (as Keras, which formats by name)");
+    }
+  }
+}
+
 }  // namespace
 
 std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs) {
+  check_named_fields(pattern);
   fmt::dynamic_format_arg_store<fmt::format_context> args;
   args.push_back(fmt::arg("epoch", epoch + 1));
   args.push_back(fmt::arg("batch", batch + 1));
@@ -67,6 +87,11 @@ bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
                                      : "the last finite checkpoint is '" + last_saved_ + "'");
     return false;
   }
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;  // "{epoch}/w.ckpt" makes one folder per epoch
+  if (!parent.empty() && !std::filesystem::create_directories(parent, ec) && ec) {
+    throw IoError("ModelCheckpoint: cannot create folder '" + parent.string() + "': " + ec.message());
+  }
   trainer().save_checkpoint(path, options_.class_indices());
   last_saved_ = path;
   spdlog::debug("ModelCheckpoint: saved {}", path);
@@ -85,7 +110,7 @@ bool ModelCheckpoint::save_now(int epoch) {
 
 // The keys present at every save: epoch logs (with val_ keys when validating) and, with save_freq, the
 // batch logs too, whose keys are the epoch logs' without val_ ones.
-void ModelCheckpoint::check_filepath_keys() const {
+std::string ModelCheckpoint::check_filepath_keys() const {
   Logs logs{{"loss", 0.0}, {"lr", 0.0}};
   for (const auto& m : trainer().metric_names()) logs[m] = 0.0;
   if (params().validation && options_.save_freq() == 0) {
@@ -93,13 +118,12 @@ void ModelCheckpoint::check_filepath_keys() const {
     for (const auto& m : trainer().metric_names()) logs["val_" + m] = 0.0;
   }
   if (options_.save_freq() > 0) logs.erase("lr");
-  format_filepath(options_.filepath(), 0, 0, logs);
+  return format_filepath(options_.filepath(), 0, 0, logs);
 }
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
   namespace fs = std::filesystem;
-  check_filepath_keys();
-  const fs::path path(options_.filepath());
+  const fs::path path(check_filepath_keys());  // the first file's name: its folder is probed
   if (fs::is_directory(path)) {
     throw IoError("ModelCheckpoint: filepath '" + options_.filepath() + "' is a directory; give a file path");
   }

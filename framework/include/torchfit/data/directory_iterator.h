@@ -159,6 +159,9 @@ class DirectoryIterator : public BatchIterator {
   }
   /// Files left out at construction, with reasons.
   const std::vector<SkippedFile>& skipped() const { return skipped_; }
+  /// Sample indices (into filenames()) whose file failed to decode in a worker so far: their places in
+  /// batches hold another readable file of the class (fine for training; a predictor drops them).
+  std::set<int64_t> replaced_samples();
   /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
   bool augmenting() const { return augment_; }
   /// The seed in use (the given one, or the one drawn when none was given).

@@ -35,7 +35,8 @@ struct ModelCheckpointOptions {
 
 /// Formats a ModelCheckpoint filepath as Keras's ModelCheckpoint._get_file_path: `epoch` and `batch` are
 /// 0-based and written 1-based; every `logs` key is a named field. Errors: ConfigError naming the pattern,
-/// the reason (unknown key, bad format spec) and the keys available.
+/// the reason (unknown key, a positional field such as "{}" or "{0}", bad format spec) and the keys
+/// available.
 std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs);
 
 /// Saves a checkpoint (io/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
@@ -63,7 +64,7 @@ class ModelCheckpoint : public Callback {
 
  private:
   bool save(int epoch, int64_t batch, const Logs& logs);
-  void check_filepath_keys() const;
+  std::string check_filepath_keys() const;
 
   ModelCheckpointOptions options_;
   Monitor monitor_;
