@@ -279,6 +279,14 @@ TEST(ImageDecoders, PixelLimitIsPillowsAndReadFromTheHeader) {
   EXPECT_EQ(pixel_limit_reason(14000, 13000, 0), "");
 }
 
+TEST(ImageDecoders, PixelLimitHoldsBeyondStbImagesOwnCap) {
+  // 30000 x 30000 x 3 bytes is over stb_image's 2^30-byte cap: the IHDR size decides, not a full decode.
+  TempDir d("decoders_cap");
+  write_bytes(d.file("huge.png"), png_with_header_size(30000, 30000));
+  EXPECT_EQ(check_image_file(d.file("huge.png")).rfind("image too large: 30000 x 30000 = 900000000 pixels", 0), 0u)
+      << check_image_file(d.file("huge.png"));
+}
+
 #else
 TEST(ImageDecoders, NeedOpenCvImgcodecs) { GTEST_SKIP() << "built without OpenCV imgcodecs (TORCHFIT_WITH_IMGCODECS)"; }
 #endif

@@ -132,8 +132,10 @@ TEST(ImageTest, HeaderCheckNamesTheProblem) {
   EXPECT_EQ(check_image_file(d.file("text.jpg")), "not an image (unrecognised header)");
   std::vector<uint8_t> png = encode_png(make(8, 8, 3, std::vector<uint8_t>(192, 100)));
   write_bytes(d.file("cut.png"), std::vector<uint8_t>(png.begin(), png.begin() + static_cast<long>(png.size() / 2)));
-  // The header is intact: truncation is the decoder's finding (tests/data/image_decoders_test.cpp).
-  EXPECT_EQ(check_image_file(d.file("cut.png")), "");
+  // The header is intact: truncation is the decoder's finding (tests/data/image_decoders_test.cpp). Debian
+  // 12's stb_image (2.28) reads only IHDR for the header check; Debian 13's (2.30) reads on and finds it.
+  const std::string cut = check_image_file(d.file("cut.png"));
+  EXPECT_TRUE(cut.empty() || cut.rfind("truncated PNG: the decoder needs more data", 0) == 0) << cut;
   EXPECT_THROW(load_image(d.file("cut.png")), torchfit::IoError);
   std::vector<uint8_t> jpg = encode_jpeg(make(16, 16, 3, std::vector<uint8_t>(768, 90)));
   EXPECT_GT(jpg.size(), 100u);

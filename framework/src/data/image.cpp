@@ -385,7 +385,18 @@ std::string check_header(std::FILE* f, long size, int64_t max_pixels, int& w, in
   const std::vector<uint8_t> head = read_at(f, 0, head_len);
   if (head.size() != head_len) return "cannot read header";
   const Format format = sniff_format(head.data(), head.size());
-  if (!format.name.empty() && !format.decodable) return undecodable_reason(format);
+  // No known signature, or a format no decoder here reads: said without reading the rest (a renamed
+  // video can be gigabytes).
+  if (format.name.empty() || !format.decodable) return undecodable_reason(format);
+  // PNG's IHDR gives the size at fixed offsets: the limit holds even where stb_image's own cap
+  // (2^30 decoded bytes) would send the file to a full OpenCV decode.
+  if (format.name == "PNG" && head.size() >= 24 && std::memcmp(head.data() + 12, "IHDR", 4) == 0) {
+    const auto be32 = [&](size_t at) {
+      return (int64_t{head[at]} << 24) | (int64_t{head[at + 1]} << 16) | (int64_t{head[at + 2]} << 8) | head[at + 3];
+    };
+    const std::string too_big = pixel_limit_reason(be32(16), be32(20), max_pixels);
+    if (!too_big.empty()) return too_big;
+  }
   int c = 0;
   int ok = stbi_info_from_memory(head.data(), static_cast<int>(head.size()), &w, &h, &c);
   if (!ok && head.size() < static_cast<size_t>(size)) {  // header beyond 64 KiB: read it all
