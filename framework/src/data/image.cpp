@@ -399,17 +399,18 @@ std::string check_header(std::FILE* f, long size, int64_t max_pixels, int& w, in
   }
   int c = 0;
   int ok = stbi_info_from_memory(head.data(), static_cast<int>(head.size()), &w, &h, &c);
+  std::vector<uint8_t> all;                              // the whole file, read at most once
   if (!ok && head.size() < static_cast<size_t>(size)) {  // header beyond 64 KiB: read it all
-    const std::vector<uint8_t> all = read_at(f, 0, static_cast<size_t>(size));
+    all = read_at(f, 0, static_cast<size_t>(size));
     ok = stbi_info_from_memory(all.data(), static_cast<int>(all.size()), &w, &h, &c);
   }
   if (ok && (w <= 0 || h <= 0))
     return "corrupt " + format.name + " header (size " + std::to_string(w) + "x" + std::to_string(h) + ")";
   if (ok) return pixel_limit_reason(w, h, max_pixels);
-  // Not a header stb_image reads (WebP, TIFF, an RLE BMP, an unknown signature): the decoders decide,
-  // by decoding (OpenCV's imgcodecs has no public header-only call).
+  // Not a header stb_image reads (WebP, TIFF, an RLE BMP): the decoders decide, by decoding (OpenCV's
+  // imgcodecs has no public header-only call).
   w = h = 0;
-  const std::vector<uint8_t> all = read_at(f, 0, static_cast<size_t>(size));
+  if (all.empty()) all = head;  // head is the whole file here
   try {
     const Image img = decode_or_throw(all.data(), all.size(), ColorMode::rgb, true, max_pixels);
     w = img.width, h = img.height;

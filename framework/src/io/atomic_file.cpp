@@ -83,8 +83,7 @@ void write_stream_atomically(const std::string& path, const std::function<void(c
           throw;
         }
         if (err == 0 && std::fflush(f) != 0) err = errno;
-        if (err == 0 && durable && ::fsync(::fileno(f)) != 0) err = errno;
-        if (std::fclose(f) != 0 && err == 0) err = errno;
+        if (std::fclose(f) != 0 && err == 0) err = errno;  // write_atomically fsyncs (durable) and reports it
         if (err != 0) throw IoError("cannot write '" + path + "': " + std::strerror(err));
       },
       durable);

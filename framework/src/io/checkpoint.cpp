@@ -135,8 +135,8 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {
     if (!torch::isfinite(p.value()).all().item<bool>()) {
-      throw Error("save_checkpoint('" + path + "'): weight '" + p.key() +
-                  "' holds non-finite values (nan/inf); a checkpoint is never written with them");
+      throw NumericError("save_checkpoint('" + path + "'): weight '" + p.key() +
+                         "' holds non-finite values (nan/inf); a checkpoint is never written with them");
     }
     weights.write(p.key(), p.value().detach().cpu());
   }

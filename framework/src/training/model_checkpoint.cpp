@@ -35,14 +35,6 @@ std::string joined_keys(const Logs& logs) {
   return keys;
 }
 
-bool weights_finite(Sequential& model) {
-  torch::NoGradGuard no_grad;
-  for (const auto& p : model->parameters()) {
-    if (!torch::isfinite(p).all().item<bool>()) return false;
-  }
-  return true;
-}
-
 // Keras formats filepath with keyword arguments only, so "{}" or "{0}" raise there; fmt would fill them by
 // position (the epoch, the batch, ...). Refused with the reason.
 void check_named_fields(const std::string& pattern) {
@@ -80,19 +72,19 @@ std::string format_filepath(const std::string& pattern, int epoch, int64_t batch
 bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
   const std::string path = format_filepath(options_.filepath(), epoch, batch, logs);
   steps_since_save_ = 0;
-  if (!weights_finite(trainer().model())) {
-    spdlog::warn("ModelCheckpoint: the weights are not finite (nan/inf) at epoch {}, step {}: '{}' not written; {}",
-                 epoch + 1, batch + 1, path,
-                 last_saved_.empty() ? std::string("no checkpoint was written before")
-                                     : "the last finite checkpoint is '" + last_saved_ + "'");
-    return false;
-  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;  // "{epoch}/w.ckpt" makes one folder per epoch
   if (!parent.empty() && !std::filesystem::create_directories(parent, ec) && ec) {
     throw IoError("ModelCheckpoint: cannot create folder '" + parent.string() + "': " + ec.message());
   }
-  trainer().save_checkpoint(path, options_.class_indices());
+  try {
+    trainer().save_checkpoint(path, options_.class_indices());
+  } catch (const NumericError& e) {  // nan/inf weights are never written (io::save_checkpoint)
+    spdlog::warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
+                 last_saved_.empty() ? std::string("no checkpoint was written before")
+                                     : "the last finite checkpoint is '" + last_saved_ + "'");
+    return false;
+  }
   last_saved_ = path;
   spdlog::debug("ModelCheckpoint: saved {}", path);
   return true;

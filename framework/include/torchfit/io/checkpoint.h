@@ -52,8 +52,8 @@ struct TrainingState {
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the
 /// CPU random-number generator state (dropout) and `class_indices` to `path` atomically.
 /// Errors: IoError naming the path and the OS reason (no space, read-only, I/O error; the temporary file
-/// is removed and an earlier file at `path` stays intact); torchfit::Error naming the weight when a
-/// weight holds nan/inf (nothing is written).
+/// is removed and an earlier file at `path` stays intact); torchfit::NumericError naming the weight when
+/// a weight holds nan/inf (nothing is written).
 void save_checkpoint(const std::string& path, const TrainingState& state);
 
 /// Reads only the metadata of a checkpoint. Errors: IoError naming the path (missing, not a torchfit
