@@ -8,7 +8,7 @@
 #include <iostream>
 
 #include <c10/util/Exception.h>
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <torchfit/runtime/device.h>
 
@@ -153,10 +153,10 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
     std::cerr << app << ": " << e.what() << "\nRun with --help for more information.\n";
     return 2;
   } catch (const c10::Error& e) {
-    spdlog::error("{}", e.what_without_backtrace());
+    torchfit::logger().error("{}", e.what_without_backtrace());
     return 1;
   } catch (const std::exception& e) {
-    spdlog::error("{}", without_stack(e.what()));
+    torchfit::logger().error("{}", without_stack(e.what()));
     return 1;
   }
 }

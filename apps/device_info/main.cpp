@@ -29,7 +29,7 @@ int main(int argc, char** argv) {
   TORCHFIT_CLI_PARSE(app, argc, argv);
 
   try {
-    if (as_json) spdlog::set_level(spdlog::level::warn);  // keep stdout pure JSON
+    if (as_json) spdlog::set_level(spdlog::level::warn);  // logs are on stderr; only warnings next to JSON
     const int used = torchfit::runtime::init_process(threads);
     (void)used;
     const auto device = torchfit::runtime::parse_device(device_spec);

@@ -8,7 +8,7 @@
 // machine per device kind, max relative error vs a float64 product) and writes --csv.
 #include <CLI/CLI.hpp>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 #include "../common/cli.h"
 
 #include <iostream>
@@ -89,7 +89,7 @@ int run(Args& a) {
   a.opt.run_cuda = use_cuda(a.cuda_mode);
   print_intro(a, used);
   const auto rows = torchfit::runtime::run_matmul_bench(a.opt, [&](const torchfit::runtime::MatmulRow& r) {
-    spdlog::debug("n={} {} {} {:.3f} ms", r.n, r.method, r.device, r.ms);
+    torchfit::logger().debug("n={} {} {} {:.3f} ms", r.n, r.method, r.device, r.ms);
   });
   std::cout << torchfit::runtime::format_matmul_table(rows);
   for (const auto& r : rows) {

@@ -1,6 +1,6 @@
 #include "labels.h"
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -103,8 +103,8 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
     correct += t->second == cls;
   }
   if (labelled == 0) {
-    spdlog::warn("labels file '{}' labels none of the {} predicted images: no accuracy", labels.string(),
-                 predicted.size());
+    torchfit::logger().warn("labels file '{}' labels none of the {} predicted images: no accuracy", labels.string(),
+                            predicted.size());
     return;
   }
   std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),

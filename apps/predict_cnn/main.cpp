@@ -6,7 +6,7 @@
 #include "../common/cli.h"
 #include "labels.h"
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <filesystem>
 #include <iostream>
@@ -102,7 +102,7 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
   const auto files = source->filenames();
   // A file that failed to decode was stood in for by another: its row would be that file's prediction.
   const std::set<int64_t> replaced = source->replaced_samples();
-  for (const int64_t i : replaced) spdlog::warn("no prediction for {}: it cannot be decoded", files.at(i));
+  for (const int64_t i : replaced) torchfit::logger().warn("no prediction for {}: it cannot be decoded", files.at(i));
   std::vector<Prediction> out;
   for (size_t r = 0; r < indices.size(); ++r) {
     if (replaced.count(indices[r])) continue;

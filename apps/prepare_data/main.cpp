@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 #include "../common/cli.h"
 
 #include <atomic>
@@ -157,7 +157,7 @@ bool headers_pass(const std::vector<std::string>& files, int64_t threads) {
     for (size_t i; ok && (i = next.fetch_add(1)) < files.size();) {
       const std::string why = check_image_file(files[i]);
       if (!why.empty()) {
-        spdlog::info("{} fails the header check ({}); rewriting", files[i], why);
+        torchfit::logger().info("{} fails the header check ({}); rewriting", files[i], why);
         ok = false;
       }
     }

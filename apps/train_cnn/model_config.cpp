@@ -1,6 +1,6 @@
 #include "model_config.h"
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <filesystem>
 #include <fstream>
@@ -56,8 +56,8 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
     if (!first.contains("config") || !first["config"].is_object()) first["config"] = nlohmann::json::object();
     const nlohmann::json input = {size, size, channels};
     if (first["config"].value("input_shape", nlohmann::json()) != input) {
-      spdlog::info("{}: input_shape {} -> {} (--target-size)", where,
-                   first["config"].value("input_shape", nlohmann::json()).dump(), input.dump());
+      torchfit::logger().info("{}: input_shape {} -> {} (--target-size)", where,
+                              first["config"].value("input_shape", nlohmann::json()).dump(), input.dump());
       first["config"]["input_shape"] = input;
     }
     nlohmann::json* last_dense = nullptr;
@@ -67,8 +67,8 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
     if (!last_dense) throw torchfit::ConfigError("no Dense layer to produce one output per class");
     auto& units = (*last_dense)["config"]["units"];
     if (units != classes) {
-      spdlog::info("{}: last Dense layer '{}' units {} -> {} (classes in the training data)", where,
-                   (*last_dense)["config"].value("name", std::string("?")), units.dump(), classes);
+      torchfit::logger().info("{}: last Dense layer '{}' units {} -> {} (classes in the training data)", where,
+                              (*last_dense)["config"].value("name", std::string("?")), units.dump(), classes);
       units = classes;
     }
     auto model = torchfit::SequentialImpl::from_json(json);

@@ -1,6 +1,6 @@
 #include "train.h"
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <ctime>
 #include <filesystem>
@@ -55,14 +55,14 @@ Sources make_sources(const Args& a) {
   Sources s;
   s.train = train_gen.flow_from_directory(train_dir.string(), flow);
   if (s.train->num_classes() < 2) {
-    spdlog::warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
-                 train_dir.string(), s.train->num_classes());
+    torchfit::logger().warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
+                            train_dir.string(), s.train->num_classes());
   }
   if (fs::is_directory(test_dir)) {
     s.test = test_gen.flow_from_directory(
         test_dir.string(), data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
   } else {
-    spdlog::warn("no test/ folder in '{}': training without validation", a.data);
+    torchfit::logger().warn("no test/ folder in '{}': training without validation", a.data);
   }
   return s;
 }
@@ -126,7 +126,8 @@ void prepare_outputs(Args& a, const c10::Device& device) {
                                     {{"--data", a.data}});
   }
   if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
-    spdlog::warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced", a.run_dir);
+    torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
+                            a.run_dir);
   }
 }
 

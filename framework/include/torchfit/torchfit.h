@@ -36,6 +36,7 @@
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>
+#include <torchfit/runtime/logging.h>
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/callback.h>

@@ -4,7 +4,7 @@
 #include <ATen/detail/CUDAHooksInterface.h>
 #include <torch/cuda.h>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <cmath>
 #include <cstdio>
@@ -112,11 +112,11 @@ c10::Device parse_device(const std::string& spec) {
     const std::string reason = detail::cuda_unavailable_reason();
     if (reason.empty()) {
       const auto gpus = detail::gpu_properties();
-      spdlog::info("device auto: CUDA is available ({} GPU(s){}) -> using cuda:0", visible_cuda_devices(),
-                   gpus.empty() ? std::string() : ", cuda:0 = " + gpus.front().name);
+      torchfit::logger().info("device auto: CUDA is available ({} GPU(s){}) -> using cuda:0", visible_cuda_devices(),
+                              gpus.empty() ? std::string() : ", cuda:0 = " + gpus.front().name);
       return c10::Device(c10::DeviceType::CUDA, 0);
     }
-    spdlog::info("device auto: CUDA not available ({}) -> using cpu", reason);
+    torchfit::logger().info("device auto: CUDA not available ({}) -> using cpu", reason);
     return c10::Device(c10::DeviceType::CPU);
   }
   if (spec == "cuda") return checked_cuda(0, spec);
@@ -167,8 +167,9 @@ void set_gpu_memory_fraction(double fraction, const c10::Device& device) {
   const double gib = index < static_cast<int>(gpus.size())
                          ? static_cast<double>(gpus[index].total_memory_bytes) / (1024.0 * 1024.0 * 1024.0)
                          : 0.0;
-  spdlog::info("GPU memory capped at {:.0f}% of cuda:{} ({:.1f} of {:.1f} GiB) through the CUDA caching allocator",
-               fraction * 100.0, index, fraction * gib, gib);
+  torchfit::logger().info(
+      "GPU memory capped at {:.0f}% of cuda:{} ({:.1f} of {:.1f} GiB) through the CUDA caching allocator",
+      fraction * 100.0, index, fraction * gib, gib);
 #else
   throw Error("--gpu-memory-fraction needs torchfit built against a CUDA LibTorch; " +
               (detail::cuda_unavailable_reason().empty()

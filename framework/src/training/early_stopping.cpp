@@ -1,6 +1,6 @@
 #include <torchfit/training/early_stopping.h>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <torchfit/error.h>
 #include <torchfit/training/trainer.h>
@@ -38,7 +38,8 @@ void EarlyStopping::on_epoch_end(int epoch, const Logs& logs) {
   if (options_.restore_best_weights() && !best_weights_.empty()) {
     at::NoGradGuard g;
     for (auto& p : model->named_parameters()) p.value().copy_(best_weights_.at(p.key()));
-    spdlog::info("EarlyStopping: restored the weights of the best epoch ({} = {})", monitor_.name(), monitor_.best());
+    torchfit::logger().info("EarlyStopping: restored the weights of the best epoch ({} = {})", monitor_.name(),
+                            monitor_.best());
   }
 }
 

@@ -7,7 +7,7 @@
 #include <fmt/args.h>
 #include <fmt/format.h>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
@@ -80,13 +80,13 @@ bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
   try {
     trainer().save_checkpoint(path, options_.class_indices());
   } catch (const NumericError& e) {  // nan/inf weights are never written (io::save_checkpoint)
-    spdlog::warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
-                 last_saved_.empty() ? std::string("no checkpoint was written before")
-                                     : "the last finite checkpoint is '" + last_saved_ + "'");
+    torchfit::logger().warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
+                            last_saved_.empty() ? std::string("no checkpoint was written before")
+                                                : "the last finite checkpoint is '" + last_saved_ + "'");
     return false;
   }
   last_saved_ = path;
-  spdlog::debug("ModelCheckpoint: saved {}", path);
+  torchfit::logger().debug("ModelCheckpoint: saved {}", path);
   return true;
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <torchfit/error.h>
 #include <torchfit/training/trainer.h>
@@ -38,7 +38,7 @@ void ReduceLROnPlateau::on_epoch_end(int epoch, const Logs& logs) {
   if (old_lr <= options_.min_lr()) return;
   const double new_lr = std::max(old_lr * options_.factor(), options_.min_lr());
   t.set_learning_rate(new_lr);
-  spdlog::info("Epoch {}: ReduceLROnPlateau reducing learning rate to {}", epoch + 1, new_lr);
+  torchfit::logger().info("Epoch {}: ReduceLROnPlateau reducing learning rate to {}", epoch + 1, new_lr);
   cooldown_counter_ = options_.cooldown();
   wait_ = 0;
 }

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 
 #include <torchfit/error.h>
 #include <torchfit/runtime/device.h>
@@ -197,15 +197,15 @@ void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOpt
   check_resumable(path, info, train, steps);
   const TrainingPosition& pos = info.position;
   if (opt.resume_learning_rate() && *opt.resume_learning_rate() != learning_rate()) {
-    spdlog::info("resume: learning rate {} → {}", learning_rate(), *opt.resume_learning_rate());
+    torchfit::logger().info("resume: learning rate {} → {}", learning_rate(), *opt.resume_learning_rate());
     set_learning_rate(*opt.resume_learning_rate());
   }
   // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
   train.skip(pos.train_batches);
   if (opt.validation_data() && opt.validation_steps() > 0) opt.validation_data()->skip(pos.val_batches);
   opt.initial_epoch(pos.epoch).initial_step(pos.step);
-  spdlog::info("resumed from '{}' at epoch {}, step {} ({} training batches, {} samples done)", path, pos.epoch + 1,
-               pos.step, pos.train_batches, pos.train_samples);
+  torchfit::logger().info("resumed from '{}' at epoch {}, step {} ({} training batches, {} samples done)", path,
+                          pos.epoch + 1, pos.step, pos.train_batches, pos.train_samples);
 }
 
 std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const {
