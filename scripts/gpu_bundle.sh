@@ -57,6 +57,7 @@ PKGS_BUILD=(
   libopencv-core406 libopencv-imgproc406 libopencv-core-dev libopencv-imgproc-dev libtbb12
   libspdlog1.10 libspdlog-dev libfmt9 libfmt-dev
   libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libstb-dev libcsv-dev libcsv3
+  libjpeg62-turbo libjpeg62-turbo-dev libjpeg-dev
 )
 # ... and what libopencv_core.so.406 loads (NEEDED: libGLX, liblapack, libblas, libtbb, libz),
 # used on the GPU machine only for sonames its ldconfig does not know.

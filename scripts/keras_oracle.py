@@ -90,6 +90,65 @@ def load_case(np, work):
     return gray, arr.astype(np.uint8)
 
 
+# Decoding cases: (file written by Pillow, how it is written, color_mode for load_img).
+JPEG_CASES = [
+    dict(name="jpeg_420", mode="RGB", save=dict(quality=75), color_modes=["rgb", "grayscale"]),
+    dict(name="jpeg_444", mode="RGB", save=dict(quality=90, subsampling=0), color_modes=["rgb"]),
+    dict(name="jpeg_progressive", mode="RGB", save=dict(quality=80, progressive=True), color_modes=["rgb"]),
+    dict(name="jpeg_gray", mode="L", save=dict(quality=85), color_modes=["rgb", "grayscale"]),
+    dict(name="jpeg_cmyk", mode="CMYK", save=dict(quality=90), color_modes=["rgb"]),
+]
+
+
+def colour_pattern(np, h, w, channels):
+    """A deterministic image with edges and gradients, (h, w, channels) uint8."""
+    y, x = np.mgrid[0:h, 0:w]
+    planes = [(7 * x + 3 * y) % 256, (255 - 9 * y + x * x) % 256, ((x // 5 + y // 4) % 2) * 200 + 20,
+              (x * y) % 256]
+    return np.stack(planes[:channels], axis=-1).astype(np.uint8)
+
+
+def write_png16(path, arr):
+    """A 16-bit PNG (gray (h, w) or RGB (h, w, 3) uint16), written by hand: Pillow cannot write 16-bit RGB."""
+    import struct
+    import zlib
+    h, w = arr.shape[:2]
+    ctype = 0 if arr.ndim == 2 else 2
+    raw = b"".join(b"\x00" + arr[y].astype(">u2").tobytes() for y in range(h))
+
+    def chunk(tag, data):
+        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 16, ctype, 0, 0, 0)) +
+                chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+def decode_cases(np, out_dir):
+    """JPEGs written by Pillow and 16-bit PNGs, each with load_img's pixels (no resize): the decoders."""
+    from PIL import Image
+    from keras_preprocessing.image import img_to_array, load_img
+    cases = []
+    for case in JPEG_CASES:
+        channels = {"L": 1, "RGB": 3, "CMYK": 4}[case["mode"]]
+        pixels = colour_pattern(np, 29, 37, channels)
+        image = Image.fromarray(pixels[..., 0] if channels == 1 else pixels, mode=case["mode"])
+        files = [case["name"] + ".jpg"]
+        image.save(os.path.join(out_dir, files[0]), "JPEG", **case["save"])
+        cases.append(dict(case, input=files[0], outputs={}))
+    ramp = (np.arange(8 * 40, dtype=np.int64).reshape(8, 40) * 211 % 65536).astype(np.uint16)
+    ramp[0, :] = np.arange(40) * 7  # 0..273: Pillow clips a 16-bit gray image to 0..255
+    write_png16(os.path.join(out_dir, "png16_gray.png"), ramp)
+    cases.append(dict(name="png16_gray", input="png16_gray.png", color_modes=["rgb", "grayscale"], outputs={}))
+    write_png16(os.path.join(out_dir, "png16_rgb.png"), np.stack([ramp, ramp[::-1], 65535 - ramp], axis=-1))
+    cases.append(dict(name="png16_rgb", input="png16_rgb.png", color_modes=["rgb"], outputs={}))
+    for case in cases:
+        for color_mode in case["color_modes"]:
+            arr = img_to_array(load_img(os.path.join(out_dir, case["input"]), color_mode=color_mode))
+            case["outputs"][color_mode] = "%s_%s.npy" % (case["name"], color_mode)
+            np.save(os.path.join(out_dir, case["outputs"][color_mode]), arr.astype(np.uint8))
+    return cases
+
+
 def generate(out_dir, versions):
     import numpy as np
     os.makedirs(out_dir, exist_ok=True)
@@ -101,6 +160,7 @@ def generate(out_dir, versions):
         params["output"] = "affine_%s.npy" % case["name"]
         np.save(os.path.join(out_dir, params["output"]), result)
         cases.append(params)
+    decode = decode_cases(np, out_dir)
     with tempfile.TemporaryDirectory() as work:
         gray, loaded = load_case(np, work)
     np.save(os.path.join(out_dir, "load_input.npy"), gray)
@@ -115,6 +175,8 @@ def generate(out_dir, versions):
         "load_img": {"function": "keras_preprocessing.image.load_img + img_to_array",
                      "input": "load_input.npy", "color_mode": "rgb", "target_size": [150, 150],
                      "interpolation": "nearest", "output": "load_nearest_150x150.npy"},
+        "decode": {"function": "keras_preprocessing.image.load_img (no target_size) + img_to_array, as uint8",
+                   "cases": decode},
     }
     with open(os.path.join(out_dir, MANIFEST), "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
@@ -136,12 +198,13 @@ def check(committed_dir, versions):
         if old.get("versions") != versions:
             print("note: committed files come from %s, this Python has %s" % (old.get("versions"), versions))
         status = 0
-        for key in ("affine", "load_img"):
+        for key in ("affine", "load_img", "decode"):
             if old.get(key) != manifest[key]:
                 print("DIFF %s: parameters differ from the committed manifest" % key)
                 status = 1
         names = ["affine_input.npy", "load_input.npy", "load_nearest_150x150.npy"]
         names += [c["output"] for c in manifest["affine"]["cases"]]
+        names += [name for c in manifest["decode"]["cases"] for name in c["outputs"].values()]
         for name in names:
             new = np.load(os.path.join(fresh, name))
             try:

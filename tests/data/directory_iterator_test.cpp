@@ -202,10 +202,12 @@ TEST(DirectoryIteratorTest, BadFilesAreSkippedAtConstructionWithWarningCount) {
     f << "shopping list\n";
   }
   testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
   DirectoryIterator it(d.str(), FlowOptions().target_size({8, 8}).batch_size(4).seed(0));
-  const std::string out = testing::internal::GetCapturedStdout();  // spdlog's warnings go there too
+  const std::string out = testing::internal::GetCapturedStdout(), log = testing::internal::GetCapturedStderr();
   // The truncated files have intact headers: the decoder finds them (next test), not the header check.
-  EXPECT_NE(out.find("Found 8 images belonging to 2 classes. Skipped 2 unreadable files.\n"), std::string::npos) << out;
+  EXPECT_EQ(out, "Found 8 images belonging to 2 classes. Skipped 2 unreadable files.\n");  // warnings: on stderr
+  EXPECT_NE(log.find("skipping unreadable image " + (d.path / "b" / "notes.jpg").string()), std::string::npos) << log;
   ASSERT_EQ(it.skipped().size(), 2u);
   EXPECT_EQ(it.skipped()[0].path, (d.path / "a" / "zero.png").string());
   EXPECT_EQ(it.skipped()[0].reason, "empty file");
@@ -242,22 +244,23 @@ TEST(DirectoryIteratorTest, WhatADecoderReadsLoadsAndTheRestIsSkippedByName) {
   write_bytes(d.path / "b" / "11_cut.jpg", std::vector<uint8_t>(jpg.begin(), jpg.end() - 30));
 
   testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
   DirectoryIterator it(d.str(), FlowOptions().target_size({8, 8}).batch_size(7).shuffle(false));
-  const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find("Found 7 images belonging to 2 classes. Skipped 1 unreadable files.\n"), std::string::npos) << out;
+  const std::string out = testing::internal::GetCapturedStdout(), log = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out, "Found 7 images belonging to 2 classes. Skipped 1 unreadable files.\n");  // the warnings are on stderr
   ASSERT_EQ(it.skipped().size(), 1u);
   EXPECT_EQ(it.skipped()[0].path, (d.path / "b" / "10_huge.png").string());
   EXPECT_EQ(it.skipped()[0].reason,
             "image too large: 14000 x 13000 = 182000000 pixels, limit 178956970 (twice max_image_pixels 89478485, as "
             "Pillow's DecompressionBombError)");
-  EXPECT_NE(out.find("skipping unreadable image " + (d.path / "b" / "10_huge.png").string() + ": image too large"),
+  EXPECT_NE(log.find("skipping unreadable image " + (d.path / "b" / "10_huge.png").string() + ": image too large"),
             std::string::npos)
-      << out;
+      << log;
   EXPECT_EQ(it.filenames(), (std::vector<std::string>{"a/00.png", "a/01.png", "a/10_photo.jpg", "a/11_motion.jpg",
                                                       "b/00.png", "b/01.png", "b/11_cut.jpg"}));
-  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
   const Batch b = it.next();
-  const std::string warned = testing::internal::GetCapturedStdout();
+  const std::string warned = testing::internal::GetCapturedStderr();
   ASSERT_EQ(b.size(), 7);
   EXPECT_FLOAT_EQ(b.x[2][0][3][3].item<float>(), 255.f) << "the WebP's red";
   EXPECT_FLOAT_EQ(b.x[2][1][3][3].item<float>(), 0.f);

@@ -24,6 +24,12 @@ class IoError : public Error {
   using Error::Error;
 };
 
+/// An index out of its range, e.g. a batch index beyond a pass (Keras raises ValueError there).
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A computation gave values that are not finite (NaN or ±inf), e.g. the outputs of a model whose
 /// weights hold NaN after diverged training.
 class NumericError : public Error {

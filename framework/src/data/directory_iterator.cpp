@@ -3,7 +3,7 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/error.h>
 
-#include <spdlog/spdlog.h>
+#include <torchfit/runtime/logging.h>
 #include <opencv2/core.hpp>
 
 #include <algorithm>
@@ -59,11 +59,10 @@ void walk(const fs::path& abs, const std::string& rel, bool follow_links, std::s
       if (is_symlink(*it) && !follow_links) continue;
       subdirs.emplace_back(it->path(), rel + "/" + name);
     } else if (has_image_extension(name)) {
-      std::error_code ec2;
-      if (it->is_regular_file(ec2)) files.push_back(name);
+      files.push_back(name);  // also a dangling link or a special file: the header check names and counts it
     }
   }
-  if (ec) spdlog::warn("cannot list {}: {}", abs.string(), ec.message());
+  if (ec) torchfit::logger().warn("cannot list {}: {}", abs.string(), ec.message());
   std::sort(files.begin(), files.end());
   out.emplace_back(rel, std::move(files));
   for (const auto& [p, r] : subdirs) walk(p, r, follow_links, visited, out);
@@ -148,11 +147,12 @@ FileList collect_files(const fs::path& dir, const std::vector<std::string>& name
   for (size_t ci = 0; ci < names.size(); ++ci) {
     const fs::path class_dir = dir / names[ci];
     if (!fs::is_directory(class_dir, ec)) {
-      spdlog::warn("class \"{}\" has no folder in {}; it stays a class without images", names[ci], directory);
+      torchfit::logger().warn("class \"{}\" has no folder in {}; it stays a class without images", names[ci],
+                              directory);
       continue;
     }
     const std::vector<std::string> files = class_files(class_dir, names[ci], o.follow_links());
-    if (files.empty()) spdlog::warn("class folder {} holds no images; it stays a class", class_dir.string());
+    if (files.empty()) torchfit::logger().warn("class folder {} holds no images; it stays a class", class_dir.string());
     const auto [begin, end] = subset_range(files.size(), split, o.subset());
     for (size_t i = begin; i < end; ++i) {
       out.files.push_back(files[i]);
@@ -198,6 +198,7 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
     throw ConfigError("workers must be in [0, " + std::to_string(kMaxWorkers) + "] (0 = all cores), got " +
                       std::to_string(o.workers()));
   color_mode_ = parse_color_mode(o.color_mode());
+  sixteen_bit_ = parse_sixteen_bit(o.sixteen_bit());
   channels_ = channels_of(color_mode_);
   static const std::set<std::string> modes{"categorical", "sparse", "binary", "input", "none"};
   if (!modes.count(o.class_mode()))
@@ -213,7 +214,7 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   if (!generator_) generator_ = std::make_shared<const ImageDataGenerator>();
   if (o.subset() != "" && generator_->options().validation_split() == 0)
     throw ConfigError("subset \"" + o.subset() + "\" needs an ImageDataGenerator with validation_split > 0");
-  augment_ = generator_->augments() && o.subset() != "validation";
+  augment_ = generator_->augments() && (o.subset() != "validation" || o.augment_validation());
   seed_ = o.seed() ? *o.seed() : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
   discover();
 }
@@ -238,7 +239,7 @@ void DirectoryIterator::discover() {
     const std::string path = (dir / list.files[i]).string();
     if (!reasons[i].empty()) {
       if (!skip_bad_) throw IoError("unreadable image " + path + ": " + reasons[i]);
-      spdlog::warn("skipping unreadable image {}: {}", path, reasons[i]);
+      torchfit::logger().warn("skipping unreadable image {}: {}", path, reasons[i]);
       skipped_.push_back({path, reasons[i]});
       continue;
     }
@@ -276,11 +277,12 @@ std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(in
 bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   try {
     // keep_gray: replicated in transform_into
-    out = load_image(path, color_mode_, /*keep_gray=*/color_mode_ == ColorMode::rgb, options_.max_image_pixels());
+    out = load_image(path, color_mode_, /*keep_gray=*/color_mode_ == ColorMode::rgb, options_.max_image_pixels(),
+                     sixteen_bit_);
     return true;
   } catch (const IoError& e) {
     if (!skip_bad_) throw;
-    spdlog::warn("{}", e.what());
+    torchfit::logger().warn("{}", e.what());
     return false;
   }
 }
@@ -315,8 +317,8 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
         std::lock_guard<std::mutex> lk(bad_mutex_);
         bad_at_runtime_.insert(cand);
       } else if (first_time) {
-        spdlog::warn("undecodable image {} is replaced by {} for the rest of the run",
-                     filepaths_[static_cast<size_t>(index)], filepaths_[static_cast<size_t>(cand)]);
+        torchfit::logger().warn("undecodable image {} is replaced by {} for the rest of the run",
+                                filepaths_[static_cast<size_t>(index)], filepaths_[static_cast<size_t>(cand)]);
       }
     }
     if (!ok)
@@ -337,12 +339,31 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
   generator_->transform_into(hwc.data(), h, w, c, p ? &*p : nullptr, out, scratch.data(), static_cast<int>(channels_));
 }
 
+void DirectoryIterator::check_batch_index(int64_t pass, int64_t batch_index) const {
+  if (pass < 0) throw IndexError("pass must be >= 0, got " + std::to_string(pass));
+  if (batch_index < 0 || batch_index >= batches_per_pass())
+    throw IndexError("batch index " + std::to_string(batch_index) + " is out of range: " + directory_ + " gives " +
+                     std::to_string(batches_per_pass()) + " batches per pass (indices 0.." +
+                     std::to_string(batches_per_pass() - 1) + ")");
+}
+
+Batch DirectoryIterator::batch(int64_t index) {
+  int64_t consumed;
+  {
+    std::lock_guard<std::mutex> lk(mutex_);
+    consumed = consumed_;
+  }
+  check_batch_index(0, index);
+  return make_batch(consumed / batches_per_pass(), index);
+}
+
 Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
+  check_batch_index(pass, batch_index);
   const auto order = order_for_pass(pass);
   const int64_t bs = options_.batch_size();
   const int64_t start = batch_index * bs;
   const int64_t end = std::min(samples(), start + bs);
-  const int64_t m = std::max<int64_t>(0, end - start);
+  const int64_t m = end - start;
   const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
   Batch b;
   b.x = at::empty({m, channels_, H, W}, at::kFloat);
@@ -476,7 +497,8 @@ StreamConfig DirectoryIterator::stream_config() const {
 }
 
 void DirectoryIterator::skip(int64_t batches) {
-  if (batches <= 0) return;
+  check_skip(batches);
+  if (batches == 0) return;
   // Batches are a pure function of (seed, pass, position): skipping is moving the counter.
   stop_workers();
   std::lock_guard<std::mutex> lk(mutex_);

@@ -4,7 +4,9 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 
-#include <spdlog/spdlog.h>
+#include "data/jpeg_decoder.h"
+
+#include <torchfit/runtime/logging.h>
 #if TORCHFIT_HAVE_IMGCODECS
 #include <opencv2/imgcodecs.hpp>
 #endif
@@ -14,8 +16,10 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
@@ -37,6 +41,12 @@
 #endif
 
 namespace torchfit::data {
+
+SixteenBit parse_sixteen_bit(const std::string& name) {
+  if (name == "high_byte") return SixteenBit::high_byte;
+  if (name == "pillow") return SixteenBit::pillow;
+  throw ConfigError("sixteen_bit must be \"high_byte\" or \"pillow\", got \"" + name + "\"");
+}
 
 ColorMode parse_color_mode(const std::string& name) {
   if (name == "rgb") return ColorMode::rgb;
@@ -244,11 +254,12 @@ std::vector<uint8_t> to_stb_layout(const cv::Mat& m, int req) {
 }
 
 // cv::imdecode with the file's own channels (IMREAD_UNCHANGED: no EXIF rotation, as PIL's open),
-// reduced to 8 bits like stb_image (16-bit: high byte; float: 0..1 scaled to 0..255). Empty on failure.
-cv::Mat opencv_decode(const uint8_t* data, size_t size) {
+// reduced to 8 bits (16-bit: high byte, or for one channel with SixteenBit::pillow clipped to 0..255;
+// float: 0..1 scaled to 0..255). Empty on failure.
+cv::Mat opencv_decode(const uint8_t* data, size_t size, SixteenBit sixteen_bit) {
   cv::Mat m;
 #if !TORCHFIT_HAVE_IMGCODECS
-  (void)data, (void)size;
+  (void)data, (void)size, (void)sixteen_bit;
   return m;  // built without OpenCV's imgcodecs: stb_image's formats only
 #else
   try {
@@ -257,7 +268,9 @@ cv::Mat opencv_decode(const uint8_t* data, size_t size) {
     return {};
   }
   if (m.empty() || m.channels() > 4) return {};
-  if (m.depth() == CV_16U) {
+  if (m.depth() == CV_16U && m.channels() == 1 && sixteen_bit == SixteenBit::pillow) {
+    m.convertTo(m, CV_8U);  // saturating: Pillow's I;16 → L clip
+  } else if (m.depth() == CV_16U) {
     m.convertTo(m, CV_8U, 1.0 / 256, -127.5 / 256);  // round((v - 127.5) / 256) = v >> 8: the high byte, as stb
   } else if (m.depth() == CV_32F || m.depth() == CV_64F) {
     m.convertTo(m, CV_8U, 255.0);
@@ -300,38 +313,80 @@ std::string size_text(int64_t w, int64_t h) {
   return std::to_string(w) + " x " + std::to_string(h) + " = " + std::to_string(w * h) + " pixels";
 }
 
+// What the caller asked for: the settings of decode_image.
+struct DecodeSettings {
+  ColorMode mode = ColorMode::rgb;
+  bool keep_gray = false;
+  int64_t max_pixels = kMaxImagePixels;
+  SixteenBit sixteen_bit = SixteenBit::high_byte;
+};
+
+// The Image for the caller's settings from an 8-bit gray, gray+alpha, BGR or BGRA cv::Mat.
+Image from_mat(const cv::Mat& m, const DecodeSettings& s) {
+  const bool colour_file = m.channels() >= 3;
+  const int req = request_channels(s.mode, s.keep_gray, colour_file);
+  const std::vector<uint8_t> px = to_stb_layout(m, req);
+  return finish(px.data(), m.cols, m.rows, req, s.mode, colour_file);
+}
+
 // Decodes through OpenCV (after stb_image failed or does not know the format). Throws the reason.
-Image decode_with_opencv(const uint8_t* data, size_t size, ColorMode mode, bool keep_gray, int64_t max_pixels,
-                         const Format& format, const std::string& stb_reason) {
-  const cv::Mat m = opencv_decode(data, size);
+// `first_reason`: why the first decoder (stb_image or libjpeg) failed, as "<decoder>: <reason>"; "" when
+// none was tried.
+Image decode_with_opencv(const uint8_t* data, size_t size, const DecodeSettings& s, const Format& format,
+                         const std::string& first_reason) {
+  const cv::Mat m = opencv_decode(data, size, s.sixteen_bit);
   if (m.empty()) {
 #if !TORCHFIT_HAVE_IMGCODECS
-    if (!stb_reason.empty()) throw std::runtime_error("corrupt " + format.name + " (stb_image: " + stb_reason + ")");
+    if (!first_reason.empty()) throw std::runtime_error("corrupt " + format.name + " (" + first_reason + ")");
     if (format.decodable && !format.name.empty()) {
       throw std::runtime_error("unsupported format " + format.name +
                                " (this torchfit was built without OpenCV imgcodecs, which decodes it)");
     }
 #endif
-    if (!stb_reason.empty())
-      throw std::runtime_error("corrupt " + format.name + " (stb_image: " + stb_reason +
-                               "; OpenCV cannot decode it either)");
+    if (!first_reason.empty())
+      throw std::runtime_error("corrupt " + format.name + " (" + first_reason + "; OpenCV cannot decode it either)");
     if (!format.decodable || format.name.empty()) throw std::runtime_error(undecodable_reason(format));
     throw std::runtime_error("cannot decode " + format.name + ": OpenCV failed (the file is corrupt, or a " +
                              format.name + " variant OpenCV does not support)");
   }
   // The header is read inside OpenCV (which itself refuses more than 2^30 pixels before decoding).
-  const std::string too_big = pixel_limit_reason(m.cols, m.rows, max_pixels);
+  const std::string too_big = pixel_limit_reason(m.cols, m.rows, s.max_pixels);
   if (!too_big.empty()) throw std::runtime_error(too_big);
-  const bool colour_file = m.channels() >= 3;
-  const int req = request_channels(mode, keep_gray, colour_file);
-  const std::vector<uint8_t> px = to_stb_layout(m, req);
-  return finish(px.data(), m.cols, m.rows, req, mode, colour_file);
+  return from_mat(m, s);
 }
 
 // Found by the decoder: it needed bytes the file does not have.
-std::string truncated_reason(const Format& format, const std::string& stb_reason) {
+// `why`: the decoder's own words, as "<decoder>: <reason>" ("" when it gave none).
+std::string truncated_reason(const Format& format, const std::string& why) {
   return "truncated " + format.name + ": the decoder needs more data than the file holds" +
-         (stb_reason.empty() ? "" : " (stb_image: " + stb_reason + ")");
+         (why.empty() ? "" : " (" + why + ")");
+}
+
+std::string stb_words(const std::string& reason) { return reason.empty() ? "" : "stb_image: " + reason; }
+
+// JPEG through libjpeg (jpeg_decoder.h), the decoder Pillow uses: its pixels are Pillow's. A file libjpeg
+// refuses (not for lack of data) goes to OpenCV, which names the format variant it cannot decode either.
+Image decode_jpeg(const uint8_t* data, size_t size, const DecodeSettings& s, const Format& format) {
+  const jpeg::Decoded d = jpeg::decode(data, size, s.max_pixels > 0 ? 2 * s.max_pixels : 0);
+  if (d.truncated) throw std::runtime_error(truncated_reason(format, "libjpeg: Premature end of JPEG file"));
+  if (!d.error.empty()) return decode_with_opencv(data, size, s, format, "libjpeg: " + d.error);
+  const std::string too_big = pixel_limit_reason(d.width, d.height, s.max_pixels);
+  if (!too_big.empty()) throw std::runtime_error(too_big);
+  return from_mat(cv::Mat(d.height, d.width, CV_8UC(d.channels), const_cast<uint8_t*>(d.pixels.data())), s);
+}
+
+// SixteenBit::pillow for a 16-bit gray PNG: the samples clipped to 0..255, as Pillow's I → L. Nothing
+// when the file is not one, or does not decode (the usual path then reports why).
+std::optional<Image> decode_png16_gray_clipped(const uint8_t* data, size_t size, const DecodeSettings& s) {
+  if (s.sixteen_bit != SixteenBit::pillow || !stbi_is_16_bit_from_memory(data, static_cast<int>(size)))
+    return std::nullopt;
+  int w = 0, h = 0, c = 0;
+  const std::unique_ptr<stbi_us, void (*)(void*)> px(
+      stbi_load_16_from_memory(data, static_cast<int>(size), &w, &h, &c, 1), stbi_image_free);
+  if (!px || w <= 0 || h <= 0) return std::nullopt;
+  cv::Mat clipped;
+  cv::Mat(h, w, CV_16UC1, px.get()).convertTo(clipped, CV_8U);  // saturating
+  return from_mat(clipped, s);
 }
 
 // Formats stb_image decodes (binary PGM/PPM only among the PNM family).
@@ -340,32 +395,38 @@ bool read_by_stb(const Format& f, const uint8_t* p, size_t n) {
   return f.name == "PNG" || f.name == "JPEG" || f.name == "GIF" || f.name == "BMP";
 }
 
+// An stb format whose header stb cannot read: a cut file (how far the header query reads differs
+// between stb_image releases), or a variant stb lacks (RLE BMP) — the decoder tells which.
+Image decode_unreadable_header(const uint8_t* data, size_t size, const DecodeSettings& s, const Format& format) {
+  const char* why = stbi_failure_reason();
+  const std::string info_reason = why ? why : "unknown";
+  const StbResult r = stb_decode(data, size, 3, "");
+  if (r.past_end) throw std::runtime_error(truncated_reason(format, stb_words(r.reason)));
+  return decode_with_opencv(data, size, s, format, stb_words(r.px ? info_reason : r.reason));
+}
+
 // decode_image without the file name: throws std::runtime_error with the reason.
-Image decode_or_throw(const uint8_t* data, size_t size, ColorMode mode, bool keep_gray, int64_t max_pixels) {
+Image decode_or_throw(const uint8_t* data, size_t size, const DecodeSettings& s) {
   if (size == 0) throw std::runtime_error("empty file");
   const Format format = sniff_format(data, size);
+  if (format.name == "JPEG") return decode_jpeg(data, size, s, format);
   int w = 0, h = 0, file_c = 0;
   if (!stbi_info_from_memory(data, static_cast<int>(size), &w, &h, &file_c)) {
-    if (!read_by_stb(format, data, size))
-      return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, "");
-    // An stb format whose header stb cannot read: a cut file (how far the header query reads differs
-    // between stb_image releases), or a variant stb lacks (RLE BMP) — the decoder tells which.
-    const char* why = stbi_failure_reason();
-    const std::string info_reason = why ? why : "unknown";
-    const StbResult r = stb_decode(data, size, 3, "");
-    if (r.past_end) throw std::runtime_error(truncated_reason(format, r.reason));
-    return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, r.px ? info_reason : r.reason);
+    if (!read_by_stb(format, data, size)) return decode_with_opencv(data, size, s, format, "");
+    return decode_unreadable_header(data, size, s, format);
   }
-  const std::string too_big = pixel_limit_reason(w, h, max_pixels);
+  const std::string too_big = pixel_limit_reason(w, h, s.max_pixels);
   if (!too_big.empty()) throw std::runtime_error(too_big);
+  if (file_c == 1 && format.name == "PNG")
+    if (std::optional<Image> clipped = decode_png16_gray_clipped(data, size, s)) return std::move(*clipped);
   const bool colour_file = file_c >= 3;
-  const int req = request_channels(mode, keep_gray, colour_file);
+  const int req = request_channels(s.mode, s.keep_gray, colour_file);
   const StbResult r = stb_decode(data, size, req, format.name);
-  if (r.past_end) throw std::runtime_error(truncated_reason(format, r.reason));
-  if (r.px && r.w > 0 && r.h > 0) return finish(r.px.get(), r.w, r.h, req, mode, colour_file);
-  // stb refused a variant it lacks (RLE BMP, arithmetic-coded JPEG, ...) or corrupt data: OpenCV decides.
+  if (r.past_end) throw std::runtime_error(truncated_reason(format, stb_words(r.reason)));
+  if (r.px && r.w > 0 && r.h > 0) return finish(r.px.get(), r.w, r.h, req, s.mode, colour_file);
+  // stb refused a variant it lacks (RLE BMP, ...) or corrupt data: OpenCV decides.
   const std::string why = r.px ? "empty image (" + std::to_string(r.w) + "x" + std::to_string(r.h) + ")" : r.reason;
-  return decode_with_opencv(data, size, mode, keep_gray, max_pixels, format, why);
+  return decode_with_opencv(data, size, s, format, stb_words(why));
 }
 
 }  // namespace
@@ -412,7 +473,7 @@ std::string check_header(std::FILE* f, long size, int64_t max_pixels, int& w, in
   w = h = 0;
   if (all.empty()) all = head;  // head is the whole file here
   try {
-    const Image img = decode_or_throw(all.data(), all.size(), ColorMode::rgb, true, max_pixels);
+    const Image img = decode_or_throw(all.data(), all.size(), DecodeSettings{ColorMode::rgb, true, max_pixels});
     w = img.width, h = img.height;
   } catch (const std::exception& e) {
     return e.what();
@@ -422,7 +483,28 @@ std::string check_header(std::FILE* f, long size, int64_t max_pixels, int& w, in
 
 }  // namespace
 
+namespace {
+
+// "" for a regular file (or a link to one), otherwise why it is not an image file here — without
+// opening it (opening a FIFO would block).
+std::string file_type_reason(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_regular_file(st)) return "";
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)) && !std::filesystem::exists(st)) {
+    const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
+    return "dangling symbolic link (its target " + target.string() + " does not exist)";
+  }
+  if (std::filesystem::is_directory(st)) return "a folder, not a file";
+  if (std::filesystem::exists(st)) return "not a regular file (a FIFO, socket or device)";
+  return std::string("cannot open: ") + (ec ? ec.message() : std::strerror(ENOENT));
+}
+
+}  // namespace
+
 std::string check_image_file(const std::string& path, int64_t max_image_pixels) {
+  const std::string not_a_file = file_type_reason(path);
+  if (!not_a_file.empty()) return not_a_file;
   File file(path);
   if (!file.f) return std::string("cannot open: ") + std::strerror(errno);
   if (std::fseek(file.f, 0, SEEK_END) != 0) return "cannot seek";
@@ -431,7 +513,7 @@ std::string check_image_file(const std::string& path, int64_t max_image_pixels) 
   int w = 0, h = 0;
   const std::string reason = check_header(file.f, size, max_image_pixels, w, h);
   if (reason.empty() && max_image_pixels > 0 && int64_t{w} * h > max_image_pixels)
-    spdlog::warn(
+    torchfit::logger().warn(
         "image {} is large: {}, above max_image_pixels {} (as Pillow's DecompressionBombWarning); it is "
         "decoded, images above {} pixels are skipped",
         path, size_text(w, h), max_image_pixels, 2 * max_image_pixels);
@@ -439,9 +521,9 @@ std::string check_image_file(const std::string& path, int64_t max_image_pixels) 
 }
 
 Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what, bool keep_gray,
-                   int64_t max_image_pixels) {
+                   int64_t max_image_pixels, SixteenBit sixteen_bit) {
   try {
-    return decode_or_throw(data, size, mode, keep_gray, max_image_pixels);
+    return decode_or_throw(data, size, DecodeSettings{mode, keep_gray, max_image_pixels, sixteen_bit});
   } catch (const std::bad_alloc&) {
     throw IoError("cannot decode image " + what + ": out of memory");
   } catch (const std::exception& e) {
@@ -449,9 +531,10 @@ Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::
   }
 }
 
-Image load_image(const std::string& path, ColorMode mode, bool keep_gray, int64_t max_image_pixels) {
+Image load_image(const std::string& path, ColorMode mode, bool keep_gray, int64_t max_image_pixels,
+                 SixteenBit sixteen_bit) {
   const std::vector<uint8_t> data = read_file(path);
-  return decode_image(data.data(), data.size(), mode, path, keep_gray, max_image_pixels);
+  return decode_image(data.data(), data.size(), mode, path, keep_gray, max_image_pixels, sixteen_bit);
 }
 
 namespace {

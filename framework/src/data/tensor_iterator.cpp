@@ -53,6 +53,7 @@ StreamConfig TensorIterator::stream_config() const {
 }
 
 void TensorIterator::skip(int64_t batches) {
+  check_skip(batches);
   for (int64_t i = 0; i < batches; ++i) {
     if (pos_ >= x_.size(0)) {
       ++pass_;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <torchfit/error.h>
+
 namespace torchfit::data {
 
 /// One batch. Shapes: images (N, C, H, W) float32; labels depend on class_mode (categorical: (N, K)
@@ -42,8 +44,10 @@ class BatchIterator {
   /// Restarts at the beginning of pass 0 (same order as a fresh iterator with the same seed).
   virtual void reset() = 0;
   /// Advances by `batches` batches as if next() had been called that often (for resuming a run at
-  /// the same position). Default: calls next(); sources that can seek override it.
+  /// the same position). Default: calls next(); sources that can seek override it. Errors: IndexError
+  /// when batches < 0 (an iterator does not go back; reset() restarts it).
   virtual void skip(int64_t batches) {
+    check_skip(batches);
     for (int64_t i = 0; i < batches; ++i) next();
   }
   /// Class name → index (empty when the source has no classes).
@@ -56,6 +60,14 @@ class BatchIterator {
   /// size and samples.
   virtual StreamConfig stream_config() const {
     return {{"batch_size", std::to_string(batch_size())}, {"samples", std::to_string(samples())}};
+  }
+
+ protected:
+  /// IndexError for a negative skip count.
+  static void check_skip(int64_t batches) {
+    if (batches < 0)
+      throw IndexError("cannot skip " + std::to_string(batches) +
+                       " batches: the count must be >= 0 (reset() goes back to the start)");
   }
 };
 

@@ -80,6 +80,14 @@ struct FlowOptions {
   /// header before decoding (see check_image_file). Default kMaxImagePixels = 89,478,485, Pillow's
   /// default; 0 = no limit (Pillow's None). ConfigError when negative.
   TORCH_ARG(int64_t, max_image_pixels) = kMaxImagePixels;
+  /// How 16-bit samples become 8-bit: "high_byte" (default; value >> 8 for every 16-bit file) |
+  /// "pillow" (Keras's load_img exactly: a 16-bit grayscale file clipped to 0..255, colour files by
+  /// high byte). See SixteenBit in image.h. ConfigError for another value.
+  TORCH_ARG(std::string, sixteen_bit) = "high_byte";
+  /// Apply the generator's random transforms to subset "validation" too. Default false: torchfit
+  /// validates on the images as they are (so validation figures do not move with augmentation draws);
+  /// Keras 1.1 augments the validation subset (it is the same generator) — true gives that behaviour.
+  TORCH_ARG(bool, augment_validation) = false;
   /// Print "Found N images belonging to K classes." on stdout (Keras always prints). Default true.
   TORCH_ARG(bool, verbose) = true;
 };
@@ -103,7 +111,8 @@ struct SkippedFile {
 /// pixel data the decoder cannot decode (truncated, corrupt) is found when a worker decodes it: with
 /// on_bad_image "skip" it is named in a warning and replaced by the next good file of its class.
 /// With validation_split v, per class the first int(v·n) files form subset "validation", the rest
-/// "training". Prints "Found N images belonging to K classes." (plus " Skipped S unreadable files."
+/// "training"; the validation subset is not augmented unless augment_validation is set (Keras augments
+/// it). Prints "Found N images belonging to K classes." (plus " Skipped S unreadable files."
 /// when some were left out).
 ///
 /// Batches: x is float32 (N, C, H, W) with C from color_mode and (H, W) = target_size, values
@@ -171,8 +180,13 @@ class DirectoryIterator : public BatchIterator {
   const std::string& directory() const { return directory_; }
 
   /// Builds the batch at `(pass, batch_index)` on the calling thread, without the queue (used by the
-  /// workers and by tests). Errors: IoError for an unreadable file with on_bad_image "error".
+  /// workers and by tests). Errors: IndexError when pass < 0 or batch_index is outside
+  /// 0..batches_per_pass()−1; IoError for an unreadable file with on_bad_image "error".
   Batch make_batch(int64_t pass, int64_t batch_index);
+  /// Keras's `it[index]`: batch `index` (0..batches_per_pass()−1, Keras's len(it)) of the pass that
+  /// next() is in, built on the calling thread; it does not move next()'s position. Errors: IndexError
+  /// naming the index and the range (Keras: ValueError "Asked to retrieve element …"); as make_batch.
+  Batch batch(int64_t index);
 
  private:
   struct Slot {
@@ -190,12 +204,14 @@ class DirectoryIterator : public BatchIterator {
   void load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
                    std::vector<float>& scratch);
   bool decode_file(const std::string& path, Image& out);
+  void check_batch_index(int64_t pass, int64_t batch_index) const;
 
   std::string directory_;
   FlowOptions options_;
   std::shared_ptr<const ImageDataGenerator> generator_;
   bool augment_ = false;
   ColorMode color_mode_ = ColorMode::rgb;
+  SixteenBit sixteen_bit_ = SixteenBit::high_byte;
   int64_t channels_ = 3;
   uint64_t seed_ = 0;
   bool skip_bad_ = true;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <torchfit/error.h>
+
 namespace torchfit::data {
 
 /// How many channels a sample gets, as Keras's color_mode: "rgb" (3), "grayscale" (1), "rgba" (4).
@@ -19,14 +21,30 @@ ColorMode parse_color_mode(const std::string& name);
 /// 3 for rgb, 1 for grayscale, 4 for rgba.
 int channels_of(ColorMode mode);
 
+/// How 16-bit samples (16-bit PNG, TIFF, ...) become 8-bit. Keras's load_img goes through Pillow, which is
+/// not consistent: a 16-bit GRAYSCALE file (Pillow mode I / I;16) is clipped to 0..255 — a file using the
+/// 16-bit range is nearly all white, one holding 0..255 keeps its values — while 16-bit colour and
+/// gray+alpha files are reduced to their high byte (value >> 8).
+///  - high_byte (torchfit's default): every 16-bit sample becomes value >> 8 — the whole 0..65535 range
+///    scaled to 0..255, as Pillow does for colour files and as image viewers show them;
+///  - pillow: exactly Pillow's (hence Keras's) result: gray clipped, colour and gray+alpha by high byte.
+enum class SixteenBit { high_byte, pillow };
+/// Parses "high_byte" | "pillow". Errors: ConfigError naming the value.
+SixteenBit parse_sixteen_bit(const std::string& name);
 /// A decoded 8-bit image: `pixels` holds height·width·channels bytes in (H, W, C) order.
 struct Image {
   int height = 0;
   int width = 0;
   int channels = 0;
   std::vector<uint8_t> pixels;
-  /// Byte at row y, column x, channel c.
-  uint8_t at(int y, int x, int c) const { return pixels[(static_cast<size_t>(y) * width + x) * channels + c]; }
+  /// Byte at row y, column x, channel c. Errors: IndexError naming the position and the size.
+  uint8_t at(int y, int x, int c) const {
+    if (y < 0 || y >= height || x < 0 || x >= width || c < 0 || c >= channels)
+      throw IndexError("Image::at(" + std::to_string(y) + ", " + std::to_string(x) + ", " + std::to_string(c) +
+                       ") is outside the " + std::to_string(height) + "x" + std::to_string(width) + "x" +
+                       std::to_string(channels) + " image");
+    return pixels[(static_cast<size_t>(y) * width + x) * channels + c];
+  }
 };
 
 /// Pillow's Image.MAX_IMAGE_PIXELS, 1024·1024·1024 / 4 / 3 = 89,478,485 pixels: torchfit's default
@@ -61,15 +79,18 @@ std::string check_image_file(const std::string& path, int64_t max_image_pixels =
 ///  - grayscale: colour → L = (19595·R + 38470·G + 7471·B + 32768) >> 16 (ITU-R 601-2, PIL's fixed
 ///    point); alpha dropped;
 ///  - rgba: images without alpha get alpha 255.
-/// Decoders: stb_image for PNG, JPEG, BMP, GIF and binary PGM/PPM; OpenCV's imgcodecs (cv::imdecode,
+/// Decoders: libjpeg(-turbo) for JPEG (the library Pillow decodes JPEG with, with Pillow's settings:
+/// accurate integer IDCT, fancy upsampling; CMYK/YCCK converted to RGB as Pillow does), so JPEG pixels
+/// equal Keras's; stb_image for PNG, BMP, GIF and binary PGM/PPM; OpenCV's imgcodecs (cv::imdecode,
 /// no EXIF rotation, as PIL's open) for what stb_image cannot read — WebP, TIFF, JPEG 2000, Sun
 /// raster, PFM, Radiance HDR, ASCII PNM/PAM, BMP variants such as RLE, arithmetic-coded JPEG — whatever
-/// the file's extension says. 16-bit samples are reduced to their high byte, float samples (0..1) to
-/// 0..255. A file is refused only when no decoder can decode it; truncation is the decoder's finding
+/// the file's extension says. 16-bit samples as `sixteen_bit` says (default: their high byte), float
+/// samples (0..1) to 0..255. A file is refused only when no decoder can decode it; truncation is the decoder's finding
 /// (it needs bytes past the end of the file), so trailing data after a complete image (e.g. a phone's
 /// motion-photo video after the JPEG) is ignored, as Pillow does.
 /// Errors: IoError "cannot decode image <path>: <reason>" with the reasons of check_image_file plus
-/// "truncated JPEG: the decoder needs more data than the file holds (stb_image: …)", "corrupt PNG
+/// "truncated JPEG: the decoder needs more data than the file holds (libjpeg: Premature end of JPEG
+/// file)", "truncated PNG: … (stb_image: …)", "corrupt PNG
 /// (stb_image: …; OpenCV cannot decode it either)" and the pixel limit (checked from the header before
 /// decoding for stb formats; after OpenCV decodes the others, OpenCV itself refusing 2^30 pixels).
 /// @param keep_gray with mode rgb, a file that holds gray (L or LA) is returned with ONE channel
@@ -77,13 +98,15 @@ std::string check_image_file(const std::string& path, int64_t max_image_pixels =
 ///        work, which is the same for all three channels. Default false (always `channels_of(mode)`).
 /// @param max_image_pixels Pillow's MAX_IMAGE_PIXELS (default kMaxImagePixels; refused above twice
 ///        it; <= 0: no limit). Decoding does not warn; check_image_file does.
+/// @param sixteen_bit how 16-bit samples become 8-bit (see SixteenBit; default high_byte).
 Image load_image(const std::string& path, ColorMode mode = ColorMode::rgb, bool keep_gray = false,
-                 int64_t max_image_pixels = kMaxImagePixels);
+                 int64_t max_image_pixels = kMaxImagePixels, SixteenBit sixteen_bit = SixteenBit::high_byte);
 
-/// Decodes an in-memory encoded image (same decoders, conversions, `keep_gray` and pixel limit as
-/// load_image). `what` names the source in error messages. Errors: IoError.
+/// Decodes an in-memory encoded image (same decoders, conversions, `keep_gray`, pixel limit and
+/// `sixteen_bit` as load_image). `what` names the source in error messages. Errors: IoError.
 Image decode_image(const uint8_t* data, size_t size, ColorMode mode, const std::string& what = "<memory>",
-                   bool keep_gray = false, int64_t max_image_pixels = kMaxImagePixels);
+                   bool keep_gray = false, int64_t max_image_pixels = kMaxImagePixels,
+                   SixteenBit sixteen_bit = SixteenBit::high_byte);
 
 /// Resizes to (height, width) pixels with Keras's interpolation names: "nearest" (default in Keras;
 /// bit-identical to PIL's NEAREST, source pixel = floor((k + 0.5)·in/out) as PIL accumulates it), "bilinear",

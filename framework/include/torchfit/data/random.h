@@ -3,7 +3,10 @@
 /// Counter-based random numbers for the data pipeline: every sample's draws derive from
 /// (seed, pass, position), so results do not depend on how many worker threads run or in which order.
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include <torchfit/error.h>
 
 namespace torchfit::data {
 
@@ -58,7 +61,11 @@ class Rng {
 
 /// The index order of one pass over n samples: 0 … n−1 when !shuffle, otherwise a Fisher–Yates
 /// permutation drawn from (seed, pass). Same arguments ⇒ same order on every platform.
+/// Errors: IndexError when n < 0 or pass < 0.
 inline std::vector<int64_t> pass_order(int64_t n, bool shuffle, uint64_t seed, int64_t pass) {
+  if (n < 0 || pass < 0)
+    throw IndexError("pass_order: n and pass must be >= 0, got n " + std::to_string(n) + ", pass " +
+                     std::to_string(pass));
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
   if (shuffle && n > 1) {
