@@ -169,4 +169,12 @@ void add_max_image_pixels_flag(CLI::App& app, int64_t& value) {
       ->check(int_range(0, LLONG_MAX / 2));
 }
 
+void add_sixteen_bit_flag(CLI::App& app, std::string& value) {
+  app.add_option("--sixteen-bit", value,
+                 "16-bit images: high_byte (value >> 8) or pillow (as Keras/Pillow: 16-bit grayscale clipped to "
+                 "0..255, colour by high byte)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"high_byte", "pillow"}));
+}
+
 }  // namespace torchfit::apps

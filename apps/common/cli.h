@@ -51,6 +51,10 @@ CLI::Validator device_spelling();
 /// Default data::kMaxImagePixels (89478485, Pillow's default).
 void add_max_image_pixels_flag(CLI::App& app, int64_t& value);
 
+/// --sixteen-bit high_byte|pillow (FlowOptions::sixteen_bit): how 16-bit images become 8-bit.
+/// Default high_byte.
+void add_sixteen_bit_flag(CLI::App& app, std::string& value);
+
 /// A flag and the path it names, e.g. {"--model", "run/model.ckpt"}.
 using FlagPath = std::pair<std::string, std::string>;
 /// Refuses an output that would replace the user's inputs: `output` (named by its flag) must not be one of

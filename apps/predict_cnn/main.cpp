@@ -33,6 +33,7 @@ struct Args {
   int64_t batch_size = 32;
   int workers = 0, threads = 0;
   int64_t max_image_pixels = data::kMaxImagePixels;
+  std::string sixteen_bit = "high_byte";
 };
 
 void add_flags(CLI::App& app, Args& a) {
@@ -61,6 +62,7 @@ void add_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxThreads));
   add_max_image_pixels_flag(app, a.max_image_pixels);
+  add_sixteen_bit_flag(app, a.sixteen_bit);
 }
 
 // Keras idiom for a flat folder: flow_from_directory(parent, classes=[folder], class_mode=None).
@@ -77,7 +79,8 @@ std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir,
                   .batch_size(a.batch_size)
                   .shuffle(false)
                   .workers(a.workers)
-                  .max_image_pixels(a.max_image_pixels);
+                  .max_image_pixels(a.max_image_pixels)
+                  .sixteen_bit(a.sixteen_bit);
   return gen.flow_from_directory(dir.parent_path().string(), flow);
 }
 

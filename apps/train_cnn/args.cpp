@@ -52,6 +52,7 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
   add_max_image_pixels_flag(app, a.max_image_pixels);
+  add_sixteen_bit_flag(app, a.sixteen_bit);
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")
       ->capture_default_str()
       ->check(seed_value());

@@ -19,6 +19,7 @@ struct Args {
   int64_t validation_steps = 10;
   int workers = 0;
   int64_t max_image_pixels = torchfit::data::kMaxImagePixels;
+  std::string sixteen_bit = "high_byte";
   int threads = 0;
   uint64_t seed = 42;
   double lr = 1e-3;

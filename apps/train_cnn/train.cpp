@@ -51,7 +51,8 @@ Sources make_sources(const Args& a) {
                   .class_mode("categorical")
                   .seed(a.seed)
                   .workers(a.workers)
-                  .max_image_pixels(a.max_image_pixels);
+                  .max_image_pixels(a.max_image_pixels)
+                  .sixteen_bit(a.sixteen_bit);
   Sources s;
   s.train = train_gen.flow_from_directory(train_dir.string(), flow);
   if (s.train->num_classes() < 2) {

@@ -39,6 +39,10 @@ expect_exit 0 "is large: 28 x 28 = 784 pixels, above max_image_pixels 392" \
 expect_exit 1 "image too large: 28 x 28 = 784 pixels, limit 782" \
   "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --max-image-pixels 391
 
+# 16-bit policy: the two names only; the data here is 8-bit, so both give the same run.
+expect_exit 2 "--sixteen-bit" "$BIN/train_cnn" --data "$WORK/data" --sixteen-bit clip
+expect_exit 0 "Found 48 images" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --sixteen-bit pillow
+
 # A tiny real run (non-terminal: one line per epoch, no carriage returns).
 "$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
   --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \
@@ -105,6 +109,8 @@ expect_exit 2 "--max-image-pixels" "$BIN/predict_cnn" --model "$WORK/run/model.c
   --max-image-pixels -1
 expect_exit 1 "image too large: 28 x 28 = 784 pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" \
   --data "$WORK/data/pred" --max-image-pixels 100
+expect_exit 2 "--sixteen-bit" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" \
+  --sixteen-bit 16
 echo "hello" >"$WORK/bad.ckpt"
 expect_exit 1 "bad.ckpt" "$BIN/predict_cnn" --model "$WORK/bad.ckpt" --data "$WORK/data/pred"
 echo "PASS"

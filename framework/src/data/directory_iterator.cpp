@@ -490,6 +490,7 @@ StreamConfig DirectoryIterator::stream_config() const {
   c["color_mode"] = options_.color_mode();
   c["interpolation"] = options_.interpolation();
   c["class_mode"] = options_.class_mode();
+  if (sixteen_bit_ != SixteenBit::high_byte) c["sixteen_bit"] = options_.sixteen_bit();  // old runs lack the key
   c["augmentation"] = generator_ ? options_text(generator_->options()) : "none";
   if (generator_ && generator_->augments() && !augment_)
     c["augmentation"] += " (validation subset: no random transforms)";
