@@ -5,7 +5,7 @@
 //   input pipeline pieces at the article's 150×150: PNG decode of a 28×28 Fashion-MNIST-sized gray
 //   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel), ImageDataGenerator::transform_into
 //   with the seeds' augmentation (gray source → rgb batch, and a colour source), and one batch of 32
-//   from an image folder on disk
+//   from an image folder on disk; data::resize_to_float (the loader's resize) per interpolation
 #include <benchmark/benchmark.h>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
@@ -100,6 +100,22 @@ void BM_TransformInto150(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 
+// The loader's resize (uint8 → float HWC): args = interpolation (index into kResizeNames), source
+// size, target size, channels. 28 → 150 gray is the article's Fashion-MNIST path.
+const char* const kResizeNames[] = {"nearest", "bilinear", "bicubic", "area"};
+void BM_ResizeToFloat(benchmark::State& state) {
+  const std::string interpolation = kResizeNames[state.range(0)];
+  const int in = static_cast<int>(state.range(1)), out_size = static_cast<int>(state.range(2));
+  const data::Image img = test_image(in, static_cast<int>(state.range(3)));
+  std::vector<float> out(static_cast<size_t>(out_size) * out_size * img.channels);
+  for (auto _ : state) {
+    data::resize_to_float(img, out_size, out_size, interpolation, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(interpolation);
+  state.SetItemsProcessed(state.iterations());
+}
+
 // One batch of 32 from 64 gray 28×28 PNGs in two class folders, built on the calling thread.
 void BM_DirectoryBatch(benchmark::State& state) {
   const auto dir = std::filesystem::temp_directory_path() / "torchfit_bench_images";
@@ -123,6 +139,14 @@ void BM_DirectoryBatch(benchmark::State& state) {
 BENCHMARK(BM_DecodePng28Gray)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_WarpAffine150)->ArgsProduct({{CV_32FC1, CV_32FC3, CV_8UC1}, {1, 2}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TransformInto150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ResizeToFloat)
+    ->Args({0, 28, 150, 1})
+    ->Args({1, 28, 150, 1})
+    ->Args({1, 28, 150, 3})
+    ->Args({1, 300, 150, 3})
+    ->Args({2, 28, 150, 3})
+    ->Args({3, 300, 150, 3})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DirectoryBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, torch::optim::Adam)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, FusedAdam)->Unit(benchmark::kMillisecond)->UseRealTime();
