@@ -3,7 +3,8 @@
 //   one training step of the article's CNN at a small size
 //   batch assembly from an in-memory source
 //   input pipeline pieces at the article's 150×150: PNG decode of a 28×28 Fashion-MNIST-sized gray
-//   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel), ImageDataGenerator::transform_into
+//   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel) against torchfit's own affine_resample,
+//   ImageDataGenerator::transform_into
 //   with the seeds' augmentation (gray source → rgb batch, and a colour source), and one batch of 32
 //   from an image folder on disk; data::resize_to_float (the loader's resize) per interpolation
 #include <benchmark/benchmark.h>
@@ -12,6 +13,8 @@
 
 #include <filesystem>
 #include <fstream>
+
+#include "data/affine_resample.h"  // private header (framework/src)
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image.h>
@@ -86,6 +89,20 @@ void BM_WarpAffine150(benchmark::State& state) {
   cv::setNumThreads(-1);
 }
 
+// torchfit's own resample (scipy's rules, data/affine_resample.h) on the same image and mapping as
+// BM_WarpAffine150 (the OpenCV matrix with rows and columns swapped), float 1 and 3 channels.
+void BM_AffineResample150(benchmark::State& state) {
+  const int c = static_cast<int>(state.range(0));
+  std::vector<float> src(150 * 150 * static_cast<size_t>(c)), dst(src.size());
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>((i * 37) % 251);
+  const std::array<double, 6> m{1.083, 0.191, -20.0, -0.291, 1.083, 17.3};
+  for (auto _ : state) {
+    data::affine_resample(src.data(), 150, 150, c, m, false, false, data::FillMode::nearest, 0.f, dst.data());
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 void BM_TransformInto150(benchmark::State& state) {
   const int channels = static_cast<int>(state.range(0));  // source channels; the batch is rgb
   const data::ImageDataGenerator gen(data::article_augmentation());
@@ -138,6 +155,7 @@ void BM_DirectoryBatch(benchmark::State& state) {
 
 BENCHMARK(BM_DecodePng28Gray)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_WarpAffine150)->ArgsProduct({{CV_32FC1, CV_32FC3, CV_8UC1}, {1, 2}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AffineResample150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TransformInto150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ResizeToFloat)
     ->Args({0, 28, 150, 1})
