@@ -12,9 +12,14 @@ no Python at run time. Run this script with Debian's Python, which has the refer
 What it writes (NumPy .npy, C order, little-endian):
   keras_oracle.json           manifest: library versions, every case's exact parameters and file names
   affine_input.npy            float32 (40, 48, 3): the gradient test image, values 0..255 (HWC)
-  affine_<case>.npy           float32 (40, 48, 3): apply_affine_transform(input, ...) then the flips
+  affine_ones_3x3.npy         float32 (3, 3, 1): ones (Keras's own rotation test)
+  affine_ramp_8x4.npy         float32 (8, 4, 1): row r holds 10 r (the shift test)
+  affine_<case>.npy           apply_affine_transform(<case's input>, ...) then the flips, float32
   load_input.npy              uint8 (28, 28): the gray test image, pixel i = (i * 7919) % 251
-  load_nearest_150x150.npy    uint8 (150, 150, 3): load_img(PNG of it, "rgb", (150, 150), "nearest")
+  load_<interp>_150x150.npy   uint8 (150, 150, 3): load_img(PNG of it, "rgb", (150, 150), interp)
+  resize_input.npy            uint8 (23, 37, 4): the resize test image (RGBA; L = channel 0, RGB = 0..2)
+  resize_<c>ch_<h>x<w>.npy    uint8 (6, h, w, c): PIL Image.resize((w, h), filter) of the 1-, 3- or
+                              4-channel image (mode L, RGB, RGBA) for the filters in RESIZE_FILTERS order
 
 Exit status: 0 done (or --check found no difference), 1 --check found a difference, 77 the reference
 implementation is not importable (nothing written).
@@ -40,8 +45,34 @@ AFFINE_CASES = [
          flip_horizontal=True, flip_vertical=True, fill_mode="reflect"),
     dict(name="horizontal_flip", flip_horizontal=True),
 ]
+# Keras's fill modes at the borders: rotation + shift + shear + a zoom large enough that every border
+# is sampled well beyond (rows -45..105 of 40, columns -53..86 of 48: more than a wrap period out),
+# with cval != 0; integer shifts put sample points exactly on the borders.
+FAR = dict(theta=30.0, tx=6.0, ty=-9.0, shear=8.0, zx=2.2, zy=2.6, cval=77.5)
+for mode in ("nearest", "constant", "reflect", "wrap"):
+    AFFINE_CASES.append(dict(name="far_" + mode, fill_mode=mode, **FAR))
+for mode in ("constant", "reflect", "wrap"):
+    AFFINE_CASES.append(dict(name="far_%s_flips" % mode, fill_mode=mode, flip_horizontal=True,
+                             flip_vertical=True, **FAR))
+for mode in ("nearest", "constant", "reflect", "wrap"):
+    AFFINE_CASES.append(dict(name="shift_5_-7_" + mode, tx=5.0, ty=-7.0, fill_mode=mode, cval=77.5))
+AFFINE_CASES += [
+    # keras-preprocessing's own test (test_affine_transformations.py): 45 degrees, constant, exact.
+    dict(name="keras_test_rotation_45", input="affine_ones_3x3.npy", theta=45.0, fill_mode="constant"),
+    dict(name="ramp_shift_2.5_constant", input="affine_ramp_8x4.npy", tx=2.5, fill_mode="constant"),
+    dict(name="ramp_shift_-2.5_wrap", input="affine_ramp_8x4.npy", tx=-2.5, fill_mode="wrap"),
+]
+# What Keras's own test and the issue state; the script stops if the reference says otherwise.
+EXPECTED = {"keras_test_rotation_45": [[0, 0, 1], [0, 1, 1], [0, 0, 1]],
+            "ramp_shift_2.5_constant": [25, 35, 45, 55, 65, 0, 0, 0]}
 NEUTRAL = dict(theta=0.0, tx=0.0, ty=0.0, shear=0.0, zx=1.0, zy=1.0, flip_horizontal=False,
-               flip_vertical=False, fill_mode="nearest")
+               flip_vertical=False, fill_mode="nearest", cval=0.0, input="affine_input.npy")
+
+# PIL resizes (Image.resize, what load_img calls): torchfit's interpolation names -> PIL filters.
+# torchfit's "area" is an alias of "box".
+RESIZE_FILTERS = ["nearest", "bilinear", "bicubic", "box", "hamming", "lanczos"]
+RESIZE_SIZES = [(50, 81), (9, 14), (40, 20)]  # up, down, rows up + columns down (from 23 x 37)
+LOAD_INTERPOLATIONS = ["nearest", "bilinear"]
 
 
 def import_reference():
@@ -65,29 +96,71 @@ def gradient_image(np):
     return np.stack(planes, axis=-1).astype(np.float32)
 
 
-def affine_case(np, image, case):
+def affine_inputs(np):
+    ramp = np.repeat((10.0 * np.arange(8, dtype=np.float32))[:, None, None], 4, axis=1)
+    return {"affine_input.npy": gradient_image(np), "affine_ones_3x3.npy": np.ones((3, 3, 1), np.float32),
+            "affine_ramp_8x4.npy": ramp}
+
+
+def affine_case(np, inputs, case):
     from keras_preprocessing.image.affine_transformations import apply_affine_transform, flip_axis
     p = dict(NEUTRAL, **case)
-    out = apply_affine_transform(image, p["theta"], p["tx"], p["ty"], p["shear"], p["zx"], p["zy"],
-                                 row_axis=0, col_axis=1, channel_axis=2, fill_mode=p["fill_mode"],
-                                 cval=0.0, order=1)
+    out = apply_affine_transform(inputs[p["input"]], p["theta"], p["tx"], p["ty"], p["shear"], p["zx"],
+                                 p["zy"], row_axis=0, col_axis=1, channel_axis=2, fill_mode=p["fill_mode"],
+                                 cval=p["cval"], order=1)
     if p["flip_horizontal"]:
         out = flip_axis(out, 1)
     if p["flip_vertical"]:
         out = flip_axis(out, 0)
-    return p, np.ascontiguousarray(out, dtype=np.float32)
+    out = np.ascontiguousarray(out, dtype=np.float32)
+    if p["name"] in EXPECTED:
+        got = out[:, :, 0] if p["name"].startswith("keras") else out[:, 0, 0]
+        if not np.allclose(got, EXPECTED[p["name"]], atol=1e-6):
+            raise SystemExit("keras_oracle: %s gave %s, expected %s" % (p["name"], got.tolist(),
+                                                                       EXPECTED[p["name"]]))
+    return p, out
 
 
-def load_case(np, work):
+def load_cases(np, work):
     from PIL import Image
     from keras_preprocessing.image import img_to_array, load_img
     gray = (np.arange(28 * 28, dtype=np.int64) * 7919 % 251).astype(np.uint8).reshape(28, 28)
     png = os.path.join(work, "load_input.png")
     Image.fromarray(gray, mode="L").save(png)
-    arr = img_to_array(load_img(png, color_mode="rgb", target_size=(150, 150), interpolation="nearest"))
-    if not np.array_equal(arr, np.round(arr)):
-        raise SystemExit("keras_oracle: load_img returned non-integer values")
-    return gray, arr.astype(np.uint8)
+    loaded = {}
+    for interp in LOAD_INTERPOLATIONS:
+        arr = img_to_array(load_img(png, color_mode="rgb", target_size=(150, 150), interpolation=interp))
+        if not np.array_equal(arr, np.round(arr)):
+            raise SystemExit("keras_oracle: load_img returned non-integer values")
+        loaded[interp] = arr.astype(np.uint8)
+    return gray, loaded
+
+
+def resize_input(np):
+    """uint8 (23, 37, 4): smooth gradients plus a hash pattern (every rounding path), alpha with 0, 255
+    and values between (PIL premultiplies RGBA while resizing)."""
+    y, x = np.mgrid[0:23, 0:37].astype(np.int64)
+    noise = (y * 37 + x) * 7919 % 251
+    r = (y * 11 + x * 5 + noise // 4) % 256
+    g = np.where((x + y) % 5 == 0, 255, (x * 7 + noise) % 256)
+    b = (255 - y * 9 - x * 2 + noise % 17) % 256
+    a = np.select([x % 7 == 0, x % 7 == 3], [0, 255], (y * 13 + x * 3 + noise) % 256)
+    return np.stack([r, g, b, a], axis=-1).astype(np.uint8)
+
+
+def resize_cases(np, image):
+    """{file name: uint8 (len(RESIZE_FILTERS), h, w, c)} for 1, 3 and 4 channels and RESIZE_SIZES."""
+    from PIL import Image
+    filters = {"nearest": Image.NEAREST, "bilinear": Image.BILINEAR, "bicubic": Image.BICUBIC,
+               "box": Image.BOX, "hamming": Image.HAMMING, "lanczos": Image.LANCZOS}
+    sources = {1: Image.fromarray(image[:, :, 0], "L"), 3: Image.fromarray(image[:, :, :3], "RGB"),
+               4: Image.fromarray(image, "RGBA")}
+    out = {}
+    for c, src in sources.items():
+        for h, w in RESIZE_SIZES:
+            stack = [np.asarray(src.resize((w, h), filters[f])).reshape(h, w, c) for f in RESIZE_FILTERS]
+            out["resize_%dch_%dx%d.npy" % (c, h, w)] = np.ascontiguousarray(np.stack(stack), dtype=np.uint8)
+    return out
 
 
 # Decoding cases: (file written by Pillow, how it is written, color_mode for load_img).
@@ -152,29 +225,41 @@ def decode_cases(np, out_dir):
 def generate(out_dir, versions):
     import numpy as np
     os.makedirs(out_dir, exist_ok=True)
-    image = gradient_image(np)
-    np.save(os.path.join(out_dir, "affine_input.npy"), image)
+    inputs = affine_inputs(np)
+    for name, image in inputs.items():
+        np.save(os.path.join(out_dir, name), image)
     cases = []
     for case in AFFINE_CASES:
-        params, result = affine_case(np, image, case)
+        params, result = affine_case(np, inputs, case)
         params["output"] = "affine_%s.npy" % case["name"]
         np.save(os.path.join(out_dir, params["output"]), result)
         cases.append(params)
     decode = decode_cases(np, out_dir)
     with tempfile.TemporaryDirectory() as work:
-        gray, loaded = load_case(np, work)
+        gray, loaded = load_cases(np, work)
     np.save(os.path.join(out_dir, "load_input.npy"), gray)
-    np.save(os.path.join(out_dir, "load_nearest_150x150.npy"), loaded)
+    for interp, arr in loaded.items():
+        np.save(os.path.join(out_dir, "load_%s_150x150.npy" % interp), arr)
+    image = resize_input(np)
+    np.save(os.path.join(out_dir, "resize_input.npy"), image)
+    resized = resize_cases(np, image)
+    for name, arr in resized.items():
+        np.save(os.path.join(out_dir, name), arr)
     manifest = {
         "generator": "scripts/keras_oracle.py (run with /usr/bin/python3)",
         "versions": versions,
         "affine": {"function": "keras_preprocessing.image.affine_transformations.apply_affine_transform "
-                               "(row_axis=0, col_axis=1, channel_axis=2, cval=0, order=1), then flip_axis "
+                               "(row_axis=0, col_axis=1, channel_axis=2, order=1), then flip_axis "
                                "(columns for flip_horizontal, rows for flip_vertical)",
-                   "input": "affine_input.npy", "cases": cases},
+                   "inputs": sorted(inputs), "cases": cases},
         "load_img": {"function": "keras_preprocessing.image.load_img + img_to_array",
                      "input": "load_input.npy", "color_mode": "rgb", "target_size": [150, 150],
-                     "interpolation": "nearest", "output": "load_nearest_150x150.npy"},
+                     "outputs": {i: "load_%s_150x150.npy" % i for i in LOAD_INTERPOLATIONS}},
+        "resize": {"function": "PIL.Image.resize((w, h), filter) of Image.fromarray(input[:, :, :c]) in mode "
+                               "L (c = 1), RGB (c = 3) or RGBA (c = 4); outputs stacked in filter order",
+                   "input": "resize_input.npy", "filters": RESIZE_FILTERS,
+                   "sizes": [list(s) for s in RESIZE_SIZES],
+                   "outputs": sorted(resized)},
         "decode": {"function": "keras_preprocessing.image.load_img (no target_size) + img_to_array, as uint8",
                    "cases": decode},
     }
@@ -198,12 +283,13 @@ def check(committed_dir, versions):
         if old.get("versions") != versions:
             print("note: committed files come from %s, this Python has %s" % (old.get("versions"), versions))
         status = 0
-        for key in ("affine", "load_img", "decode"):
+        for key in ("affine", "load_img", "resize", "decode"):
             if old.get(key) != manifest[key]:
                 print("DIFF %s: parameters differ from the committed manifest" % key)
                 status = 1
-        names = ["affine_input.npy", "load_input.npy", "load_nearest_150x150.npy"]
-        names += [c["output"] for c in manifest["affine"]["cases"]]
+        names = manifest["affine"]["inputs"] + [c["output"] for c in manifest["affine"]["cases"]]
+        names += ["load_input.npy"] + sorted(manifest["load_img"]["outputs"].values())
+        names += ["resize_input.npy"] + manifest["resize"]["outputs"]
         names += [name for c in manifest["decode"]["cases"] for name in c["outputs"].values()]
         for name in names:
             new = np.load(os.path.join(fresh, name))
@@ -221,6 +307,7 @@ def check(committed_dir, versions):
             limit = FLOAT_TOLERANCE if new.dtype.kind == "f" else 0.0
             print("%s %-34s max |new - committed| = %g" % ("ok  " if diff <= limit else "DIFF", name, diff))
             status |= diff > limit
+        print("compared %d files" % len(names))
         return int(status)
 
 
@@ -233,8 +320,9 @@ def main():
     if args.check:
         sys.exit(check(args.out, versions))
     manifest = generate(args.out, versions)
-    print("wrote %d affine cases and the load_img case to %s (%s)" %
-          (len(manifest["affine"]["cases"]), args.out, ", ".join("%s %s" % kv for kv in sorted(versions.items()))))
+    print("wrote %d affine cases, %d load_img cases, %d resize files and %d decode cases to %s (%s)" %
+          (len(manifest["affine"]["cases"]), len(manifest["load_img"]["outputs"]), len(manifest["resize"]["outputs"]),
+           len(manifest["decode"]["cases"]), args.out, ", ".join("%s %s" % kv for kv in sorted(versions.items()))))
 
 
 if __name__ == "__main__":

@@ -3,15 +3,18 @@
 //   one training step of the article's CNN at a small size
 //   batch assembly from an in-memory source
 //   input pipeline pieces at the article's 150×150: PNG decode of a 28×28 Fashion-MNIST-sized gray
-//   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel), ImageDataGenerator::transform_into
+//   image, cv::warpAffine (float 1 and 3 channels, uint8 1 channel) against torchfit's own affine_resample,
+//   ImageDataGenerator::transform_into
 //   with the seeds' augmentation (gray source → rgb batch, and a colour source), and one batch of 32
-//   from an image folder on disk
+//   from an image folder on disk; data::resize_to_float (the loader's resize) per interpolation
 #include <benchmark/benchmark.h>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
 
 #include <filesystem>
 #include <fstream>
+
+#include "data/affine_resample.h"  // private header (framework/src)
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image.h>
@@ -86,6 +89,20 @@ void BM_WarpAffine150(benchmark::State& state) {
   cv::setNumThreads(-1);
 }
 
+// torchfit's own resample (scipy's rules, data/affine_resample.h) on the same image and mapping as
+// BM_WarpAffine150 (the OpenCV matrix with rows and columns swapped), float 1 and 3 channels.
+void BM_AffineResample150(benchmark::State& state) {
+  const int c = static_cast<int>(state.range(0));
+  std::vector<float> src(150 * 150 * static_cast<size_t>(c)), dst(src.size());
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<float>((i * 37) % 251);
+  const std::array<double, 6> m{1.083, 0.191, -20.0, -0.291, 1.083, 17.3};
+  for (auto _ : state) {
+    data::affine_resample(src.data(), 150, 150, c, m, false, false, data::FillMode::nearest, 0.f, dst.data());
+    benchmark::DoNotOptimize(dst.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 void BM_TransformInto150(benchmark::State& state) {
   const int channels = static_cast<int>(state.range(0));  // source channels; the batch is rgb
   const data::ImageDataGenerator gen(data::article_augmentation());
@@ -97,6 +114,22 @@ void BM_TransformInto150(benchmark::State& state) {
     gen.transform_into(hwc.data(), 150, 150, channels, &p, out.data(), scratch.data(), 3);
     benchmark::DoNotOptimize(out.data());
   }
+  state.SetItemsProcessed(state.iterations());
+}
+
+// The loader's resize (uint8 → float HWC): args = interpolation (index into kResizeNames), source
+// size, target size, channels. 28 → 150 gray is the article's Fashion-MNIST path.
+const char* const kResizeNames[] = {"nearest", "bilinear", "bicubic", "area"};
+void BM_ResizeToFloat(benchmark::State& state) {
+  const std::string interpolation = kResizeNames[state.range(0)];
+  const int in = static_cast<int>(state.range(1)), out_size = static_cast<int>(state.range(2));
+  const data::Image img = test_image(in, static_cast<int>(state.range(3)));
+  std::vector<float> out(static_cast<size_t>(out_size) * out_size * img.channels);
+  for (auto _ : state) {
+    data::resize_to_float(img, out_size, out_size, interpolation, out.data());
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetLabel(interpolation);
   state.SetItemsProcessed(state.iterations());
 }
 
@@ -122,7 +155,16 @@ void BM_DirectoryBatch(benchmark::State& state) {
 
 BENCHMARK(BM_DecodePng28Gray)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_WarpAffine150)->ArgsProduct({{CV_32FC1, CV_32FC3, CV_8UC1}, {1, 2}})->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AffineResample150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_TransformInto150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ResizeToFloat)
+    ->Args({0, 28, 150, 1})
+    ->Args({1, 28, 150, 1})
+    ->Args({1, 28, 150, 3})
+    ->Args({1, 300, 150, 3})
+    ->Args({2, 28, 150, 3})
+    ->Args({3, 300, 150, 3})
+    ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_DirectoryBatch)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, torch::optim::Adam)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_TEMPLATE(BM_AdamStep, FusedAdam)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <stdexcept>
 
 #include "support/npy.h"
@@ -60,92 +61,121 @@ at::Tensor golden_chw(const std::string& name) {
   return at::from_blob(v.data(), a.shape, at::kFloat).clone().permute({2, 0, 1}).contiguous();
 }
 
-/// The manifest entry of the affine case `name`; throws when the manifest has none.
-const nlohmann::json& golden_case(const nlohmann::json& manifest, const std::string& name) {
-  for (const auto& c : manifest.at("affine").at("cases"))
-    if (c.at("name") == name) return c;
-  throw std::runtime_error("keras_oracle.json has no affine case \"" + name + "\"");
+/// The TransformParams, fill_mode and cval a golden affine case was made with (keras_oracle.json).
+struct GoldenAffine {
+  std::string name, input, output, fill_mode;
+  TransformParams p;
+  double cval = 0;
+};
+GoldenAffine golden_affine(const nlohmann::json& c) {
+  GoldenAffine g;
+  g.name = c.at("name"), g.input = c.at("input"), g.output = c.at("output"), g.fill_mode = c.at("fill_mode");
+  g.cval = c.at("cval");
+  g.p.theta = c.at("theta"), g.p.tx = c.at("tx"), g.p.ty = c.at("ty"), g.p.shear = c.at("shear");
+  g.p.zx = c.at("zx"), g.p.zy = c.at("zy");
+  g.p.flip_horizontal = c.at("flip_horizontal"), g.p.flip_vertical = c.at("flip_vertical");
+  return g;
 }
 
-/// Mean and max |a − b| over pixels at least `margin` away from the border of (C, H, W) tensors.
-std::pair<double, double> abs_diff_inside(const at::Tensor& a, const at::Tensor& b, int margin) {
-  const int64_t h = a.size(1), w = a.size(2);
-  const at::Tensor d = (a - b).abs().slice(1, margin, h - margin).slice(2, margin, w - margin);
-  return {d.mean().item<double>(), d.max().item<double>()};
+at::Tensor apply_golden(const GoldenAffine& g, const at::Tensor& input) {
+  return ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(g.fill_mode).cval(g.cval))
+      .apply_transform(input, g.p);
 }
+
+double max_abs_diff(const at::Tensor& a, const at::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
 
-// Keras's apply_affine_transform (+ flip_axis), frozen: every case's parameters must be the ones the
-// golden file was made with, and our single warpAffine must agree with scipy's order-1 resample.
+// Keras's apply_affine_transform (scipy.ndimage.affine_transform order 1, + flip_axis), frozen: every
+// case of the manifest — rotation, shift, shear, zoom, flips, each fill mode sampled far beyond every
+// border with cval 77.5, integer shifts that put points exactly on the borders, Keras's own 3×3 test
+// and a ramp shift — must agree over the WHOLE image, borders included, within float rounding.
 TEST(ImageDataGeneratorTest, AffineMatchesKerasApplyAffineTransform) {
   const nlohmann::json manifest = golden_manifest();
-  const at::Tensor input = golden_chw(manifest.at("affine").at("input"));
-  ASSERT_EQ(input.sizes(), (at::IntArrayRef{3, 40, 48}));
-  ASSERT_LE((input - gradient_image()).abs().max().item<double>(), 1e-4) << "the script's image is ours";
-  struct Case {
-    const char* name;
-    TransformParams p;
-    const char* fill;
-    double max_mean, max_abs;  // bars on the 0..255 scale, away from a 4-px border
-  };
+  const at::Tensor gradient = golden_chw("affine_input.npy");
+  ASSERT_EQ(gradient.sizes(), (at::IntArrayRef{3, 40, 48}));
+  ASSERT_LE(max_abs_diff(gradient, gradient_image()), 1e-4) << "the script's image is ours";
+  std::set<std::string> names;
+  for (const auto& c : manifest.at("affine").at("cases")) {
+    const GoldenAffine g = golden_affine(c);
+    names.insert(g.name);
+    const at::Tensor input = golden_chw(g.input), keras = golden_chw(g.output);
+    ASSERT_EQ(keras.sizes(), input.sizes()) << g.name;
+    const double max = max_abs_diff(apply_golden(g, input), keras);
+    std::printf("[ golden   ] %-28s %-8s max |ours - keras| = %.3g (0..255 scale)\n", g.name.c_str(),
+                g.fill_mode.c_str(), max);
+    EXPECT_LE(max, g.p.affine_is_identity() ? 0.0 : 1e-3) << g.name;
+  }
+  for (const char* n : {"rotation_20", "combined_flips_reflect", "horizontal_flip", "far_nearest", "far_constant",
+                        "far_reflect", "far_wrap", "far_wrap_flips", "shift_5_-7_wrap", "shift_5_-7_constant",
+                        "keras_test_rotation_45", "ramp_shift_2.5_constant", "ramp_shift_-2.5_wrap"})
+    EXPECT_TRUE(names.count(n)) << "keras_oracle.json lacks the case " << n;
+}
+
+// keras-preprocessing's own test (test_affine_transformations.py) and the ramp of issue 18, spelled out:
+// constant fill gives cval for every point outside, never a blend with the border.
+TEST(ImageDataGeneratorTest, ConstantFillIsCvalOutsideAsKerasOwnTest) {
   TransformParams rot;
-  rot.theta = 20;
-  TransformParams all;
-  all.theta = 20, all.tx = 3, all.ty = -4, all.shear = 10, all.zx = 1.2, all.zy = 0.9;
-  TransformParams flipped = all;
-  flipped.flip_horizontal = true, flipped.flip_vertical = true;
-  TransformParams hflip_only;
-  hflip_only.flip_horizontal = true;
-  const Case cases[] = {{"rotation_20", rot, "nearest", 0.1, 0.5},
-                        {"combined", all, "nearest", 0.1, 0.5},
-                        {"combined_flips", flipped, "nearest", 0.1, 0.5},
-                        {"combined_flips_reflect", flipped, "reflect", 0.1, 0.5},
-                        {"horizontal_flip", hflip_only, "nearest", 0.0, 0.0}};
-  ASSERT_EQ(manifest.at("affine").at("cases").size(), std::size(cases));
-  for (const auto& c : cases) {
-    const nlohmann::json& g = golden_case(manifest, c.name);
-    // The golden output was made with exactly these parameters.
-    EXPECT_EQ(g.at("theta").get<double>(), c.p.theta) << c.name;
-    EXPECT_EQ(g.at("tx").get<double>(), c.p.tx) << c.name;
-    EXPECT_EQ(g.at("ty").get<double>(), c.p.ty) << c.name;
-    EXPECT_EQ(g.at("shear").get<double>(), c.p.shear) << c.name;
-    EXPECT_EQ(g.at("zx").get<double>(), c.p.zx) << c.name;
-    EXPECT_EQ(g.at("zy").get<double>(), c.p.zy) << c.name;
-    EXPECT_EQ(g.at("flip_horizontal").get<bool>(), c.p.flip_horizontal) << c.name;
-    EXPECT_EQ(g.at("flip_vertical").get<bool>(), c.p.flip_vertical) << c.name;
-    EXPECT_EQ(g.at("fill_mode").get<std::string>(), c.fill) << c.name;
-    const at::Tensor keras = golden_chw(g.at("output"));
-    ASSERT_EQ(keras.sizes(), input.sizes()) << c.name;
-    const at::Tensor ours =
-        ImageDataGenerator(ImageDataGeneratorOptions().fill_mode(c.fill)).apply_transform(input, c.p);
-    const auto [mean, max] = abs_diff_inside(ours, keras, 4);
-    std::printf("[ golden   ] %-24s |ours - keras| mean %.4f, max %.4f (0..255 scale)\n", c.name, mean, max);
-    EXPECT_LE(mean, c.max_mean) << c.name;
-    EXPECT_LE(max, c.max_abs) << c.name;
+  rot.theta = 45;
+  const ImageDataGenerator constant(ImageDataGeneratorOptions().fill_mode("constant"));
+  const at::Tensor r = constant.apply_transform(at::ones({1, 3, 3}), rot);
+  EXPECT_TRUE(at::equal(r, at::tensor({0.f, 0.f, 1.f, 0.f, 1.f, 1.f, 0.f, 0.f, 1.f}).view({1, 3, 3}))) << r;
+  TransformParams shift;
+  shift.tx = 2.5;
+  const at::Tensor ramp = at::arange(8, at::kFloat).mul(10).view({1, 8, 1}).expand({1, 8, 4}).contiguous();
+  const at::Tensor s = constant.apply_transform(ramp, shift).select(2, 0).flatten();
+  EXPECT_TRUE(at::allclose(s, at::tensor({25.f, 35.f, 45.f, 55.f, 65.f, 0.f, 0.f, 0.f}), 0, 1e-4)) << s;
+  // scipy's wrap has period size − 1: row −2.5 is row 4.5 of 8, not 5.5.
+  shift.tx = -2.5;
+  const at::Tensor w =
+      ImageDataGenerator(ImageDataGeneratorOptions().fill_mode("wrap")).apply_transform(ramp, shift).select(2, 0);
+  EXPECT_TRUE(at::allclose(w.flatten(), at::tensor({45.f, 55.f, 65.f, 5.f, 15.f, 25.f, 35.f, 45.f}), 0, 1e-4)) << w;
+}
+
+// The one-channel (gray files) and generic (4-channel) paths of the resampler agree with Keras too:
+// scipy resamples channel by channel, so channel k of the golden output is the answer for channel k.
+TEST(ImageDataGeneratorTest, AffineOneAndFourChannelImagesMatchKeras) {
+  const nlohmann::json manifest = golden_manifest();
+  const at::Tensor gradient = golden_chw("affine_input.npy");
+  for (const auto& c : manifest.at("affine").at("cases")) {
+    const GoldenAffine g = golden_affine(c);
+    if (g.input != "affine_input.npy") continue;
+    const at::Tensor keras = golden_chw(g.output);
+    for (int64_t k = 0; k < 3; ++k)
+      EXPECT_LE(max_abs_diff(apply_golden(g, gradient.slice(0, k, k + 1)), keras.slice(0, k, k + 1)), 1e-3)
+          << g.name << " channel " << k;
+    const at::Tensor four = at::cat({gradient, gradient.slice(0, 1, 2)});
+    const at::Tensor keras_four = at::cat({keras, keras.slice(0, 1, 2)});
+    EXPECT_LE(max_abs_diff(apply_golden(g, four), keras_four), 1e-3) << g.name << " 4 channels";
   }
 }
 
-// Keras's load_img(..., "rgb", (150, 150), "nearest") of a 28×28 gray PNG, frozen: identical values.
-TEST(ImageDataGeneratorTest, LoadAndNearestResizeMatchKerasLoadImg) {
+// Keras's load_img(..., "rgb", (150, 150), interpolation) of a 28×28 gray PNG, frozen: identical values,
+// through load_image + resize_image and through the loader's resize_to_float.
+TEST(ImageDataGeneratorTest, LoadAndResizeMatchKerasLoadImg) {
   const nlohmann::json manifest = golden_manifest();
   const nlohmann::json& g = manifest.at("load_img");
   ASSERT_EQ(g.at("target_size"), (std::vector<int>{150, 150}));
-  ASSERT_EQ(g.at("interpolation"), "nearest");
   ASSERT_EQ(g.at("color_mode"), "rgb");
   Image img{28, 28, 1, std::vector<uint8_t>(28 * 28)};
   for (size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<uint8_t>((i * 7919) % 251);
   const NpyArray input = read_npy(golden(g.at("input")));
   ASSERT_EQ(input.shape, (std::vector<int64_t>{28, 28}));
   ASSERT_EQ(input.values<uint8_t>(), img.pixels) << "the script's image is ours";
-  const NpyArray keras = read_npy(golden(g.at("output")));
-  ASSERT_EQ(keras.descr, "|u1");
-  ASSERT_EQ(keras.shape, (std::vector<int64_t>{150, 150, 3}));
-
   TempDir d;
   save_png(d.file("g.png"), img);
-  const Image ours = resize_image(load_image(d.file("g.png"), ColorMode::rgb), 150, 150, "nearest");
-  EXPECT_EQ(ours.pixels, keras.values<uint8_t>()) << "nearest resize must be identical to PIL's";
+  const Image loaded = load_image(d.file("g.png"), ColorMode::rgb);
+  ASSERT_EQ(g.at("outputs").size(), 2u);
+  for (const auto& [interpolation, file] : g.at("outputs").items()) {
+    const NpyArray keras = read_npy(golden(file));
+    ASSERT_EQ(keras.descr, "|u1");
+    ASSERT_EQ(keras.shape, (std::vector<int64_t>{150, 150, 3}));
+    const std::vector<uint8_t> expected = keras.values<uint8_t>();
+    EXPECT_EQ(resize_image(loaded, 150, 150, interpolation).pixels, expected) << interpolation;
+    std::vector<float> f(expected.size());
+    resize_to_float(loaded, 150, 150, interpolation, f.data());
+    EXPECT_TRUE(std::equal(f.begin(), f.end(), expected.begin())) << interpolation << " (resize_to_float)";
+  }
 }
 
 // A missing or damaged golden file is an error (the tests above fail), never a skip.

@@ -1,5 +1,8 @@
-// Image decoding (stb_image, OpenCV imgcodecs as the fallback), PIL-compatible colour conversion, resizing (OpenCV),
-// PNG encoding. This is the one translation unit that holds the stb_image / stb_image_write implementations.
+// Image decoding (stb_image, OpenCV imgcodecs as the fallback), PIL-compatible colour conversion, PIL-exact
+// resizing (data/pil_resample.h), PNG encoding. This is the one translation unit that holds the stb_image /
+// stb_image_write implementations.
+#include "data/pil_resample.h"
+
 #include <torchfit/data/image.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
@@ -547,20 +550,24 @@ std::vector<int> nearest_table(int in, int out_size) {
   for (int k = 0; k < out_size; ++k, pos += step) t[static_cast<size_t>(k)] = std::min(in - 1, static_cast<int>(pos));
   return t;
 }
+
+// Keras's interpolation names (load_img: nearest, bilinear, bicubic, hamming, box, lanczos) and
+// torchfit's "area" (an alias of box: PIL's BOX averages the covered input area). nullopt = nearest.
+std::optional<PilFilter> resize_filter_of(const std::string& interpolation) {
+  if (interpolation == "nearest") return std::nullopt;
+  if (interpolation == "bilinear") return PilFilter::bilinear;
+  if (interpolation == "bicubic") return PilFilter::bicubic;
+  if (interpolation == "box" || interpolation == "area") return PilFilter::box;
+  if (interpolation == "hamming") return PilFilter::hamming;
+  if (interpolation == "lanczos") return PilFilter::lanczos;
+  throw ConfigError("interpolation must be nearest, bilinear, bicubic, box (alias area), hamming or lanczos, got \"" +
+                    interpolation + "\"");
+}
+
 }  // namespace
 
 Image resize_image(const Image& image, int height, int width, const std::string& interpolation) {
-  int flag;
-  if (interpolation == "nearest")
-    flag = cv::INTER_NEAREST_EXACT;
-  else if (interpolation == "bilinear")
-    flag = cv::INTER_LINEAR;
-  else if (interpolation == "bicubic")
-    flag = cv::INTER_CUBIC;
-  else if (interpolation == "area")
-    flag = cv::INTER_AREA;
-  else
-    throw ConfigError("interpolation must be nearest, bilinear, bicubic or area, got \"" + interpolation + "\"");
+  const std::optional<PilFilter> filter = resize_filter_of(interpolation);
   if (height < 1 || width < 1)
     throw ConfigError("resize target must be at least 1x1, got " + std::to_string(height) + "x" +
                       std::to_string(width));
@@ -570,20 +577,19 @@ Image resize_image(const Image& image, int height, int width, const std::string&
   out.width = width;
   out.channels = image.channels;
   out.pixels.resize(static_cast<size_t>(height) * width * image.channels);
-  if (flag == cv::INTER_NEAREST_EXACT) {
-    const std::vector<int> ys = nearest_table(image.height, height), xs = nearest_table(image.width, width);
-    const int c = image.channels;
-    uint8_t* dst = out.pixels.data();
-    for (int y = 0; y < height; ++y) {
-      const uint8_t* row = image.pixels.data() + static_cast<size_t>(ys[static_cast<size_t>(y)]) * image.width * c;
-      for (int x = 0; x < width; ++x, dst += c)
-        std::memcpy(dst, row + static_cast<size_t>(xs[static_cast<size_t>(x)]) * c, static_cast<size_t>(c));
-    }
+  if (filter) {
+    pil_resample(image.pixels.data(), image.height, image.width, image.channels, out.pixels.data(), height, width,
+                 *filter);
     return out;
   }
-  const cv::Mat src(image.height, image.width, CV_8UC(image.channels), const_cast<uint8_t*>(image.pixels.data()));
-  cv::Mat dst(height, width, CV_8UC(image.channels), out.pixels.data());
-  cv::resize(src, dst, dst.size(), 0, 0, flag);
+  const std::vector<int> ys = nearest_table(image.height, height), xs = nearest_table(image.width, width);
+  const int c = image.channels;
+  uint8_t* dst = out.pixels.data();
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* row = image.pixels.data() + static_cast<size_t>(ys[static_cast<size_t>(y)]) * image.width * c;
+    for (int x = 0; x < width; ++x, dst += c)
+      std::memcpy(dst, row + static_cast<size_t>(xs[static_cast<size_t>(x)]) * c, static_cast<size_t>(c));
+  }
   return out;
 }
 

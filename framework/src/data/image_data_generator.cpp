@@ -1,4 +1,7 @@
-// ImageDataGenerator: Keras's random transform draws and one cv::warpAffine per image.
+// ImageDataGenerator: Keras's random transform draws and one affine resample per image (scipy's rules,
+// data/affine_resample.h).
+#include "data/affine_resample.h"
+
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
@@ -16,14 +19,6 @@ namespace torchfit::data {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-
-int border_mode_of(const std::string& fill_mode) {
-  if (fill_mode == "nearest") return cv::BORDER_REPLICATE;
-  if (fill_mode == "constant") return cv::BORDER_CONSTANT;
-  if (fill_mode == "reflect") return cv::BORDER_REFLECT;
-  if (fill_mode == "wrap") return cv::BORDER_WRAP;
-  throw ConfigError("fill_mode must be nearest, constant, reflect or wrap, got \"" + fill_mode + "\"");
-}
 
 void require_non_negative(double v, const char* name) {
   if (!(v >= 0))
@@ -107,7 +102,7 @@ ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : opti
   if (!(o.validation_split() >= 0 && o.validation_split() < 1))
     throw ConfigError("ImageDataGenerator: validation_split must be in [0, 1), got " +
                       std::to_string(o.validation_split()));
-  border_mode_ = border_mode_of(o.fill_mode());
+  fill_mode_ = static_cast<int>(parse_fill_mode(o.fill_mode()));
   if (o.samplewise_std_normalization()) options_.samplewise_center(true);  // as Keras
 }
 
@@ -146,10 +141,11 @@ TransformParams ImageDataGenerator::get_random_transform(int height, int width, 
   return p;
 }
 
-std::array<double, 6> ImageDataGenerator::affine_matrix(const TransformParams& p, int height, int width) {
+std::array<double, 6> ImageDataGenerator::keras_affine_matrix(const TransformParams& p, int height, int width) {
   // Keras builds M = R·T·Sh·Z in (row, col) coordinates mapping output to input, centred with
-  // o = size/2 + 0.5 (keras-preprocessing 1.1 transform_matrix_offset_center).
-  const double th = p.theta * kPi / 180.0, sh = p.shear * kPi / 180.0;
+  // o = size/2 + 0.5 (keras-preprocessing 1.1 transform_matrix_offset_center). Angles as np.deg2rad:
+  // degrees · (π/180). The neutral factors Keras leaves out multiply exactly here (by 1 and ±0).
+  const double th = p.theta * (kPi / 180.0), sh = p.shear * (kPi / 180.0);
   const M3 R{std::cos(th), -std::sin(th), 0, std::sin(th), std::cos(th), 0, 0, 0, 1};
   const M3 T{1, 0, p.tx, 0, 1, p.ty, 0, 0, 1};
   const M3 S{1, -std::sin(sh), 0, 0, std::cos(sh), 0, 0, 0, 1};
@@ -157,7 +153,13 @@ std::array<double, 6> ImageDataGenerator::affine_matrix(const TransformParams& p
   const double ox = height / 2.0 + 0.5, oy = width / 2.0 + 0.5;
   const M3 off{1, 0, ox, 0, 1, oy, 0, 0, 1};
   const M3 reset{1, 0, -ox, 0, 1, -oy, 0, 0, 1};
-  M3 m = mul(mul(off, mul(mul(mul(R, T), S), Z)), reset);
+  const M3 m = mul(mul(off, mul(mul(mul(R, T), S), Z)), reset);
+  return {m[0], m[1], m[2], m[3], m[4], m[5]};
+}
+
+std::array<double, 6> ImageDataGenerator::affine_matrix(const TransformParams& p, int height, int width) {
+  const auto k = keras_affine_matrix(p, height, width);
+  M3 m{k[0], k[1], k[2], k[3], k[4], k[5], 0, 0, 1};
   // Flips happen after the resample in Keras; folding them in: final(r, c) = warped(r', c') with
   // c' = W−1−c (horizontal) and r' = H−1−r (vertical), i.e. M·F.
   if (p.flip_horizontal || p.flip_vertical) {
@@ -173,16 +175,15 @@ std::array<double, 6> ImageDataGenerator::affine_matrix(const TransformParams& p
 namespace {
 
 // Augments the (H, W, C) float image in `hwc`; returns a pointer to the result (hwc or scratch).
-float* augment_hwc(float* hwc, int h, int w, int c, const TransformParams& p, int border, double cval, float* scratch) {
-  cv::Mat img(h, w, CV_32FC(c), hwc);
+float* augment_hwc(float* hwc, int h, int w, int c, const TransformParams& p, FillMode mode, double cval,
+                   float* scratch) {
   float* cur = hwc;
-  if (!p.affine_is_identity()) {
-    const auto m = ImageDataGenerator::affine_matrix(p, h, w);
-    const cv::Matx23d M(m[0], m[1], m[2], m[3], m[4], m[5]);
-    cv::Mat dst(h, w, CV_32FC(c), scratch);
-    cv::warpAffine(img, dst, M, dst.size(), cv::INTER_LINEAR | cv::WARP_INVERSE_MAP, border, cv::Scalar::all(cval));
+  if (!p.affine_is_identity()) {  // Keras: scipy affine_transform(order=1), then flip_axis
+    affine_resample(hwc, h, w, c, ImageDataGenerator::keras_affine_matrix(p, h, w), p.flip_horizontal, p.flip_vertical,
+                    mode, static_cast<float>(cval), scratch);
     cur = scratch;
   } else if (p.flip_horizontal || p.flip_vertical) {
+    const cv::Mat img(h, w, CV_32FC(c), hwc);
     cv::Mat dst(h, w, CV_32FC(c), scratch);
     cv::flip(img, dst, p.flip_horizontal && p.flip_vertical ? -1 : (p.flip_horizontal ? 1 : 0));
     cur = scratch;
@@ -237,7 +238,9 @@ void ImageDataGenerator::transform_into(float* hwc, int height, int width, int c
   if (out_channels != channels && !(channels == 1 && out_channels == 3))
     throw ConfigError("transform_into: cannot write a " + std::to_string(channels) + "-channel image as " +
                       std::to_string(out_channels) + " channels");
-  const float* cur = p ? augment_hwc(hwc, height, width, channels, *p, border_mode_, options_.cval(), scratch) : hwc;
+  const float* cur =
+      p ? augment_hwc(hwc, height, width, channels, *p, static_cast<FillMode>(fill_mode_), options_.cval(), scratch)
+        : hwc;
   const auto& o = options_;
   const size_t plane = static_cast<size_t>(height) * width;
   const bool standardize_all = o.preprocessing_function() || o.samplewise_center() || o.samplewise_std_normalization();
@@ -266,7 +269,8 @@ at::Tensor ImageDataGenerator::apply_transform(const at::Tensor& image, const Tr
   // A fresh copy: augment_hwc works in place and the caller's image must stay untouched.
   at::Tensor hwc = image.to(at::kFloat).permute({1, 2, 0}).clone(at::MemoryFormat::Contiguous);
   std::vector<float> scratch(static_cast<size_t>(c) * h * w);
-  const float* cur = augment_hwc(hwc.data_ptr<float>(), h, w, c, p, border_mode_, options_.cval(), scratch.data());
+  const float* cur = augment_hwc(hwc.data_ptr<float>(), h, w, c, p, static_cast<FillMode>(fill_mode_), options_.cval(),
+                                 scratch.data());
   at::Tensor out = at::empty({c, h, w}, at::kFloat);
   hwc_to_chw(cur, h, w, c, out.data_ptr<float>());
   return out;

@@ -59,7 +59,8 @@ struct FlowOptions {
   TORCH_ARG(std::optional<uint64_t>, seed) = std::nullopt;
   /// "" (all files), "training" or "validation" (needs the generator's validation_split).
   TORCH_ARG(std::string, subset) = "";
-  /// Resize interpolation: "nearest" (Keras default) | "bilinear" | "bicubic" | "area".
+  /// Resize interpolation, as Keras's load_img (PIL-exact, see resize_image in image.h): "nearest"
+  /// (Keras default) | "bilinear" | "bicubic" | "box" | "hamming" | "lanczos" | "area" (= "box").
   TORCH_ARG(std::string, interpolation) = "nearest";
   /// Follow symbolic links to sub-folders while collecting files (Keras follow_links). Default false.
   TORCH_ARG(bool, follow_links) = false;

@@ -58,8 +58,11 @@ struct ImageDataGeneratorOptions {
   TORCH_ARG(bool, horizontal_flip) = false;
   /// Flip rows with probability 0.5.
   TORCH_ARG(bool, vertical_flip) = false;
-  /// Points outside the input: "nearest" (replicate the border, default), "constant" (cval),
-  /// "reflect" (d c b a | a b c d, scipy "reflect" = OpenCV BORDER_REFLECT), "wrap" (tile).
+  /// Sample points outside the input, as keras-preprocessing 1.1 through scipy.ndimage 1.10
+  /// (affine_transform order=1, same mode names): "nearest" (the border pixel, default), "constant"
+  /// (`cval` for any pixel whose sample point lies outside, no blending), "reflect" (d c b a | a b c d),
+  /// "wrap" (scipy's old wrap: period size − 1, the first and last row/column count as one). Only the
+  /// affine transform uses it. Errors: ConfigError at construction for any other value.
   TORCH_ARG(std::string, fill_mode) = "nearest";
   /// Fill value for fill_mode "constant", on the 0..255 scale (rescale comes later).
   TORCH_ARG(double, cval) = 0;
@@ -114,9 +117,10 @@ std::string options_text(const ImageDataGeneratorOptions& options);
 ///
 /// Per sample (Keras order): decode → colour mode → resize to target_size (BEFORE augmentation) →
 /// float 0..255 → random transform (get_random_transform) → apply_transform: ONE bilinear affine
-/// resample for rotation·shift·shear·zoom about the image centre (cv::warpAffine with
-/// WARP_INVERSE_MAP; flips are folded into the same matrix) → channel shift → brightness →
-/// standardize (preprocessing_function, rescale, samplewise centre/std).
+/// resample for rotation·shift·shear·zoom about the image centre with scipy.ndimage's order-1 rules and
+/// fill_mode (as Keras's apply_affine_transform; equal to it within float rounding, borders included),
+/// then the flips (exact) → channel shift → brightness → standardize (preprocessing_function, rescale,
+/// samplewise centre/std).
 ///
 /// Differences from keras-preprocessing 1.1, on purpose: brightness multiplies the float values and
 /// clips to 0..255 (Keras first min-max-stretches the image to 0..255 and rounds to uint8 — a known
@@ -139,10 +143,16 @@ class ImageDataGenerator {
   /// configured draws consume random numbers.
   TransformParams get_random_transform(int height, int width, Rng& rng) const;
 
-  /// The 2×3 matrix for cv::warpAffine(…, WARP_INVERSE_MAP) that maps OUTPUT (x = column, y = row)
-  /// to INPUT coordinates for rotation·shift·shear·zoom about the centre (Keras's
-  /// transform_matrix_offset_center, o = size/2 + 0.5), with the flips folded in. Row-major
-  /// {m00, m01, m02, m10, m11, m12}.
+  /// Keras's matrix for `p` on a height × width image, as apply_affine_transform hands it to
+  /// scipy.ndimage.affine_transform: row-major {m00, m01, offset_row, m10, m11, offset_col} mapping an
+  /// OUTPUT pixel (row, col) to the INPUT point (m00·row + m01·col + offset_row, m10·row + m11·col +
+  /// offset_col), M = R·T·Sh·Z centred by transform_matrix_offset_center (o = size/2 + 0.5). Flips are
+  /// not in it (Keras flips after the resample).
+  static std::array<double, 6> keras_affine_matrix(const TransformParams& p, int height, int width);
+
+  /// The same mapping for cv::warpAffine(…, WARP_INVERSE_MAP): OUTPUT (x = column, y = row) to INPUT,
+  /// with the flips folded in. Row-major {m00, m01, m02, m10, m11, m12}. (torchfit itself resamples
+  /// with scipy's rules, not with OpenCV; this is for callers that want OpenCV's warp.)
   static std::array<double, 6> affine_matrix(const TransformParams& p, int height, int width);
 
   /// Applies `p` to a float32 (C, H, W) image of values 0..255 and returns a new (C, H, W) tensor
@@ -171,7 +181,7 @@ class ImageDataGenerator {
 
  private:
   ImageDataGeneratorOptions options_;
-  int border_mode_ = 0;  // cv::BorderTypes
+  int fill_mode_ = 0;  // data::FillMode (src/data/affine_resample.h)
 };
 
 }  // namespace torchfit::data

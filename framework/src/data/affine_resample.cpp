@@ -1,0 +1,197 @@
+// Bilinear affine resampling with scipy.ndimage's (1.10) order-1 boundary rules, for Keras's
+// apply_affine_transform. Compiled with -ffp-contract=off (framework/CMakeLists.txt): the sample
+// coordinates must round exactly as scipy's, or a point lying on the border could change side.
+#include "data/affine_resample.h"
+
+#include <torchfit/error.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace torchfit::data {
+
+FillMode parse_fill_mode(const std::string& name) {
+  if (name == "nearest") return FillMode::nearest;
+  if (name == "constant") return FillMode::constant;
+  if (name == "reflect") return FillMode::reflect;
+  if (name == "wrap") return FillMode::wrap;
+  throw ConfigError("fill_mode must be nearest, constant, reflect or wrap, got \"" + name + "\"");
+}
+
+namespace {
+
+// The two taps of one axis: value = v[i0] + (v[i1] − v[i0])·t.
+struct AxisTaps {
+  int i0 = 0, i1 = 0;
+  float t = 0;
+};
+
+// Coordinates beyond ±1e9 pixels (and NaN, as 0) are brought into range first, so that the integer
+// conversions below stay defined; no real transform comes near.
+double tame_coordinate(double x) {
+  if (std::isnan(x)) return 0.0;
+  return std::clamp(x, -1e9, 1e9);
+}
+
+// scipy's "wrap" (NI_EXTEND_WRAP): period n − 1, so the first and the last pixel are one point.
+double wrap_period_n_minus_1(double x, int n) {
+  const int64_t period = n - 1;
+  if (x < 0) {
+    x += static_cast<double>(period * (static_cast<int64_t>(-x / static_cast<double>(period)) + 1));
+  } else if (x > n - 1) {
+    x -= static_cast<double>(period * static_cast<int64_t>(x / static_cast<double>(period)));
+  }
+  return std::clamp(x, 0.0, static_cast<double>(n - 1));
+}
+
+// Index k of the half-sample-symmetric extension (period 2n): … 1 0 | 0 1 … n−1 | n−1 n−2 ….
+int reflect_index(int64_t k, int n) {
+  const int64_t period = 2 * static_cast<int64_t>(n);
+  int64_t m = k % period;
+  if (m < 0) m += period;
+  return static_cast<int>(m < n ? m : period - 1 - m);
+}
+
+// Taps for sample coordinate x on an axis of n pixels; false ⇒ the pixel is cval (constant mode).
+bool axis_taps(double x, int n, FillMode mode, AxisTaps& taps) {
+  x = tame_coordinate(x);
+  if (n == 1) {
+    taps = {};
+    return mode != FillMode::constant || x == 0.0;
+  }
+  const double last = n - 1;
+  switch (mode) {
+    case FillMode::constant:
+      if (x < 0 || x > last) return false;
+      break;
+    case FillMode::nearest:
+      x = std::clamp(x, 0.0, last);
+      break;
+    case FillMode::wrap:
+      x = wrap_period_n_minus_1(x, n);
+      break;
+    case FillMode::reflect: {
+      const double f = std::floor(x);
+      const auto k = static_cast<int64_t>(f);
+      taps = {reflect_index(k, n), reflect_index(k + 1, n), static_cast<float>(x - f)};
+      return true;
+    }
+  }
+  const int i0 = static_cast<int>(x);  // 0 <= x <= n − 1
+  taps = {i0, std::min(i0 + 1, n - 1), static_cast<float>(x - i0)};
+  return true;
+}
+
+// Bilinear blend of the four pixels p00 (top left), p01, p10, p11 into o, channel by channel.
+template <int kC>
+inline void blend(const float* p00, const float* p01, const float* p10, const float* p11, float tr, float tc, int c,
+                  float* o) {
+  const int n = kC > 0 ? kC : c;
+  for (int k = 0; k < n; ++k) {
+    const float top = p00[k] + (p01[k] - p00[k]) * tc;
+    const float bottom = p10[k] + (p11[k] - p10[k]) * tc;
+    o[k] = top + (bottom - top) * tr;
+  }
+}
+
+struct AffineJob {
+  const float* in;
+  int h, w, c;
+  const std::array<double, 6>* m;
+  bool flip_vertical;  // (the horizontal flip is in the column table)
+  FillMode mode;
+  float cval;
+  float* out;
+};
+
+// A pixel by the mode's rules (any sample point; used where it may be near or beyond a border).
+template <int kC>
+void border_pixel(const AffineJob& j, double xr, double xc, float* o) {
+  AxisTaps a, b;
+  if (!axis_taps(xr, j.h, j.mode, a) || !axis_taps(xc, j.w, j.mode, b)) {
+    std::fill(o, o + j.c, j.cval);
+    return;
+  }
+  const size_t row = static_cast<size_t>(j.w) * j.c;
+  const float* r0 = j.in + static_cast<size_t>(a.i0) * row;
+  const float* r1 = j.in + static_cast<size_t>(a.i1) * row;
+  const size_t c0 = static_cast<size_t>(b.i0) * j.c, c1 = static_cast<size_t>(b.i1) * j.c;
+  blend<kC>(r0 + c0, r0 + c1, r1 + c0, r1 + c1, a.t, b.t, j.c, o);
+}
+
+// The columns [lo, hi) of a row whose sample points x0 + col·d lie in [margin, last − margin] on one
+// axis (intersected with the range already in lo, hi). The margin keeps points that are close to a
+// border on the exact per-pixel path.
+void narrow_to_inside(double x0, double d, double last, int& lo, int& hi) {
+  constexpr double kMargin = 1e-3;
+  const double a = kMargin - x0, b = last - kMargin - x0;  // d·col must lie in [a, b]
+  if (d == 0) {
+    if (a > 0 || b < 0) hi = lo;
+    return;
+  }
+  double from = a / d, to = b / d;
+  if (d < 0) std::swap(from, to);
+  from = std::max(from, static_cast<double>(lo)), to = std::min(to, static_cast<double>(hi) - 1);
+  if (!(from <= to)) {
+    hi = lo;
+    return;
+  }
+  lo = static_cast<int>(std::ceil(from)), hi = static_cast<int>(std::floor(to)) + 1;
+}
+
+template <int kC>
+void resample_row(const AffineJob& j, int r, const double* cols) {
+  const std::array<double, 6>& m = *j.m;
+  const int c = kC > 0 ? kC : j.c;
+  const size_t row = static_cast<size_t>(j.w) * c;
+  const double rr = j.flip_vertical ? j.h - 1 - r : r;
+  const double base_r = rr * m[0], base_c = rr * m[3];
+  float* out = j.out + static_cast<size_t>(r) * row;
+  // Sample points are linear in the output column: find the run whose 2×2 taps are all inside.
+  const double first = cols[0], step = j.w > 1 ? cols[1] - cols[0] : 1;
+  int lo = 0, hi = j.w;
+  narrow_to_inside((base_r + first * m[1]) + m[2], step * m[1], j.h - 1, lo, hi);
+  narrow_to_inside((base_c + first * m[4]) + m[5], step * m[4], j.w - 1, lo, hi);
+  if (hi <= lo) lo = hi = 0;
+  auto exact = [&](int col) {
+    const double xr = (base_r + cols[col] * m[1]) + m[2], xc = (base_c + cols[col] * m[4]) + m[5];
+    border_pixel<kC>(j, xr, xc, out + static_cast<size_t>(col) * c);
+  };
+  for (int col = 0; col < lo; ++col) exact(col);
+  // Inside the run, stepping is exact enough: the points stay ≥ 1e-3 px from the borders, and the
+  // weights differ from the direct formula's by ~1e-13.
+  const double dr = step * m[1], dc = step * m[4];
+  double xr = (base_r + cols[lo] * m[1]) + m[2], xc = (base_c + cols[lo] * m[4]) + m[5];
+  for (int col = lo; col < hi; ++col, xr += dr, xc += dc) {
+    const int i0 = static_cast<int>(xr), j0 = static_cast<int>(xc);
+    const float* p = j.in + static_cast<size_t>(i0) * row + static_cast<size_t>(j0) * c;
+    blend<kC>(p, p + c, p + row, p + row + c, static_cast<float>(xr - i0), static_cast<float>(xc - j0), c,
+              out + static_cast<size_t>(col) * c);
+  }
+  for (int col = hi; col < j.w; ++col) exact(col);
+}
+
+}  // namespace
+
+void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
+                     bool flip_vertical, FillMode mode, float cval, float* out) {
+  if (h < 1 || w < 1 || c < 1)
+    throw ConfigError("affine_resample: empty image " + std::to_string(h) + "x" + std::to_string(w) + "x" +
+                      std::to_string(c));
+  const AffineJob job{in, h, w, c, &m, flip_vertical, mode, cval, out};
+  std::vector<double> cols(static_cast<size_t>(w));  // c' of each output column (flipped or not)
+  for (int col = 0; col < w; ++col) cols[static_cast<size_t>(col)] = flip_horizontal ? w - 1 - col : col;
+  for (int r = 0; r < h; ++r) {
+    if (c == 1)
+      resample_row<1>(job, r, cols.data());
+    else if (c == 3)
+      resample_row<3>(job, r, cols.data());
+    else
+      resample_row<0>(job, r, cols.data());
+  }
+}
+
+}  // namespace torchfit::data

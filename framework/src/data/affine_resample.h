@@ -1,0 +1,33 @@
+#pragma once
+// Bilinear affine resampling with scipy.ndimage's boundary rules — what keras-preprocessing 1.1's
+// apply_affine_transform gets from scipy.ndimage.affine_transform(order=1, mode=fill_mode, cval=cval)
+// (rules measured on scipy 1.10.1; see docs/keras_semantics.md, "fill_mode at the borders").
+#include <array>
+#include <string>
+
+namespace torchfit::data {
+
+/// Keras's fill_mode values (scipy.ndimage modes of the same names).
+enum class FillMode { nearest, constant, reflect, wrap };
+
+/// Parses "nearest" | "constant" | "reflect" | "wrap". Errors: ConfigError naming the value.
+FillMode parse_fill_mode(const std::string& name);
+
+/// Writes the (h, w, c) float32 image `out` (values as `in`, e.g. 0..255) with
+///   out(r, c) = bilinear sample of `in` (h, w, c) at row m[0]·r' + m[1]·c' + m[2] and column
+///               m[3]·r' + m[4]·c' + m[5],  r' = flip_vertical ? h−1−r : r, c' = flip_horizontal ? w−1−c : c
+/// — scipy's affine_transform(order=1) with Keras's (row, col) matrix and offset, followed by Keras's
+/// flip_axis (the flips pick the output pixel, so they stay exact). Coordinates are computed in double
+/// in scipy's order ((r'·m0 + c'·m1) + m2) so that points on the border are classified as scipy does.
+/// Per axis of length n, a sample point x outside [0, n−1] follows `mode`:
+///   nearest  — x is clamped to [0, n−1];
+///   constant — the whole output pixel is `cval` (no blending with the image at all);
+///   reflect  — bilinear on the half-sample-symmetric extension (… b a | a b … y z | z y …, period 2n);
+///   wrap     — scipy's old "wrap", period n−1: x < 0 becomes x + (n−1)·(trunc(−x/(n−1)) + 1),
+///              x > n−1 becomes x − (n−1)·trunc(x/(n−1)); columns 0 and n−1 are neighbours of nothing
+///              (−0.5 samples between n−2 and n−1, not between n−1 and 0 as OpenCV's BORDER_WRAP).
+/// An axis of length 1 samples its only pixel (constant: only x == 0). `in` and `out` must not overlap.
+void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
+                     bool flip_vertical, FillMode mode, float cval, float* out);
+
+}  // namespace torchfit::data
