@@ -81,7 +81,7 @@ flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or 
 # ---------------------------------------------------------------- the Debian 13 root (cached)
 PKGS=build-essential,cmake,ninja-build,git,ccache,pkg-config,python3,zlib1g-dev,libopencv-dev,libstb-dev
 PKGS=$PKGS,libspdlog-dev,libcli11-dev,nlohmann-json3-dev,libgtest-dev,libgmock-dev,libbenchmark-dev
-PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit,libcsv-dev
+PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit,libcsv-dev,libgloo-dev,libnccl-dev
 
 make_root() {
   command -v mmdebstrap >/dev/null || { log "installing mmdebstrap"; apt-get update -qq; apt-get install -y -qq mmdebstrap >/dev/null; }
