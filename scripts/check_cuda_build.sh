@@ -81,7 +81,9 @@ flock -n 9 || { log "another check_cuda_build.sh is using $ROOT; wait for it or 
 # ---------------------------------------------------------------- the Debian 13 root (cached)
 PKGS=build-essential,cmake,ninja-build,git,ccache,pkg-config,python3,zlib1g-dev,libopencv-dev,libstb-dev
 PKGS=$PKGS,libspdlog-dev,libcli11-dev,nlohmann-json3-dev,libgtest-dev,libgmock-dev,libbenchmark-dev
-PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit,libcsv-dev,libjpeg-dev
+# Distributed (issue 16): gloo headers as the CUDA LibTorch uses them (libgloo-cuda-dev; it conflicts with
+# libgloo-dev, whose libgloo0 would replace the libgloo-cuda0 that libtorch-cuda needs) and nccl.h.
+PKGS=$PKGS,libopenblas0-openmp,libtorch-cuda-dev,nvidia-cuda-toolkit,libcsv-dev,libjpeg-dev,libgloo-cuda-dev,libnccl-dev
 
 make_root() {
   command -v mmdebstrap >/dev/null || { log "installing mmdebstrap"; apt-get update -qq; apt-get install -y -qq mmdebstrap >/dev/null; }

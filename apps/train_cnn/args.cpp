@@ -90,6 +90,15 @@ void add_training_flags(CLI::App& app, Args& a) {
                  "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, contiguous")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+  app.add_option("--dist-backend", a.dist_backend,
+                 "Under torchrun (data-parallel): auto (NCCL on CUDA, else Gloo), gloo or nccl")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  app.add_option("--dist-timeout", a.dist_timeout,
+                 "Under torchrun: seconds to wait for the other processes at the start and in each allreduce "
+                 "(a killed peer is reported at once, a stuck one after this)")
+      ->capture_default_str()
+      ->check(int_range(1, 7 * 24 * 3600));
 }
 
 void add_model_flags(CLI::App& app, Args& a) {

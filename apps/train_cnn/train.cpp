@@ -8,6 +8,7 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/distributed/process_group.h>
 #include <torchfit/io/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
@@ -39,8 +40,9 @@ std::string timestamp() {
   return buf;
 }
 
-// The article's generators: augmentation for training, rescale only for test.
-Sources make_sources(const Args& a) {
+// The article's generators: augmentation for training, rescale only for test. `chief`: print the
+// "Found" lines (rank 0 of a data-parallel run, or the only process).
+Sources make_sources(const Args& a, bool chief) {
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
   data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(1.0 / 255)
                                                   : data::article_augmentation());
@@ -52,7 +54,8 @@ Sources make_sources(const Args& a) {
                   .seed(a.seed)
                   .workers(a.workers)
                   .max_image_pixels(a.max_image_pixels)
-                  .sixteen_bit(a.sixteen_bit);
+                  .sixteen_bit(a.sixteen_bit)
+                  .verbose(chief);
   Sources s;
   s.train = train_gen.flow_from_directory(train_dir.string(), flow);
   if (s.train->num_classes() < 2) {
@@ -114,19 +117,21 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"memory_format", a.memory_format},
           {"train_images", s.train->n()},
           {"test_images", s.test ? s.test->n() : 0},
-          {"classes", s.train->class_indices()}};
+          {"classes", s.train->class_indices()},
+          {"dist_backend", a.dist_backend},
+          {"dist_timeout", a.dist_timeout}};
 }
 
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
 // fit that their folders can be written).
-void prepare_outputs(Args& a, const c10::Device& device) {
+void prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
                                     {{"--data", a.data}});
   }
-  if (fs::exists(fs::path(a.run_dir) / "steps.csv")) {
+  if (chief && fs::exists(fs::path(a.run_dir) / "steps.csv")) {
     torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
                             a.run_dir);
   }
@@ -202,10 +207,41 @@ int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
   return 130;
 }
 
+// Under torchrun (WORLD_SIZE > 1): joins the data-parallel group; nullptr for a single process.
+std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::optional<distributed::Environment>& env,
+                                                      const c10::Device& device) {
+  if (!env) return nullptr;
+  if (env->world_size == 1) {
+    torchfit::logger().info("WORLD_SIZE=1: training in this one process (no process group)");
+    return nullptr;
+  }
+  distributed::ProcessGroupOptions options;
+  options.backend = a.dist_backend;
+  options.timeout = std::chrono::seconds(a.dist_timeout);
+  options.device = device;
+  return distributed::ProcessGroup::create(*env, options);
+}
+
+// Under torchrun: cuda:LOCAL_RANK for --device auto/cuda; the cores shared by the processes of this
+// machine for --threads 0 and --workers 0.
+c10::Device local_device(const Args& a, const std::optional<distributed::Environment>& env) {
+  const c10::Device device = runtime::parse_device(a.device);
+  if (env && device.is_cuda() && (a.device == "auto" || a.device == "cuda"))
+    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env->local_rank));
+  return device;
+}
+
+int share_of_cores(int requested, const std::optional<distributed::Environment>& env) {
+  if (requested > 0 || !env || env->local_world_size == 1) return requested;
+  return std::max(1, runtime::cpu_cores() / env->local_world_size);
+}
+
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device) {
+int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
+          const std::shared_ptr<distributed::ProcessGroup>& group) {
+  const bool chief = !group || group->rank() == 0;
   Trainer trainer(model, compile_options(a), device);
-  prepare_outputs(a, trainer.device());
+  prepare_outputs(a, trainer.device(), chief);
   auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
@@ -224,7 +260,9 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
                             .verbose(a.verbose)
                             .resume_from(a.resume)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
-                            .warmup_steps(a.warmup_steps));
+                            .warmup_steps(a.warmup_steps)
+                            .process_group(group));
+  if (!chief) return trainer.interrupted() ? 130 : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
   report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
@@ -235,22 +273,30 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
 }  // namespace
 
 int run(Args& a) {
-  const int threads = runtime::init_process(a.threads);
-  const c10::Device device = runtime::parse_device(a.device);
+  const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
+  const int threads = runtime::init_process(share_of_cores(a.threads, env));
+  a.workers = share_of_cores(a.workers, env);
+  const c10::Device device = local_device(a, env);
   if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
-  std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
-  Sources sources = make_sources(a);
+  const auto group = a.dry_run ? nullptr : join_group(a, env, device);
+  const bool chief = !env || env->rank == 0;
+  if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
+  Sources sources = make_sources(a, chief);
   int epochs_done = 0;
   Sequential model = make_model(a, *sources.train, &epochs_done);
   model->set_memory_format(a.memory_format);
-  model->print_summary(std::cout);
-  std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
+  if (chief) {
+    model->print_summary(std::cout);
+    std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
+  }
   if (a.dry_run) return 0;
   if (epochs_done >= a.epochs) {
-    std::cout << "Checkpoint already holds " << epochs_done << " epochs (--epochs " << a.epochs << "): nothing to do\n";
+    if (chief)
+      std::cout << "Checkpoint already holds " << epochs_done << " epochs (--epochs " << a.epochs
+                << "): nothing to do\n";
     return 0;
   }
-  return train(a, model, sources, threads, device);
+  return train(a, model, sources, threads, device, group);
 }
 
 }  // namespace train_cnn

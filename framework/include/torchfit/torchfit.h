@@ -9,6 +9,9 @@
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/data/random.h>
+#include <torchfit/distributed/environment.h>
+#include <torchfit/distributed/gradient_reducer.h>
+#include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>

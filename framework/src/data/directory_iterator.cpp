@@ -363,7 +363,8 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   const int64_t bs = options_.batch_size();
   const int64_t start = batch_index * bs;
   const int64_t end = std::min(samples(), start + bs);
-  const int64_t m = end - start;
+  const auto [lo, hi] = shard_range(end - start);  // data-parallel: this rank's part
+  const int64_t m = hi - lo;
   const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
   Batch b;
   b.x = at::empty({m, channels_, H, W}, at::kFloat);
@@ -373,10 +374,11 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   thread_local std::vector<float> hwc, scratch;  // reused: no page faults per batch
   for (int64_t i = 0; i < m; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return b;
-    const int64_t idx = (*order)[static_cast<size_t>(start + i)];
+    const int64_t idx = (*order)[static_cast<size_t>(start + lo + i)];
     b.indices[static_cast<size_t>(i)] = idx;
-    load_sample(idx, pass, start + i, x + i * per, hwc, scratch);
+    load_sample(idx, pass, start + lo + i, x + i * per, hwc, scratch);  // augmentation keyed by the pass position
   }
+  if (shard_count() > 1) b.global_size = std::max<int64_t>(0, end - start);
   const std::string& mode = options_.class_mode();
   if (mode == "categorical") {
     b.y = at::zeros({m, num_classes()}, at::kFloat);
@@ -504,6 +506,14 @@ void DirectoryIterator::skip(int64_t batches) {
   stop_workers();
   std::lock_guard<std::mutex> lk(mutex_);
   consumed_ += batches;
+  next_job_ = consumed_;
+  slots_.clear();
+}
+
+void DirectoryIterator::shard(int64_t rank, int64_t world_size) {
+  BatchIterator::shard(rank, world_size);
+  stop_workers();  // prefetched batches hold other samples: build them again
+  std::lock_guard<std::mutex> lk(mutex_);
   next_job_ = consumed_;
   slots_.clear();
 }

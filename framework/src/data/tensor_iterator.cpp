@@ -35,8 +35,10 @@ Batch TensorIterator::next() {
     new_pass();
   }
   const int64_t end = std::min(pos_ + batch_size_, x_.size(0));
-  auto idx = order_.slice(0, pos_, end);
+  const auto [lo, hi] = shard_range(end - pos_);
+  auto idx = order_.slice(0, pos_ + lo, pos_ + hi);
   Batch b;
+  if (shard_count() > 1) b.global_size = end - pos_;
   b.x = x_.index_select(0, idx);
   if (y_.defined()) b.y = y_.index_select(0, idx);
   auto acc = idx.accessor<int64_t, 1>();
@@ -61,6 +63,15 @@ void TensorIterator::skip(int64_t batches) {
     }
     pos_ = std::min(pos_ + batch_size_, x_.size(0));
   }
+}
+
+void BatchIterator::shard(int64_t rank, int64_t world_size) {
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    throw ConfigError("shard: rank must be in [0, world_size), got rank " + std::to_string(rank) + " of " +
+                      std::to_string(world_size));
+  }
+  shard_rank_ = rank;
+  shard_count_ = world_size;
 }
 
 void TensorIterator::reset() {

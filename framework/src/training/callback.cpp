@@ -1,6 +1,9 @@
 #include <torchfit/training/callback.h>
 
+#include <algorithm>
+
 #include <torchfit/error.h>
+#include <torchfit/training/trainer.h>
 
 namespace torchfit {
 
@@ -13,6 +16,14 @@ CallbackList::CallbackList(std::vector<CallbackPtr> callbacks, Trainer* trainer,
     : callbacks_(std::move(callbacks)) {
   for (auto& cb : callbacks_) {
     if (!cb) throw ConfigError("fit: callbacks holds a null callback");
+  }
+  // Data-parallel: rank 0 alone prints and writes.
+  if (trainer && trainer->rank() != 0) {
+    callbacks_.erase(
+        std::remove_if(callbacks_.begin(), callbacks_.end(), [](const CallbackPtr& cb) { return cb->chief_only(); }),
+        callbacks_.end());
+  }
+  for (auto& cb : callbacks_) {
     cb->set_trainer(trainer);
     cb->set_params(params);
   }

@@ -43,6 +43,7 @@ void RunLogger::open_csv_files() {
   const auto& metrics = trainer().metric_names();
   std::vector<std::string> steps = {"epoch", "step", "data_ms", "h2d_ms", "compute_ms", "step_ms", "loss"};
   steps.insert(steps.end(), metrics.begin(), metrics.end());
+  if (trainer().world_size() > 1) steps.push_back("allreduce_ms");  // data-parallel runs only
   steps_csv_.write_row(steps);
   std::vector<std::string> epochs = {"epoch", "loss"};
   epochs.insert(epochs.end(), metrics.begin(), metrics.end());
@@ -81,6 +82,7 @@ nlohmann::json RunLogger::run_description() const {
           {"steps_per_epoch", p.steps},
           {"batch_size", p.batch_size},
           {"warmup_steps", p.warmup_steps},
+          {"distributed", t.distributed_info()},
           {"status", "running"}};
 }
 
@@ -111,6 +113,7 @@ void RunLogger::on_train_batch_end(int64_t batch, const Logs& logs) {
   std::vector<std::string> row = {std::to_string(epoch_ + 1), std::to_string(batch + 1)};
   for (const char* k : {"data_ms", "h2d_ms", "compute_ms", "step_ms", "batch_loss"}) row.push_back(csv_cell(logs, k));
   for (const auto& m : trainer().metric_names()) row.push_back(csv_cell(logs, "batch_" + m));
+  if (trainer().world_size() > 1) row.push_back(csv_cell(logs, "allreduce_ms"));
   steps_csv_.write_row(row);
 }
 
@@ -125,6 +128,10 @@ nlohmann::json RunLogger::epoch_summary(int epoch, const Logs& logs, double seco
                             {"images_per_s", s.images_per_s},
                             {"data_wait_share", s.data_wait_share},
                             {"gflops_per_s", achieved_gflops_per_s(s, flops_per_sample)}};
+  if (trainer().world_size() > 1) {
+    summary["allreduce_ms_median"] = s.allreduce_ms_median;
+    summary["allreduce_wait_share"] = s.allreduce_wait_share;
+  }
   for (const auto& [k, v] : logs) summary[k] = v;
   return summary;
 }

@@ -16,7 +16,8 @@ double percentile(std::vector<double> v, double q) {
 
 TimingSummary summarize_timings(const std::vector<StepTiming>& timings, int epoch) {
   TimingSummary s;
-  double data_total = 0, step_total = 0, warm_total = 0;
+  double data_total = 0, step_total = 0, warm_total = 0, allreduce_total = 0;
+  std::vector<double> allreduce;
   int64_t warm_images = 0;
   for (const auto& t : timings) {
     if (epoch > 0 && t.epoch != epoch) continue;
@@ -28,6 +29,8 @@ TimingSummary summarize_timings(const std::vector<StepTiming>& timings, int epoc
     s.step_ms.push_back(t.step_ms);
     s.images += t.size;
     data_total += t.data_ms;
+    allreduce_total += t.allreduce_ms;
+    allreduce.push_back(t.allreduce_ms);
     step_total += t.step_ms;
   }
   s.steps = static_cast<int64_t>(s.step_ms.size());
@@ -36,6 +39,8 @@ TimingSummary summarize_timings(const std::vector<StepTiming>& timings, int epoc
     s.p90_ms = percentile(s.step_ms, 0.9);
     s.images_per_s = static_cast<double>(s.images) / (step_total / 1000.0);
     s.data_wait_share = data_total / step_total;
+    s.allreduce_ms_median = percentile(allreduce, 0.5);
+    s.allreduce_wait_share = allreduce_total / step_total;
   } else if (warm_total > 0) {
     s.images_per_s = static_cast<double>(warm_images) / (warm_total / 1000.0);
   }

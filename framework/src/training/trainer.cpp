@@ -1,11 +1,16 @@
 #include <torchfit/training/trainer.h>
 
 #include <algorithm>
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
 #include <cmath>
 #include <limits>
 
 #include <torchfit/runtime/logging.h>
 
+#include <torchfit/distributed/gradient_reducer.h>
+#include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/interrupt.h>
@@ -42,6 +47,17 @@ struct Trainer::EpochMeans {
   }
 };
 
+namespace {
+
+// The stream settings of `train`, with the world size of a data-parallel run (a checkpoint records them).
+data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_size) {
+  data::StreamConfig c = train.stream_config();
+  if (world_size > 1) c["world_size"] = std::to_string(world_size);
+  return c;
+}
+
+}  // namespace
+
 Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   runtime::init_process();
@@ -75,11 +91,29 @@ at::Tensor Trainer::model_output(const at::Tensor& x) {
 }
 
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums) {
-  // Gradients set to none rather than zero-filled: backward writes fresh gradient tensors.
-  for (auto& p : model_->parameters()) p.mutable_grad().reset();
+  return compute_step(x, y, metric_sums, 1.0);
+}
+
+// One step; `loss_scale` multiplies the loss before backward (data-parallel: this shard's share of the
+// global batch, so that the summed gradients are the global batch's mean). An empty shard (the last,
+// partial batch of a pass split over more ranks than it has samples) only takes part in the allreduce.
+double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums,
+                             double loss_scale) {
+  if (reducer_) {
+    reducer_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
+  } else {
+    // Gradients set to none rather than zero-filled: backward writes fresh gradient tensors.
+    for (auto& p : model_->parameters()) p.mutable_grad().reset();
+  }
+  if (x.size(0) == 0) {
+    last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
+    optimizer_->step();
+    return 0.0;
+  }
   at::Tensor out = model_output(x);
   at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
-  loss.backward();
+  (loss_scale == 1.0 ? loss : loss * loss_scale).backward();
+  last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
   optimizer_->step();
   if (metric_sums) {
     at::Tensor detached = out.detach();
@@ -90,6 +124,77 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector
   return loss.item<double>();
 }
 
+// ---------------------------------------------------------------- data-parallel
+/// Ends fit()'s data-parallel state however fit() ends: hooks removed, sources whole again.
+struct Trainer::DataParallelScope {
+  Trainer& trainer;
+  data::BatchIterator& train;
+  data::BatchIterator* validation;
+  DataParallelScope(Trainer& t, data::BatchIterator& tr, data::BatchIterator* val)
+      : trainer(t), train(tr), validation(val) {}
+  ~DataParallelScope() {
+    if (!trainer.group_) return;
+    trainer.reducer_.reset();
+    trainer.group_.reset();
+    try {
+      train.shard(0, 1);
+      if (validation) validation->shard(0, 1);
+    } catch (...) {  // shard(0, 1) is always valid
+    }
+  }
+};
+
+int Trainer::rank() const { return group_ ? group_->rank() : 0; }
+int Trainer::world_size() const { return group_ ? group_->world_size() : 1; }
+
+nlohmann::json Trainer::distributed_info() const {
+  if (!group_) return {{"world_size", 1}};
+  nlohmann::json info = {
+      {"world_size", group_->world_size()}, {"backend", group_->backend()}, {"timeout_s", group_->timeout().count()}};
+  if (reducer_) info.update({{"gradient_buckets", reducer_->buckets()}, {"gradient_bytes", reducer_->bytes()}});
+  return info;
+}
+
+void Trainer::start_data_parallel(data::BatchIterator& train, const FitOptions& opt) {
+  const int rank = group_->rank(), world = group_->world_size();
+  train.shard(rank, world);
+  if (opt.validation_data()) opt.validation_data()->shard(rank, world);
+  // Rank 0's weights (fresh, or the resumed checkpoint's) on every rank.
+  std::vector<at::Tensor> state = model_->parameters();
+  for (const auto& b : model_->buffers()) state.push_back(b);
+  {
+    at::NoGradGuard no_grad;
+    group_->broadcast(state, 0);
+  }
+  reducer_ = std::make_shared<distributed::GradientReducer>(group_, model_->parameters());
+  // Dropout: a random stream per rank, derived from the shared state (the same on every run).
+  {
+    auto gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    const uint64_t base = at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
+    gen.set_current_seed(base ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1)));
+  }
+  torchfit::logger().info(
+      "data-parallel: rank {} of {} ({}), global batch {} = {} per rank, {} gradient buckets ({:.1f} MB)", rank, world,
+      group_->backend(), train.batch_size(), train.batch_size() / world, reducer_->buckets(),
+      static_cast<double>(reducer_->bytes()) / 1e6);
+}
+
+// Global step values: the loss and metric sums over all ranks' shards, the global batch size, and
+// whether any rank was interrupted (so that all stop at the same step).
+void Trainer::reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t) {
+  const double t0 = detail::steady_ms();
+  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n),
+                           runtime::interrupt_requested() ? 1.0 : 0.0};
+  v.insert(v.end(), sums.begin(), sums.end());
+  v = group_->allreduce_sum(v);
+  n = std::llround(v[1]);
+  loss = v[1] > 0 ? v[0] / v[1] : 0.0;
+  interrupt_any_ = v[2] > 0;
+  std::copy(v.begin() + 3, v.end(), sums.begin());
+  t.allreduce_ms += detail::steady_ms() - t0;
+}
+
 // ---------------------------------------------------------------- fit
 History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   runtime::init_process();
@@ -97,7 +202,10 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   stop_training = false;
   interrupted_ = false;
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
+  group_ = opt.process_group();
+  DataParallelScope data_parallel(*this, train, opt.validation_data());
   const FitParams params = fit_params(train, opt);
+  if (group_) start_data_parallel(train, opt);
   auto history = std::make_shared<HistoryRecorder>();
   CallbackList callbacks(fit_callbacks(opt, history), this, params);
   Logs logs;  // the last finished epoch's
@@ -135,8 +243,13 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
                       std::to_string(opt.validation_steps()));
   }
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
+  if (group_ && train.batch_size() % world_size() != 0) {
+    throw ConfigError("fit: the batch size " + std::to_string(train.batch_size()) +
+                      " is the global batch and must split evenly over the " + std::to_string(world_size()) +
+                      " processes (use a multiple of " + std::to_string(world_size()) + ")");
+  }
   if (!opt.resume_from().empty()) resume(opt.resume_from(), train, opt, steps);
-  position_.data = train.stream_config();
+  position_.data = stream_config_of(train, world_size());
   if (opt.initial_step() < 0 || opt.initial_step() > steps) {
     throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
   }
@@ -181,7 +294,15 @@ void Trainer::check_resumable(const std::string& path, const io::CheckpointInfo&
                       std::to_string(pos.train_samples) + " samples already seen; use batch size " +
                       std::to_string(pos.batch_size) + ")");
   }
-  const std::string differences = stream_differences(pos.data, train.stream_config());
+  const auto saved = pos.data.find("world_size");
+  const std::string saved_world = saved == pos.data.end() ? "1" : saved->second;
+  if (saved_world != std::to_string(world_size())) {
+    throw ConfigError("resume: checkpoint '" + path + "' was written by a run of " + saved_world +
+                      " process(es), this run has " + std::to_string(world_size()) +
+                      ": resume with the same number of processes (each one's data shard and random numbers "
+                      "depend on it)");
+  }
+  const std::string differences = stream_differences(pos.data, stream_config_of(train, world_size()));
   if (!differences.empty()) {
     throw ConfigError("resume: checkpoint '" + path + "' would not continue exactly: the training data differs (" +
                       differences + "); resume with the saved settings, or start a new run");
@@ -245,7 +366,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     position_.epoch = epoch;
     position_.step = step;
     callbacks.on_train_batch_end(step - 1, batch_logs);
-    if (runtime::interrupt_requested()) {
+    if (group_ ? interrupt_any_ : runtime::interrupt_requested()) {
       interrupted_ = true;
       break;
     }
@@ -261,10 +382,13 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   runtime::synchronize(device_);
   const double t2 = detail::steady_ms();
   std::vector<double> sums(resolved_metrics_.size(), 0.0);
-  const double loss = train_step(x, y, &sums);
+  int64_t n = batch.size();
+  const int64_t global = batch.global_size > 0 ? batch.global_size : n;  // data-parallel: the whole batch
+  double loss = compute_step(x, y, &sums, group_ ? static_cast<double>(n) / static_cast<double>(global) : 1.0);
   runtime::synchronize(device_);
   const double t3 = detail::steady_ms();
-  const int64_t n = batch.size();
+  t.allreduce_ms = last_allreduce_ms_;
+  if (group_) reduce_step(loss, sums, n, t);
   means.add(loss, sums, n);
   Logs logs = means.logs(metric_names_);
   logs["batch_loss"] = loss;
@@ -280,6 +404,7 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
                {"compute_ms", t.compute_ms},
                {"step_ms", t.step_ms},
                {"warmup", t.warmup ? 1.0 : 0.0}});
+  if (group_) logs["allreduce_ms"] = t.allreduce_ms;
   return logs;
 }
 
@@ -305,6 +430,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   sums.metric_sums.assign(resolved_metrics_.size(), 0.0);
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
+    if (batch.size() == 0) continue;  // data-parallel: an empty shard of a short last batch
     auto [x, y] = to_device(batch);
     at::Tensor out = model_output(x);
     std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
@@ -313,6 +439,14 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
+  if (group_) {  // data-parallel: the sums over every rank's shards
+    std::vector<double> v = {sums.loss_sum, static_cast<double>(sums.seen)};
+    v.insert(v.end(), sums.metric_sums.begin(), sums.metric_sums.end());
+    v = group_->allreduce_sum(v);
+    sums.loss_sum = v[0];
+    sums.seen = std::llround(v[1]);
+    std::copy(v.begin() + 2, v.end(), sums.metric_sums.begin());
+  }
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
   return sums.logs(metric_names_);
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <torchfit/error.h>
@@ -20,6 +21,8 @@ struct Batch {
   std::vector<int64_t> indices;
   /// Time this next() call spent blocked waiting for the batch (ms): the "data wait" of step timing.
   double wait_ms = 0.0;
+  /// Samples of the whole batch this one is a shard of (BatchIterator::shard); 0 = not sharded (size()).
+  int64_t global_size = 0;
   int64_t size() const { return x.defined() ? x.size(0) : 0; }
 };
 
@@ -62,6 +65,16 @@ class BatchIterator {
     return {{"batch_size", std::to_string(batch_size())}, {"samples", std::to_string(samples())}};
   }
 
+  /// Data-parallel runs (tf.distribute semantics): from the next batch on, next() returns only shard
+  /// `rank` of `world_size` of each batch — samples [m·rank/world_size, m·(rank+1)/world_size) of a batch
+  /// of m — while batch_size(), samples(), the order of every pass and the augmentation (keyed by the
+  /// sample's position in the pass) stay those of the whole stream: the ranks together read exactly
+  /// what one process reads. Batch::global_size is m. Errors: ConfigError for a rank outside
+  /// [0, world_size). Sources override it to drop batches they prefetched (and call this one).
+  virtual void shard(int64_t rank, int64_t world_size);
+  int64_t shard_rank() const { return shard_rank_; }
+  int64_t shard_count() const { return shard_count_; }
+
  protected:
   /// IndexError for a negative skip count.
   static void check_skip(int64_t batches) {
@@ -69,6 +82,14 @@ class BatchIterator {
       throw IndexError("cannot skip " + std::to_string(batches) +
                        " batches: the count must be >= 0 (reset() goes back to the start)");
   }
+  /// [begin, end) of this rank's shard within a batch of `m` samples.
+  std::pair<int64_t, int64_t> shard_range(int64_t m) const {
+    return {m * shard_rank_ / shard_count_, m * (shard_rank_ + 1) / shard_count_};
+  }
+
+ private:
+  int64_t shard_rank_ = 0;
+  int64_t shard_count_ = 1;
 };
 
 /// In-memory source over tensors x (N, ...) and y (N, ...), in order or shuffled per pass with `seed`.

@@ -171,6 +171,8 @@ class DirectoryIterator : public BatchIterator {
   const std::vector<SkippedFile>& skipped() const { return skipped_; }
   /// Sample indices (into filenames()) whose file failed to decode in a worker so far: their places in
   /// batches hold another readable file of the class (fine for training; a predictor drops them).
+  /// Data-parallel shard (BatchIterator::shard); batches already prefetched are dropped and rebuilt.
+  void shard(int64_t rank, int64_t world_size) override;
   std::set<int64_t> replaced_samples();
   /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
   bool augmenting() const { return augment_; }

@@ -50,6 +50,10 @@ class Callback {
   virtual void on_train_batch_end(int64_t batch, const Logs& logs) {}
   /// torchfit addition: fit() is ending with an error (`message` is its what()); files can record it.
   virtual void on_train_error(const std::string& message) {}
+  /// Data-parallel runs: true for callbacks that print or write files (progress line, run files,
+  /// checkpoints, CSV logs), which fit() calls on rank 0 only; the others run on every rank (they see the
+  /// same, allreduced logs, so EarlyStopping or ReduceLROnPlateau decide alike everywhere).
+  virtual bool chief_only() const { return false; }
 
   void set_trainer(Trainer* t) { trainer_ = t; }
   /// The trainer running fit(). Errors: torchfit::Error when called outside fit().

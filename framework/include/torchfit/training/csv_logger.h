@@ -33,6 +33,7 @@ class CSVLogger : public Callback {
  public:
   explicit CSVLogger(CSVLoggerOptions options);
   void on_train_begin(const Logs& logs) override;
+  bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_end(const Logs& logs) override;
 

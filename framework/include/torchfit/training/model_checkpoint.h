@@ -53,6 +53,7 @@ class ModelCheckpoint : public Callback {
   explicit ModelCheckpoint(ModelCheckpointOptions options);
   /// Checks that filepath's folder can be written (before the first step).
   void on_train_begin(const Logs& logs) override;
+  bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
   /// Writes the checkpoint now (e.g. on Ctrl-C) at the trainer's current position; `epoch` (0-based)

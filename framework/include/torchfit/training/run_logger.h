@@ -39,6 +39,7 @@ class RunLogger : public Callback {
  public:
   explicit RunLogger(RunLoggerOptions options);
   void on_train_begin(const Logs& logs) override;
+  bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_begin(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
   void on_epoch_end(int epoch, const Logs& logs) override;

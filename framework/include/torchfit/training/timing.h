@@ -9,14 +9,15 @@ namespace torchfit {
 
 /// Timing of one training step, in milliseconds. On CUDA each clock read follows a synchronisation.
 struct StepTiming {
-  int epoch = 0;          ///< 1-based
-  int64_t step = 0;       ///< 1-based within the epoch
-  int64_t size = 0;       ///< images in the batch (the last batch of a pass may be partial)
-  double data_ms = 0;     ///< blocked waiting on the data source (prefetch queue)
-  double h2d_ms = 0;      ///< host → device copy
-  double compute_ms = 0;  ///< forward + loss + backward + optimizer step
-  double step_ms = 0;     ///< data + copy + compute + metric bookkeeping (callbacks are not included)
-  bool warmup = false;    ///< one of fit()'s first `warmup_steps` steps: left out of the statistics
+  int epoch = 0;            ///< 1-based
+  int64_t step = 0;         ///< 1-based within the epoch
+  int64_t size = 0;         ///< images in the batch (the last batch of a pass may be partial)
+  double data_ms = 0;       ///< blocked waiting on the data source (prefetch queue)
+  double h2d_ms = 0;        ///< host → device copy
+  double compute_ms = 0;    ///< forward + loss + backward + optimizer step
+  double step_ms = 0;       ///< data + copy + compute + metric bookkeeping (callbacks are not included)
+  double allreduce_ms = 0;  ///< data-parallel runs: waiting for the gradient allreduce (part of compute_ms)
+  bool warmup = false;      ///< one of fit()'s first `warmup_steps` steps: left out of the statistics
 };
 
 /// The q-quantile (0 ≤ q ≤ 1) of `values`, linearly interpolated between order statistics (numpy's
@@ -25,13 +26,15 @@ double percentile(std::vector<double> values, double q);
 
 /// Statistics over the timed (non-warm-up) steps of a run or an epoch.
 struct TimingSummary {
-  int64_t steps = 0;            ///< timed steps
-  int64_t images = 0;           ///< images in the timed steps (actual batch sizes)
-  double median_ms = 0;         ///< median step_ms
-  double p90_ms = 0;            ///< 90th percentile of step_ms
-  double images_per_s = 0;      ///< images / Σ step_ms
-  double data_wait_share = 0;   ///< Σ data_ms / Σ step_ms (0..1)
-  std::vector<double> step_ms;  ///< the timed steps' step_ms, in order
+  int64_t steps = 0;                ///< timed steps
+  int64_t images = 0;               ///< images in the timed steps (actual batch sizes)
+  double median_ms = 0;             ///< median step_ms
+  double p90_ms = 0;                ///< 90th percentile of step_ms
+  double images_per_s = 0;          ///< images / Σ step_ms
+  double data_wait_share = 0;       ///< Σ data_ms / Σ step_ms (0..1)
+  double allreduce_ms_median = 0;   ///< median allreduce_ms (data-parallel runs; else 0)
+  double allreduce_wait_share = 0;  ///< Σ allreduce_ms / Σ step_ms (0..1)
+  std::vector<double> step_ms;      ///< the timed steps' step_ms, in order
 };
 
 /// Achieved rate: `flops_per_step` floating-point operations done in `ms_per_step` milliseconds, in

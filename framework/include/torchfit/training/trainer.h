@@ -25,6 +25,11 @@
 
 namespace torchfit {
 
+namespace distributed {
+class ProcessGroup;
+class GradientReducer;
+}  // namespace distributed
+
 using io::TrainingPosition;
 
 /// Arguments of fit(), with Keras defaults.
@@ -75,6 +80,15 @@ struct FitOptions {
   TORCH_ARG(std::optional<bool>, dynamic) = std::nullopt;
   /// Clock for the progress line (seconds); default steady_clock.
   TORCH_ARG(Progbar::Clock, clock) = {};
+  /// Data-parallel training over this group (distributed/process_group.h; nullptr ⇒ one process), with
+  /// tf.distribute's semantics: the training source's batch size is the global batch, split evenly over
+  /// the ranks (ConfigError when it does not divide); each rank reads its shard of every batch
+  /// (BatchIterator::shard, also for validation_data); rank 0's weights are broadcast at the start
+  /// (after resume_from, which every rank loads: same world size only); gradients are averaged by
+  /// bucketed asynchronous allreduce during backward (GradientReducer); the logged loss and metrics are
+  /// the global ones; callbacks that print or write files run on rank 0 only (Callback::chief_only).
+  /// Every rank must call fit with the same options. BatchNormalization statistics stay per rank.
+  TORCH_ARG(std::shared_ptr<distributed::ProcessGroup>, process_group) = nullptr;
 };
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
@@ -131,11 +145,23 @@ class Trainer {
   /// Position reached by the last (or current) fit(); set_position() for a resumed run.
   const TrainingPosition& position() const { return position_; }
   void set_position(const TrainingPosition& p) { position_ = p; }
-  /// True when the last fit() stopped early because runtime::interrupt_requested() (Ctrl-C).
+  /// True when the last fit() stopped early because runtime::interrupt_requested() (Ctrl-C; in a
+  /// data-parallel run, on any rank: the ranks stop at the same step).
   bool interrupted() const { return interrupted_; }
+
+  /// Data-parallel fit(): this process's rank and the number of processes (0 and 1 otherwise).
+  int rank() const;
+  int world_size() const;
+  /// {"world_size", "backend", "timeout_s", "gradient_buckets", "gradient_bytes"} during a data-parallel
+  /// fit(); {"world_size": 1} otherwise (RunLogger writes it into run.json).
+  nlohmann::json distributed_info() const;
 
  private:
   struct EpochMeans;
+  struct DataParallelScope;
+  void start_data_parallel(data::BatchIterator& train, const FitOptions& opt);
+  double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
+  void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
   void check_resumable(const std::string& path, const io::CheckpointInfo& info, const data::BatchIterator& train,
@@ -157,6 +183,11 @@ class Trainer {
   std::vector<StepTiming> timings_;
   TrainingPosition position_;
   bool interrupted_ = false;
+  // Data-parallel fit() only.
+  std::shared_ptr<distributed::ProcessGroup> group_;
+  std::shared_ptr<distributed::GradientReducer> reducer_;
+  bool interrupt_any_ = false;    // some rank was interrupted (agreed at each step)
+  double last_allreduce_ms_ = 0;  // the last step's wait for the gradient allreduce
 };
 
 }  // namespace torchfit

@@ -1,0 +1,248 @@
+// torchfit::distributed in one process: torchrun's environment parsed and refused, shards that add up
+// to the whole batch, and two ranks (two threads, each its own Gloo group over loopback) that train to
+// bit-identical weights, equal to one process's within 1e-5.
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <future>
+#include <map>
+#include <thread>
+
+#include <torchfit/data/image_data_generator.h>
+#include <torchfit/distributed/environment.h>
+#include <torchfit/distributed/process_group.h>
+#include <torchfit/error.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/image_tree.h"
+#include "support/temp_dir.h"
+#include "support/tiny_model.h"
+
+namespace torchfit::distributed_test {
+namespace {
+
+using distributed::Environment;
+
+distributed::GetEnv env_of(std::map<std::string, std::string> vars) {
+  return [vars](const std::string& name) -> std::optional<std::string> {
+    auto it = vars.find(name);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+std::map<std::string, std::string> torchrun_vars() {
+  return {{"RANK", "1"},
+          {"WORLD_SIZE", "2"},
+          {"LOCAL_RANK", "1"},
+          {"LOCAL_WORLD_SIZE", "2"},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", "29500"}};
+}
+
+// The message of the ConfigError read_environment throws for `vars`.
+std::string error_for(const std::map<std::string, std::string>& vars) {
+  try {
+    distributed::read_environment(env_of(vars));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// A TCP port on 127.0.0.1 that was free a moment ago.
+int free_port() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+}  // namespace
+
+TEST(DistributedEnvironment, NoVariablesIsOneProcess) {
+  EXPECT_FALSE(distributed::read_environment(env_of({})).has_value());
+}
+
+TEST(DistributedEnvironment, ReadsTorchrunVariables) {
+  auto vars = torchrun_vars();
+  vars["TORCHELASTIC_USE_AGENT_STORE"] = "True";
+  vars["TORCHELASTIC_RESTART_COUNT"] = "3";
+  const auto e = distributed::read_environment(env_of(vars));
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->rank, 1);
+  EXPECT_EQ(e->world_size, 2);
+  EXPECT_EQ(e->local_rank, 1);
+  EXPECT_EQ(e->master_addr, "127.0.0.1");
+  EXPECT_EQ(e->master_port, 29500);
+  EXPECT_TRUE(e->agent_store);
+  EXPECT_EQ(e->store_prefix(), "/worker/attempt_3");
+}
+
+TEST(DistributedEnvironment, ErrorsNameTheVariableAndValue) {
+  auto vars = torchrun_vars();
+  vars.erase("MASTER_PORT");
+  EXPECT_NE(error_for(vars).find("MASTER_PORT is not set"), std::string::npos) << error_for(vars);
+  vars = torchrun_vars();
+  vars["MASTER_PORT"] = "29x";
+  EXPECT_NE(error_for(vars).find("MASTER_PORT='29x'"), std::string::npos) << error_for(vars);
+  vars["MASTER_PORT"] = "70000";
+  EXPECT_NE(error_for(vars).find("MASTER_PORT='70000'"), std::string::npos);
+  vars = torchrun_vars();
+  vars["WORLD_SIZE"] = "two";
+  EXPECT_NE(error_for(vars).find("WORLD_SIZE='two'"), std::string::npos) << error_for(vars);
+  vars = torchrun_vars();
+  vars["RANK"] = "2";
+  EXPECT_NE(error_for(vars).find("RANK='2' is not an integer in [0, 1]"), std::string::npos) << error_for(vars);
+  vars = torchrun_vars();
+  vars.erase("WORLD_SIZE");
+  EXPECT_NE(error_for(vars).find("RANK is set but WORLD_SIZE is not"), std::string::npos) << error_for(vars);
+  vars = torchrun_vars();
+  vars["MASTER_ADDR"] = "";
+  EXPECT_NE(error_for(vars).find("MASTER_ADDR is empty"), std::string::npos) << error_for(vars);
+}
+
+TEST(DistributedShard, ShardsOfAugmentedBatchesAddUpToTheWholeBatch) {
+  torchfit::testing::TempDir dir;
+  torchfit::testing::make_tree(dir.path, {"a", "b"}, 7, 12);  // 14 images: batches 4, 4, 4, 2 per pass
+  data::ImageDataGenerator gen(data::article_augmentation());
+  const auto flow = data::FlowOptions().target_size({10, 10}).batch_size(4).seed(9).workers(1).verbose(false);
+  auto whole = gen.flow_from_directory(dir.path.string(), flow);
+  auto s0 = gen.flow_from_directory(dir.path.string(), flow);
+  auto s1 = gen.flow_from_directory(dir.path.string(), flow);
+  s0->shard(0, 2);
+  s1->shard(1, 2);
+  for (int b = 0; b < 6; ++b) {  // into the second pass (a new order)
+    const data::Batch w = whole->next(), a = s0->next(), c = s1->next();
+    EXPECT_EQ(a.global_size, w.size());
+    EXPECT_TRUE(at::equal(at::cat({a.x, c.x}), w.x)) << "batch " << b;
+    std::vector<int64_t> indices = a.indices;
+    indices.insert(indices.end(), c.indices.begin(), c.indices.end());
+    EXPECT_EQ(indices, w.indices);
+  }
+  EXPECT_THROW(s0->shard(2, 2), ConfigError);
+}
+
+namespace {
+
+constexpr int kSteps = 5;
+
+struct Data {
+  at::Tensor x, y;
+};
+
+Data make_data() {
+  at::manual_seed(11);
+  Data d;
+  d.x = at::randn({40, 4});
+  d.y = at::one_hot(at::randint(3, {40}, at::kLong), 3).to(at::kFloat);
+  return d;
+}
+
+// The tiny MLP with seeded weights; every call gives the same ones.
+Sequential fresh_model() {
+  at::manual_seed(5);
+  return torchfit::testing::tiny_mlp();
+}
+
+FitOptions fit_options() { return FitOptions().epochs(1).steps_per_epoch(kSteps).verbose(0); }
+
+std::vector<at::Tensor> weights(Trainer& t) {
+  std::vector<at::Tensor> w;
+  for (const auto& p : t.model()->parameters()) w.push_back(p.detach().clone());
+  return w;
+}
+
+// Trains rank `rank` of 2 on its own thread's group; returns its weights. `checkpoint`: rank 0 saves one.
+std::vector<at::Tensor> train_rank(int rank, int port, Sequential model, const Data& d, const std::string& checkpoint) {
+  Environment env;
+  env.rank = rank;
+  env.world_size = 2;
+  env.master_addr = "127.0.0.1";
+  env.master_port = port;
+  distributed::ProcessGroupOptions options;
+  options.timeout = std::chrono::seconds(30);
+  auto group = distributed::ProcessGroup::create(env, options);
+  Trainer trainer(model, CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}));
+  data::TensorIterator train(d.x, d.y, 8, /*shuffle=*/true, /*seed=*/3);
+  History h = trainer.fit(train, fit_options().process_group(group));
+  if (rank == 0 && !checkpoint.empty()) trainer.save_checkpoint(checkpoint);
+  return weights(trainer);
+}
+
+}  // namespace
+
+TEST(DataParallel, TwoRanksTrainWhatOneProcessTrains) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  Trainer single(fresh_model(), CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}));
+  data::TensorIterator train(d.x, d.y, 8, true, 3);
+  single.fit(train, fit_options());
+  const auto expected = weights(single);
+
+  torchfit::testing::TempDir dir;
+  const std::string ckpt = (dir.path / "two.ckpt").string();
+  const int port = free_port();
+  Sequential m0 = fresh_model(), m1 = fresh_model();
+  auto r0 = std::async(std::launch::async, [&] { return train_rank(0, port, m0, d, ckpt); });
+  auto r1 = std::async(std::launch::async, [&] { return train_rank(1, port, m1, d, ""); });
+  ASSERT_EQ(r0.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  const auto w0 = r0.get(), w1 = r1.get();
+  ASSERT_EQ(w0.size(), expected.size());
+  for (size_t i = 0; i < w0.size(); ++i) {
+    EXPECT_TRUE(at::equal(w0[i], w1[i])) << "parameter " << i << " differs between the ranks";
+    EXPECT_LE((w0[i] - expected[i]).abs().max().item<double>(), 1e-5) << "parameter " << i;
+    EXPECT_FALSE(at::equal(w0[i], fresh_model()->parameters()[i])) << "parameter " << i << " did not train";
+  }
+
+  // A checkpoint of the 2-process run does not resume in one process.
+  Trainer again(fresh_model(), CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}));
+  data::TensorIterator source(d.x, d.y, 8, true, 3);
+  try {
+    again.fit(source, FitOptions().epochs(2).steps_per_epoch(kSteps).verbose(0).resume_from(ckpt));
+    FAIL() << "resumed a 2-process checkpoint in 1 process";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("run of 2 process(es), this run has 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(DataParallel, BatchThatDoesNotSplitIsRefused) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  const int port = free_port();
+  auto rank = [&](int r) {
+    Environment env;
+    env.rank = r;
+    env.world_size = 2;
+    env.master_addr = "127.0.0.1";
+    env.master_port = port;
+    distributed::ProcessGroupOptions options;
+    options.timeout = std::chrono::seconds(30);
+    auto group = distributed::ProcessGroup::create(env, options);
+    Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy"));
+    data::TensorIterator train(d.x, d.y, 7);
+    try {
+      trainer.fit(train, fit_options().process_group(group));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  auto a = std::async(std::launch::async, rank, 0), b = std::async(std::launch::async, rank, 1);
+  ASSERT_EQ(a.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ASSERT_EQ(b.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_NE(a.get().find("batch size 7 is the global batch and must split evenly over the 2 processes"),
+            std::string::npos);
+  b.get();
+}
+
+}  // namespace torchfit::distributed_test
