@@ -10,6 +10,9 @@
 #include <torchfit/error.h>
 
 #include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,18 +187,81 @@ TEST(KerasFidelity, DanglingLinksAndSpecialFilesAreCountedAsUnreadable) {
   TempDir d;
   make_tree(d.path, {"a"}, 2);
   fs::create_symlink(d.path / "gone.png", d.path / "a" / "link.png");
+  fs::create_symlink(d.path / "a" / "loop2.png", d.path / "a" / "loop1.png");
+  fs::create_symlink(d.path / "a" / "loop1.png", d.path / "a" / "loop2.png");
   ASSERT_EQ(::mkfifo((d.path / "a" / "pipe.png").c_str(), 0600), 0);
   ::testing::internal::CaptureStdout();
   ::testing::internal::CaptureStderr();
   DirectoryIterator it(d.str(), FlowOptions().target_size({4, 4}));
   const std::string out = ::testing::internal::GetCapturedStdout(), err = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(out, "Found 2 images belonging to 1 classes. Skipped 2 unreadable files.\n");
-  ASSERT_EQ(it.skipped().size(), 2u);
+  EXPECT_EQ(out, "Found 2 images belonging to 1 classes. Skipped 4 unreadable files.\n");
+  ASSERT_EQ(it.skipped().size(), 4u);
   EXPECT_EQ(it.skipped()[0].path, (d.path / "a" / "link.png").string());
   EXPECT_EQ(it.skipped()[0].reason,
             "dangling symbolic link (its target " + (d.path / "gone.png").string() + " does not exist)");
-  EXPECT_EQ(it.skipped()[1].reason, "not a regular file (a FIFO, socket or device)");
+  EXPECT_EQ(it.skipped()[1].reason, "symbolic link loop (Too many levels of symbolic links)");
+  EXPECT_EQ(it.skipped()[3].reason, "not a regular file (a FIFO, socket or device)");
   // Warnings are log lines: on stderr, never mixed into stdout's Found line.
   EXPECT_NE(err.find("[warning] skipping unreadable image " + (d.path / "a" / "link.png").string()), std::string::npos)
       << err;
+}
+
+TEST(KerasFidelity, AFifoPutWhereAnImageWasIsReplacedNotWaitedOn) {
+  TempDir d;
+  make_tree(d.path, {"a"}, 3);
+  DirectoryIterator it(d.str(), FlowOptions().verbose(false).target_size({4, 4}).batch_size(3).shuffle(false));
+  fs::remove(d.path / "a" / "01.png");  // after the header check: the worker finds it
+  ASSERT_EQ(::mkfifo((d.path / "a" / "01.png").c_str(), 0600), 0);
+  ::testing::internal::CaptureStderr();
+  const Batch b = it.next();  // would block forever in open() without O_NONBLOCK
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(b.size(), 3);
+  EXPECT_EQ(it.replaced_samples(), (std::set<int64_t>{1}));
+  EXPECT_NE(err.find((d.path / "a" / "01.png").string() + ": not a regular file"), std::string::npos) << err;
+}
+
+TEST(KerasFidelity, SkipIsExactAcrossPassesAndRefusesOverflow) {
+  // TensorIterator::skip is arithmetic (O(1)); it must land where k calls of next() land.
+  const at::Tensor x = at::arange(5, at::kFloat).reshape({5, 1});
+  for (int64_t k = 0; k <= 13; ++k) {
+    TensorIterator reference(x, at::Tensor(), 2, true, 9), skipped(x, at::Tensor(), 2, true, 9),
+        split(x, at::Tensor(), 2, true, 9);
+    for (int64_t i = 0; i < k; ++i) reference.next();
+    skipped.skip(k);
+    split.skip(k / 2);
+    split.skip(k - k / 2);
+    const Batch want = reference.next();
+    EXPECT_EQ(skipped.next().indices, want.indices) << k;
+    EXPECT_EQ(split.next().indices, want.indices) << k;
+  }
+  TensorIterator t(x, at::Tensor(), 2);
+  t.next();
+  EXPECT_THROW(t.skip(std::numeric_limits<int64_t>::max()), torchfit::IndexError);
+  TempDir d;
+  make_tree(d.path, {"a"}, 3);
+  DirectoryIterator it(d.str(), FlowOptions().verbose(false).target_size({4, 4}).batch_size(2));
+  it.next();
+  EXPECT_THROW(it.skip(std::numeric_limits<int64_t>::max()), torchfit::IndexError);
+  EXPECT_THROW(it.skip(std::numeric_limits<int64_t>::max() / 4), torchfit::IndexError);
+  EXPECT_EQ(it.next().size(), 1);                                // still usable: the second batch of the pass
+  EXPECT_EQ(it.stream_config().at("sixteen_bit"), "high_byte");  // always recorded, so resume compares it
+}
+
+TEST(KerasFidelity, AJpegLibjpegRefusesIsRefusedAsPillowDoesNotDecodedByOpenCv) {
+  std::vector<uint8_t> bytes;
+  {
+    std::ifstream f(golden_file("jpeg_444.jpg"), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  bool changed = false;
+  for (size_t i = 2; i + 1 < bytes.size() && !changed; ++i)
+    if (bytes[i] == 0xFF && bytes[i + 1] == 0xC0) bytes[i + 1] = 0xC3, changed = true;  // SOF0 → SOF3 (lossless)
+  ASSERT_TRUE(changed);
+  try {
+    decode_image(bytes.data(), bytes.size(), ColorMode::rgb, "sof3.jpg");
+    ADD_FAILURE() << "decoded";
+  } catch (const torchfit::IoError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "cannot decode image sof3.jpg: corrupt JPEG (libjpeg: Unsupported JPEG process: SOF type 0xc3)");
+  }
 }

@@ -492,7 +492,7 @@ StreamConfig DirectoryIterator::stream_config() const {
   c["color_mode"] = options_.color_mode();
   c["interpolation"] = options_.interpolation();
   c["class_mode"] = options_.class_mode();
-  if (sixteen_bit_ != SixteenBit::high_byte) c["sixteen_bit"] = options_.sixteen_bit();  // old runs lack the key
+  c["sixteen_bit"] = options_.sixteen_bit();  // checkpoints from before it lack the key: not compared then
   c["augmentation"] = generator_ ? options_text(generator_->options()) : "none";
   if (generator_ && generator_->augments() && !augment_)
     c["augmentation"] += " (validation subset: no random transforms)";
@@ -502,6 +502,11 @@ StreamConfig DirectoryIterator::stream_config() const {
 void DirectoryIterator::skip(int64_t batches) {
   check_skip(batches);
   if (batches == 0) return;
+  {  // refused before the workers stop, so a refused skip leaves the iterator as it was
+    std::lock_guard<std::mutex> lk(mutex_);
+    if (batches > kMaxPosition - consumed_)
+      throw IndexError("cannot skip " + std::to_string(batches) + " batches: the position would overflow");
+  }
   // Batches are a pure function of (seed, pass, position): skipping is moving the counter.
   stop_workers();
   std::lock_guard<std::mutex> lk(mutex_);

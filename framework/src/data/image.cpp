@@ -15,6 +15,10 @@
 #endif
 #include <opencv2/imgproc.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -88,16 +92,27 @@ std::vector<uint8_t> read_at(std::FILE* f, long offset, size_t len) {
   return buf;
 }
 
+// Reads a whole regular file. Opened non-blocking and checked with fstat before any read: a FIFO or
+// device put where an image was (after the header check) is refused, never waited on.
 std::vector<uint8_t> read_file(const std::string& path) {
-  File file(path);
-  if (!file.f) throw IoError("cannot open image " + path + ": " + std::strerror(errno));
-  std::fseek(file.f, 0, SEEK_END);
-  const long size = std::ftell(file.f);
-  std::fseek(file.f, 0, SEEK_SET);
-  if (size <= 0) throw IoError("cannot decode image " + path + ": empty file");
-  std::vector<uint8_t> data(static_cast<size_t>(size));
-  if (std::fread(data.data(), 1, data.size(), file.f) != data.size())
-    throw IoError("cannot read image " + path + ": short read");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw IoError("cannot open image " + path + ": " + std::strerror(errno));
+  const std::unique_ptr<int, void (*)(int*)> closer(new int(fd), [](int* p) {
+    ::close(*p);
+    delete p;
+  });
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw IoError("cannot read image " + path + ": " + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) throw IoError("cannot decode image " + path + ": not a regular file");
+  if (st.st_size <= 0) throw IoError("cannot decode image " + path + ": empty file");
+  std::vector<uint8_t> data(static_cast<size_t>(st.st_size));
+  size_t got = 0;
+  while (got < data.size()) {
+    const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IoError("cannot read image " + path + ": " + (n < 0 ? std::strerror(errno) : "short read"));
+    got += static_cast<size_t>(n);
+  }
   return data;
 }
 
@@ -367,12 +382,13 @@ std::string truncated_reason(const Format& format, const std::string& why) {
 
 std::string stb_words(const std::string& reason) { return reason.empty() ? "" : "stb_image: " + reason; }
 
-// JPEG through libjpeg (jpeg_decoder.h), the decoder Pillow uses: its pixels are Pillow's. A file libjpeg
-// refuses (not for lack of data) goes to OpenCV, which names the format variant it cannot decode either.
+// JPEG through libjpeg (jpeg_decoder.h), the decoder Pillow uses: its pixels are Pillow's, and a file it
+// refuses Pillow refuses too ("broken data stream"), so there is no fallback (OpenCV would decode some
+// of them with padding).
 Image decode_jpeg(const uint8_t* data, size_t size, const DecodeSettings& s, const Format& format) {
   const jpeg::Decoded d = jpeg::decode(data, size, s.max_pixels > 0 ? 2 * s.max_pixels : 0);
   if (d.truncated) throw std::runtime_error(truncated_reason(format, "libjpeg: Premature end of JPEG file"));
-  if (!d.error.empty()) return decode_with_opencv(data, size, s, format, "libjpeg: " + d.error);
+  if (!d.error.empty()) throw std::runtime_error("corrupt JPEG (libjpeg: " + d.error + ")");
   const std::string too_big = pixel_limit_reason(d.width, d.height, s.max_pixels);
   if (!too_big.empty()) throw std::runtime_error(too_big);
   return from_mat(cv::Mat(d.height, d.width, CV_8UC(d.channels), const_cast<uint8_t*>(d.pixels.data())), s);
@@ -494,6 +510,7 @@ std::string file_type_reason(const std::string& path) {
   std::error_code ec;
   const std::filesystem::file_status st = std::filesystem::status(path, ec);
   if (std::filesystem::is_regular_file(st)) return "";
+  if (ec == std::errc::too_many_symbolic_link_levels) return "symbolic link loop (" + ec.message() + ")";
   if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)) && !std::filesystem::exists(st)) {
     const std::filesystem::path target = std::filesystem::read_symlink(path, ec);
     return "dangling symbolic link (its target " + target.string() + " does not exist)";

@@ -4,6 +4,8 @@
 
 #include <torchfit/error.h>
 
+#include <limits>
+
 namespace torchfit::data {
 
 TensorIterator::TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, bool shuffle, uint64_t seed)
@@ -56,13 +58,18 @@ StreamConfig TensorIterator::stream_config() const {
 
 void TensorIterator::skip(int64_t batches) {
   check_skip(batches);
-  for (int64_t i = 0; i < batches; ++i) {
-    if (pos_ >= x_.size(0)) {
-      ++pass_;
-      new_pass();
-    }
-    pos_ = std::min(pos_ + batch_size_, x_.size(0));
+  if (batches == 0) return;
+  const int64_t n = x_.size(0), bpp = batches_per_pass();
+  const int64_t done = (pos_ + batch_size_ - 1) / batch_size_;  // batches of this pass taken (bpp at its end)
+  if (batches > kMaxPosition - done || (batches + done - 1) / bpp > kMaxPosition - pass_)
+    throw IndexError("cannot skip " + std::to_string(batches) + " batches: the position would overflow");
+  // In O(1): the last skipped batch is batch (target − 1) % bpp of pass pass_ + (target − 1) / bpp.
+  const int64_t target = done + batches;
+  if ((target - 1) / bpp > 0) {
+    pass_ += (target - 1) / bpp;
+    new_pass();
   }
+  pos_ = std::min(((target - 1) % bpp + 1) * batch_size_, n);
 }
 
 void BatchIterator::shard(int64_t rank, int64_t world_size) {

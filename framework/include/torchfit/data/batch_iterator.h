@@ -3,6 +3,7 @@
 /// The contract between data sources and the trainer: an endless stream of batches in passes.
 #include <ATen/ATen.h>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -76,6 +77,9 @@ class BatchIterator {
   int64_t shard_count() const { return shard_count_; }
 
  protected:
+  /// The largest batch or pass count a position may reach (a quarter of int64's range: sums of a few
+  /// such counts cannot overflow).
+  static constexpr int64_t kMaxPosition = std::numeric_limits<int64_t>::max() / 4;
   /// IndexError for a negative skip count.
   static void check_skip(int64_t batches) {
     if (batches < 0)
