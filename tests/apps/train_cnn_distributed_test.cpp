@@ -3,9 +3,7 @@
 // mid-epoch — the other exits non-zero within the timeout, naming the failed peer.
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,6 +18,7 @@
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/io/checkpoint.h>
 
+#include "support/free_port.h"
 #include "support/image_tree.h"
 #include "support/temp_dir.h"
 
@@ -28,6 +27,7 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kTrainCnn = std::string(TORCHFIT_BINARY_DIR) + "/apps/train_cnn";
+using torchfit::testing::free_port;
 using Env = std::map<std::string, std::string>;
 
 // Starts train_cnn with `args` and the variables `env` added, stdout and stderr into `log`.
@@ -70,18 +70,6 @@ int lines_in(const fs::path& p) {
   int n = 0;
   for (std::string line; std::getline(in, line);) ++n;
   return n;
-}
-
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
 }
 
 Env rank_env(int rank, int port) {

@@ -3,8 +3,6 @@
 // bit-identical weights, equal to one process's within 1e-5.
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <future>
@@ -17,6 +15,7 @@
 #include <torchfit/error.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/free_port.h"
 #include "support/image_tree.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
@@ -25,6 +24,7 @@ namespace torchfit::distributed_test {
 namespace {
 
 using distributed::Environment;
+using torchfit::testing::free_port;
 
 distributed::GetEnv env_of(std::map<std::string, std::string> vars) {
   return [vars](const std::string& name) -> std::optional<std::string> {
@@ -51,19 +51,6 @@ std::string error_for(const std::map<std::string, std::string>& vars) {
     return e.what();
   }
   return "(no error)";
-}
-
-// A TCP port on 127.0.0.1 that was free a moment ago.
-int free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
 }
 
 }  // namespace
@@ -161,8 +148,8 @@ std::vector<at::Tensor> weights(Trainer& t) {
   return w;
 }
 
-// Trains rank `rank` of 2 on its own thread's group; returns its weights. `checkpoint`: rank 0 saves one.
-std::vector<at::Tensor> train_rank(int rank, int port, Sequential model, const Data& d, const std::string& checkpoint) {
+// Rank `rank` of a 2-rank group on 127.0.0.1:`port` (Gloo, 30 s timeout); blocks until both ranks join.
+std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port) {
   Environment env;
   env.rank = rank;
   env.world_size = 2;
@@ -170,7 +157,12 @@ std::vector<at::Tensor> train_rank(int rank, int port, Sequential model, const D
   env.master_port = port;
   distributed::ProcessGroupOptions options;
   options.timeout = std::chrono::seconds(30);
-  auto group = distributed::ProcessGroup::create(env, options);
+  return distributed::ProcessGroup::create(env, options);
+}
+
+// Trains rank `rank` of 2 on its own thread's group; returns its weights. `checkpoint`: rank 0 saves one.
+std::vector<at::Tensor> train_rank(int rank, int port, Sequential model, const Data& d, const std::string& checkpoint) {
+  auto group = loopback_group(rank, port);
   Trainer trainer(model, CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}));
   data::TensorIterator train(d.x, d.y, 8, /*shuffle=*/true, /*seed=*/3);
   History h = trainer.fit(train, fit_options().process_group(group));
@@ -220,14 +212,7 @@ TEST(DataParallel, BatchThatDoesNotSplitIsRefused) {
   const Data d = make_data();
   const int port = free_port();
   auto rank = [&](int r) {
-    Environment env;
-    env.rank = r;
-    env.world_size = 2;
-    env.master_addr = "127.0.0.1";
-    env.master_port = port;
-    distributed::ProcessGroupOptions options;
-    options.timeout = std::chrono::seconds(30);
-    auto group = distributed::ProcessGroup::create(env, options);
+    auto group = loopback_group(r, port);
     Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy"));
     data::TensorIterator train(d.x, d.y, 7);
     try {
