@@ -4,6 +4,8 @@
 
 #include <torch/version.h>
 
+#include <string>
+
 // c10d's backend headers are compiled only with these set (LibTorch's own build defines them).
 #ifndef USE_C10D_GLOO
 #define USE_C10D_GLOO 1
@@ -39,5 +41,30 @@ inline c10::intrusive_ptr<c10d::ProcessGroupNCCL::Options> nccl_options(std::chr
   return options;
 }
 #endif
+
+namespace detail {
+template <typename Options>
+auto set_libuv(Options& o, bool on, int) -> decltype(o.useLibUV = on, bool()) {
+  o.useLibUV = on;
+  return true;
+}
+template <typename Options>
+bool set_libuv(Options&, bool, long) {
+  return false;
+}
+}  // namespace detail
+
+/// A TCPStore at host:o.port. LibTorch 2.x's store server defaults to its libuv backend (`useLibUV`,
+/// true since 2.4), which a LibTorch built without libuv refuses ("use_libuv was requested but PyTorch
+/// was build without libuv support": Debian 13's 2.6); 1.x has no such option. So: libuv where the
+/// build has it (pip's 2.x), else the classic backend. Throws c10::Error for any other failure.
+inline c10::intrusive_ptr<c10d::TCPStore> make_tcp_store(const std::string& host, c10d::TCPStoreOptions o) {
+  try {
+    return c10::make_intrusive<c10d::TCPStore>(host, o);
+  } catch (const c10::Error& e) {
+    if (std::string(e.what()).find("libuv") == std::string::npos || !detail::set_libuv(o, false, 0)) throw;
+    return c10::make_intrusive<c10d::TCPStore>(host, o);
+  }
+}
 
 }  // namespace torchfit::compat

@@ -99,7 +99,7 @@ c10::intrusive_ptr<c10d::Store> make_store(const Environment& env, std::chrono::
   o.numWorkers = static_cast<std::size_t>(env.world_size);
   o.waitWorkers = !env.agent_store;
   o.timeout = timeout;
-  c10::intrusive_ptr<c10d::Store> store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
+  c10::intrusive_ptr<c10d::Store> store = compat::make_tcp_store(env.master_addr, o);
   if (env.agent_store) store = c10::make_intrusive<c10d::PrefixStore>(env.store_prefix(), store);
   return c10::make_intrusive<c10d::PrefixStore>("torchfit", store);
 }
