@@ -215,6 +215,11 @@ std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::
     torchfit::logger().info("WORLD_SIZE=1: training in this one process (no process group)");
     return nullptr;
   }
+  if (a.batch_size % env->world_size != 0) {  // known before the rendezvous: no waiting for peers to say it
+    throw ConfigError("--batch-size " + std::to_string(a.batch_size) +
+                      " is the global batch and must split evenly over WORLD_SIZE=" + std::to_string(env->world_size) +
+                      " processes (use a multiple of " + std::to_string(env->world_size) + ")");
+  }
   distributed::ProcessGroupOptions options;
   options.backend = a.dist_backend;
   options.timeout = std::chrono::seconds(a.dist_timeout);

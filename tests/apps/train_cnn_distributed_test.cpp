@@ -121,6 +121,14 @@ TEST_F(TrainCnnDistributed, EnvironmentErrorsComeBeforeTraining) {
        "MASTER_PORT='port' is not an integer in [1, 65535]"},
       {{{"RANK", "0"}, {"WORLD_SIZE", "0"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "29500"}}, "WORLD_SIZE='0'"},
       {{{"RANK", "0"}}, "RANK is set but WORLD_SIZE is not"},
+      // Known before the rendezvous: refused at once, no waiting for peers (nobody listens on the port).
+      {{{"RANK", "0"},
+        {"WORLD_SIZE", "3"},
+        {"LOCAL_RANK", "0"},
+        {"LOCAL_WORLD_SIZE", "3"},
+        {"MASTER_ADDR", "127.0.0.1"},
+        {"MASTER_PORT", std::to_string(free_port())}},
+       "--batch-size 4 is the global batch and must split evenly over WORLD_SIZE=3 processes"},
   };
   for (const auto& [env, expected] : cases) {
     const fs::path log = dir.path / "env.log";

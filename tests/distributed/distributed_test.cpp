@@ -230,4 +230,33 @@ TEST(DataParallel, BatchThatDoesNotSplitIsRefused) {
   b.get();
 }
 
+TEST(DataParallel, RanksStartedWithOtherSettingsAreRefusedNamingTheDifference) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  const int port = free_port();
+  // Rank 1 shuffles with another seed and has another learning rate: both ranks refuse before any step.
+  auto rank = [&](int r) {
+    auto group = loopback_group(r, port);
+    OptimizerOptions adam;
+    adam.learning_rate(r == 0 ? 0.001 : 0.5);
+    Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy").optimizer(adam));
+    data::TensorIterator train(d.x, d.y, 8, /*shuffle=*/true, /*seed=*/r == 0 ? 3 : 4);
+    try {
+      trainer.fit(train, fit_options().process_group(group));
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  auto a = std::async(std::launch::async, rank, 0), b = std::async(std::launch::async, rank, 1);
+  ASSERT_EQ(a.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  ASSERT_EQ(b.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  const std::string on0 = a.get(), on1 = b.get();
+  EXPECT_NE(on0.find("data-parallel: rank(s) 1 were started with other settings than rank 0"), std::string::npos)
+      << on0;
+  EXPECT_NE(on1.find("data-parallel: rank 1 was started with other settings than rank 0: "), std::string::npos) << on1;
+  EXPECT_NE(on1.find("data seed: rank 0 has 3, this rank has 4"), std::string::npos) << on1;
+  EXPECT_NE(on1.find("learning rate: rank 0 has 0.001, this rank has 0.5"), std::string::npos) << on1;
+}
+
 }  // namespace torchfit::distributed_test

@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -244,6 +245,18 @@ void ProcessGroup::broadcast(std::vector<at::Tensor> tensors, int root) {
   }
 }
 
+std::string ProcessGroup::broadcast_text(const std::string& text, int root) {
+  at::Tensor size = at::full({1}, static_cast<double>(text.size()), at::kDouble).to(impl_->options.device);
+  broadcast({size}, root);
+  const auto n = static_cast<int64_t>(size.cpu().item<double>());
+  at::Tensor bytes = at::zeros({std::max<int64_t>(n, 1)}, at::kByte);
+  if (rank() == root) std::copy(text.begin(), text.end(), bytes.data_ptr<uint8_t>());
+  bytes = bytes.to(impl_->options.device);
+  broadcast({bytes}, root);
+  bytes = bytes.cpu();
+  return std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(n));
+}
+
 void ProcessGroup::barrier() {
   try {
     impl_->collectives->barrier()->wait();
@@ -273,6 +286,7 @@ std::unique_ptr<Work> ProcessGroup::allreduce_sum_async(at::Tensor) { throw Erro
 std::vector<double> ProcessGroup::allreduce_sum(const std::vector<double>&) { throw Error(unavailable_reason()); }
 void ProcessGroup::broadcast(std::vector<at::Tensor>, int) { throw Error(unavailable_reason()); }
 void ProcessGroup::barrier() { throw Error(unavailable_reason()); }
+std::string ProcessGroup::broadcast_text(const std::string&, int) { throw Error(unavailable_reason()); }
 
 #endif
 

@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include <torchfit/runtime/logging.h>
 
@@ -54,6 +55,55 @@ data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_
   data::StreamConfig c = train.stream_config();
   if (world_size > 1) c["world_size"] = std::to_string(world_size);
   return c;
+}
+
+// What every rank of a data-parallel run must share: the data stream, the schedule and resume position,
+// the model's layers and the optimizer. torchrun starts each rank with its own flags; ranks that differ
+// would crash in a collective or train wrong without a word.
+std::map<std::string, std::string> rank_settings(Trainer& t, const data::StreamConfig& data, const FitOptions& opt,
+                                                 int64_t steps) {
+  std::map<std::string, std::string> s;
+  for (const auto& [key, value] : data) s["data " + key] = value;
+  if (opt.validation_data())
+    for (const auto& [key, value] : opt.validation_data()->stream_config()) s["validation data " + key] = value;
+  s["epochs"] = std::to_string(opt.epochs());
+  s["steps per epoch"] = std::to_string(steps);
+  s["validation steps"] = std::to_string(opt.validation_steps());
+  s["start (epoch, step)"] = std::to_string(opt.initial_epoch()) + ", " + std::to_string(opt.initial_step());
+  s["model"] = t.model()->to_json().dump();
+  s["loss"] = t.compile_options().loss();
+  s["optimizer"] = t.compile_options().optimizer().name();
+  s["learning rate"] = nlohmann::json(t.learning_rate()).dump();
+  return s;
+}
+
+// `v` whole when short, else a window around `from` (where two long values first differ).
+std::string shortened(const std::string& v, size_t from) {
+  if (v.size() <= 80) return v;
+  const size_t start = from > 30 ? from - 30 : 0;
+  return (start > 0 ? "..." : "") + v.substr(start, 60) + (start + 60 < v.size() ? "..." : "");
+}
+
+// "key: rank 0 has A, this rank has B; ..." for every setting that differs (empty when none).
+std::string setting_differences(const std::map<std::string, std::string>& root,
+                                const std::map<std::string, std::string>& mine) {
+  std::string out;
+  auto add = [&](const std::string& key, const std::string& a, const std::string& b) {
+    const size_t from = static_cast<size_t>(
+        std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
+    out += (out.empty() ? "" : "; ") + key + ": rank 0 has " + shortened(a, from) + ", this rank has " +
+           shortened(b, from);
+  };
+  for (const auto& [key, value] : root) {
+    auto it = mine.find(key);
+    if (it == mine.end())
+      add(key, value, "none");
+    else if (it->second != value)
+      add(key, value, it->second);
+  }
+  for (const auto& [key, value] : mine)
+    if (!root.count(key)) add(key, "none", value);
+  return out;
 }
 
 }  // namespace
@@ -155,6 +205,30 @@ nlohmann::json Trainer::distributed_info() const {
   return info;
 }
 
+// Every rank compares its settings with rank 0's before any step; all ranks fail together, each naming
+// what differs on it (rank 0: which ranks differ).
+void Trainer::check_ranks_agree(const FitOptions& opt, int64_t steps) {
+  const auto mine = rank_settings(*this, position_.data, opt, steps);
+  const std::string root_text = group_->broadcast_text(nlohmann::json(mine).dump(), 0);
+  const std::string differences =
+      setting_differences(nlohmann::json::parse(root_text).get<std::map<std::string, std::string>>(), mine);
+  std::vector<double> differ(static_cast<size_t>(group_->world_size()), 0.0);
+  differ[static_cast<size_t>(group_->rank())] = differences.empty() ? 0.0 : 1.0;
+  differ = group_->allreduce_sum(differ);
+  const std::string advice = " (torchrun starts every rank with the same flags: launch all ranks alike)";
+  if (!differences.empty()) {
+    throw ConfigError("data-parallel: rank " + std::to_string(group_->rank()) +
+                      " was started with other settings than rank 0: " + differences + advice);
+  }
+  std::string ranks;
+  for (size_t r = 0; r < differ.size(); ++r)
+    if (differ[r] > 0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+  if (!ranks.empty()) {
+    throw ConfigError("data-parallel: rank(s) " + ranks +
+                      " were started with other settings than rank 0 (each names the difference)" + advice);
+  }
+}
+
 void Trainer::start_data_parallel(data::BatchIterator& train, const FitOptions& opt) {
   const int rank = group_->rank(), world = group_->world_size();
   train.shard(rank, world);
@@ -205,7 +279,10 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   group_ = opt.process_group();
   DataParallelScope data_parallel(*this, train, opt.validation_data());
   const FitParams params = fit_params(train, opt);
-  if (group_) start_data_parallel(train, opt);
+  if (group_) {
+    check_ranks_agree(opt, params.steps);
+    start_data_parallel(train, opt);
+  }
   auto history = std::make_shared<HistoryRecorder>();
   CallbackList callbacks(fit_callbacks(opt, history), this, params);
   Logs logs;  // the last finished epoch's

@@ -81,6 +81,8 @@ class ProcessGroup {
   /// Copies rank `root`'s tensors into every rank's (blocking; same shapes everywhere).
   void broadcast(std::vector<at::Tensor> tensors, int root = 0);
   void barrier();
+  /// Rank `root`'s `text` on every rank (blocking; each rank passes its own, only root's is sent).
+  std::string broadcast_text(const std::string& text, int root = 0);
 
   /// Turns an exception from a collective into a CommunicationError naming this rank, the operation
   /// and the failed peer (asks the store which ranks are still there: each live rank that failed
