@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <functional>
 #include <future>
 #include <map>
 #include <thread>
@@ -207,51 +208,50 @@ TEST(DataParallel, TwoRanksTrainWhatOneProcessTrains) {
   }
 }
 
-TEST(DataParallel, BatchThatDoesNotSplitIsRefused) {
-  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
-  const Data d = make_data();
+// Runs `fit_rank(rank, group)` for ranks 0 and 1, each on its own thread with a loopback group; returns
+// each rank's ConfigError message ("(no error)" when it returned).
+std::pair<std::string, std::string> config_errors_of_two_ranks(
+    const std::function<void(int, std::shared_ptr<distributed::ProcessGroup>)>& fit_rank) {
   const int port = free_port();
   auto rank = [&](int r) {
-    auto group = loopback_group(r, port);
-    Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy"));
-    data::TensorIterator train(d.x, d.y, 7);
     try {
-      trainer.fit(train, fit_options().process_group(group));
+      fit_rank(r, loopback_group(r, port));
     } catch (const ConfigError& e) {
       return std::string(e.what());
     }
     return std::string("(no error)");
   };
   auto a = std::async(std::launch::async, rank, 0), b = std::async(std::launch::async, rank, 1);
-  ASSERT_EQ(a.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  ASSERT_EQ(b.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  EXPECT_NE(a.get().find("batch size 7 is the global batch and must split evenly over the 2 processes"),
-            std::string::npos);
-  b.get();
+  EXPECT_EQ(a.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  EXPECT_EQ(b.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  return {a.get(), b.get()};
+}
+
+TEST(DataParallel, BatchThatDoesNotSplitIsRefused) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  const auto [on0, on1] = config_errors_of_two_ranks([&](int, std::shared_ptr<distributed::ProcessGroup> group) {
+    Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy"));
+    data::TensorIterator train(d.x, d.y, 7);
+    trainer.fit(train, fit_options().process_group(group));
+  });
+  for (const std::string& message : {on0, on1})
+    EXPECT_NE(message.find("batch size 7 is the global batch and must split evenly over the 2 processes"),
+              std::string::npos)
+        << message;
 }
 
 TEST(DataParallel, RanksStartedWithOtherSettingsAreRefusedNamingTheDifference) {
   if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
   const Data d = make_data();
-  const int port = free_port();
   // Rank 1 shuffles with another seed and has another learning rate: both ranks refuse before any step.
-  auto rank = [&](int r) {
-    auto group = loopback_group(r, port);
+  const auto [on0, on1] = config_errors_of_two_ranks([&](int r, std::shared_ptr<distributed::ProcessGroup> group) {
     OptimizerOptions adam;
     adam.learning_rate(r == 0 ? 0.001 : 0.5);
     Trainer trainer(fresh_model(), CompileOptions().loss("categorical_crossentropy").optimizer(adam));
     data::TensorIterator train(d.x, d.y, 8, /*shuffle=*/true, /*seed=*/r == 0 ? 3 : 4);
-    try {
-      trainer.fit(train, fit_options().process_group(group));
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("(no error)");
-  };
-  auto a = std::async(std::launch::async, rank, 0), b = std::async(std::launch::async, rank, 1);
-  ASSERT_EQ(a.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  ASSERT_EQ(b.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  const std::string on0 = a.get(), on1 = b.get();
+    trainer.fit(train, fit_options().process_group(group));
+  });
   EXPECT_NE(on0.find("data-parallel: rank(s) 1 were started with other settings than rank 0"), std::string::npos)
       << on0;
   EXPECT_NE(on1.find("data-parallel: rank 1 was started with other settings than rank 0: "), std::string::npos) << on1;
