@@ -5,8 +5,11 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
+#include <string_view>
 
 #include <torchfit/runtime/logging.h>
 
@@ -60,12 +63,47 @@ data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_
 // What every rank of a data-parallel run must share: the data stream, the schedule and resume position,
 // the model's layers and the optimizer. torchrun starts each rank with its own flags; ranks that differ
 // would crash in a collective or train wrong without a word.
-std::map<std::string, std::string> rank_settings(Trainer& t, const data::StreamConfig& data, const FitOptions& opt,
-                                                 int64_t steps) {
+// Hex of libstdc++'s hash of `bytes` (the same binary on every rank gives the same value).
+std::string hash_text(std::string_view bytes) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016zx", std::hash<std::string_view>{}(bytes));
+  return out;
+}
+
+// The classes in index order and a hash of the file list (relative names, in order): ranks whose folders
+// hold the same number of files under other names or classes would otherwise train on other labels.
+void add_source_identity(std::map<std::string, std::string>& s, const std::string& prefix,
+                         const data::BatchIterator& source) {
+  std::map<int64_t, std::string> by_index;
+  for (const auto& [name, index] : source.class_indices()) by_index[index] = name;
+  std::string classes, files;
+  for (const auto& [index, name] : by_index) classes += (classes.empty() ? "" : ", ") + name;
+  for (const auto& f : source.filenames()) files += f + "\n";
+  if (!classes.empty()) s[prefix + "classes"] = classes;
+  if (!files.empty()) s[prefix + "files (hash of the names)"] = hash_text(files);
+}
+
+// A hash of the weights' bytes (thread-count independent): ranks that resumed from different checkpoints
+// at the same position would otherwise go on with different optimizer states.
+std::string weights_hash(Sequential& model) {
+  std::string bytes;
+  for (const auto& p : model->parameters()) {
+    const at::Tensor c = p.detach().cpu().contiguous();
+    bytes.append(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes()));
+  }
+  return hash_text(bytes);
+}
+
+std::map<std::string, std::string> rank_settings(Trainer& t, const data::BatchIterator& train,
+                                                 const data::StreamConfig& data, const FitOptions& opt, int64_t steps) {
   std::map<std::string, std::string> s;
   for (const auto& [key, value] : data) s["data " + key] = value;
-  if (opt.validation_data())
+  add_source_identity(s, "data ", train);
+  if (opt.validation_data()) {
     for (const auto& [key, value] : opt.validation_data()->stream_config()) s["validation data " + key] = value;
+    add_source_identity(s, "validation data ", *opt.validation_data());
+  }
+  if (!opt.resume_from().empty()) s["resumed checkpoint's weights (hash)"] = weights_hash(t.model());
   s["epochs"] = std::to_string(opt.epochs());
   s["steps per epoch"] = std::to_string(steps);
   s["validation steps"] = std::to_string(opt.validation_steps());
@@ -207,8 +245,8 @@ nlohmann::json Trainer::distributed_info() const {
 
 // Every rank compares its settings with rank 0's before any step; all ranks fail together, each naming
 // what differs on it (rank 0: which ranks differ).
-void Trainer::check_ranks_agree(const FitOptions& opt, int64_t steps) {
-  const auto mine = rank_settings(*this, position_.data, opt, steps);
+void Trainer::check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps) {
+  const auto mine = rank_settings(*this, train, position_.data, opt, steps);
   const std::string root_text = group_->broadcast_text(nlohmann::json(mine).dump(), 0);
   const std::string differences =
       setting_differences(nlohmann::json::parse(root_text).get<std::map<std::string, std::string>>(), mine);
@@ -280,7 +318,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   DataParallelScope data_parallel(*this, train, opt.validation_data());
   const FitParams params = fit_params(train, opt);
   if (group_) {
-    check_ranks_agree(opt, params.steps);
+    check_ranks_agree(train, opt, params.steps);
     start_data_parallel(train, opt);
   }
   auto history = std::make_shared<HistoryRecorder>();

@@ -159,7 +159,7 @@ class Trainer {
  private:
   struct EpochMeans;
   struct DataParallelScope;
-  void check_ranks_agree(const FitOptions& opt, int64_t steps);
+  void check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps);
   void start_data_parallel(data::BatchIterator& train, const FitOptions& opt);
   double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
   void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
