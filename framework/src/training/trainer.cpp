@@ -60,9 +60,6 @@ data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_
   return c;
 }
 
-// What every rank of a data-parallel run must share: the data stream, the schedule and resume position,
-// the model's layers and the optimizer. torchrun starts each rank with its own flags; ranks that differ
-// would crash in a collective or train wrong without a word.
 // Hex of libstdc++'s hash of `bytes` (the same binary on every rank gives the same value).
 std::string hash_text(std::string_view bytes) {
   char out[17];
@@ -86,14 +83,17 @@ void add_source_identity(std::map<std::string, std::string>& s, const std::strin
 // A hash of the weights' bytes (thread-count independent): ranks that resumed from different checkpoints
 // at the same position would otherwise go on with different optimizer states.
 std::string weights_hash(Sequential& model) {
-  std::string bytes;
+  std::string hashes;  // one hash per tensor, hashed together: no copy of the weights' bytes
   for (const auto& p : model->parameters()) {
     const at::Tensor c = p.detach().cpu().contiguous();
-    bytes.append(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes()));
+    hashes += hash_text({static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes())});
   }
-  return hash_text(bytes);
+  return hash_text(hashes);
 }
 
+// What every rank of a data-parallel run must share: the data stream, the schedule and resume position,
+// the model's layers and the optimizer. torchrun starts each rank with its own flags; ranks that differ
+// would crash in a collective or train wrong without a word.
 std::map<std::string, std::string> rank_settings(Trainer& t, const data::BatchIterator& train,
                                                  const data::StreamConfig& data, const FitOptions& opt, int64_t steps) {
   std::map<std::string, std::string> s;
