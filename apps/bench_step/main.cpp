@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool reference_adam = false;
   std::string memory_format = "auto";
+  std::string policy = "float32";
   bool as_written = false;
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
                  "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+  app.add_option("--mixed-precision", policy, "Dtype policy: float32, mixed_bfloat16, mixed_float16 (CUDA only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
   app.add_flag("--relu-before-pool", as_written,
                "Run Conv2D(relu) -> MaxPooling2D as written instead of pooling before the ReLU (comparisons)");
   TORCHFIT_CLI_PARSE(app, argc, argv);
@@ -51,6 +55,7 @@ int main(int argc, char** argv) {
     Sequential model = seed_cnn(size, 8, 64);
     model->set_memory_format(memory_format);
     model->set_pool_before_relu(!as_written);
+    model->set_dtype_policy(policy);
     Trainer trainer(
         model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)));
     std::ostringstream quiet;
@@ -65,6 +70,7 @@ int main(int argc, char** argv) {
                           {"gflops_per_s", achieved_gflops_per_s(timing, flops_per_sample)},
                           {"steps_run", trainer.position().train_batches},
                           {"memory_format", memory_format},
+                          {"mixed_precision", policy},
                           {"pool_before_relu", !as_written},
                           {"blas_core", runtime::blas_kernels().active}};
     std::cout << out.dump() << "\n";

@@ -115,6 +115,7 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
           {"no_checkpoint", a.no_checkpoint},
           {"memory_format", a.memory_format},
+          {"mixed_precision", a.mixed_precision},
           {"train_images", s.train->n()},
           {"test_images", s.test ? s.test->n() : 0},
           {"classes", s.train->class_indices()},
@@ -169,10 +170,10 @@ void report_timing(Trainer& trainer, RunLogger& run_logger) {
   const double achieved = achieved_gflops_per_s(s, flops_per_sample);
   const double peak = sgemm_peak_gflops(device);
   std::printf(
-      "Timing on %s: median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
+      "Timing on %s (%s): median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
       "(%lld timed steps, warm-up excluded)\n",
-      device.str().c_str(), s.median_ms, s.p90_ms, s.images_per_s, 100.0 * s.data_wait_share,
-      static_cast<long long>(s.steps));
+      device.str().c_str(), trainer.model()->dtype_policy().name().c_str(), s.median_ms, s.p90_ms, s.images_per_s,
+      100.0 * s.data_wait_share, static_cast<long long>(s.steps));
   std::printf(
       "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %s of this device's measured sgemm peak (%.1f GFLOP/s)\n",
       flops_per_sample * images_per_step(s) / 1e9, achieved, share_of_peak_text(achieved, peak).c_str(), peak);
@@ -290,6 +291,12 @@ int run(Args& a) {
   int epochs_done = 0;
   Sequential model = make_model(a, *sources.train, &epochs_done);
   model->set_memory_format(a.memory_format);
+  model->set_dtype_policy(a.mixed_precision);
+  try {
+    mixed_precision::check_supported(model->dtype_policy(), device);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("--mixed-precision: ") + e.what());
+  }
   if (chief) {
     model->print_summary(std::cout);
     std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;

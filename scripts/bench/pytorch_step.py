@@ -2,18 +2,28 @@
 """The article's CNN training step in PyTorch-Python, as people run it: nn.Sequential + Adam +
 CrossEntropyLoss, torch.set_num_threads(cores), batch 32 of 150x150x3 random images, 8 classes.
 Prints one JSON line: {"impl": "pytorch", "median_ms": ..., "steps_ms": [...], "final_loss": ...}.
+Usage: pytorch_step.py [STEPS [WARMUP]] [--bf16] [--channels-last]
+  --bf16           forward and loss under torch.autocast("cpu", dtype=torch.bfloat16), as the PyTorch
+                   mixed-precision recipe does (backward outside it; weights and Adam stay float32)
+  --channels-last  model and input in torch.channels_last
 Run with /usr/bin/python3 (Debian's python3-torch). Process-level malloc settings come from the caller's
 environment (GLIBC_TUNABLES), so the same script measures the default and the tuned process."""
+import argparse
+import contextlib
 import json
 import os
-import sys
 import time
 
 import torch
 import torch.nn as nn
 
-steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
-warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+parser = argparse.ArgumentParser()
+parser.add_argument("steps", type=int, nargs="?", default=6)
+parser.add_argument("warmup", type=int, nargs="?", default=2)
+parser.add_argument("--bf16", action="store_true")
+parser.add_argument("--channels-last", action="store_true")
+args = parser.parse_args()
+steps, warmup = args.steps, args.warmup
 torch.set_num_threads(os.cpu_count())
 torch.manual_seed(0)
 model = nn.Sequential(
@@ -28,15 +38,21 @@ opt = torch.optim.Adam(model.parameters(), lr=1e-3, eps=1e-7)
 loss_fn = nn.CrossEntropyLoss()
 x = torch.rand(32, 3, 150, 150)
 y = torch.randint(0, 8, (32,))
+if args.channels_last:
+    model = model.to(memory_format=torch.channels_last)
+    x = x.contiguous(memory_format=torch.channels_last)
+autocast = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if args.bf16 else contextlib.nullcontext
 times = []
 for i in range(warmup + steps):
     t0 = time.perf_counter()
     opt.zero_grad()
-    loss = loss_fn(model(x), y)
+    with autocast():
+        loss = loss_fn(model(x), y)
     loss.backward()
     opt.step()
     value = loss.item()
     times.append((time.perf_counter() - t0) * 1000)
 timed = sorted(times[warmup:])
-print(json.dumps({"impl": "pytorch", "threads": torch.get_num_threads(), "median_ms": timed[len(timed) // 2],
+impl = "pytorch" + ("-bf16" if args.bf16 else "") + ("-channels-last" if args.channels_last else "")
+print(json.dumps({"impl": impl, "threads": torch.get_num_threads(), "median_ms": timed[len(timed) // 2],
                   "steps_ms": times[warmup:], "final_loss": value}))

@@ -82,7 +82,7 @@ TEST(WriteFailure, CheckpointOnAFullDiskIsAnIoErrorNotAnAbort) {
   Sequential model = big_mlp();
   const std::string path = fs.file("m.ckpt");
   try {
-    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}});
+    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
     FAIL() << "no error";
   } catch (const IoError& e) {
     expect_no_space_error(e, path);
@@ -117,7 +117,7 @@ TEST(NonFiniteWeights, SaveCheckpointRefusesThemAndWritesNothing) {
   }
   const std::string path = dir.file("m.ckpt");
   try {
-    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}});
+    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();

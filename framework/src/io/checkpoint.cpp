@@ -72,6 +72,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.batch_size = pos.value("batch_size", int64_t{0});
   info.position.train_samples = pos.value("train_samples", int64_t{0});
   info.position.data = pos.value("data", std::map<std::string, std::string>{});
+  if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -131,6 +132,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                            {"batch_size", pos.batch_size},
                            {"train_samples", pos.train_samples},
                            {"data", pos.data}}}};
+  if (!state.loss_scale.is_null()) meta["loss_scale"] = state.loss_scale;
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {

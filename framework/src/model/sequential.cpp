@@ -101,8 +101,13 @@ void SequentialImpl::check_input(const at::Tensor& x) const {
 
 at::Tensor SequentialImpl::prepare_input(const at::Tensor& x) const {
   check_input(x);
-  if (x.dim() != 4 || !uses_channels_last(x.device())) return x;
-  return x.contiguous(at::MemoryFormat::ChannelsLast);
+  const bool channels_last = x.dim() == 4 && uses_channels_last(x.device());
+  // A mixed policy: the layers take their input in the compute dtype (Keras casts a layer's floating
+  // inputs); one pass converts layout and dtype together.
+  const bool cast = dtype_policy_.is_mixed() && at::isFloatingType(x.scalar_type());
+  if (!cast) return channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
+  return x.to(dtype_policy_.compute_dtype(), /*non_blocking=*/false, /*copy=*/false,
+              channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Preserve);
 }
 
 bool SequentialImpl::pools_before_relu(size_t i) const {
@@ -112,8 +117,7 @@ bool SequentialImpl::pools_before_relu(size_t i) const {
          dynamic_cast<const MaxPooling2DImpl*>(layers_[i + 1].get()) != nullptr;
 }
 
-at::Tensor SequentialImpl::run(const at::Tensor& x, bool logits) {
-  at::Tensor h = prepare_input(x);
+at::Tensor SequentialImpl::run_layers(at::Tensor h, bool last_without_activation) {
   const size_t n = layers_.size();
   for (size_t i = 0; i < n; ++i) {
     if (pools_before_relu(i)) {
@@ -124,7 +128,22 @@ at::Tensor SequentialImpl::run(const at::Tensor& x, bool logits) {
       ++i;
       continue;
     }
-    h = (logits && i + 1 == n) ? layers_[i]->forward_without_activation(h) : layers_[i]->forward(h);
+    h = (last_without_activation && i + 1 == n) ? layers_[i]->forward_without_activation(h) : layers_[i]->forward(h);
+  }
+  return h;
+}
+
+at::Tensor SequentialImpl::run(const at::Tensor& x, bool logits) {
+  const bool mixed = dtype_policy_.is_mixed();
+  at::Tensor h;
+  {
+    mixed_precision::AutocastScope autocast(dtype_policy_, x.device());
+    h = run_layers(prepare_input(x), logits || mixed);
+  }
+  if (mixed) {
+    // Keras's mixed-precision rule: the output activation (softmax/sigmoid) and the loss in float32.
+    h = h.to(at::kFloat);
+    if (!logits) h = apply_activation(output_activation(), h);
   }
   return h.dim() == 4 ? h.contiguous() : h;
 }
@@ -199,6 +218,7 @@ std::string SequentialImpl::summary(int line_length) const {
   os << "Total params: " << thousands(count_params()) << "\n";
   os << "Trainable params: " << thousands(trainable_params()) << "\n";
   os << "Non-trainable params: " << thousands(non_trainable_params()) << "\n";
+  if (dtype_policy_.is_mixed()) os << "Dtype policy: " << dtype_policy_.name() << "\n";  // float32: Keras's text
   os << std::string(static_cast<size_t>(line_length), '_') << "\n";
   return os.str();
 }
@@ -208,9 +228,9 @@ void SequentialImpl::print_summary(std::ostream& os) const { os << summary(); }
 nlohmann::json SequentialImpl::to_json() const {
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : layers_) layers.push_back(layer_to_json(*l));
-  return {{"format_version", kModelFormatVersion},
-          {"class_name", "Sequential"},
-          {"config", {{"name", name_}, {"layers", layers}}}};
+  nlohmann::json config = {{"name", name_}, {"layers", layers}};
+  if (dtype_policy_.is_mixed()) config["dtype_policy"] = dtype_policy_.name();
+  return {{"format_version", kModelFormatVersion}, {"class_name", "Sequential"}, {"config", config}};
 }
 
 std::shared_ptr<SequentialImpl> SequentialImpl::from_json(const nlohmann::json& json) {
@@ -228,6 +248,10 @@ std::shared_ptr<SequentialImpl> SequentialImpl::from_json(const nlohmann::json& 
     throw ConfigError("model JSON: config.layers must be an array");
   }
   for (const auto& spec : config["layers"]) model->add(layer_from_json(spec));
+  if (config.contains("dtype_policy")) {
+    if (!config["dtype_policy"].is_string()) throw ConfigError("model JSON: config.dtype_policy must be a string");
+    model->set_dtype_policy(config["dtype_policy"].get<std::string>());
+  }
   return model;
 }
 

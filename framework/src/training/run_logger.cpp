@@ -54,6 +54,20 @@ void RunLogger::open_csv_files() {
   epochs_csv_.write_row(epochs);
 }
 
+namespace {
+
+// The dtype policy and, with loss scaling, its current state (scale, good and skipped steps).
+nlohmann::json mixed_precision_info(Trainer& t) {
+  const auto& policy = t.model()->dtype_policy();
+  const auto* scaler = t.loss_scale_optimizer();
+  return {{"policy", policy.name()},
+          {"compute_dtype", c10::toString(policy.compute_dtype())},
+          {"variable_dtype", c10::toString(policy.variable_dtype())},
+          {"loss_scale", scaler ? scaler->state() : nlohmann::json()}};
+}
+
+}  // namespace
+
 nlohmann::json RunLogger::run_description() const {
   auto& t = trainer();
   auto& model = t.model();
@@ -72,6 +86,7 @@ nlohmann::json RunLogger::run_description() const {
            {{"requested", model->memory_format()},
             {"used", model->uses_channels_last(t.device()) ? "channels_last" : "contiguous"}}},
           {"pool_before_relu", model->pool_before_relu()},
+          {"mixed_precision", mixed_precision_info(t)},
           {"arguments", options_.run_info()},
           {"compile",
            {{"loss", t.compile_options().loss()},
@@ -165,6 +180,7 @@ void RunLogger::on_train_end(const Logs& logs) {
   run_json_["warmup"] = warm;
   run_json_["epoch_summaries"] = epoch_summaries_;
   run_json_["final_metrics"] = logs;
+  run_json_["mixed_precision"] = mixed_precision_info(t);  // the loss scale reached
   run_json_["status"] = t.interrupted() ? "interrupted" : t.stop_training ? "stopped early" : "completed";
   run_json_["position"] = {
       {"epoch", pos.epoch}, {"step", pos.step}, {"train_batches", pos.train_batches}, {"val_batches", pos.val_batches}};

@@ -156,8 +156,21 @@ Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
     resolved_metrics_.push_back(resolve_metric(m, options_.loss()));
   }
   from_logits_ = loss_uses_logits(options_.loss(), model_->output_activation());
+  mixed_precision::check_supported(model_->dtype_policy(), device_);
   model_->to(device_);
   optimizer_ = make_optimizer(options_.optimizer(), model_->parameters());
+  if (options_.loss_scale() || model_->dtype_policy().needs_loss_scaling()) {
+    loss_scaler_ = std::make_unique<LossScaleOptimizer>(*optimizer_, model_->parameters(),
+                                                        options_.loss_scale().value_or(LossScaleOptions()), device_);
+  }
+}
+
+void Trainer::apply_gradients() {
+  if (loss_scaler_) {
+    loss_scaler_->step();  // skips the step when a gradient is not finite
+  } else {
+    optimizer_->step();
+  }
 }
 
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
@@ -195,14 +208,15 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   }
   if (x.size(0) == 0) {
     last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
-    optimizer_->step();
+    apply_gradients();
     return 0.0;
   }
   at::Tensor out = model_output(x);
   at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
-  (loss_scale == 1.0 ? loss : loss * loss_scale).backward();
+  at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
+  (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
   last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
-  optimizer_->step();
+  apply_gradients();
   if (metric_sums) {
     at::Tensor detached = out.detach();
     for (size_t i = 0; i < resolved_metrics_.size(); ++i) {
@@ -573,13 +587,16 @@ at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vec
 at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*model_, x, device_); }
 
 void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
-  io::save_checkpoint(path, io::TrainingState{model_, optimizer_.get(), options_, position_, class_indices});
+  io::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
+  if (loss_scaler_) state.loss_scale = loss_scaler_->state();
+  io::save_checkpoint(path, state);
 }
 
 io::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
   io::CheckpointInfo info = io::load_checkpoint(
-      path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}});
+      path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
+  if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   return info;
 }
 

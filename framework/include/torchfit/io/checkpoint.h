@@ -35,6 +35,7 @@ struct CheckpointInfo {
   nlohmann::json compile;                        ///< loss, optimizer (name, lr, …), metrics
   std::map<std::string, int64_t> class_indices;  ///< class name → index
   TrainingPosition position;                     ///< epoch/step reached and batches taken from the sources
+  nlohmann::json loss_scale;                     ///< LossScaleOptimizer::state(); null when the run had none
   std::string torchfit_version;
 };
 
@@ -47,6 +48,8 @@ struct TrainingState {
   CompileOptions compile;
   TrainingPosition position;
   std::map<std::string, int64_t> class_indices;
+  /// LossScaleOptimizer::state() of a run with loss scaling (null ⇒ none).
+  nlohmann::json loss_scale = nullptr;
 };
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the

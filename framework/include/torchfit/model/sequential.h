@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/layers/layer.h>
+#include <torchfit/model/mixed_precision.h>
 
 namespace torchfit {
 
@@ -93,15 +94,28 @@ class SequentialImpl : public torch::nn::Module {
   void set_pool_before_relu(bool on) { pool_before_relu_ = on; }
   bool pool_before_relu() const { return pool_before_relu_; }
 
+  /// The dtype policy the layers compute under (mixed_precision.h; Keras: each layer's `dtype_policy`,
+  /// one per model here). Default: the global policy when the model was created
+  /// (mixed_precision::set_global_policy). A mixed policy casts the input to the compute dtype, runs the
+  /// layers under LibTorch autocast, and casts the last layer's output to float32 before its activation:
+  /// forward() returns float32 for every policy, layer outputs in between are in the compute dtype.
+  /// Saved in to_json() ("dtype_policy", only when not float32) and printed by summary() (ditto).
+  /// Errors: ConfigError for an unknown name.
+  void set_dtype_policy(const mixed_precision::Policy& policy) { dtype_policy_ = policy; }
+  void set_dtype_policy(const std::string& name) { dtype_policy_ = mixed_precision::Policy(name); }
+  const mixed_precision::Policy& dtype_policy() const { return dtype_policy_; }
+
  private:
   void check_input(const at::Tensor& x) const;
   at::Tensor prepare_input(const at::Tensor& x) const;
   at::Tensor run(const at::Tensor& x, bool logits);
+  at::Tensor run_layers(at::Tensor h, bool last_without_activation);
   bool pools_before_relu(size_t i) const;
 
   std::string name_;
   std::string memory_format_ = "auto";
   bool pool_before_relu_ = true;
+  mixed_precision::Policy dtype_policy_ = mixed_precision::global_policy();
   std::vector<std::shared_ptr<Layer>> layers_;
 };
 TORCH_MODULE(Sequential);

@@ -19,6 +19,7 @@
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/history.h>
+#include <torchfit/training/loss_scale_optimizer.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/progbar.h>
 #include <torchfit/training/timing.h>
@@ -93,8 +94,12 @@ struct FitOptions {
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
 ///
-/// The model is moved to `device` at construction; batches are copied there per step.
-/// Errors: ConfigError for unknown loss/optimizer/metric names or an invalid learning rate.
+/// The model is moved to `device` at construction; batches are copied there per step. The model's dtype
+/// policy (SequentialImpl::dtype_policy, mixed_precision.h) is read at construction: checked against the
+/// device (mixed_float16 on the CPU is refused; mixed_bfloat16 where it is slower is warned about), and
+/// mixed_float16 (or CompileOptions::loss_scale) adds dynamic loss scaling (LossScaleOptimizer).
+/// Errors: ConfigError for unknown loss/optimizer/metric names, an invalid learning rate, a dtype policy
+/// the device cannot run, or invalid loss-scaling settings.
 class Trainer {
  public:
   Trainer(Sequential model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
@@ -117,7 +122,8 @@ class Trainer {
   at::Tensor predict(const at::Tensor& x);
 
   /// One optimisation step on a batch already on the device; returns the loss (a graph-free scalar)
-  /// and adds each metric's sum over the batch to `metric_sums`.
+  /// and adds each metric's sum over the batch to `metric_sums`. With loss scaling a step whose
+  /// gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts them).
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
 
   /// Saves model, optimizer, position and `class_indices` (io::save_checkpoint). Errors: IoError.
@@ -128,6 +134,9 @@ class Trainer {
 
   Sequential& model() { return model_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
+  /// The loss scaling around optimizer() (mixed_float16 or CompileOptions::loss_scale), else nullptr.
+  LossScaleOptimizer* loss_scale_optimizer() { return loss_scaler_.get(); }
+  const LossScaleOptimizer* loss_scale_optimizer() const { return loss_scaler_.get(); }
   const CompileOptions& compile_options() const { return options_; }
   const c10::Device& device() const { return device_; }
   /// Metric names as the user gave them (printed names).
@@ -162,6 +171,7 @@ class Trainer {
   void check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps);
   void start_data_parallel(data::BatchIterator& train, const FitOptions& opt);
   double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
+  void apply_gradients();  // the optimizer's step, through the loss scaling when there is one
   void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
@@ -178,6 +188,7 @@ class Trainer {
   CompileOptions options_;
   c10::Device device_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  std::unique_ptr<LossScaleOptimizer> loss_scaler_;
   std::vector<std::string> metric_names_;
   std::vector<std::string> resolved_metrics_;
   bool from_logits_ = false;

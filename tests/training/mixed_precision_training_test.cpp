@@ -1,0 +1,96 @@
+// mixed_bfloat16 training: on real Fashion-MNIST (64×64 RGB, 10 classes, 300 steps of 32) its validation
+// accuracy is within 2 points of float32's; a bf16 run resumed from its checkpoint continues exactly.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include <torchfit/data/idx.h>
+#include <torchfit/model/seed_cnn.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/temp_dir.h"
+
+using namespace torchfit;
+
+namespace {
+const char* kFashionMnist64Dir = "/usr/share/datasets/fashion-mnist";
+
+// The first `limit` images of a split, bilinearly resized to 64×64 and repeated to 3 channels, in 0..1,
+// as (N, 3, 64, 64), with one-hot labels (N, 10).
+std::pair<at::Tensor, at::Tensor> load_fashion64(const std::string& prefix, int64_t limit) {
+  auto images = data::read_idx_file(std::string(kFashionMnist64Dir) + "/" + prefix + "-images-idx3-ubyte.gz");
+  auto labels = data::read_idx_file(std::string(kFashionMnist64Dir) + "/" + prefix + "-labels-idx1-ubyte.gz");
+  auto x = at::from_blob(images.data.data(), {images.dims[0], 1, 28, 28}, at::kByte).slice(0, 0, limit);
+  x = at::upsample_bilinear2d(x.to(at::kFloat) / 255.0, {64, 64}, false).expand({-1, 3, -1, -1}).contiguous();
+  auto l = at::from_blob(labels.data.data(), {labels.dims[0]}, at::kByte).slice(0, 0, limit).to(at::kLong);
+  return {x, at::one_hot(l, 10).to(at::kFloat)};
+}
+
+struct Outcome {
+  double accuracy, loss;
+};
+
+Outcome validation_result(const std::string& policy, const at::Tensor& xt, const at::Tensor& yt, const at::Tensor& xv,
+                          const at::Tensor& yv) {
+  at::manual_seed(42);  // the same initial weights and dropout stream for both policies
+  Sequential model = seed_cnn(64, 10, 64);
+  model->set_dtype_policy(policy);
+  Trainer t(model, CompileOptions().metrics({"categorical_accuracy"}));
+  data::TensorIterator train(xt, yt, 32, true, 42);
+  data::TensorIterator val(xv, yv, 250);
+  auto h = t.fit(train, FitOptions().epochs(1).steps_per_epoch(300).validation_data(&val).verbose(0));
+  return {h.last("val_categorical_accuracy"), h.last("val_loss")};
+}
+
+}  // namespace
+
+TEST(MixedPrecisionTraining, Bfloat16ValidationAccuracyIsWithinTwoPointsOfFloat32OnFashionMnist) {
+  if (!std::filesystem::exists(std::string(kFashionMnist64Dir) + "/train-images-idx3-ubyte.gz")) {
+    GTEST_SKIP() << "Fashion-MNIST not installed (Debian package dataset-fashion-mnist)";
+  }
+  auto [xt, yt] = load_fashion64("train", 32 * 300);
+  auto [xv, yv] = load_fashion64("t10k", 2000);
+  const Outcome f = validation_result("float32", xt, yt, xv, yv);
+  const Outcome b = validation_result("mixed_bfloat16", xt, yt, xv, yv);
+  const double f32 = f.accuracy, bf16 = b.accuracy;
+  std::cout << "after 300 steps: float32 val accuracy " << f32 << ", val loss " << f.loss
+            << "; mixed_bfloat16 val accuracy " << bf16 << ", val loss " << b.loss << "\n";
+  EXPECT_NE(f.loss, b.loss);  // two different computations
+  RecordProperty("float32_val_accuracy", std::to_string(f32));
+  RecordProperty("mixed_bfloat16_val_accuracy", std::to_string(bf16));
+  EXPECT_GT(f32, 0.75);  // it learned (10 classes: chance is 0.10)
+  EXPECT_NEAR(bf16, f32, 0.02);
+}
+
+TEST(MixedPrecisionTraining, ABfloat16RunResumedFromItsCheckpointContinuesExactly) {
+  torchfit::testing::TempDir dir("bf16_resume");
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  const at::Tensor x = at::rand({40, 3, 16, 16}, gen);
+  const at::Tensor y = at::one_hot(at::arange(40) % 3, 3).to(at::kFloat);
+  auto trainer = [] {
+    at::manual_seed(11);
+    Sequential m = seed_cnn(16, 3, 8);
+    m->set_dtype_policy("mixed_bfloat16");
+    return std::make_unique<Trainer>(m, CompileOptions());
+  };
+  const FitOptions opts = FitOptions().steps_per_epoch(4).verbose(0);
+  auto whole = trainer();
+  data::TensorIterator a(x, y, 8, true, 3);
+  whole->fit(a, FitOptions(opts).epochs(2));
+
+  auto first = trainer();
+  data::TensorIterator b(x, y, 8, true, 3);
+  first->fit(b, FitOptions(opts).epochs(1));
+  const std::string ckpt = (dir.path / "bf16.ckpt").string();
+  first->save_checkpoint(ckpt);
+  auto resumed = trainer();
+  data::TensorIterator c(x, y, 8, true, 3);
+  resumed->fit(c, FitOptions(opts).epochs(2).resume_from(ckpt));
+
+  auto pw = whole->model()->named_parameters();
+  for (const auto& p : resumed->model()->named_parameters()) {
+    EXPECT_EQ(p.value().scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(p.value(), pw[p.key()])) << p.key() << " differs after the resume";
+  }
+}
