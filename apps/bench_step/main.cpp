@@ -1,6 +1,7 @@
 // bench_step — times torchfit's fit() step on the article's CNN with synthetic data (batch 32 of
 // 150×150×3 random images, 8 classes, Adam, categorical cross-entropy), the torchfit side of
-// scripts/bench.sh goal 1/2. Prints one JSON line with the median step time (warm-up excluded).
+// scripts/bench.sh goal 1/2 (and, with --device cuda, of scripts/gpu_check.sh's step comparison). Prints one
+// JSON line with the median step time (warm-up excluded; on CUDA each step's clock reads are synchronised).
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.h"
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include <torchfit/model/seed_cnn.h>
+#include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/trainer.h>
 
@@ -19,6 +21,7 @@ int main(int argc, char** argv) {
   bool reference_adam = false;
   std::string memory_format = "auto";
   std::string policy = "float32";
+  std::string device_spec = "cpu";
   bool as_written = false;
   CLI::App app{"Time torchfit's training step on the article's CNN (synthetic data).", "bench_step"};
   app.add_option("--steps", steps, "Timed steps")->capture_default_str()->check(torchfit::apps::int_range(1));
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
                  "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+  app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto")->capture_default_str();
   app.add_option("--mixed-precision", policy, "Dtype policy: float32, mixed_bfloat16, mixed_float16 (CUDA only)")
       ->capture_default_str()
       ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
@@ -48,6 +52,7 @@ int main(int argc, char** argv) {
   TORCHFIT_CLI_PARSE(app, argc, argv);
   return torchfit::apps::run_reporting_errors("bench_step", [&] {
     const int used = runtime::init_process(threads);
+    const c10::Device device = runtime::parse_device(device_spec);
     at::manual_seed(0);
     auto x = at::rand({batch, 3, size, size});
     auto y = at::one_hot(at::randint(0, 8, {batch}), 8).to(at::kFloat);
@@ -57,22 +62,26 @@ int main(int argc, char** argv) {
     model->set_pool_before_relu(!as_written);
     model->set_dtype_policy(policy);
     Trainer trainer(
-        model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)));
+        model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)),
+        device);
     std::ostringstream quiet;
     trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
     const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv
     const double median = timing.median_ms;
     const double flops_per_sample = static_cast<double>(trainer.model()->train_flops_per_sample());
-    nlohmann::json out = {{"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
-                          {"threads", used},
-                          {"median_ms", median},
-                          {"steps_ms", timing.step_ms},
-                          {"gflops_per_s", achieved_gflops_per_s(timing, flops_per_sample)},
-                          {"steps_run", trainer.position().train_batches},
-                          {"memory_format", memory_format},
-                          {"mixed_precision", policy},
-                          {"pool_before_relu", !as_written},
-                          {"blas_core", runtime::blas_kernels().active}};
+    nlohmann::json out = {
+        {"impl", reference_adam ? "torchfit-reference-adam" : "torchfit"},
+        {"threads", used},
+        {"median_ms", median},
+        {"steps_ms", timing.step_ms},
+        {"gflops_per_s", achieved_gflops_per_s(timing, flops_per_sample)},
+        {"steps_run", trainer.position().train_batches},
+        {"memory_format", memory_format},
+        {"mixed_precision", policy},
+        {"device", device.str()},
+        {"memory_format_used", trainer.model()->uses_channels_last(device) ? "channels_last" : "contiguous"},
+        {"pool_before_relu", !as_written},
+        {"blas_core", runtime::blas_kernels().active}};
     std::cout << out.dump() << "\n";
     return 0;
   });

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -26,6 +27,7 @@
 #include <torchfit/training/run_logger.h>
 
 #include "steady_clock.h"
+#include "training/device_prefetcher.h"
 
 namespace torchfit {
 
@@ -158,6 +160,9 @@ Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
   from_logits_ = loss_uses_logits(options_.loss(), model_->output_activation());
   mixed_precision::check_supported(model_->dtype_policy(), device_);
   model_->to(device_);
+  prefetcher_ = std::make_shared<detail::DevicePrefetcher>(device_);
+  // Fixed shapes: cuDNN times its algorithms on the first step of each shape and keeps the fastest.
+  if (device_.is_cuda()) at::globalContext().setBenchmarkCuDNN(true);
   optimizer_ = make_optimizer(options_.optimizer(), model_->parameters());
   if (options_.loss_scale() || model_->dtype_policy().needs_loss_scaling()) {
     loss_scaler_ = std::make_unique<LossScaleOptimizer>(*optimizer_, model_->parameters(),
@@ -327,6 +332,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
+  prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
   group_ = opt.process_group();
   DataParallelScope data_parallel(*this, train, opt.validation_data());
@@ -482,7 +488,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     t.epoch = epoch + 1;
     t.step = step;
     t.warmup = static_cast<int64_t>(timings_.size()) < params.warmup_steps;
-    const Logs batch_logs = run_step(train, t, means);
+    const Logs batch_logs = run_step(train, t, means, /*prefetch_next=*/step < params.steps);
     if (opt.terminate_on_nan() && !std::isfinite(batch_logs.at("batch_loss"))) {
       throw Error("non-finite loss (" + std::to_string(batch_logs.at("batch_loss")) + ") at epoch " +
                   std::to_string(epoch + 1) + ", step " + std::to_string(step) +
@@ -503,19 +509,27 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
   return means.logs(metric_names_);
 }
 
-Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& means) {
+Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& means, bool prefetch_next) {
   const double t0 = detail::steady_ms();
-  data::Batch batch = train.next();
+  if (!prefetcher_->pending()) prefetcher_->start(train.next());  // CPU: every step; CUDA: an epoch's first
   const double t1 = detail::steady_ms();
-  auto [x, y] = to_device(batch);
+  detail::DeviceBatch batch = prefetcher_->take();
   runtime::synchronize(device_);
   const double t2 = detail::steady_ms();
+  double data_ms = t1 - t0;
+  if (prefetch_next && prefetcher_->asynchronous()) {  // the next batch's copy overlaps this step
+    prefetcher_->start(train.next());
+    data_ms += detail::steady_ms() - t2;
+  }
+  const double t3 = detail::steady_ms();
+  const at::Tensor& x = batch.x;
+  const at::Tensor& y = batch.y;
   std::vector<double> sums(resolved_metrics_.size(), 0.0);
-  int64_t n = batch.size();
+  int64_t n = batch.size;
   const int64_t global = batch.global_size > 0 ? batch.global_size : n;  // data-parallel: the whole batch
   double loss = compute_step(x, y, &sums, group_ ? static_cast<double>(n) / static_cast<double>(global) : 1.0);
   runtime::synchronize(device_);
-  const double t3 = detail::steady_ms();
+  const double t4 = detail::steady_ms();
   t.allreduce_ms = last_allreduce_ms_;
   if (group_) reduce_step(loss, sums, n, t);
   means.add(loss, sums, n);
@@ -523,9 +537,9 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   logs["batch_loss"] = loss;
   for (size_t i = 0; i < sums.size(); ++i) logs["batch_" + metric_names_[i]] = sums[i] / static_cast<double>(n);
   t.size = n;
-  t.data_ms = t1 - t0;
+  t.data_ms = data_ms;
   t.h2d_ms = t2 - t1;
-  t.compute_ms = t3 - t2;
+  t.compute_ms = t4 - t3;
   t.step_ms = detail::steady_ms() - t0;
   logs.insert({{"size", static_cast<double>(n)},
                {"data_ms", t.data_ms},

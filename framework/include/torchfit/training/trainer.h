@@ -30,6 +30,9 @@ namespace distributed {
 class ProcessGroup;
 class GradientReducer;
 }  // namespace distributed
+namespace detail {
+class DevicePrefetcher;
+}  // namespace detail
 
 using io::TrainingPosition;
 
@@ -94,7 +97,10 @@ struct FitOptions {
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
 ///
-/// The model is moved to `device` at construction; batches are copied there per step. The model's dtype
+/// The model is moved to `device` at construction; batches are copied there per step (CUDA: the next
+/// batch of the epoch is taken from the source and copied on a side stream while the current step computes
+/// — asynchronous when the source's batches are in pinned memory — and cuDNN's algorithm search
+/// (benchmark mode) is on, the shapes being fixed). The model's dtype
 /// policy (SequentialImpl::dtype_policy, mixed_precision.h) is read at construction: checked against the
 /// device (mixed_float16 on the CPU is refused; mixed_bfloat16 where it is slower is warned about), and
 /// mixed_float16 (or CompileOptions::loss_scale) adds dynamic loss scaling (LossScaleOptimizer).
@@ -180,7 +186,7 @@ class Trainer {
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
                    const FitParams& params, CallbackList& callbacks);
-  Logs run_step(data::BatchIterator& train, StepTiming& timing, EpochMeans& means);
+  Logs run_step(data::BatchIterator& train, StepTiming& timing, EpochMeans& means, bool prefetch_next);
   void validate(const FitOptions& opt, Logs& logs);
   std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
   at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
@@ -189,6 +195,7 @@ class Trainer {
   c10::Device device_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LossScaleOptimizer> loss_scaler_;
+  std::shared_ptr<detail::DevicePrefetcher> prefetcher_;  // CUDA: the next batch's copy overlaps the step
   std::vector<std::string> metric_names_;
   std::vector<std::string> resolved_metrics_;
   bool from_logits_ = false;

@@ -1,0 +1,50 @@
+#pragma once
+// Private to framework/src/training: moves the next batch to the training device while the current step
+// computes (CUDA), so the step does not wait for its host → device copy.
+#include <memory>
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <torchfit/data/batch_iterator.h>
+
+namespace torchfit::detail {
+
+/// A batch on the training device, with the sizes the step logs.
+struct DeviceBatch {
+  at::Tensor x, y;
+  int64_t size = 0;         ///< samples in this (shard of the) batch
+  int64_t global_size = 0;  ///< samples in the whole batch (data-parallel), else 0
+};
+
+/// On CUDA, start() copies a batch on a side stream (non_blocking: asynchronous from pinned memory) and
+/// records an event; take() makes the compute stream wait for that event and hands the batch over.
+/// On the CPU both are plain hand-overs. One batch in flight at a time.
+class DevicePrefetcher {
+ public:
+  explicit DevicePrefetcher(c10::Device device);
+  ~DevicePrefetcher();
+  DevicePrefetcher(const DevicePrefetcher&) = delete;
+  DevicePrefetcher& operator=(const DevicePrefetcher&) = delete;
+
+  /// True on CUDA: copies overlap the previous step, so the trainer starts the next batch early.
+  bool asynchronous() const;
+  bool pending() const { return pending_; }
+  /// Starts moving `batch` to the device. Errors: std::logic_error when a batch is already pending.
+  void start(data::Batch batch);
+  /// The pending batch on the device, ready for the current stream; the host waits until its copy is done
+  /// (usually long done), so the step's h2d time stays a synchronised measure. Errors:
+  /// std::logic_error when none is pending.
+  DeviceBatch take();
+  /// Drops a pending batch (the end of fit()).
+  void clear();
+
+ private:
+  struct Cuda;
+  c10::Device device_;
+  std::unique_ptr<Cuda> cuda_;  // CUDA builds on a CUDA device only
+  DeviceBatch batch_;
+  bool pending_ = false;
+};
+
+}  // namespace torchfit::detail
