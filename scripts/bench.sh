@@ -9,6 +9,11 @@
 #   4. data wait share of the step while training on real data with augmentation  goal <= 2%
 #   5. 2048x2048 sgemm through LibTorch / best sgemm rate measured here            goal >= 90%
 #      (medians per method: LibTorch, NumPy, NumPy on torchfit's OpenBLAS core; the best method's median)
+#   6. torchfit mixed_bfloat16 step / torchfit float32 step                       goal <= 0.65
+#   7. torchfit mixed_bfloat16 step / PyTorch-Python bf16 autocast + channels_last step, with torchfit's
+#      process settings                                                           goal <= 0.85
+#      (6-7 mean something only on a CPU with AVX512-BF16 or AMX-BF16; elsewhere bf16 is emulated and
+#      torchfit warns that mixed_bfloat16 is slower than float32 there)
 # Usage: scripts/bench.sh [REPS]   (default 3; each rep runs 6 timed steps per side)
 # Appends a dated row to docs/benchmarks.md.
 set -euo pipefail
@@ -32,15 +37,18 @@ echo "process settings given to the tuned peer: ${TUNED_ENV[*]}"
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 field() { $PY -c "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['$1'])"; }
 
-echo "== goals 1-2: the article's CNN training step (batch 32, 150x150x3, Adam), $REPS interleaved reps"
+echo "== goals 1-2, 6-7: the article's CNN training step (batch 32, 150x150x3, Adam), $REPS interleaved reps"
 for r in $(seq "$REPS"); do
   "$BUILD/apps/bench_step" --steps 6 | field median_ms >>"$OUT/tf"
   $PY scripts/bench/pytorch_step.py 6 | field median_ms >>"$OUT/py"
+  "$BUILD/apps/bench_step" --steps 6 --mixed-precision mixed_bfloat16 | field median_ms >>"$OUT/tfb"
+  env "${TUNED_ENV[@]}" $PY scripts/bench/pytorch_step.py 6 --bf16 --channels-last | field median_ms >>"$OUT/pyb"
   "$BUILD/apps/bench_step" --steps 6 | field median_ms >>"$OUT/tf"
   env "${TUNED_ENV[@]}" $PY scripts/bench/pytorch_step.py 6 | field median_ms >>"$OUT/pyt"
-  echo "  rep $r: torchfit $(tail -2 "$OUT/tf" | tr '\n' ' ')ms, pytorch $(tail -1 "$OUT/py") ms, pytorch+settings $(tail -1 "$OUT/pyt") ms"
+  echo "  rep $r: torchfit $(tail -2 "$OUT/tf" | tr '\n' ' ')ms, pytorch $(tail -1 "$OUT/py") ms, pytorch+settings $(tail -1 "$OUT/pyt") ms;" \
+       "bf16: torchfit $(tail -1 "$OUT/tfb") ms, pytorch+settings autocast+channels_last $(tail -1 "$OUT/pyb") ms"
 done
-TF=$(median <"$OUT/tf"); PYD=$(median <"$OUT/py"); PYT=$(median <"$OUT/pyt")
+TF=$(median <"$OUT/tf"); PYD=$(median <"$OUT/py"); PYT=$(median <"$OUT/pyt"); TFB=$(median <"$OUT/tfb"); PYB=$(median <"$OUT/pyb")
 
 echo "== goal 3: input pipeline vs Keras ImageDataGenerator (1 worker vs one Python process, $REPS interleaved reps)"
 rate() { sed -n 's/.* images_per_s=\([0-9.]*\).*/\1/p'; }
@@ -70,17 +78,19 @@ done
 # Each method's median; the best method's median is "the best sgemm rate measured here".
 LT=$(median <"$OUT/lt"); BEST=$( (median <"$OUT/lt"; median <"$OUT/np"; [ ! -s "$OUT/npc" ] || median <"$OUT/npc") | sort -g | tail -1)
 
-$PY - "$TF" "$PYD" "$PYT" "${G3:-nan}" "$G4" "$LT" "$BEST" <<'PY' | tee "$OUT/summary"
+$PY - "$TF" "$PYD" "$PYT" "${G3:-nan}" "$G4" "$LT" "$BEST" "$TFB" "$PYB" <<'PY' | tee "$OUT/summary"
 import sys
-tf, pyd, pyt, g3, g4, lt, best = map(float, sys.argv[1:])
+tf, pyd, pyt, g3, g4, lt, best, tfb, pyb = map(float, sys.argv[1:])
 def mark(ok): return "met" if ok else "NOT met"
 print(f"1. step ratio vs PyTorch (default):     {tf:.0f} / {pyd:.0f} ms = {tf/pyd:.2f}  (goal <= 0.40: {mark(tf/pyd <= 0.40)})")
 print(f"2. step ratio vs PyTorch (+settings):   {tf:.0f} / {pyt:.0f} ms = {tf/pyt:.2f}  (goal <= 0.85: {mark(tf/pyt <= 0.85)})")
 print(f"3. pipeline per core vs Keras:          {g3:.1f}x  (goal >= 15: {mark(g3 >= 15)})")
 print(f"4. data wait share (real data, CPU):    {g4:.2f} %  (goal <= 2 %: {mark(g4 <= 2)})")
 print(f"5. LibTorch sgemm 2048 / best measured: {lt:.1f} / {best:.1f} GFLOP/s = {100*lt/best:.0f} %  (goal >= 90 %: {mark(lt/best >= 0.9)})")
+print(f"6. bf16 step / float32 step (torchfit):  {tfb:.0f} / {tf:.0f} ms = {tfb/tf:.2f}  (goal <= 0.65: {mark(tfb/tf <= 0.65)})")
+print(f"7. bf16 step vs PyTorch bf16 (+settings): {tfb:.0f} / {pyb:.0f} ms = {tfb/pyb:.2f}  (goal <= 0.85: {mark(tfb/pyb <= 0.85)})")
 PY
-row="| $(date +%F) | $(hostname) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*GFLOP\/s = \([0-9]*\) %.*/\1/') % |"
+row="| $(date +%F) | $(hostname) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*GFLOP\/s = \([0-9]*\) %.*/\1/') % | $(printf %.0f "$TFB") / $(printf %.0f "$PYB") ms | $(sed -n 6p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 7p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') |"
 if ! grep -q "^## Goals (scripts/bench.sh)" docs/benchmarks.md 2>/dev/null; then
   cat >>docs/benchmarks.md <<'MD'
 
@@ -88,8 +98,8 @@ if ! grep -q "^## Goals (scripts/bench.sh)" docs/benchmarks.md 2>/dev/null; then
 Each row is one run of `scripts/bench.sh` (medians of interleaved repetitions). Step times: torchfit /
 PyTorch-Python default / PyTorch-Python with torchfit's process settings (malloc tunables; from commit 5866deb on also the OPENBLAS_CORETYPE that torchfit's init_process chose). Goals: 1 ≤ 0.40, 2 ≤ 0.85, 3 ≥ 15×, 4 ≤ 2 %, 5 ≥ 90 %.
 
-| date | host | commit | step ms | 1. ratio | 2. ratio | 3. pipeline/core | 4. data wait | 5. sgemm share |
-|---|---|---|---|---|---|---|---|---|
+| date | host | commit | step ms | 1. ratio | 2. ratio | 3. pipeline/core | 4. data wait | 5. sgemm share | bf16 step ms | 6. bf16/f32 | 7. bf16 ratio |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 MD
 fi
 echo "$row" >>docs/benchmarks.md

@@ -25,7 +25,11 @@
 #                a GPU is visible, CSV
 #   7. compare — scripts/compare_cpu_gpu.sh when it exists (tiny settings by default; ARGS after --
 #                are passed on; it also gets TORCHFIT_BUILD_DIR, TORCHFIT_DATA_DIR and
-#                TORCHFIT_RESULTS_DIR=OUTDIR/results in its environment)
+#                TORCHFIT_RESULTS_DIR=OUTDIR/results in its environment); then again with
+#                --mixed-precision mixed_bfloat16 into OUTDIR/results-mixed_bfloat16 (compare_bf16)
+#   8. step_compare — with a GPU: scripts/bench/gpu_step_compare.sh, torchfit's step vs eager
+#                PyTorch-Python's (this machine's python3 torch) on the GPU, float32 and bf16 autocast,
+#                contiguous and channels_last, interleaved (OUTDIR/step_compare.md)
 # Everything written goes under OUTDIR (logs, summary.md, matmul.csv, device_info.json, results/),
 # and with --tar FILE also into one .tar.gz. The whole run is kept inside --budget seconds
 # (default 510, i.e. 8.5 minutes): each step's timeout is capped by the time left.
@@ -285,12 +289,23 @@ if [ "$SKIP_COMPARE" -eq 0 ] && [ -z "$TARGETS" ]; then
   fi
 fi
 
+if [ "$SKIP_COMPARE" -eq 0 ] && [ -z "$TARGETS" ] && [ -f "$REPO/scripts/compare_cpu_gpu.sh" ]; then
+  export TORCHFIT_RESULTS_DIR=$OUTDIR/results-mixed_bfloat16
+  step compare_bf16 200 bash "$REPO/scripts/compare_cpu_gpu.sh" --no-matmul "${COMPARE_ARGS[@]}" -- --mixed-precision mixed_bfloat16
+fi
+
+# ---------------------------------------------------------------- 8. step comparison with PyTorch on the GPU
+if [ "$HAVE_GPU" -eq 1 ] && [ -x "$BUILD/apps/bench_step" ]; then
+  step step_compare 240 bash "$REPO/scripts/bench/gpu_step_compare.sh" "$BUILD" "$OUTDIR/step_compare.md" 3
+fi
+
 {
   echo
   [ -f "$SUMMARY.notes" ] && cat "$SUMMARY.notes" && rm -f "$SUMMARY.notes"
   echo "total: $(( $(date +%s) - START )) s of a ${BUDGET} s budget; GPU visible: $([ $HAVE_GPU -eq 1 ] && echo yes || echo no)"
   echo "LibTorch prefix: ${TORCH_PREFIX:-none}; build dir: $BUILD; bundle: $BUNDLE"
   [ -f "$OUTDIR/matmul_bench.log" ] && { echo; echo '```'; grep -A40 -E '^ +n  method' "$OUTDIR/matmul_bench.log"; echo '```'; }
+  [ -f "$OUTDIR/step_compare.md" ] && { echo; cat "$OUTDIR/step_compare.md"; }
 } >> "$SUMMARY"
 if [ -n "$TAR" ]; then
   tar -C "$(dirname "$OUTDIR")" -czf "$TAR" "$(basename "$OUTDIR")" && echo "[gpu_check] packed $OUTDIR into $TAR"

@@ -84,6 +84,18 @@ std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir,
   return gen.flow_from_directory(dir.parent_path().string(), flow);
 }
 
+// A model trained under a policy this device cannot run (mixed_float16 on the CPU) predicts in float32:
+// the weights are float32 under every policy. Said in a warning, never silently.
+void run_policy_here(Sequential& model, const c10::Device& device, const std::string& path) {
+  try {
+    mixed_precision::check_supported(model->dtype_policy(), device);
+  } catch (const ConfigError& e) {
+    torchfit::logger().warn("checkpoint '{}' was trained under {}; predicting in float32 here ({})", path,
+                            model->dtype_policy().name(), e.what());
+    model->set_dtype_policy("float32");
+  }
+}
+
 struct Prediction {
   std::string file, cls;
   double probability;
@@ -143,6 +155,7 @@ int run(Args& a) {
   }
   io::CheckpointInfo info;
   Sequential model = io::load_model(a.model_path, &info);
+  run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());
   for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;
   const auto rows = predict_folder(dir, a, names, model);

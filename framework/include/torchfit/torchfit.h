@@ -34,6 +34,7 @@
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/model/compile.h>
+#include <torchfit/model/mixed_precision.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/runtime/device.h>
@@ -50,6 +51,7 @@
 #include <torchfit/training/history.h>
 #include <torchfit/training/learning_rate_scheduler.h>
 #include <torchfit/training/logs.h>
+#include <torchfit/training/loss_scale_optimizer.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/model_checkpoint.h>
