@@ -153,7 +153,9 @@ double sgemm_peak_gflops(const c10::Device& device) {
 }
 
 // The achieved rate as a share of the sgemm peak; "n/a" when the peak measured low (a short, noisy run).
-std::string share_of_peak_text(double achieved, double peak) {
+std::string share_of_peak_text(double achieved, double peak, const mixed_precision::Policy& policy) {
+  // The peak is float32's: products in bf16/fp16 are not bounded by it.
+  if (policy.is_mixed()) return "n/a (" + policy.name() + ": products in 16 bits, beyond the float32 sgemm peak)";
   if (peak <= 0 || achieved > peak) return "n/a (above the measured sgemm peak)";
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * achieved / peak);
@@ -176,11 +178,13 @@ void report_timing(Trainer& trainer, RunLogger& run_logger) {
       100.0 * s.data_wait_share, static_cast<long long>(s.steps));
   std::printf(
       "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %s of this device's measured sgemm peak (%.1f GFLOP/s)\n",
-      flops_per_sample * images_per_step(s) / 1e9, achieved, share_of_peak_text(achieved, peak).c_str(), peak);
-  run_logger.update(
-      {{"achieved_gflops_per_s", achieved},
-       {"sgemm_peak_gflops_per_s", peak},
-       {"share_of_peak", peak > 0 && achieved <= peak ? nlohmann::json(achieved / peak) : nlohmann::json()}});
+      flops_per_sample * images_per_step(s) / 1e9, achieved,
+      share_of_peak_text(achieved, peak, trainer.model()->dtype_policy()).c_str(), peak);
+  run_logger.update({{"achieved_gflops_per_s", achieved},
+                     {"sgemm_peak_gflops_per_s", peak},
+                     {"share_of_peak", peak > 0 && achieved <= peak && !trainer.model()->dtype_policy().is_mixed()
+                                           ? nlohmann::json(achieved / peak)
+                                           : nlohmann::json()}});
 }
 
 // The real file of the last checkpoint written (the --checkpoint pattern formatted), or why there is none.
