@@ -100,3 +100,13 @@ TEST(DevicePrefetcher, Float16LossScalingSkipsAnInfStepOnCuda_CUDA) {
   EXPECT_EQ(t.loss_scale_optimizer()->loss_scale(), scale / 2);
   EXPECT_EQ(t.loss_scale_optimizer()->skipped_steps(), skipped + 1);
 }
+
+TEST(DevicePrefetcher, PinnedBatchesOnlyWhereAGpuIsUsable) {
+  data::TensorIterator it(at::rand({6, 2}), at::arange(6), 3);
+  it.set_pin_memory(true);
+  EXPECT_EQ(it.pin_memory(), at::hasCUDA());  // pinning needs the CUDA driver
+  const data::Batch b = it.next();
+  EXPECT_EQ(b.x.is_pinned(), at::hasCUDA());
+  it.set_pin_memory(false);
+  EXPECT_FALSE(it.next().x.is_pinned());
+}

@@ -1,5 +1,7 @@
 #include <torchfit/data/batch_iterator.h>
 
+#include <ATen/Context.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <torchfit/error.h>
@@ -43,6 +45,10 @@ Batch TensorIterator::next() {
   if (shard_count() > 1) b.global_size = end - pos_;
   b.x = x_.index_select(0, idx);
   if (y_.defined()) b.y = y_.index_select(0, idx);
+  if (pin_memory() && b.x.device().is_cpu()) {  // in-memory tensors: the batch is copied once more, pinned
+    b.x = b.x.pin_memory();
+    if (b.y.defined()) b.y = b.y.pin_memory();
+  }
   auto acc = idx.accessor<int64_t, 1>();
   for (int64_t i = 0; i < acc.size(0); ++i) b.indices.push_back(acc[i]);
   pos_ = end;
@@ -71,6 +77,8 @@ void TensorIterator::skip(int64_t batches) {
   }
   pos_ = std::min(((target - 1) % bpp + 1) * batch_size_, n);
 }
+
+void BatchIterator::set_pin_memory(bool on) { pin_memory_ = on && at::hasCUDA(); }
 
 void BatchIterator::shard(int64_t rank, int64_t world_size) {
   if (world_size < 1 || rank < 0 || rank >= world_size) {

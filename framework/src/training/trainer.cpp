@@ -286,6 +286,13 @@ void Trainer::check_ranks_agree(const data::BatchIterator& train, const FitOptio
   }
 }
 
+// CUDA: the sources write their batches into pinned memory, so the prefetcher's copies are asynchronous.
+void Trainer::pin_sources(data::BatchIterator& train, const FitOptions& opt) const {
+  if (!device_.is_cuda()) return;
+  train.set_pin_memory(true);
+  if (opt.validation_data()) opt.validation_data()->set_pin_memory(true);
+}
+
 void Trainer::start_data_parallel(data::BatchIterator& train, const FitOptions& opt) {
   const int rank = group_->rank(), world = group_->world_size();
   train.shard(rank, world);
@@ -337,6 +344,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   group_ = opt.process_group();
   DataParallelScope data_parallel(*this, train, opt.validation_data());
   const FitParams params = fit_params(train, opt);
+  pin_sources(train, opt);
   if (group_) {
     check_ranks_agree(train, opt, params.steps);
     start_data_parallel(train, opt);

@@ -76,7 +76,18 @@ class BatchIterator {
   int64_t shard_rank() const { return shard_rank_; }
   int64_t shard_count() const { return shard_count_; }
 
+  /// Batches in page-locked (pinned) host memory, so that a non_blocking copy to a CUDA GPU runs
+  /// asynchronously (PyTorch DataLoader's pin_memory). Default off; Trainer::fit turns it on for the
+  /// training and validation sources of a CUDA run. Has no effect (stays off) when LibTorch has no
+  /// usable GPU: pinning needs the CUDA driver. Takes effect for batches made after the call.
+  void set_pin_memory(bool on);
+  bool pin_memory() const { return pin_memory_; }
+
  protected:
+  /// Options for a batch tensor of `dtype`: CPU, pinned when pin_memory().
+  at::TensorOptions batch_options(at::ScalarType dtype) const {
+    return at::TensorOptions().dtype(dtype).pinned_memory(pin_memory_);
+  }
   /// The largest batch or pass count a position may reach (a quarter of int64's range: sums of a few
   /// such counts cannot overflow).
   static constexpr int64_t kMaxPosition = std::numeric_limits<int64_t>::max() / 4;
@@ -94,6 +105,7 @@ class BatchIterator {
  private:
   int64_t shard_rank_ = 0;
   int64_t shard_count_ = 1;
+  bool pin_memory_ = false;
 };
 
 /// In-memory source over tensors x (N, ...) and y (N, ...), in order or shuffled per pass with `seed`.

@@ -176,6 +176,7 @@ class Trainer {
   struct DataParallelScope;
   void check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps);
   void start_data_parallel(data::BatchIterator& train, const FitOptions& opt);
+  void pin_sources(data::BatchIterator& train, const FitOptions& opt) const;
   double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
   void apply_gradients();  // the optimizer's step, through the loss scaling when there is one
   void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
