@@ -351,7 +351,7 @@ void DirectoryIterator::cache_store(CacheSlot& slot, const Image& resized) {
     }
     return;
   }
-  slot.pixels = std::make_unique<uint8_t[]>(resized.pixels.size());
+  slot.pixels.reset(new uint8_t[resized.pixels.size()]);  // not zeroed: overwritten at once
   std::memcpy(slot.pixels.get(), resized.pixels.data(), resized.pixels.size());
   slot.channels = static_cast<uint8_t>(resized.channels);
   cached_samples_.fetch_add(1);
