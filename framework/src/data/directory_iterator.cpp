@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -221,6 +222,11 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   seed_ = o.seed() ? *o.seed() : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
   discover();
   if (o.cache()) cache_ = std::make_unique<CacheSlot[]>(static_cast<size_t>(samples()));
+  // Idle buffers kept: what the queue, the workers and the consumer hold at once, plus some slack.
+  const int64_t threads = o.workers() > 0 ? o.workers() : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  buffers_ = std::make_shared<BufferPool>(
+      static_cast<size_t>(o.batch_size() * channels_ * o.target_size()[0] * o.target_size()[1]) * sizeof(float),
+      static_cast<size_t>(o.max_queue_size() + threads + 4));
 }
 
 DirectoryIterator::~DirectoryIterator() { stop_workers(); }
@@ -290,6 +296,41 @@ bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
     return false;
   }
 }
+
+// Buffers of `bytes` bytes (64-byte aligned), handed out as tensor storage and taken back by the
+// tensor's deleter. Locked once per batch, never per sample. At most `keep` idle buffers are kept.
+class DirectoryIterator::BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  BufferPool(size_t bytes, size_t keep) : bytes_((bytes + 63) / 64 * 64), keep_(keep) {}
+  ~BufferPool() {
+    for (void* p : idle_) std::free(p);
+  }
+  // A float tensor of `sizes` (numel · 4 ≤ bytes) on a pooled buffer.
+  at::Tensor tensor(at::IntArrayRef sizes) {
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (!idle_.empty()) p = idle_.back(), idle_.pop_back();
+    }
+    if (!p) p = std::aligned_alloc(64, bytes_);
+    if (!p) throw std::bad_alloc();
+    auto self = shared_from_this();
+    return at::from_blob(
+        p, sizes, [self](void* q) { self->give_back(q); }, at::TensorOptions().dtype(at::kFloat));
+  }
+
+ private:
+  void give_back(void* p) {
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (idle_.size() < keep_) return idle_.push_back(p);
+    }
+    std::free(p);
+  }
+  size_t bytes_, keep_;
+  std::mutex mutex_;
+  std::vector<void*> idle_;
+};
 
 bool DirectoryIterator::is_bad(int64_t index) {
   if (bad_count_.load(std::memory_order_relaxed) == 0) return false;  // the common case: no lock
@@ -417,7 +458,7 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   const int64_t m = hi - lo;
   const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
   Batch b;
-  b.x = at::empty({m, channels_, H, W}, at::kFloat);
+  b.x = buffers_->tensor({m, channels_, H, W});
   b.indices.resize(static_cast<size_t>(m));
   float* x = b.x.data_ptr<float>();
   const int64_t per = channels_ * H * W;

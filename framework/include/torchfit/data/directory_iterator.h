@@ -142,6 +142,11 @@ struct SkippedFile {
 /// Destroying or reset()ting the iterator stops and joins them promptly (mid-batch). Per sample a
 /// worker takes no lock (the ring's lock is taken once per batch) and reuses its own buffers.
 ///
+/// Batch memory: x tensors come from a pool of buffers of one full batch each, returned when the
+/// tensor (and every view of it) is freed, so a long run does not fault fresh pages in per batch
+/// (with two workers glibc unmapped and re-faulted its per-thread heaps, which halved the rate).
+/// The tensors do not own resizable storage (resize_ throws); clone() one to get that.
+///
 /// Cache (FlowOptions::cache): one slot per sample, allocated at construction, each with an atomic
 /// state; the worker that loads a sample first fills its slot (the budget is an atomic byte count),
 /// every later load reads it. No lock; a slot is written once and never freed before the iterator.
@@ -240,6 +245,8 @@ class DirectoryIterator : public BatchIterator {
     std::unique_ptr<uint8_t[]> pixels;
   };
 
+  class BufferPool;  // batch x buffers, reused (directory_iterator.cpp)
+
   void load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& scratch);
   Image decode_sample(int64_t index);
   bool is_bad(int64_t index);
@@ -269,6 +276,10 @@ class DirectoryIterator : public BatchIterator {
   std::mutex bad_mutex_;
   std::set<int64_t> bad_at_runtime_;
   std::atomic<int64_t> bad_count_{0};  // size of bad_at_runtime_: no lock per sample while it is 0
+
+  // Memory of the batches' x tensors: a batch's buffer goes back to the pool when its last tensor is
+  // freed (the pool outlives the iterator while tensors hold it), so steady state faults in no memory.
+  std::shared_ptr<BufferPool> buffers_;
 
   // Decoded-image cache (FlowOptions::cache): samples() slots, or none.
   std::unique_ptr<CacheSlot[]> cache_;
