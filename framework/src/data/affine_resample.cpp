@@ -198,9 +198,14 @@ struct RowTaps {
 // The taps of the n points (xr + k·dr, xc + k·dc), k = 0 … n−1 (finite), clamped to the (h, w, c) image. No gathers, so
 // it vectorises; clones for AVX2 and AVX-512 next to plain x86-64 are picked at run time, and all do the same IEEE
 // operations (no FMA: -ffp-contract=off), so they agree bit for bit.
-__attribute__((target_clones("default", "avx2", "avx512f"))) void nearest_taps(
-    double xr, double dr, double xc, double dc, int n, int h, int w, int c, int32_t* __restrict off,
-    int32_t* __restrict right, int32_t* __restrict down, float* __restrict tr, float* __restrict tc) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TORCHFIT_VECTOR_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define TORCHFIT_VECTOR_CLONES  // one build for the target's baseline (other CPUs, other compilers)
+#endif
+TORCHFIT_VECTOR_CLONES void nearest_taps(double xr, double dr, double xc, double dc, int n, int h, int w, int c,
+                                         int32_t* __restrict off, int32_t* __restrict right, int32_t* __restrict down,
+                                         float* __restrict tr, float* __restrict tc) {
   const double last_r = h - 1, last_c = w - 1;
   for (int k = 0; k < n; ++k) {
     double yr = xr + k * dr, yc = xc + k * dc;
