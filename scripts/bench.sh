@@ -5,7 +5,9 @@
 #   2. torchfit fit step / PyTorch-Python step with torchfit's process settings     goal <= 0.85
 #      (the malloc tunables below and, where init_process replaced OpenBLAS's kernel choice, the same
 #      OPENBLAS_CORETYPE)
-#   3. input pipeline images/s per core: torchfit / Keras ImageDataGenerator      goal >= 15
+#   3. input pipeline images/s per core: torchfit / Keras ImageDataGenerator      goal >= 20
+#      (also printed, not goals of their own: 2 workers / 1 worker, goal >= 1.8 (issue 17), and the
+#      epoch-2 rate of 1 worker with the decoded-image cache, prepare_data bench --cache)
 #   4. data wait share of the step while training on real data with augmentation  goal <= 2%
 #   5. 2048x2048 sgemm through LibTorch / best sgemm rate measured here            goal >= 90%
 #      (medians per method: LibTorch, NumPy, NumPy on torchfit's OpenBLAS core; the best method's median)
@@ -55,10 +57,14 @@ rate() { sed -n 's/.* images_per_s=\([0-9.]*\).*/\1/p'; }
 for r in $(seq "$REPS"); do
   "$BUILD/apps/prepare_data" bench --dir data/train --workers 1 --batches "${DATA_BATCHES:-150}" | rate >>"$OUT/d_tf"
   $PY scripts/bench/bench_data_keras.py data/train --batches "${KERAS_BATCHES:-15}" | tail -1 | rate >>"$OUT/d_k"
-  echo "  rep $r: torchfit $(tail -1 "$OUT/d_tf") img/s, keras $(tail -1 "$OUT/d_k") img/s"
+  "$BUILD/apps/prepare_data" bench --dir data/train --workers 2 --batches "$((2 * ${DATA_BATCHES:-150}))" | rate >>"$OUT/d_tf2"
+  # Epoch 2 with the cache (an untimed first pass fills it: ~10-20 s on 60,000 images).
+  "$BUILD/apps/prepare_data" bench --dir data/train --workers 1 --batches "${DATA_BATCHES:-150}" --cache | rate >>"$OUT/d_tfc"
+  echo "  rep $r: torchfit $(tail -1 "$OUT/d_tf") img/s, keras $(tail -1 "$OUT/d_k") img/s, torchfit 2 workers $(tail -1 "$OUT/d_tf2") img/s, 1 worker cached epoch 2 $(tail -1 "$OUT/d_tfc") img/s"
 done
 G3=$($PY -c "import sys; print('%.1f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$(median <"$OUT/d_tf")" "$(median <"$OUT/d_k")")
 echo "  medians: torchfit $(median <"$OUT/d_tf") img/s, keras $(median <"$OUT/d_k") img/s = ${G3}x per core"
+echo "  2 workers: $(median <"$OUT/d_tf2") img/s = $($PY -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$(median <"$OUT/d_tf2")" "$(median <"$OUT/d_tf")")x 1 worker (goal >= 1.8); 1 worker with --cache, epoch 2: $(median <"$OUT/d_tfc") img/s"
 
 echo "== goal 4: data wait while training on real data with augmentation (CPU, 150x150, batch 32)"
 "$BUILD/apps/train_cnn" --data ./data --device cpu --epochs 1 --steps-per-epoch ${G4_STEPS:-20} \
@@ -84,7 +90,7 @@ tf, pyd, pyt, g3, g4, lt, best, tfb, pyb = map(float, sys.argv[1:])
 def mark(ok): return "met" if ok else "NOT met"
 print(f"1. step ratio vs PyTorch (default):     {tf:.0f} / {pyd:.0f} ms = {tf/pyd:.2f}  (goal <= 0.40: {mark(tf/pyd <= 0.40)})")
 print(f"2. step ratio vs PyTorch (+settings):   {tf:.0f} / {pyt:.0f} ms = {tf/pyt:.2f}  (goal <= 0.85: {mark(tf/pyt <= 0.85)})")
-print(f"3. pipeline per core vs Keras:          {g3:.1f}x  (goal >= 15: {mark(g3 >= 15)})")
+print(f"3. pipeline per core vs Keras:          {g3:.1f}x  (goal >= 20: {mark(g3 >= 20)})")
 print(f"4. data wait share (real data, CPU):    {g4:.2f} %  (goal <= 2 %: {mark(g4 <= 2)})")
 print(f"5. LibTorch sgemm 2048 / best measured: {lt:.1f} / {best:.1f} GFLOP/s = {100*lt/best:.0f} %  (goal >= 90 %: {mark(lt/best >= 0.9)})")
 print(f"6. bf16 step / float32 step (torchfit):  {tfb:.0f} / {tf:.0f} ms = {tfb/tf:.2f}  (goal <= 0.65: {mark(tfb/tf <= 0.65)})")
@@ -96,7 +102,7 @@ if ! grep -q "^## Goals (scripts/bench.sh)" docs/benchmarks.md 2>/dev/null; then
 
 ## Goals (scripts/bench.sh)
 Each row is one run of `scripts/bench.sh` (medians of interleaved repetitions). Step times: torchfit /
-PyTorch-Python default / PyTorch-Python with torchfit's process settings (malloc tunables; from commit 5866deb on also the OPENBLAS_CORETYPE that torchfit's init_process chose). Goals: 1 ≤ 0.40, 2 ≤ 0.85, 3 ≥ 15×, 4 ≤ 2 %, 5 ≥ 90 %.
+PyTorch-Python default / PyTorch-Python with torchfit's process settings (malloc tunables; from commit 5866deb on also the OPENBLAS_CORETYPE that torchfit's init_process chose). Goals: 1 ≤ 0.40, 2 ≤ 0.85, 3 ≥ 20×, 4 ≤ 2 %, 5 ≥ 90 %.
 
 | date | host | commit | step ms | 1. ratio | 2. ratio | 3. pipeline/core | 4. data wait | 5. sgemm share | bf16 step ms | 6. bf16/f32 | 7. bf16 ratio |
 |---|---|---|---|---|---|---|---|---|---|---|---|

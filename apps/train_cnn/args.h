@@ -18,6 +18,8 @@ struct Args {
   int64_t target_size = 150;
   int64_t validation_steps = 10;
   int workers = 0;
+  bool cache = false;            ///< --cache: decoded-image cache for the train and test iterators
+  int64_t cache_max_mib = 4096;  ///< --cache-max-mib: budget of each of those caches, MiB
   int64_t max_image_pixels = torchfit::data::kMaxImagePixels;
   std::string sixteen_bit = "high_byte";
   int threads = 0;

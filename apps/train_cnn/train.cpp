@@ -55,6 +55,8 @@ Sources make_sources(const Args& a, bool chief) {
                   .workers(a.workers)
                   .max_image_pixels(a.max_image_pixels)
                   .sixteen_bit(a.sixteen_bit)
+                  .cache(a.cache)
+                  .cache_max_bytes(a.cache_max_mib << 20)
                   .verbose(chief);
   Sources s;
   s.train = train_gen.flow_from_directory(train_dir.string(), flow);
@@ -105,6 +107,7 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"target_size", a.target_size},
           {"validation_steps", a.validation_steps},
           {"workers", a.workers},
+          {"cache", a.cache ? nlohmann::json(a.cache_max_mib << 20) : nlohmann::json(false)},
           {"threads", threads},
           {"seed", a.seed},
           {"lr", a.resume.empty() || a.lr_given ? nlohmann::json(a.lr) : nlohmann::json("checkpoint's")},

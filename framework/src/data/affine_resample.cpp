@@ -104,6 +104,7 @@ struct AffineJob {
   bool flip_vertical;  // (the horizontal flip is in the column table)
   FillMode mode;
   float cval;
+  float scale;
   float* out;
 };
 
@@ -112,7 +113,7 @@ template <int kC>
 void border_pixel(const AffineJob& j, double xr, double xc, float* o) {
   AxisTaps a, b;
   if (!axis_taps(xr, j.h, j.mode, a) || !axis_taps(xc, j.w, j.mode, b)) {
-    std::fill(o, o + j.c, j.cval);
+    std::fill(o, o + j.c, j.cval * j.scale);
     return;
   }
   const size_t row = static_cast<size_t>(j.w) * j.c;
@@ -120,6 +121,8 @@ void border_pixel(const AffineJob& j, double xr, double xc, float* o) {
   const float* r1 = j.in + static_cast<size_t>(a.i1) * row;
   const size_t c0 = static_cast<size_t>(b.i0) * j.c, c1 = static_cast<size_t>(b.i1) * j.c;
   blend<kC>(r0 + c0, r0 + c1, r1 + c0, r1 + c1, a.t, b.t, j.c, o);
+  if (j.scale != 1.f)
+    for (int k = 0; k < j.c; ++k) o[k] *= j.scale;
 }
 
 // The columns [lo, hi) of a row whose sample points x0 + col·d lie in [margin, last − margin] on one
@@ -168,20 +171,107 @@ void resample_row(const AffineJob& j, int r, const double* cols) {
   for (int col = lo; col < hi; ++col, xr += dr, xc += dc) {
     const int i0 = static_cast<int>(xr), j0 = static_cast<int>(xc);
     const float* p = j.in + static_cast<size_t>(i0) * row + static_cast<size_t>(j0) * c;
-    blend<kC>(p, p + c, p + row, p + row + c, static_cast<float>(xr - i0), static_cast<float>(xc - j0), c,
-              out + static_cast<size_t>(col) * c);
+    float* o = out + static_cast<size_t>(col) * c;
+    blend<kC>(p, p + c, p + row, p + row + c, static_cast<float>(xr - i0), static_cast<float>(xc - j0), c, o);
+    if (j.scale != 1.f)
+      for (int k = 0; k < c; ++k) o[k] *= j.scale;
   }
   for (int col = hi; col < j.w; ++col) exact(col);
+}
+
+// ---- fill_mode "nearest": every column of a row through one branch-free path ----
+// Clamping is continuous (a point a hair inside or outside a border samples the same value), so this
+// mode needs no exact border classification: each point is computed from the row's start, clamped to
+// [0, n − 1], and blended from its taps — the taps and weights axis_taps gives for that point.
+
+// The taps of one row's points: offset of the top-left tap (floats), steps to the right and the lower
+// tap (0 on the last column / row, where both taps are the pixel itself), and the two fractions.
+struct RowTaps {
+  std::vector<int32_t> off, right, down;
+  std::vector<float> tr, tc;
+  void resize(size_t n) {
+    if (off.size() >= n) return;
+    off.resize(n), right.resize(n), down.resize(n), tr.resize(n), tc.resize(n);
+  }
+};
+
+// The taps of the n points (xr + k·dr, xc + k·dc), k = 0 … n−1 (finite), clamped to the (h, w, c) image. No gathers, so
+// it vectorises; clones for AVX2 and AVX-512 next to plain x86-64 are picked at run time, and all do the same IEEE
+// operations (no FMA: -ffp-contract=off), so they agree bit for bit.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TORCHFIT_VECTOR_CLONES __attribute__((target_clones("default", "avx2", "avx512f")))
+#else
+#define TORCHFIT_VECTOR_CLONES  // one build for the target's baseline (other CPUs, other compilers)
+#endif
+TORCHFIT_VECTOR_CLONES void nearest_taps(double xr, double dr, double xc, double dc, int n, int h, int w, int c,
+                                         int32_t* __restrict off, int32_t* __restrict right, int32_t* __restrict down,
+                                         float* __restrict tr, float* __restrict tc) {
+  const double last_r = h - 1, last_c = w - 1;
+  for (int k = 0; k < n; ++k) {
+    double yr = xr + k * dr, yc = xc + k * dc;
+    yr = yr > 0 ? yr : 0.0;  // (vectorised only because this file is built with -fno-trapping-math)
+    yr = yr < last_r ? yr : last_r;
+    yc = yc > 0 ? yc : 0.0;
+    yc = yc < last_c ? yc : last_c;
+    const int i0 = static_cast<int>(yr), j0 = static_cast<int>(yc);
+    tr[k] = static_cast<float>(yr - i0), tc[k] = static_cast<float>(yc - j0);
+    off[k] = (i0 * w + j0) * c;
+    down[k] = i0 < h - 1 ? w * c : 0;
+    right[k] = j0 < w - 1 ? c : 0;
+  }
+}
+
+// Blends the n pixels of `t` from `in` into out (interleaved, c channels), times `scale`.
+template <int kC>
+void blend_taps(const float* __restrict in, int n, int c, const RowTaps& t, float scale, float* __restrict out) {
+  const int nc = kC > 0 ? kC : c;
+  for (int k = 0; k < n; ++k) {
+    const float* p = in + t.off[static_cast<size_t>(k)];
+    const int r = t.right[static_cast<size_t>(k)], d = t.down[static_cast<size_t>(k)];
+    const float tr = t.tr[static_cast<size_t>(k)], tc = t.tc[static_cast<size_t>(k)];
+    for (int ch = 0; ch < nc; ++ch) {
+      const float top = p[ch] + (p[r + ch] - p[ch]) * tc;
+      const float bottom = p[d + ch] + (p[d + r + ch] - p[d + ch]) * tc;
+      out[static_cast<size_t>(k) * nc + ch] = (top + (bottom - top) * tr) * scale;
+    }
+  }
+}
+
+void resample_nearest(const AffineJob& j, bool flip_horizontal) {
+  const std::array<double, 6>& m = *j.m;
+  thread_local RowTaps taps;  // per thread, reused: no allocation per image
+  taps.resize(static_cast<size_t>(j.w));
+  const double c0 = flip_horizontal ? j.w - 1 : 0, step = flip_horizontal ? -1 : 1;
+  for (int r = 0; r < j.h; ++r) {
+    const double rr = j.flip_vertical ? j.h - 1 - r : r;
+    const double xr = (rr * m[0] + c0 * m[1]) + m[2], xc = (rr * m[3] + c0 * m[4]) + m[5];
+    nearest_taps(xr, step * m[1], xc, step * m[4], j.w, j.h, j.w, j.c, taps.off.data(), taps.right.data(),
+                 taps.down.data(), taps.tr.data(), taps.tc.data());
+    float* out = j.out + static_cast<size_t>(r) * j.w * j.c;
+    if (j.c == 1)
+      blend_taps<1>(j.in, j.w, 1, taps, j.scale, out);
+    else if (j.c == 3)
+      blend_taps<3>(j.in, j.w, 3, taps, j.scale, out);
+    else
+      blend_taps<0>(j.in, j.w, j.c, taps, j.scale, out);
+  }
 }
 
 }  // namespace
 
 void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
-                     bool flip_vertical, FillMode mode, float cval, float* out) {
+                     bool flip_vertical, FillMode mode, float cval, float* out, float scale) {
   if (h < 1 || w < 1 || c < 1)
     throw ConfigError("affine_resample: empty image " + std::to_string(h) + "x" + std::to_string(w) + "x" +
                       std::to_string(c));
-  const AffineJob job{in, h, w, c, &m, flip_vertical, mode, cval, out};
+  const AffineJob job{in, h, w, c, &m, flip_vertical, mode, cval, scale, out};
+  // The branch-free nearest path needs finite coordinates and 32-bit tap offsets; anything else (a
+  // NaN or astronomically large matrix, an image of 2^31 floats) takes the exact per-pixel path.
+  const bool tame = std::all_of(m.begin(), m.end(), [](double v) { return std::abs(v) <= 1e12; });
+  if (mode == FillMode::nearest && tame && int64_t{h} * w * c < (int64_t{1} << 31) - int64_t{w} * c - c) {
+    resample_nearest(job, flip_horizontal);  // 32-bit tap offsets
+    return;
+  }
   std::vector<double> cols(static_cast<size_t>(w));  // c' of each output column (flipped or not)
   for (int col = 0; col < w; ++col) cols[static_cast<size_t>(col)] = flip_horizontal ? w - 1 - col : col;
   for (int r = 0; r < h; ++r) {

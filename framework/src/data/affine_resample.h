@@ -27,7 +27,11 @@ FillMode parse_fill_mode(const std::string& name);
 ///              x > n−1 becomes x − (n−1)·trunc(x/(n−1)); columns 0 and n−1 are neighbours of nothing
 ///              (−0.5 samples between n−2 and n−1, not between n−1 and 0 as OpenCV's BORDER_WRAP).
 /// An axis of length 1 samples its only pixel (constant: only x == 0). `in` and `out` must not overlap.
+/// Every output value is multiplied by `scale` (default 1: unchanged), e.g. Keras's rescale fused into
+/// the write; `cval` pixels give cval·scale. With fill mode nearest the sample points of a row are
+/// computed from the row's first point (x0 + k·dx) rather than one by one: a difference in the last
+/// bits of the coordinates (~1e-13 px), which clamping turns into no jump in the value.
 void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
-                     bool flip_vertical, FillMode mode, float cval, float* out);
+                     bool flip_vertical, FillMode mode, float cval, float* out, float scale = 1.f);
 
 }  // namespace torchfit::data

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -210,6 +211,9 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   skip_bad_ = o.on_bad_image() == "skip";
   if (o.max_image_pixels() < 0)
     throw ConfigError("max_image_pixels must be >= 0 (0 = no limit), got " + std::to_string(o.max_image_pixels()));
+  if (o.cache_max_bytes() < 1)
+    throw ConfigError("cache_max_bytes must be >= 1 (bytes of cached image data), got " +
+                      std::to_string(o.cache_max_bytes()));
   resize_image(Image{1, 1, 1, {0}}, 1, 1, o.interpolation());  // validates the name
   if (!generator_) generator_ = std::make_shared<const ImageDataGenerator>();
   if (o.subset() != "" && generator_->options().validation_split() == 0)
@@ -217,6 +221,12 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   augment_ = generator_->augments() && (o.subset() != "validation" || o.augment_validation());
   seed_ = o.seed() ? *o.seed() : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
   discover();
+  if (o.cache()) cache_ = std::make_unique<CacheSlot[]>(static_cast<size_t>(samples()));
+  // Idle buffers kept: what the queue, the workers and the consumer hold at once, plus some slack.
+  const int64_t threads = o.workers() > 0 ? o.workers() : std::max<int64_t>(1, std::thread::hardware_concurrency());
+  buffers_ = std::make_shared<BufferPool>(
+      static_cast<size_t>(o.batch_size() * channels_ * o.target_size()[0] * o.target_size()[1]) * sizeof(float),
+      static_cast<size_t>(o.max_queue_size() + threads + 4));
 }
 
 DirectoryIterator::~DirectoryIterator() { stop_workers(); }
@@ -287,56 +297,137 @@ bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   }
 }
 
-void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
-                                    std::vector<float>& scratch) {
-  Image img;
-  bool ok = false;
-  {
-    std::lock_guard<std::mutex> lk(bad_mutex_);
-    ok = !bad_at_runtime_.count(index);
+// Buffers of `bytes` bytes (64-byte aligned), handed out as tensor storage and taken back by the
+// tensor's deleter. Locked once per batch, never per sample. At most `keep` idle buffers are kept.
+class DirectoryIterator::BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  BufferPool(size_t bytes, size_t keep) : bytes_((bytes + 63) / 64 * 64), keep_(keep) {}
+  ~BufferPool() {
+    for (void* p : idle_) std::free(p);
   }
-  if (ok) ok = decode_file(filepaths_[static_cast<size_t>(index)], img);
-  if (!ok) {
-    // Skip policy: the file passed the header check but does not decode. Replace it by the next
-    // readable file of the same class (the label stays right and the batch keeps its size).
-    bool first_time;
+  // A float tensor of `sizes` (numel · 4 ≤ bytes) on a pooled buffer.
+  at::Tensor tensor(at::IntArrayRef sizes) {
+    void* p = nullptr;
     {
-      std::lock_guard<std::mutex> lk(bad_mutex_);
-      first_time = bad_at_runtime_.insert(index).second;
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (!idle_.empty()) p = idle_.back(), idle_.pop_back();
     }
-    const auto& same = samples_of_class_[static_cast<size_t>(classes_[static_cast<size_t>(index)])];
-    const auto pos = std::find(same.begin(), same.end(), index) - same.begin();
-    for (size_t k = 1; k < same.size() && !ok; ++k) {
-      const int64_t cand = same[(static_cast<size_t>(pos) + k) % same.size()];
-      {
-        std::lock_guard<std::mutex> lk(bad_mutex_);
-        if (bad_at_runtime_.count(cand)) continue;
-      }
-      ok = decode_file(filepaths_[static_cast<size_t>(cand)], img);
-      if (!ok) {
-        std::lock_guard<std::mutex> lk(bad_mutex_);
-        bad_at_runtime_.insert(cand);
-      } else if (first_time) {
-        torchfit::logger().warn("undecodable image {} is replaced by {} for the rest of the run",
-                                filepaths_[static_cast<size_t>(index)], filepaths_[static_cast<size_t>(cand)]);
-      }
-    }
-    if (!ok)
-      throw IoError("no readable image left in class \"" +
-                    class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] + "\" of " + directory_ +
-                    " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
+    if (!p) p = std::aligned_alloc(64, bytes_);
+    if (!p) throw std::bad_alloc();
+    auto self = shared_from_this();
+    return at::from_blob(
+        p, sizes, [self](void* q) { self->give_back(q); }, at::TensorOptions().dtype(at::kFloat));
   }
+
+ private:
+  void give_back(void* p) {
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (idle_.size() < keep_) return idle_.push_back(p);
+    }
+    std::free(p);
+  }
+  size_t bytes_, keep_;
+  std::mutex mutex_;
+  std::vector<void*> idle_;
+};
+
+bool DirectoryIterator::is_bad(int64_t index) {
+  if (bad_count_.load(std::memory_order_relaxed) == 0) return false;  // the common case: no lock
+  std::lock_guard<std::mutex> lk(bad_mutex_);
+  return bad_at_runtime_.count(index) > 0;
+}
+
+void DirectoryIterator::mark_bad(int64_t index, bool& first_time) {
+  std::lock_guard<std::mutex> lk(bad_mutex_);
+  first_time = bad_at_runtime_.insert(index).second;
+  bad_count_.store(static_cast<int64_t>(bad_at_runtime_.size()), std::memory_order_relaxed);
+}
+
+Image DirectoryIterator::decode_sample(int64_t index) {
+  Image img;
+  bool ok = !is_bad(index) && decode_file(filepaths_[static_cast<size_t>(index)], img);
+  if (ok) return img;
+  // Skip policy: the file passed the header check but does not decode. Replace it by the next
+  // readable file of the same class (the label stays right and the batch keeps its size).
+  bool first_time = false;
+  mark_bad(index, first_time);
+  const auto& same = samples_of_class_[static_cast<size_t>(classes_[static_cast<size_t>(index)])];
+  const auto pos = std::find(same.begin(), same.end(), index) - same.begin();
+  for (size_t k = 1; k < same.size() && !ok; ++k) {
+    const int64_t cand = same[(static_cast<size_t>(pos) + k) % same.size()];
+    if (is_bad(cand)) continue;
+    ok = decode_file(filepaths_[static_cast<size_t>(cand)], img);
+    bool unused = false;
+    if (!ok) {
+      mark_bad(cand, unused);
+    } else if (first_time) {
+      torchfit::logger().warn("undecodable image {} is replaced by {} for the rest of the run",
+                              filepaths_[static_cast<size_t>(index)], filepaths_[static_cast<size_t>(cand)]);
+    }
+  }
+  if (!ok)
+    throw IoError("no readable image left in class \"" +
+                  class_names()[static_cast<size_t>(classes_[static_cast<size_t>(index)])] + "\" of " + directory_ +
+                  " (last tried " + filepaths_[static_cast<size_t>(index)] + ")");
+  return img;
+}
+
+namespace {
+constexpr uint8_t kCacheEmpty = 0, kCacheFilling = 1, kCacheReady = 2, kCacheRefused = 3;
+}  // namespace
+
+void DirectoryIterator::cache_store(CacheSlot& slot, const Image& resized) {
+  const auto bytes = static_cast<int64_t>(resized.pixels.size());
+  const int64_t budget = options_.cache_max_bytes();
+  if (cache_bytes_.fetch_add(bytes) + bytes > budget) {  // over budget: give the reservation back
+    cache_bytes_.fetch_sub(bytes);
+    slot.state.store(kCacheRefused, std::memory_order_release);
+    if (!cache_full_warned_.exchange(true)) {
+      const int64_t all = samples() * options_.target_size()[0] * options_.target_size()[1] * channels_;
+      torchfit::logger().warn(
+          "cache of {}: cache_max_bytes {} reached with {} of {} samples cached; the others are decoded on "
+          "every pass (all of them need up to {} bytes)",
+          directory_, budget, cached_samples_.load(), samples(), all);
+    }
+    return;
+  }
+  slot.pixels.reset(new uint8_t[resized.pixels.size()]);  // not zeroed: overwritten at once
+  std::memcpy(slot.pixels.get(), resized.pixels.data(), resized.pixels.size());
+  slot.channels = static_cast<uint8_t>(resized.channels);
+  cached_samples_.fetch_add(1);
+  slot.state.store(kCacheReady, std::memory_order_release);  // publishes pixels and channels
+}
+
+void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& s) {
   const int h = static_cast<int>(options_.target_size()[0]), w = static_cast<int>(options_.target_size()[1]);
-  const int c = img.channels;
-  const size_t n = static_cast<size_t>(h) * w * c;
-  if (hwc.size() < n) hwc.resize(n), scratch.resize(n);
-  resize_to_float(img, h, w, options_.interpolation(), hwc.data());  // Keras: resize BEFORE augmenting
+  const size_t plane = static_cast<size_t>(h) * w;
+  if (s.hwc.size() < plane * 4) s.hwc.resize(plane * 4), s.scratch.resize(plane * 4);  // up to 4 channels
+  CacheSlot* slot = cache_ ? &cache_[static_cast<size_t>(index)] : nullptr;
+  int c = 0;
+  if (slot && slot->state.load(std::memory_order_acquire) == kCacheReady) {
+    c = slot->channels;  // Keras: resized BEFORE augmenting, so the cached image is the resized one
+    const uint8_t* px = slot->pixels.get();
+    for (size_t i = 0; i < plane * c; ++i) s.hwc[i] = px[i];
+  } else {
+    const Image img = decode_sample(index);
+    c = img.channels;
+    uint8_t expected = kCacheEmpty;
+    if (slot && slot->state.compare_exchange_strong(expected, kCacheFilling, std::memory_order_acq_rel)) {
+      const Image resized = resize_image(img, h, w, options_.interpolation());  // = resize_to_float's values
+      cache_store(*slot, resized);
+      for (size_t i = 0; i < resized.pixels.size(); ++i) s.hwc[i] = resized.pixels[i];
+    } else {
+      resize_to_float(img, h, w, options_.interpolation(), s.hwc.data());
+    }
+  }
   std::optional<TransformParams> p;
   if (augment_) {
     Rng rng(sample_seed(seed_, pass, position));
     p = generator_->get_random_transform(h, w, rng);
   }
-  generator_->transform_into(hwc.data(), h, w, c, p ? &*p : nullptr, out, scratch.data(), static_cast<int>(channels_));
+  generator_->transform_into(s.hwc.data(), h, w, c, p ? &*p : nullptr, out, s.scratch.data(),
+                             static_cast<int>(channels_));
 }
 
 void DirectoryIterator::check_batch_index(int64_t pass, int64_t batch_index) const {
@@ -367,16 +458,16 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   const int64_t m = hi - lo;
   const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
   Batch b;
-  b.x = at::empty({m, channels_, H, W}, at::kFloat);
+  b.x = buffers_->tensor({m, channels_, H, W});
   b.indices.resize(static_cast<size_t>(m));
   float* x = b.x.data_ptr<float>();
   const int64_t per = channels_ * H * W;
-  thread_local std::vector<float> hwc, scratch;  // reused: no page faults per batch
+  thread_local Scratch scratch;  // per thread, reused: no allocation (and no page faults) per sample
   for (int64_t i = 0; i < m; ++i) {
     if (stop_.load(std::memory_order_relaxed)) return b;
     const int64_t idx = (*order)[static_cast<size_t>(start + lo + i)];
     b.indices[static_cast<size_t>(i)] = idx;
-    load_sample(idx, pass, start + lo + i, x + i * per, hwc, scratch);  // augmentation keyed by the pass position
+    load_sample(idx, pass, start + lo + i, x + i * per, scratch);  // augmentation keyed by the pass position
   }
   if (shard_count() > 1) b.global_size = std::max<int64_t>(0, end - start);
   const std::string& mode = options_.class_mode();

@@ -238,13 +238,22 @@ void ImageDataGenerator::transform_into(float* hwc, int height, int width, int c
   if (out_channels != channels && !(channels == 1 && out_channels == 3))
     throw ConfigError("transform_into: cannot write a " + std::to_string(channels) + "-channel image as " +
                       std::to_string(out_channels) + " channels");
-  const float* cur =
-      p ? augment_hwc(hwc, height, width, channels, *p, static_cast<FillMode>(fill_mode_), options_.cval(), scratch)
-        : hwc;
   const auto& o = options_;
   const size_t plane = static_cast<size_t>(height) * width;
   const bool standardize_all = o.preprocessing_function() || o.samplewise_center() || o.samplewise_std_normalization();
   const float s = (!standardize_all && o.rescale() != 0) ? static_cast<float>(o.rescale()) : 1.f;
+  if (p && channels == 1 && !standardize_all && !p->affine_is_identity() && !p->channel_shift_intensity &&
+      !p->brightness) {
+    // The common gray case: the warp writes the rescaled plane straight into `out` (the same float
+    // operations as warp, then multiply), which is then replicated.
+    affine_resample(hwc, height, width, 1, keras_affine_matrix(*p, height, width), p->flip_horizontal, p->flip_vertical,
+                    static_cast<FillMode>(fill_mode_), static_cast<float>(o.cval()), out, s);
+    for (int ch = 1; ch < out_channels; ++ch) std::memcpy(out + ch * plane, out, plane * sizeof(float));
+    return;
+  }
+  const float* cur =
+      p ? augment_hwc(hwc, height, width, channels, *p, static_cast<FillMode>(fill_mode_), options_.cval(), scratch)
+        : hwc;
   if (channels == 1) {  // (H, W, 1) is already (1, H, W): scale (Keras rescale) and replicate in one pass
     const float* __restrict src = cur;
     float* __restrict r = out;

@@ -32,6 +32,8 @@ using ClassIndices = std::map<std::string, int64_t>;
 
 /// The most loader threads a DirectoryIterator starts (FlowOptions::workers).
 constexpr int64_t kMaxWorkers = 1024;
+/// Default memory budget of the decoded-image cache (FlowOptions::cache_max_bytes): 4 GiB.
+constexpr int64_t kDefaultCacheMaxBytes = int64_t{4} << 30;
 
 /// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
 /// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
@@ -91,6 +93,19 @@ struct FlowOptions {
   TORCH_ARG(bool, augment_validation) = false;
   /// Print "Found N images belonging to K classes." on stdout (Keras always prints). Default true.
   TORCH_ARG(bool, verbose) = true;
+  /// Keep every sample's decoded, resized 8-bit image in memory after its first load (tf.data's
+  /// `cache()`): later passes neither read, decode nor resize it. The random augmentation is still
+  /// drawn and applied per pass, so the batches are identical with and without the cache (same seed).
+  /// The cache keeps the first read of each file (a file changed on disk later is not re-read), and
+  /// a file replaced after a decoding failure keeps its replacement. It is not part of
+  /// stream_config(): a run may be resumed with or without it. Default false.
+  TORCH_ARG(bool, cache) = false;
+  /// Memory budget of the cache, in bytes of image data (H·W·channels per sample; a gray file going
+  /// into an rgb batch is kept with one channel). Default kDefaultCacheMaxBytes (4 GiB). When the
+  /// dataset does not fit, the samples loaded first are cached until the budget is spent and the
+  /// others are decoded on every pass (one warning says so) — a fallback, not an error. ConfigError
+  /// when < 1.
+  TORCH_ARG(int64_t, cache_max_bytes) = kDefaultCacheMaxBytes;
 };
 
 /// A file that was left out at construction, with the reason from check_image_file.
@@ -124,12 +139,22 @@ struct SkippedFile {
 ///
 /// Threads: `workers` threads start on the first next() and fill whole batches (each writes straight
 /// into its batch tensor) into a ring of max_queue_size slots; next() hands them out in order.
-/// Destroying or reset()ting the iterator stops and joins them promptly (mid-batch).
+/// Destroying or reset()ting the iterator stops and joins them promptly (mid-batch). Per sample a
+/// worker takes no lock (the ring's lock is taken once per batch) and reuses its own buffers.
+///
+/// Batch memory: x tensors come from a pool of buffers of one full batch each, returned when the
+/// tensor (and every view of it) is freed, so a long run does not fault fresh pages in per batch
+/// (with two workers glibc unmapped and re-faulted its per-thread heaps, which halved the rate).
+/// The tensors do not own resizable storage (resize_ throws); clone() one to get that.
+///
+/// Cache (FlowOptions::cache): one slot per sample, allocated at construction, each with an atomic
+/// state; the worker that loads a sample first fills its slot (the budget is an atomic byte count),
+/// every later load reads it. No lock; a slot is written once and never freed before the iterator.
 ///
 /// Errors (constructor): IoError when `directory` is missing or not a folder, or when no image is
 /// found at all (naming the directory); IoError naming the first bad file with on_bad_image "error";
-/// ConfigError for bad options (target_size < 1, batch_size < 1, max_image_pixels < 0, unknown color_mode, class_mode,
-/// subset, interpolation or on_bad_image; binary with K ≠ 2; subset without validation_split; a
+/// ConfigError for bad options (target_size < 1, batch_size < 1, max_image_pixels < 0, cache_max_bytes < 1, unknown
+/// color_mode, class_mode, subset, interpolation or on_bad_image; binary with K ≠ 2; subset without validation_split; a
 /// folder missing from class_indices). next() rethrows a worker's IoError.
 class DirectoryIterator : public BatchIterator {
  public:
@@ -174,6 +199,10 @@ class DirectoryIterator : public BatchIterator {
   /// Data-parallel shard (BatchIterator::shard); batches already prefetched are dropped and rebuilt.
   void shard(int64_t rank, int64_t world_size) override;
   std::set<int64_t> replaced_samples();
+  /// Samples whose image is in the cache now (0 without FlowOptions::cache).
+  int64_t cached_samples() const { return cached_samples_.load(); }
+  /// Bytes of image data in the cache now (≤ cache_max_bytes).
+  int64_t cache_bytes() const { return cache_bytes_.load(); }
   /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
   bool augmenting() const { return augment_; }
   /// The seed in use (the given one, or the one drawn when none was given).
@@ -204,9 +233,26 @@ class DirectoryIterator : public BatchIterator {
   void stop_workers();
   void worker_loop();
   std::shared_ptr<const std::vector<int64_t>> order_for_pass(int64_t pass);
-  void load_sample(int64_t index, int64_t pass, int64_t position, float* out, std::vector<float>& hwc,
-                   std::vector<float>& scratch);
+  // A worker's buffers, reused from sample to sample.
+  struct Scratch {
+    std::vector<float> hwc, scratch;
+  };
+  // One sample's cached image: state kEmpty → kFilling (claimed by one worker) → kReady, or kRefused
+  // when the budget was spent.
+  struct CacheSlot {
+    std::atomic<uint8_t> state{0};
+    uint8_t channels = 0;
+    std::unique_ptr<uint8_t[]> pixels;
+  };
+
+  class BufferPool;  // batch x buffers, reused (directory_iterator.cpp)
+
+  void load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& scratch);
+  Image decode_sample(int64_t index);
+  bool is_bad(int64_t index);
+  void mark_bad(int64_t index, bool& first_time);
   bool decode_file(const std::string& path, Image& out);
+  void cache_store(CacheSlot& slot, const Image& resized);
   void check_batch_index(int64_t pass, int64_t batch_index) const;
 
   std::string directory_;
@@ -229,6 +275,17 @@ class DirectoryIterator : public BatchIterator {
   // Files that failed to decode in a worker (skip policy): warned once, then replaced.
   std::mutex bad_mutex_;
   std::set<int64_t> bad_at_runtime_;
+  std::atomic<int64_t> bad_count_{0};  // size of bad_at_runtime_: no lock per sample while it is 0
+
+  // Memory of the batches' x tensors: a batch's buffer goes back to the pool when its last tensor is
+  // freed (the pool outlives the iterator while tensors hold it), so steady state faults in no memory.
+  std::shared_ptr<BufferPool> buffers_;
+
+  // Decoded-image cache (FlowOptions::cache): samples() slots, or none.
+  std::unique_ptr<CacheSlot[]> cache_;
+  std::atomic<int64_t> cache_bytes_{0};
+  std::atomic<int64_t> cached_samples_{0};
+  std::atomic<bool> cache_full_warned_{false};
 
   // Pass orders, computed on demand and shared by the workers.
   std::mutex order_mutex_;
