@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include <torchfit/error.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
@@ -61,6 +62,11 @@ int main(int argc, char** argv) {
     model->set_memory_format(memory_format);
     model->set_pool_before_relu(!as_written);
     model->set_dtype_policy(policy);
+    try {
+      mixed_precision::check_supported(model->dtype_policy(), device);
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("--mixed-precision: ") + e.what());
+    }
     Trainer trainer(
         model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)),
         device);

@@ -93,7 +93,10 @@ void run_policy_here(Sequential& model, const c10::Device& device, const std::st
     torchfit::logger().warn("checkpoint '{}' was trained under {}; predicting in float32 here ({})", path,
                             model->dtype_policy().name(), e.what());
     model->set_dtype_policy("float32");
+    return;
   }
+  if (model->dtype_policy().is_mixed())
+    torchfit::logger().info("predicting under the checkpoint's dtype policy {}", model->dtype_policy().name());
 }
 
 struct Prediction {

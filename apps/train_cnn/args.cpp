@@ -98,8 +98,8 @@ void add_training_flags(CLI::App& app, Args& a) {
       ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
   app.add_option("--mixed-precision", a.mixed_precision,
                  "Dtype policy (Keras mixed_precision): float32; mixed_bfloat16 (CPU with AVX512-BF16/AMX, CUDA "
-                 ">= 8.0); mixed_float16 (CUDA only, with dynamic loss scaling)")
-      ->capture_default_str()
+                 ">= 8.0); mixed_float16 (CUDA only, with dynamic loss scaling). Default: the policy saved in "
+                 "--resume's checkpoint or --model-config's JSON, else float32")
       ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
   app.add_option("--dist-backend", a.dist_backend,
                  "Under torchrun (data-parallel): auto (NCCL on CUDA, else Gloo), gloo or nccl")

@@ -39,9 +39,11 @@ struct Args {
   bool no_checkpoint = false;
   std::string model_config;
   std::string memory_format = "auto";
-  std::string mixed_precision = "float32";  ///< dtype policy: float32, mixed_bfloat16, mixed_float16
-  std::string dist_backend = "auto";        ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
-  int dist_timeout = 300;  ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
+  /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
+  /// config's policy, else float32)
+  std::string mixed_precision;
+  std::string dist_backend = "auto";  ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
+  int dist_timeout = 300;             ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
 };
 
 /// Adds every flag with its check to `app`; after app.parse() each value in `a` is valid on its own

@@ -91,6 +91,27 @@ Sequential make_model(const Args& a, const data::DirectoryIterator& train, int* 
   return model;
 }
 
+// --mixed-precision, or the policy the checkpoint / model config saved (float32 for the article's CNN);
+// a flag that changes a saved policy is logged, as --lr is. Checked against the device before training.
+void apply_dtype_policy(const Args& a, SequentialImpl& model, const c10::Device& device) {
+  const std::string saved = model.dtype_policy().name();
+  const std::string source = !a.resume.empty()         ? "the checkpoint '" + a.resume + "'"
+                             : !a.model_config.empty() ? "the model config '" + a.model_config + "'"
+                                                       : "";
+  if (!a.mixed_precision.empty() && a.mixed_precision != saved) {
+    if (!source.empty())
+      torchfit::logger().info("dtype policy {} (from {}) → {} (--mixed-precision)", saved, source, a.mixed_precision);
+    model.set_dtype_policy(a.mixed_precision);
+  }
+  try {
+    mixed_precision::check_supported(model.dtype_policy(), device);
+  } catch (const ConfigError& e) {
+    const bool from_flag = !a.mixed_precision.empty() || source.empty();
+    throw ConfigError((from_flag ? "--mixed-precision: " : "the policy saved in " + source + ": ") +
+                      std::string(e.what()) + (from_flag ? "" : " (pass --mixed-precision to choose another)"));
+  }
+}
+
 CompileOptions compile_options(const Args& a) {
   return CompileOptions()
       .loss("categorical_crossentropy")
@@ -118,7 +139,7 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
           {"no_checkpoint", a.no_checkpoint},
           {"memory_format", a.memory_format},
-          {"mixed_precision", a.mixed_precision},
+          {"mixed_precision", a.mixed_precision.empty() ? nlohmann::json() : nlohmann::json(a.mixed_precision)},
           {"train_images", s.train->n()},
           {"test_images", s.test ? s.test->n() : 0},
           {"classes", s.train->class_indices()},
@@ -298,12 +319,7 @@ int run(Args& a) {
   int epochs_done = 0;
   Sequential model = make_model(a, *sources.train, &epochs_done);
   model->set_memory_format(a.memory_format);
-  model->set_dtype_policy(a.mixed_precision);
-  try {
-    mixed_precision::check_supported(model->dtype_policy(), device);
-  } catch (const ConfigError& e) {
-    throw ConfigError(std::string("--mixed-precision: ") + e.what());
-  }
+  apply_dtype_policy(a, *model, device);
   if (chief) {
     model->print_summary(std::cout);
     std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;

@@ -138,7 +138,16 @@ TEST(MixedPrecision, SummaryAndJsonCarryAMixedPolicyAndLeaveFloat32AsKeras) {
   Sequential model = seed_cnn(32, 3, 8);
   const std::string plain = model->summary();
   EXPECT_EQ(plain.find("Dtype policy"), std::string::npos);
-  EXPECT_FALSE(model->to_json()["config"].contains("dtype_policy"));
+  EXPECT_EQ(model->to_json()["config"]["dtype_policy"], "float32");
+  {  // a float32 model stays float32 when reloaded under another global policy; a JSON without the field
+     // takes the global policy (Keras: a layer config without a dtype)
+    GlobalPolicyGuard guard;
+    mixed_precision::set_global_policy("mixed_bfloat16");
+    EXPECT_EQ(SequentialImpl::from_json(model->to_json())->dtype_policy().name(), "float32");
+    auto old = model->to_json();
+    old["config"].erase("dtype_policy");
+    EXPECT_EQ(SequentialImpl::from_json(old)->dtype_policy().name(), "mixed_bfloat16");
+  }
   model->set_dtype_policy("mixed_bfloat16");
   const std::string mixed = model->summary();
   EXPECT_NE(mixed.find("Non-trainable params: 0\nDtype policy: mixed_bfloat16\n"), std::string::npos) << mixed;

@@ -113,4 +113,23 @@ expect_exit 2 "--sixteen-bit" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" 
   --sixteen-bit 16
 echo "hello" >"$WORK/bad.ckpt"
 expect_exit 1 "bad.ckpt" "$BIN/predict_cnn" --model "$WORK/bad.ckpt" --data "$WORK/data/pred"
+
+# Mixed precision: mixed_float16 is refused on the CPU naming the flag; a bf16 run's checkpoint resumes
+# under mixed_bfloat16 without the flag, and a flag that changes it is logged.
+expect_exit 2 "--mixed-precision" "$BIN/train_cnn" --data "$WORK/data" --mixed-precision bf16
+expect_exit 1 "--mixed-precision: dtype policy mixed_float16 on cpu" "$BIN/train_cnn" --data "$WORK/data" \
+  --target-size 32 --epochs 1 --steps-per-epoch 1 --mixed-precision mixed_float16 --run-dir "$WORK/f16"
+"$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 --steps-per-epoch 2 --warmup-steps 0 --validation-steps 1 \
+  --mixed-precision mixed_bfloat16 --run-dir "$WORK/bf" >"$WORK/bf.log" 2>&1 || { cat "$WORK/bf.log"; fail "bf16 run failed"; }
+grep -q "Dtype policy: mixed_bfloat16" "$WORK/bf.log" || fail "the summary does not show the policy"
+grep -q "Timing on cpu (mixed_bfloat16)" "$WORK/bf.log" || fail "the timing line does not name the policy"
+grep -q '"compute_dtype": "bfloat16"' "$WORK/bf/run.json" || fail "run.json does not record bfloat16"
+"$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 2 --steps-per-epoch 2 --warmup-steps 0 --validation-steps 1 \
+  --run-dir "$WORK/bf2" --resume "$WORK/bf/model.ckpt" >"$WORK/bf2.log" 2>&1 || { cat "$WORK/bf2.log"; fail "bf16 resume failed"; }
+grep -q "Timing on cpu (mixed_bfloat16)" "$WORK/bf2.log" || { cat "$WORK/bf2.log"; fail "the resume lost the saved policy"; }
+"$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 2 --steps-per-epoch 2 --warmup-steps 0 --validation-steps 1 \
+  --run-dir "$WORK/bf3" --resume "$WORK/bf/model.ckpt" --mixed-precision float32 >"$WORK/bf3.log" 2>&1 \
+  || { cat "$WORK/bf3.log"; fail "resume with --mixed-precision float32 failed"; }
+grep -q "dtype policy mixed_bfloat16 (from the checkpoint" "$WORK/bf3.log" || { cat "$WORK/bf3.log"; fail "the policy change was not logged"; }
+grep -q "Timing on cpu (float32)" "$WORK/bf3.log" || fail "--mixed-precision float32 was not applied"
 echo "PASS"

@@ -159,6 +159,10 @@ TEST(LossScaleOptimizer, BadSettingsAndStatesAreRefusedNamingTheValue) {
   EXPECT_THROW(t->loss_scale_optimizer()->load_state({{"loss_scale", 8.0}}), ConfigError);
   EXPECT_THROW(t->loss_scale_optimizer()->load_state({{"loss_scale", 0.25}, {"good_steps", 0}, {"skipped_steps", 0}}),
                ConfigError);
+  EXPECT_THROW(t->loss_scale_optimizer()->load_state({{"loss_scale", 8.0}, {"good_steps", -5}, {"skipped_steps", 0}}),
+               ConfigError);
+  EXPECT_THROW(t->loss_scale_optimizer()->load_state({{"loss_scale", 8.0}, {"good_steps", 1.5}, {"skipped_steps", 0}}),
+               ConfigError);
 }
 
 TEST(LossScaleOptimizer, AFixedScaleStillSkipsNonFiniteSteps) {

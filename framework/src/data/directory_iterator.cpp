@@ -458,7 +458,9 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   const int64_t m = hi - lo;
   const int64_t H = options_.target_size()[0], W = options_.target_size()[1];
   Batch b;
-  b.x = buffers_->tensor({m, channels_, H, W});
+  // Pinned batches (CUDA fits) come from LibTorch's caching pinned-memory allocator, itself a pool.
+  b.x = pin_memory() ? at::empty({m, channels_, H, W}, batch_options(at::kFloat))
+                     : buffers_->tensor({m, channels_, H, W});
   b.indices.resize(static_cast<size_t>(m));
   float* x = b.x.data_ptr<float>();
   const int64_t per = channels_ * H * W;
@@ -472,16 +474,16 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   if (shard_count() > 1) b.global_size = std::max<int64_t>(0, end - start);
   const std::string& mode = options_.class_mode();
   if (mode == "categorical") {
-    b.y = at::zeros({m, num_classes()}, at::kFloat);
+    b.y = at::zeros({m, num_classes()}, batch_options(at::kFloat));
     float* y = b.y.data_ptr<float>();
     for (int64_t i = 0; i < m; ++i)
       y[i * num_classes() + classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]] = 1.f;
   } else if (mode == "sparse") {
-    b.y = at::empty({m}, at::kLong);
+    b.y = at::empty({m}, batch_options(at::kLong));
     int64_t* y = b.y.data_ptr<int64_t>();
     for (int64_t i = 0; i < m; ++i) y[i] = classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])];
   } else if (mode == "binary") {
-    b.y = at::empty({m, 1}, at::kFloat);
+    b.y = at::empty({m, 1}, batch_options(at::kFloat));
     float* y = b.y.data_ptr<float>();
     for (int64_t i = 0; i < m; ++i)
       y[i] = static_cast<float>(classes_[static_cast<size_t>(b.indices[static_cast<size_t>(i)])]);

@@ -57,6 +57,13 @@ std::string slowdown(const Policy& policy, const c10::Device& device) {
 
 }  // namespace
 
+std::string dtype_name(at::ScalarType dtype) {
+  if (dtype == at::kFloat) return "float32";
+  if (dtype == at::kBFloat16) return "bfloat16";
+  if (dtype == at::kHalf) return "float16";
+  return c10::toString(dtype);
+}
+
 const std::vector<std::string>& policy_names() {
   static const std::vector<std::string> names = {"float32", "mixed_bfloat16", "mixed_float16"};
   return names;

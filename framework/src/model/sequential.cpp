@@ -229,7 +229,7 @@ nlohmann::json SequentialImpl::to_json() const {
   nlohmann::json layers = nlohmann::json::array();
   for (const auto& l : layers_) layers.push_back(layer_to_json(*l));
   nlohmann::json config = {{"name", name_}, {"layers", layers}};
-  if (dtype_policy_.is_mixed()) config["dtype_policy"] = dtype_policy_.name();
+  config["dtype_policy"] = dtype_policy_.name();  // always: a float32 model stays float32 under any global policy
   return {{"format_version", kModelFormatVersion}, {"class_name", "Sequential"}, {"config", config}};
 }
 

@@ -100,9 +100,14 @@ void LossScaleOptimizer::load_state(const nlohmann::json& state) {
   if (!(scale >= 1.0) || !std::isfinite(scale)) {
     throw ConfigError("loss scaling state: loss_scale must be a finite number >= 1, got " + std::to_string(scale));
   }
+  const double good = number("good_steps"), skipped = number("skipped_steps");
+  if (good < 0 || skipped < 0 || good != std::floor(good) || skipped != std::floor(skipped)) {
+    throw ConfigError("loss scaling state: good_steps and skipped_steps must be whole numbers >= 0, got " +
+                      state.dump());
+  }
   scale_.fill_(scale);
-  growth_tracker_.fill_(static_cast<int64_t>(number("good_steps")));
-  skipped_ = static_cast<int64_t>(number("skipped_steps"));
+  growth_tracker_.fill_(static_cast<int64_t>(good));
+  skipped_ = static_cast<int64_t>(skipped);
 }
 
 }  // namespace torchfit

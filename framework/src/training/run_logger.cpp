@@ -61,9 +61,14 @@ nlohmann::json mixed_precision_info(Trainer& t) {
   const auto& policy = t.model()->dtype_policy();
   const auto* scaler = t.loss_scale_optimizer();
   return {{"policy", policy.name()},
-          {"compute_dtype", c10::toString(policy.compute_dtype())},
-          {"variable_dtype", c10::toString(policy.variable_dtype())},
-          {"loss_scale", scaler ? scaler->state() : nlohmann::json()}};
+          {"compute_dtype", mixed_precision::dtype_name(policy.compute_dtype())},
+          {"variable_dtype", mixed_precision::dtype_name(policy.variable_dtype())},
+          {"loss_scale", scaler ? scaler->state() : nlohmann::json()},
+          {"loss_scale_settings",
+           scaler ? nlohmann::json({{"dynamic", scaler->options().dynamic()},
+                                    {"initial_scale", scaler->options().initial_scale()},
+                                    {"dynamic_growth_steps", scaler->options().dynamic_growth_steps()}})
+                  : nlohmann::json()}};
 }
 
 }  // namespace

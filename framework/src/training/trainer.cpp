@@ -619,6 +619,10 @@ io::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_o
       path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
+  if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {
+    torchfit::logger().info("checkpoint '{}' holds a loss-scaling state ({}); this run has no loss scaling", path,
+                            info.loss_scale.dump());
+  }
   return info;
 }
 

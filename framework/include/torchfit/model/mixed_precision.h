@@ -15,7 +15,7 @@ namespace torchfit::mixed_precision {
 ///  - "float32" (default): everything float32.
 ///  - "mixed_bfloat16": layers compute in bfloat16 through LibTorch autocast (convolutions and matrix
 ///    products in bf16, activations kept in bf16); variables (weights, optimizer state) stay float32.
-///  - "mixed_float16": the same in float16, with dynamic loss scaling (the Trainer adds a LossScaler, as
+///  - "mixed_float16": the same in float16, with dynamic loss scaling (the Trainer adds a LossScaleOptimizer, as
 ///    Keras's compile wraps the optimizer in a LossScaleOptimizer). CUDA only.
 /// Under a mixed policy the model's input is cast to the compute dtype and the last layer's output back
 /// to float32 before its activation (softmax/sigmoid), so the output and the loss are float32 — the
@@ -42,6 +42,9 @@ class Policy {
   std::string name_;
   at::ScalarType compute_dtype_ = at::kFloat;
 };
+
+/// Keras's name of a floating dtype: "float32", "bfloat16", "float16" (LibTorch's name for others).
+std::string dtype_name(at::ScalarType dtype);
 
 /// The accepted policy names: float32, mixed_bfloat16, mixed_float16.
 const std::vector<std::string>& policy_names();

@@ -33,8 +33,9 @@ class SequentialImpl : public torch::nn::Module {
     add(std::static_pointer_cast<Layer>(holder.ptr()));
   }
 
-  /// Forward pass (N, C, H, W) → model output (e.g. (N, K) probabilities). Errors: ConfigError naming
-  /// both shapes when x does not fit input_shape() (Keras (H, W, C) ⇒ a tensor (N, C, H, W)).
+  /// Forward pass (N, C, H, W) → model output (e.g. (N, K) probabilities), float32 under every dtype policy.
+  /// Errors: ConfigError naming both shapes when x does not fit input_shape() (Keras (H, W, C) ⇒ a tensor
+  /// (N, C, H, W)), and when the dtype policy cannot run on x's device (mixed_float16 on the CPU).
   at::Tensor forward(const at::Tensor& x);
   /// The same pass with the last layer's activation left out (logits for a softmax/sigmoid output).
   at::Tensor forward_logits(const at::Tensor& x);
@@ -99,7 +100,8 @@ class SequentialImpl : public torch::nn::Module {
   /// (mixed_precision::set_global_policy). A mixed policy casts the input to the compute dtype, runs the
   /// layers under LibTorch autocast, and casts the last layer's output to float32 before its activation:
   /// forward() returns float32 for every policy, layer outputs in between are in the compute dtype.
-  /// Saved in to_json() ("dtype_policy", only when not float32) and printed by summary() (ditto).
+  /// Saved in to_json() ("dtype_policy"; a JSON without it takes the global policy, as a Keras layer config
+  /// without a dtype does) and printed by summary() when not float32 (float32 keeps Keras's text).
   /// Errors: ConfigError for an unknown name.
   void set_dtype_policy(const mixed_precision::Policy& policy) { dtype_policy_ = policy; }
   void set_dtype_policy(const std::string& name) { dtype_policy_ = mixed_precision::Policy(name); }
