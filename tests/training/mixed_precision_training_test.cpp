@@ -5,26 +5,21 @@
 #include <filesystem>
 #include <iostream>
 
-#include <torchfit/data/idx.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/fashion_mnist.h"
 #include "support/temp_dir.h"
 
 using namespace torchfit;
 
 namespace {
-const char* kFashionMnist64Dir = "/usr/share/datasets/fashion-mnist";
-
 // The first `limit` images of a split, bilinearly resized to 64×64 and repeated to 3 channels, in 0..1,
 // as (N, 3, 64, 64), with one-hot labels (N, 10).
 std::pair<at::Tensor, at::Tensor> load_fashion64(const std::string& prefix, int64_t limit) {
-  auto images = data::read_idx_file(std::string(kFashionMnist64Dir) + "/" + prefix + "-images-idx3-ubyte.gz");
-  auto labels = data::read_idx_file(std::string(kFashionMnist64Dir) + "/" + prefix + "-labels-idx1-ubyte.gz");
-  auto x = at::from_blob(images.data.data(), {images.dims[0], 1, 28, 28}, at::kByte).slice(0, 0, limit);
-  x = at::upsample_bilinear2d(x.to(at::kFloat) / 255.0, {64, 64}, false).expand({-1, 3, -1, -1}).contiguous();
-  auto l = at::from_blob(labels.data.data(), {labels.dims[0]}, at::kByte).slice(0, 0, limit).to(at::kLong);
-  return {x, at::one_hot(l, 10).to(at::kFloat)};
+  auto [x, l] = torchfit::testing::fashion_mnist(prefix);
+  x = at::upsample_bilinear2d(x.slice(0, 0, limit), {64, 64}, false).expand({-1, 3, -1, -1}).contiguous();
+  return {x, at::one_hot(l.slice(0, 0, limit), 10).to(at::kFloat)};
 }
 
 struct Outcome {
@@ -46,7 +41,7 @@ Outcome validation_result(const std::string& policy, const at::Tensor& xt, const
 }  // namespace
 
 TEST(MixedPrecisionTraining, Bfloat16ValidationAccuracyIsWithinTwoPointsOfFloat32OnFashionMnist) {
-  if (!std::filesystem::exists(std::string(kFashionMnist64Dir) + "/train-images-idx3-ubyte.gz")) {
+  if (!torchfit::testing::fashion_mnist_installed()) {
     GTEST_SKIP() << "Fashion-MNIST not installed (Debian package dataset-fashion-mnist)";
   }
   auto [xt, yt] = load_fashion64("train", 32 * 300);

@@ -3,21 +3,17 @@
 
 #include <filesystem>
 
-#include <torchfit/data/idx.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/training/trainer.h>
+
+#include "support/fashion_mnist.h"
 
 using namespace torchfit;
 
 namespace {
-const char* kDir = "/usr/share/datasets/fashion-mnist";
-
 // Images of classes 1 (Trouser) and 8 (Bag), 2× downsampled to 14×14, as (N, 3, 14, 14) in 0..1.
 std::pair<at::Tensor, at::Tensor> load(const std::string& prefix, int64_t limit) {
-  auto images = data::read_idx_file(std::string(kDir) + "/" + prefix + "-images-idx3-ubyte.gz");
-  auto labels = data::read_idx_file(std::string(kDir) + "/" + prefix + "-labels-idx1-ubyte.gz");
-  auto x = at::from_blob(images.data.data(), {images.dims[0], 1, 28, 28}, at::kByte).to(at::kFloat) / 255.0;
-  auto l = at::from_blob(labels.data.data(), {labels.dims[0]}, at::kByte).to(at::kLong);
+  auto [x, l] = torchfit::testing::fashion_mnist(prefix);
   auto keep = (l == 1).logical_or(l == 8).nonzero().squeeze(1).slice(0, 0, limit);
   x = at::avg_pool2d(x.index_select(0, keep), 2).expand({-1, 3, -1, -1}).contiguous();
   auto y = at::one_hot((l.index_select(0, keep) == 8).to(at::kLong), 2).to(at::kFloat);
@@ -26,7 +22,7 @@ std::pair<at::Tensor, at::Tensor> load(const std::string& prefix, int64_t limit)
 }  // namespace
 
 TEST(RealData, TrouserVsBagReaches90PercentInAFewDozenSteps) {
-  if (!std::filesystem::exists(std::string(kDir) + "/train-images-idx3-ubyte.gz")) {
+  if (!torchfit::testing::fashion_mnist_installed()) {
     GTEST_SKIP() << "Fashion-MNIST not installed (Debian package dataset-fashion-mnist)";
   }
   auto [xt, yt] = load("train", 32 * 40);
