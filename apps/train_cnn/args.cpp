@@ -51,12 +51,14 @@ void add_data_flags(CLI::App& app, Args& a) {
   app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
-  app.add_flag("--cache", a.cache,
-               "Keep decoded, resized images in memory after their first load (augmentation still every epoch)");
+  auto* cache =
+      app.add_flag("--cache", a.cache,
+                   "Keep decoded, resized images in memory after their first load (augmentation still every epoch)");
   app.add_option("--cache-max-mib", a.cache_max_mib,
                  "Budget of the --cache of train/ and of test/ each, MiB (over it: the rest is decoded every epoch)")
       ->capture_default_str()
-      ->check(int_range(1, int64_t{1} << 30));
+      ->check(int_range(1, int64_t{1} << 30))
+      ->needs(cache);
   add_max_image_pixels_flag(app, a.max_image_pixels);
   add_sixteen_bit_flag(app, a.sixteen_bit);
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")
