@@ -388,10 +388,9 @@ void DirectoryIterator::cache_store(CacheSlot& slot, const Image& resized) {
       const int64_t held = cache_bytes_.load(), n = cached_samples_.load();
       const double mean = n > 0 ? static_cast<double>(held) / static_cast<double>(n) : static_cast<double>(bytes);
       torchfit::logger().warn(
-          "cache of {}: budget cache_max_bytes {} ({:.1f} MiB; train_cnn/prepare_data: --cache-max-mib) reached with "
-          "{} "
-          "of {} samples cached; the others are decoded on every pass (all of them would need about {} bytes = {:.1f} "
-          "MiB)",
+          "cache of {}: budget cache_max_bytes {} ({:.1f} MiB; train_cnn/prepare_data: --cache-max-mib) "
+          "reached with {} of {} samples cached; the others are decoded on every pass (all of them would "
+          "need about {} bytes = {:.1f} MiB)",
           directory_, budget, static_cast<double>(budget) / 1048576.0, n, samples(),
           static_cast<int64_t>(mean * static_cast<double>(samples())),
           mean * static_cast<double>(samples()) / 1048576.0);

@@ -57,8 +57,7 @@ DeviceBatch DevicePrefetcher::take() {
 #ifdef TORCHFIT_WITH_CUDA
   if (cuda_) {
     const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream(device_.index());
-    cuda_->copied.block(current);
-    cuda_->copied.synchronize();
+    cuda_->copied.block(current);  // the compute stream waits; the trainer's synchronize() times the wait
     // Allocated on the side stream, used on the compute stream: the caching allocator must not hand
     // their memory out again before the compute stream is done with them.
     if (batch_.x.defined()) batch_.x.record_stream(current);

@@ -32,8 +32,8 @@ class DevicePrefetcher {
   bool pending() const { return pending_; }
   /// Starts moving `batch` to the device. Errors: std::logic_error when a batch is already pending.
   void start(data::Batch batch);
-  /// The pending batch on the device, ready for the current stream; the host waits until its copy is done
-  /// (usually long done), so the step's h2d time stays a synchronised measure. Errors:
+  /// The pending batch on the device, ready for the current stream (which waits for the copy's event;
+  /// the host does not: Trainer::run_step's device synchronisation is what times the copy). Errors:
   /// std::logic_error when none is pending.
   DeviceBatch take();
   /// Drops a pending batch (the end of fit()).
