@@ -19,6 +19,8 @@
 #include "torchfit/runtime/matmul.h"
 #include "torchfit/runtime/process.h"
 
+#include "matmul_csv.h"
+
 namespace {
 
 struct Args {
@@ -100,7 +102,7 @@ int run(Args& a) {
     }
   }
   if (!a.csv_path.empty()) {
-    torchfit::io::write_text_atomically(a.csv_path, torchfit::runtime::matmul_csv(rows));
+    torchfit::io::write_text_atomically(a.csv_path, matmul_bench::matmul_csv(rows));
     std::cout << "wrote " << a.csv_path << "\n";
   }
   return 0;

@@ -17,7 +17,7 @@
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
@@ -156,8 +156,8 @@ int run(Args& a) {
     const fs::path out_dir = fs::path(a.output).parent_path();
     io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
   }
-  io::CheckpointInfo info;
-  Sequential model = io::load_model(a.model_path, &info);
+  saving::CheckpointInfo info;
+  Sequential model = saving::load_model(a.model_path, &info);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());
   for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;

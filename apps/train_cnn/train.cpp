@@ -9,7 +9,7 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/distributed/process_group.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
@@ -79,8 +79,8 @@ Sequential make_model(const Args& a, const data::DirectoryIterator& train, int* 
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
   if (a.resume.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  io::CheckpointInfo info;
-  Sequential model = io::load_model(a.resume, &info);
+  saving::CheckpointInfo info;
+  Sequential model = saving::load_model(a.resume, &info);
   *epochs_done = info.position.epoch;
   const auto& saved = model->input_shape();
   if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {

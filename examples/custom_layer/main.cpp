@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/global_pooling2d.h>
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     // 3. Save, then reload from the checkpoint alone: the registry rebuilds Swish and ResidualBlock.
     const auto ckpt = (work / "custom.ckpt").string();
     trainer.save_checkpoint(ckpt);
-    Sequential loaded = io::load_model(ckpt);
+    Sequential loaded = saving::load_model(ckpt);
     model->eval();
     loaded->eval();
     const auto probe = at::rand({5, 3, 16, 16});

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include <torchfit/distributed/process_group.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 
 #include "support/free_port.h"
 #include "support/image_tree.h"
@@ -161,7 +161,7 @@ TEST_F(TrainCnnDistributed, KilledRankEndsTheOtherNamingIt) {
   EXPECT_NE(out.find("rank 0 of 2"), std::string::npos) << out;
   EXPECT_NE(out.find("failed peer: rank 1"), std::string::npos) << out;
   // The last checkpoint (written every 2 steps by rank 0) stays loadable.
-  EXPECT_NO_THROW(io::load_model((dir.path / "run" / "model.ckpt").string())) << out;
+  EXPECT_NO_THROW(saving::load_model((dir.path / "run" / "model.ckpt").string())) << out;
 }
 
 }  // namespace torchfit::train_cnn_distributed_test

@@ -11,7 +11,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
@@ -82,7 +82,7 @@ TEST(WriteFailure, CheckpointOnAFullDiskIsAnIoErrorNotAnAbort) {
   Sequential model = big_mlp();
   const std::string path = fs.file("m.ckpt");
   try {
-    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
+    saving::save_checkpoint(path, saving::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
     FAIL() << "no error";
   } catch (const IoError& e) {
     expect_no_space_error(e, path);
@@ -117,7 +117,7 @@ TEST(NonFiniteWeights, SaveCheckpointRefusesThemAndWritesNothing) {
   }
   const std::string path = dir.file("m.ckpt");
   try {
-    io::save_checkpoint(path, io::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
+    saving::save_checkpoint(path, saving::TrainingState{model, nullptr, CompileOptions(), {}, {}, nullptr});
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("non-finite"), std::string::npos) << e.what();
@@ -137,8 +137,8 @@ TEST(NonFiniteWeights, ModelCheckpointKeepsTheLastFiniteCheckpoint) {
       trainer.fit(train, FitOptions().epochs(1).verbose(0).callbacks({std::make_shared<PoisonWeights>(1), checkpoint})),
       Error);
   EXPECT_EQ(checkpoint->last_saved(), path);
-  const io::CheckpointInfo info = io::read_checkpoint_info(path);
+  const saving::CheckpointInfo info = saving::read_checkpoint_info(path);
   EXPECT_EQ(info.position.step, 1);
-  Sequential loaded = io::load_model(path);
+  Sequential loaded = saving::load_model(path);
   for (const auto& p : loaded->parameters()) EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
 }

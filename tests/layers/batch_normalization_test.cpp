@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/testing/layer_conformance.h>
@@ -138,7 +138,7 @@ TEST(BatchNormalization, MovingStatisticsSurviveACheckpoint) {
   EXPECT_GT(bn->moving_mean.abs().sum().item<double>(), 0.0);  // moved during fit
   const auto path = dir.str() + "/bn.ckpt";
   trainer.save_checkpoint(path);
-  auto loaded = io::load_model(path);
+  auto loaded = saving::load_model(path);
   model->eval();
   loaded->eval();
   auto bn2 = std::dynamic_pointer_cast<BatchNormalizationImpl>(loaded->layers()[1]);

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include <torchfit/error.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/training/trainer.h>
 
@@ -127,7 +127,7 @@ TEST(LossScaleOptimizer, TheStateIsSavedAndRestoredByCheckpoints) {
   t->train_step(b.x, b.y);
   const std::string path = (dir.path / "m.ckpt").string();
   t->save_checkpoint(path);
-  EXPECT_EQ(io::read_checkpoint_info(path).loss_scale,
+  EXPECT_EQ(saving::read_checkpoint_info(path).loss_scale,
             nlohmann::json({{"loss_scale", 16384.0}, {"good_steps", 1}, {"skipped_steps", 1}}));
   // Both go on alike (the checkpoint restores the dropout stream too): two more finite steps double the
   // scale on each.

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/training/trainer.h>
@@ -66,7 +66,7 @@ TEST(Resume, OneEpochPlusResumeEqualsTwoEpochs) {
 
   at::manual_seed(999);  // disturb the global RNG: the checkpoint must restore it
   auto resumed = fresh_trainer();
-  const auto info = io::read_checkpoint_info(ckpt);
+  const auto info = saving::read_checkpoint_info(ckpt);
   EXPECT_EQ(info.position.epoch, 1);
   EXPECT_EQ(info.position.train_batches, 4);
   EXPECT_EQ(info.position.val_batches, 2);
@@ -218,7 +218,7 @@ TEST(Resume, BadCheckpointsAreErrorsNamingTheFile) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("batch size 8"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(io::read_checkpoint_info(ckpt).position.batch_size, 8);
+  EXPECT_EQ(saving::read_checkpoint_info(ckpt).position.batch_size, 8);
 }
 
 TEST(Resume, FitOptionsOutOfRangeAreErrorsBeforeAnyStep) {
@@ -238,7 +238,7 @@ TEST(Resume, ChangedStreamSettingsAreRefusedWithTheDifference) {
   t->fit(train, FitOptions().epochs(1).steps_per_epoch(4).verbose(0));
   const std::string ckpt = dir.file("s.ckpt");
   t->save_checkpoint(ckpt);
-  EXPECT_EQ(io::read_checkpoint_info(ckpt).position.data.at("seed"), "3");
+  EXPECT_EQ(saving::read_checkpoint_info(ckpt).position.data.at("seed"), "3");
   data::TensorIterator other_seed(x, y, 8, true, 7);
   try {
     fresh_trainer()->fit(other_seed, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt));

@@ -7,7 +7,7 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/seed_cnn.h>
@@ -191,8 +191,8 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
   // evaluate: the same numbers before and after a reload from the checkpoint alone.
   auto before = t.evaluate(*test);
   EXPECT_NEAR(before.at("loss"), h.last("val_loss"), 1e-5);
-  io::CheckpointInfo info;
-  Sequential reloaded = io::load_model(ckpt, &info);
+  saving::CheckpointInfo info;
+  Sequential reloaded = saving::load_model(ckpt, &info);
   EXPECT_EQ(info.position.epoch, 2);
   EXPECT_EQ(info.position.train_batches, 6);
   EXPECT_EQ(info.position.val_batches, 0);

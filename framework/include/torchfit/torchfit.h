@@ -14,7 +14,6 @@
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/io/checkpoint.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
@@ -43,6 +42,7 @@
 #include <torchfit/runtime/logging.h>
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/csv_logger.h>

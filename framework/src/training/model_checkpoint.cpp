@@ -79,7 +79,7 @@ bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
   }
   try {
     trainer().save_checkpoint(path, options_.class_indices());
-  } catch (const NumericError& e) {  // nan/inf weights are never written (io::save_checkpoint)
+  } catch (const NumericError& e) {  // nan/inf weights are never written (saving::save_checkpoint)
     torchfit::logger().warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
                             last_saved_.empty() ? std::string("no checkpoint was written before")
                                                 : "the last finite checkpoint is '" + last_saved_ + "'");

@@ -423,7 +423,7 @@ std::string stream_differences(const data::StreamConfig& saved, const data::Stre
 
 }  // namespace
 
-void Trainer::check_resumable(const std::string& path, const io::CheckpointInfo& info, const data::BatchIterator& train,
+void Trainer::check_resumable(const std::string& path, const saving::CheckpointInfo& info, const data::BatchIterator& train,
                               int64_t steps) const {
   const TrainingPosition& pos = info.position;
   const auto classes = train.class_indices();
@@ -457,7 +457,7 @@ void Trainer::check_resumable(const std::string& path, const io::CheckpointInfo&
 }
 
 void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps) {
-  const io::CheckpointInfo info = load_checkpoint(path);
+  const saving::CheckpointInfo info = load_checkpoint(path);
   check_resumable(path, info, train, steps);
   const TrainingPosition& pos = info.position;
   if (opt.resume_learning_rate() && *opt.resume_learning_rate() != learning_rate()) {
@@ -609,14 +609,14 @@ at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vec
 at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*model_, x, device_); }
 
 void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
-  io::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
+  saving::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
   if (loss_scaler_) state.loss_scale = loss_scaler_->state();
-  io::save_checkpoint(path, state);
+  saving::save_checkpoint(path, state);
 }
 
-io::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
-  io::CheckpointInfo info = io::load_checkpoint(
-      path, io::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
+saving::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
+  saving::CheckpointInfo info = saving::load_checkpoint(
+      path, saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {

@@ -58,8 +58,4 @@ std::vector<MatmulRow> run_matmul_bench(const MatmulBenchOptions& options,
 /// Fixed-width text table of the rows (one header line, one line per row).
 std::string format_matmul_table(const std::vector<MatmulRow>& rows);
 
-/// CSV with header `n,method,device,threads,repeats,ms,gflops,speedup_vs_naive,share_of_best,max_rel_error,valid`
-/// (rows formatted by io::csv_line: RFC 4180 quoting through libcsv, LF line ends).
-std::string matmul_csv(const std::vector<MatmulRow>& rows);
-
 }  // namespace torchfit::runtime

@@ -39,7 +39,7 @@ struct ModelCheckpointOptions {
 /// available.
 std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs);
 
-/// Saves a checkpoint (io/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
+/// Saves a checkpoint (saving/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
 /// every epoch, only when the monitored value improved (save_best_only), and every save_freq steps.
 /// Silent, as Keras's default verbose=0, except a warning when it keeps the last checkpoint because the
 /// weights are not finite (nan/inf after a diverging step): such weights are never written.

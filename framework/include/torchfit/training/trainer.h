@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/callback.h>
@@ -34,7 +34,7 @@ namespace detail {
 class DevicePrefetcher;
 }  // namespace detail
 
-using io::TrainingPosition;
+using saving::TrainingPosition;
 
 /// Arguments of fit(), with Keras defaults.
 struct FitOptions {
@@ -132,11 +132,11 @@ class Trainer {
   /// gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts them).
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
 
-  /// Saves model, optimizer, position and `class_indices` (io::save_checkpoint). Errors: IoError.
+  /// Saves model, optimizer, position and `class_indices` (saving::save_checkpoint). Errors: IoError.
   void save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices = {});
   /// Loads weights, the optimizer's state and learning rate (when `load_optimizer` and the saved
-  /// optimizer has this one's name), the RNG state and the position (io::load_checkpoint).
-  io::CheckpointInfo load_checkpoint(const std::string& path, bool load_optimizer = true);
+  /// optimizer has this one's name), the RNG state and the position (saving::load_checkpoint).
+  saving::CheckpointInfo load_checkpoint(const std::string& path, bool load_optimizer = true);
 
   Sequential& model() { return model_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
@@ -182,7 +182,7 @@ class Trainer {
   void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
-  void check_resumable(const std::string& path, const io::CheckpointInfo& info, const data::BatchIterator& train,
+  void check_resumable(const std::string& path, const saving::CheckpointInfo& info, const data::BatchIterator& train,
                        int64_t steps) const;
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,

@@ -1,4 +1,4 @@
-#include <torchfit/io/checkpoint.h>
+#include <torchfit/saving/checkpoint.h>
 
 #include <filesystem>
 
@@ -11,7 +11,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 
-namespace torchfit::io {
+namespace torchfit::saving {
 namespace {
 
 constexpr const char* kMagic = "torchfit-checkpoint-v1";
@@ -149,7 +149,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     archive.write("optimizer", optim);
   }
   write_rng_state(archive);
-  write_stream_atomically(path, [&](const ByteSink& sink) {
+  io::write_stream_atomically(path, [&](const io::ByteSink& sink) {
     archive.save_to([&](const void* data, size_t size) {
       sink(data, size);
       return size;
@@ -213,4 +213,4 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   return info;
 }
 
-}  // namespace torchfit::io
+}  // namespace torchfit::saving

@@ -14,7 +14,7 @@
 #include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
 
-namespace torchfit::io {
+namespace torchfit::saving {
 
 /// Where a run stands: what a checkpoint records so that a resumed run continues exactly.
 struct TrainingPosition {
@@ -76,4 +76,4 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
 /// Copies weights from the checkpoint into `model` (names and shapes must match, see load_checkpoint).
 void load_weights(const std::string& path, SequentialImpl& model);
 
-}  // namespace torchfit::io
+}  // namespace torchfit::saving
