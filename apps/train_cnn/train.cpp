@@ -16,6 +16,7 @@
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/trainer.h>
@@ -73,15 +74,12 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
-// The article's CNN, a --model-config architecture, or the checkpoint's model for --resume (then
-// `epochs_done` receives the epochs the checkpoint holds).
-Sequential make_model(const Args& a, const data::DirectoryIterator& train, int* epochs_done) {
+// The article's CNN, a --model-config architecture, or the model of `resumed` (--resume's checkpoint).
+Sequential make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
-  if (a.resume.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  saving::CheckpointInfo info;
-  Sequential model = saving::load_model(a.resume, &info);
-  *epochs_done = info.position.epoch;
+  if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
+  Sequential model = saving::load_model(*resumed);
   const auto& saved = model->input_shape();
   if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
     throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
@@ -219,7 +217,8 @@ std::string checkpoint_line(const ModelCheckpoint* checkpoint) {
   return checkpoint->last_saved();
 }
 
-int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
+// ModelCheckpoint wrote the checkpoint when fit() stopped.
+int report_interrupt(const Trainer& trainer, const ModelCheckpoint* checkpoint) {
   const auto& pos = trainer.position();
   if (!checkpoint) {
     std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step
@@ -227,7 +226,7 @@ int report_interrupt(const Trainer& trainer, ModelCheckpoint* checkpoint) {
     return 130;
   }
   std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step;
-  if (checkpoint->save_now(pos.epoch)) {
+  if (checkpoint->saved_on_interrupt()) {
     std::cout << ": checkpoint written to " << checkpoint->last_saved() << " (continue with --resume "
               << checkpoint->last_saved() << ")";
   } else {
@@ -245,11 +244,9 @@ std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::
     torchfit::logger().info("WORLD_SIZE=1: training in this one process (no process group)");
     return nullptr;
   }
-  if (a.batch_size % env->world_size != 0) {  // known before the rendezvous: no waiting for peers to say it
-    throw ConfigError("--batch-size " + std::to_string(a.batch_size) +
-                      " is the global batch and must split evenly over WORLD_SIZE=" + std::to_string(env->world_size) +
-                      " processes (use a multiple of " + std::to_string(env->world_size) + ")");
-  }
+  // Known before the rendezvous: no waiting for peers to say it.
+  check_global_batch(a.batch_size, env->world_size, "--batch-size",
+                     "WORLD_SIZE=" + std::to_string(env->world_size) + " processes");
   distributed::ProcessGroupOptions options;
   options.backend = a.dist_backend;
   options.timeout = std::chrono::seconds(a.dist_timeout);
@@ -273,7 +270,8 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
 int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
-          const std::shared_ptr<distributed::ProcessGroup>& group) {
+          const std::shared_ptr<distributed::ProcessGroup>& group,
+          const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
   Trainer trainer(model, compile_options(a), device);
   prepare_outputs(a, trainer.device(), chief);
@@ -281,8 +279,8 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.no_checkpoint) {
-    checkpoint = std::make_shared<ModelCheckpoint>(
-        ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every).class_indices(s.train->class_indices()));
+    checkpoint =
+        std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every));
     callbacks.push_back(checkpoint);
   }
   runtime::install_interrupt_handler();
@@ -293,7 +291,7 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
                             .validation_steps(s.test ? a.validation_steps : 0)
                             .callbacks(callbacks)
                             .verbose(a.verbose)
-                            .resume_from(a.resume)
+                            .resume_checkpoint(resumed)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
                             .process_group(group));
@@ -317,8 +315,8 @@ int run(Args& a) {
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
-  int epochs_done = 0;
-  Sequential model = make_model(a, *sources.train, &epochs_done);
+  const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
+  Sequential model = make_model(a, *sources.train, resumed.get());
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {
@@ -326,13 +324,14 @@ int run(Args& a) {
     std::cout << "FLOPs per sample (forward): " << model->flops_per_sample() << "\n" << std::flush;
   }
   if (a.dry_run) return 0;
+  const int epochs_done = resumed ? resumed->info().position.epoch : 0;
   if (epochs_done >= a.epochs) {
     if (chief)
       std::cout << "Checkpoint already holds " << epochs_done << " epochs (--epochs " << a.epochs
                 << "): nothing to do\n";
     return 0;
   }
-  return train(a, model, sources, threads, device, group);
+  return train(a, model, sources, threads, device, group, resumed);
 }
 
 }  // namespace train_cnn

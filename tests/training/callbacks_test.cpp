@@ -6,11 +6,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include <torchfit/data/directory_iterator.h>
 #include <torchfit/error.h>
+#include <torchfit/layers/flatten.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/image_tree.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 #include "support/tmpfs.h"
@@ -153,6 +157,27 @@ TEST(ModelCheckpoint, WritesOneFilePerFormattedNameAndReportsTheRealFile) {
   for (const auto& e : std::filesystem::directory_iterator(dir.path)) files += e.path().extension() == ".ckpt";
   EXPECT_EQ(files, 2);
   EXPECT_TRUE(std::filesystem::exists(cb->last_saved()));
+}
+
+// The class map a checkpoint stores comes from the training source (FitParams::class_indices); an explicit
+// ModelCheckpointOptions::class_indices still wins.
+TEST(ModelCheckpoint, StoresTheTrainingSourcesClassMapUnlessGivenOne) {
+  torchfit::testing::TempDir dir("ckpt_classes");
+  torchfit::testing::make_tree(dir.path / "train", {"cat", "dog", "emu"}, 2, 4);
+  data::DirectoryIterator train((dir.path / "train").string(),
+                                data::FlowOptions().target_size({4, 4}).batch_size(3).seed(1).workers(1).verbose(false));
+  Sequential model;
+  model->add(Flatten(FlattenOptions().input_shape(Shape{4, 4, 3})));
+  model->add(Dense(DenseOptions(3).activation("softmax")));
+  Trainer t(model, CompileOptions());
+  auto from_source = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(dir.file("source.ckpt")));
+  auto given = std::make_shared<ModelCheckpoint>(
+      ModelCheckpointOptions(dir.file("given.ckpt")).class_indices({{"a", 0}, {"b", 1}, {"c", 2}}));
+  t.fit(train, FitOptions().epochs(1).steps_per_epoch(1).verbose(0).callbacks({from_source, given}));
+  const std::map<std::string, int64_t> expected = {{"cat", 0}, {"dog", 1}, {"emu", 2}};
+  EXPECT_EQ(saving::read_checkpoint_info(dir.file("source.ckpt")).class_indices, expected);
+  EXPECT_EQ(saving::read_checkpoint_info(dir.file("given.ckpt")).class_indices,
+            (std::map<std::string, int64_t>{{"a", 0}, {"b", 1}, {"c", 2}}));
 }
 
 TEST(ModelCheckpoint, UnknownFilepathKeysAreRefusedBeforeTheFirstStep) {

@@ -6,6 +6,7 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
+#include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
@@ -115,6 +116,49 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   auto resumed = fresh_trainer();
   data::TensorIterator train_c(x, y, 8, true, 3);
   resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
+  ASSERT_EQ(rec_b->values.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
+  expect_same_weights(*ref, *resumed);
+}
+
+// Ctrl-C: ModelCheckpoint writes the checkpoint at the step reached (the app only reports it); resuming
+// from it, read once (resume_checkpoint, as train_cnn --resume), continues as one uninterrupted run.
+TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
+  torchfit::testing::TempDir dir("resume_interrupt");
+  auto [x, y] = make_data();
+  auto ref = fresh_trainer();
+  data::TensorIterator train_a(x, y, 8, true, 3);
+  auto rec_a = std::make_shared<LossRecorder>();
+  ref->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_a}));
+
+  struct StopAfter : Callback {
+    int seen = 0;
+    void on_train_batch_end(int64_t, const Logs&) override {
+      if (++seen == 6) runtime::request_interrupt();
+    }
+  };
+  auto first = fresh_trainer();
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  auto rec_b = std::make_shared<LossRecorder>();
+  const std::string ckpt = (dir.path / "model.ckpt").string();
+  auto checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(ckpt));
+  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
+                          {rec_b, checkpoint, std::make_shared<StopAfter>()}));
+  runtime::clear_interrupt();
+  ASSERT_TRUE(first->interrupted());
+  EXPECT_TRUE(checkpoint->saved_on_interrupt());
+  EXPECT_EQ(checkpoint->last_saved(), ckpt);
+  const auto read = saving::Checkpoint::read(ckpt);
+  EXPECT_EQ(read->info().position.epoch, 1);
+  EXPECT_EQ(read->info().position.step, 2);
+
+  auto resumed = fresh_trainer();
+  data::TensorIterator train_c(x, y, 8, true, 3);
+  EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt)
+                                         .resume_checkpoint(read)),
+               ConfigError);
+  resumed->fit(train_c,
+               FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_checkpoint(read).callbacks({rec_b}));
   ASSERT_EQ(rec_b->values.size(), 8u);
   for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
   expect_same_weights(*ref, *resumed);

@@ -46,6 +46,7 @@
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/csv_logger.h>
+#include <torchfit/training/data_parallel.h>
 #include <torchfit/training/early_stopping.h>
 #include <torchfit/training/fused_adam.h>
 #include <torchfit/training/history.h>
@@ -61,6 +62,7 @@
 #include <torchfit/training/progbar.h>
 #include <torchfit/training/progbar_logger.h>
 #include <torchfit/training/reduce_lr_on_plateau.h>
+#include <torchfit/training/resume.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/timing.h>
 #include <torchfit/training/trainer.h>

@@ -157,27 +157,37 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   });
 }
 
-CheckpointInfo read_checkpoint_info(const std::string& path) {
+struct Checkpoint::Contents {
   torch::serialize::InputArchive archive;
-  open_archive(path, archive);
-  return read_info(path, archive);
+};
+
+std::shared_ptr<const Checkpoint> Checkpoint::read(const std::string& path) {
+  std::shared_ptr<Checkpoint> checkpoint(new Checkpoint());
+  checkpoint->path_ = path;
+  checkpoint->contents_ = std::make_shared<Contents>();
+  open_archive(path, checkpoint->contents_->archive);
+  checkpoint->info_ = read_info(path, checkpoint->contents_->archive);
+  return checkpoint;
+}
+
+CheckpointInfo read_checkpoint_info(const std::string& path) { return Checkpoint::read(path)->info(); }
+
+Sequential load_model(const Checkpoint& checkpoint) {
+  Sequential model(SequentialImpl::from_json(checkpoint.info().model_config));
+  copy_weights(checkpoint.path(), checkpoint.contents().archive, *model);
+  return model;
 }
 
 Sequential load_model(const std::string& path, CheckpointInfo* info_out) {
-  torch::serialize::InputArchive archive;
-  open_archive(path, archive);
-  CheckpointInfo info = read_info(path, archive);
-  Sequential model(SequentialImpl::from_json(info.model_config));
-  copy_weights(path, archive, *model);
-  if (info_out) *info_out = info;
+  const auto checkpoint = Checkpoint::read(path);
+  Sequential model = load_model(*checkpoint);
+  if (info_out) *info_out = checkpoint->info();
   return model;
 }
 
 void load_weights(const std::string& path, SequentialImpl& model) {
-  torch::serialize::InputArchive archive;
-  open_archive(path, archive);
-  read_info(path, archive);
-  copy_weights(path, archive, model);
+  const auto checkpoint = Checkpoint::read(path);
+  copy_weights(path, checkpoint->contents().archive, model);
 }
 
 namespace {
@@ -202,15 +212,19 @@ void load_optimizer_state(const std::string& path, torch::serialize::InputArchiv
 
 }  // namespace
 
+CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState& state) {
+  const std::string& path = checkpoint.path();
+  if (!state.model) throw ConfigError("load_checkpoint('" + path + "'): no model to load into");
+  auto& archive = checkpoint.contents().archive;
+  copy_weights(path, archive, *state.model.ptr());
+  if (state.optimizer) load_optimizer_state(path, archive, checkpoint.info(), state);
+  read_rng_state(archive);
+  return checkpoint.info();
+}
+
 CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state) {
   if (!state.model) throw ConfigError("load_checkpoint('" + path + "'): no model to load into");
-  torch::serialize::InputArchive archive;
-  open_archive(path, archive);
-  CheckpointInfo info = read_info(path, archive);
-  copy_weights(path, archive, *state.model.ptr());
-  if (state.optimizer) load_optimizer_state(path, archive, info, state);
-  read_rng_state(archive);
-  return info;
+  return load_checkpoint(*Checkpoint::read(path), state);
 }
 
 }  // namespace torchfit::saving

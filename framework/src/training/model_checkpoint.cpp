@@ -78,7 +78,8 @@ bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
     throw IoError("ModelCheckpoint: cannot create folder '" + parent.string() + "': " + ec.message());
   }
   try {
-    trainer().save_checkpoint(path, options_.class_indices());
+    trainer().save_checkpoint(path, options_.class_indices().empty() ? params().class_indices
+                                                                     : options_.class_indices());
   } catch (const NumericError& e) {  // nan/inf weights are never written (saving::save_checkpoint)
     torchfit::logger().warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
                             last_saved_.empty() ? std::string("no checkpoint was written before")
@@ -115,6 +116,7 @@ std::string ModelCheckpoint::check_filepath_keys() const {
 
 void ModelCheckpoint::on_train_begin(const Logs&) {
   namespace fs = std::filesystem;
+  saved_on_interrupt_ = false;
   const fs::path path(check_filepath_keys());  // the first file's name: its folder is probed
   if (fs::is_directory(path)) {
     throw IoError("ModelCheckpoint: filepath '" + options_.filepath() + "' is a directory; give a file path");
@@ -133,6 +135,10 @@ void ModelCheckpoint::on_train_batch_end(int64_t batch, const Logs& logs) {
   if (options_.save_freq() > 0 && !options_.save_best_only() && ++steps_since_save_ >= options_.save_freq()) {
     save(trainer().position().epoch, batch, logs);
   }
+}
+
+void ModelCheckpoint::on_train_end(const Logs&) {
+  if (trainer().interrupted()) saved_on_interrupt_ = save_now(trainer().position().epoch);
 }
 
 }  // namespace torchfit

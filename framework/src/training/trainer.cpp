@@ -1,29 +1,21 @@
 #include <torchfit/training/trainer.h>
 
-#include <algorithm>
-#include <mutex>
-
-#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <cmath>
-#include <cstdio>
-#include <functional>
 #include <limits>
-#include <map>
-#include <string_view>
 
 #include <torchfit/runtime/logging.h>
 
-#include <torchfit/distributed/gradient_reducer.h>
-#include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/training/data_parallel.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/predict.h>
 #include <torchfit/training/progbar_logger.h>
+#include <torchfit/training/resume.h>
 #include <torchfit/training/run_logger.h>
 
 #include "steady_clock.h"
@@ -52,101 +44,6 @@ struct Trainer::EpochMeans {
     return out;
   }
 };
-
-namespace {
-
-// The stream settings of `train`, with the world size of a data-parallel run (a checkpoint records them).
-data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_size) {
-  data::StreamConfig c = train.stream_config();
-  if (world_size > 1) c["world_size"] = std::to_string(world_size);
-  return c;
-}
-
-// Hex of libstdc++'s hash of `bytes` (the same binary on every rank gives the same value).
-std::string hash_text(std::string_view bytes) {
-  char out[17];
-  std::snprintf(out, sizeof out, "%016zx", std::hash<std::string_view>{}(bytes));
-  return out;
-}
-
-// The classes in index order and a hash of the file list (relative names, in order): ranks whose folders
-// hold the same number of files under other names or classes would otherwise train on other labels.
-void add_source_identity(std::map<std::string, std::string>& s, const std::string& prefix,
-                         const data::BatchIterator& source) {
-  std::map<int64_t, std::string> by_index;
-  for (const auto& [name, index] : source.class_indices()) by_index[index] = name;
-  std::string classes, files;
-  for (const auto& [index, name] : by_index) classes += (classes.empty() ? "" : ", ") + name;
-  for (const auto& f : source.filenames()) files += f + "\n";
-  if (!classes.empty()) s[prefix + "classes"] = classes;
-  if (!files.empty()) s[prefix + "files (hash of the names)"] = hash_text(files);
-}
-
-// A hash of the weights' bytes (thread-count independent): ranks that resumed from different checkpoints
-// at the same position would otherwise go on with different optimizer states.
-std::string weights_hash(Sequential& model) {
-  std::string hashes;  // one hash per tensor, hashed together: no copy of the weights' bytes
-  for (const auto& p : model->parameters()) {
-    const at::Tensor c = p.detach().cpu().contiguous();
-    hashes += hash_text({static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes())});
-  }
-  return hash_text(hashes);
-}
-
-// What every rank of a data-parallel run must share: the data stream, the schedule and resume position,
-// the model's layers and the optimizer. torchrun starts each rank with its own flags; ranks that differ
-// would crash in a collective or train wrong without a word.
-std::map<std::string, std::string> rank_settings(Trainer& t, const data::BatchIterator& train,
-                                                 const data::StreamConfig& data, const FitOptions& opt, int64_t steps) {
-  std::map<std::string, std::string> s;
-  for (const auto& [key, value] : data) s["data " + key] = value;
-  add_source_identity(s, "data ", train);
-  if (opt.validation_data()) {
-    for (const auto& [key, value] : opt.validation_data()->stream_config()) s["validation data " + key] = value;
-    add_source_identity(s, "validation data ", *opt.validation_data());
-  }
-  if (!opt.resume_from().empty()) s["resumed checkpoint's weights (hash)"] = weights_hash(t.model());
-  s["epochs"] = std::to_string(opt.epochs());
-  s["steps per epoch"] = std::to_string(steps);
-  s["validation steps"] = std::to_string(opt.validation_steps());
-  s["start (epoch, step)"] = std::to_string(opt.initial_epoch()) + ", " + std::to_string(opt.initial_step());
-  s["model"] = t.model()->to_json().dump();
-  s["loss"] = t.compile_options().loss();
-  s["optimizer"] = t.compile_options().optimizer().name();
-  s["learning rate"] = nlohmann::json(t.learning_rate()).dump();
-  return s;
-}
-
-// `v` whole when short, else a window around `from` (where two long values first differ).
-std::string shortened(const std::string& v, size_t from) {
-  if (v.size() <= 80) return v;
-  const size_t start = from > 30 ? from - 30 : 0;
-  return (start > 0 ? "..." : "") + v.substr(start, 60) + (start + 60 < v.size() ? "..." : "");
-}
-
-// "key: rank 0 has A, this rank has B; ..." for every setting that differs (empty when none).
-std::string setting_differences(const std::map<std::string, std::string>& root,
-                                const std::map<std::string, std::string>& mine) {
-  std::string out;
-  auto add = [&](const std::string& key, const std::string& a, const std::string& b) {
-    const size_t from = static_cast<size_t>(
-        std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first - a.begin());
-    out += (out.empty() ? "" : "; ") + key + ": rank 0 has " + shortened(a, from) + ", this rank has " +
-           shortened(b, from);
-  };
-  for (const auto& [key, value] : root) {
-    auto it = mine.find(key);
-    if (it == mine.end())
-      add(key, value, "none");
-    else if (it->second != value)
-      add(key, value, it->second);
-  }
-  for (const auto& [key, value] : mine)
-    if (!root.count(key)) add(key, "none", value);
-  return out;
-}
-
-}  // namespace
 
 Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
@@ -205,14 +102,14 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector
 // partial batch of a pass split over more ranks than it has samples) only takes part in the allreduce.
 double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums,
                              double loss_scale) {
-  if (reducer_) {
-    reducer_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
+  if (data_parallel_) {
+    data_parallel_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
   } else {
     // Gradients set to none rather than zero-filled: backward writes fresh gradient tensors.
     for (auto& p : model_->parameters()) p.mutable_grad().reset();
   }
   if (x.size(0) == 0) {
-    last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
+    last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
     apply_gradients();
     return 0.0;
   }
@@ -220,7 +117,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
   at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
   (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
-  last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
+  last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
   apply_gradients();
   if (metric_sums) {
     at::Tensor detached = out.detach();
@@ -231,59 +128,16 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   return loss.item<double>();
 }
 
-// ---------------------------------------------------------------- data-parallel
-/// Ends fit()'s data-parallel state however fit() ends: hooks removed, sources whole again.
-struct Trainer::DataParallelScope {
-  Trainer& trainer;
-  data::BatchIterator& train;
-  data::BatchIterator* validation;
-  DataParallelScope(Trainer& t, data::BatchIterator& tr, data::BatchIterator* val)
-      : trainer(t), train(tr), validation(val) {}
-  ~DataParallelScope() {
-    if (!trainer.group_) return;
-    trainer.reducer_.reset();
-    trainer.group_.reset();
-    try {
-      train.shard(0, 1);
-      if (validation) validation->shard(0, 1);
-    } catch (...) {  // shard(0, 1) is always valid
-    }
-  }
-};
-
-int Trainer::rank() const { return group_ ? group_->rank() : 0; }
-int Trainer::world_size() const { return group_ ? group_->world_size() : 1; }
+// ---------------------------------------------------------------- data-parallel (data_parallel.h)
+int Trainer::rank() const { return data_parallel_ ? data_parallel_->rank() : 0; }
+int Trainer::world_size() const { return data_parallel_ ? data_parallel_->world_size() : 1; }
 
 nlohmann::json Trainer::distributed_info() const {
-  if (!group_) return {{"world_size", 1}};
-  nlohmann::json info = {
-      {"world_size", group_->world_size()}, {"backend", group_->backend()}, {"timeout_s", group_->timeout().count()}};
-  if (reducer_) info.update({{"gradient_buckets", reducer_->buckets()}, {"gradient_bytes", reducer_->bytes()}});
-  return info;
+  return data_parallel_ ? data_parallel_->info() : nlohmann::json{{"world_size", 1}};
 }
 
-// Every rank compares its settings with rank 0's before any step; all ranks fail together, each naming
-// what differs on it (rank 0: which ranks differ).
-void Trainer::check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps) {
-  const auto mine = rank_settings(*this, train, position_.data, opt, steps);
-  const std::string root_text = group_->broadcast_text(nlohmann::json(mine).dump(), 0);
-  const std::string differences =
-      setting_differences(nlohmann::json::parse(root_text).get<std::map<std::string, std::string>>(), mine);
-  std::vector<double> differ(static_cast<size_t>(group_->world_size()), 0.0);
-  differ[static_cast<size_t>(group_->rank())] = differences.empty() ? 0.0 : 1.0;
-  differ = group_->allreduce_sum(differ);
-  const std::string advice = " (torchrun starts every rank with the same flags: launch all ranks alike)";
-  if (!differences.empty()) {
-    throw ConfigError("data-parallel: rank " + std::to_string(group_->rank()) +
-                      " was started with other settings than rank 0: " + differences + advice);
-  }
-  std::string ranks;
-  for (size_t r = 0; r < differ.size(); ++r)
-    if (differ[r] > 0) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-  if (!ranks.empty()) {
-    throw ConfigError("data-parallel: rank(s) " + ranks +
-                      " were started with other settings than rank 0 (each names the difference)" + advice);
-  }
+bool Trainer::interrupt_agreed() const {
+  return data_parallel_ ? data_parallel_->interrupted() : runtime::interrupt_requested();
 }
 
 // CUDA: the sources write their batches into pinned memory, so the prefetcher's copies are asynchronous.
@@ -291,46 +145,6 @@ void Trainer::pin_sources(data::BatchIterator& train, const FitOptions& opt) con
   if (!device_.is_cuda()) return;
   train.set_pin_memory(true);
   if (opt.validation_data()) opt.validation_data()->set_pin_memory(true);
-}
-
-void Trainer::start_data_parallel(data::BatchIterator& train, const FitOptions& opt) {
-  const int rank = group_->rank(), world = group_->world_size();
-  train.shard(rank, world);
-  if (opt.validation_data()) opt.validation_data()->shard(rank, world);
-  // Rank 0's weights (fresh, or the resumed checkpoint's) on every rank.
-  std::vector<at::Tensor> state = model_->parameters();
-  for (const auto& b : model_->buffers()) state.push_back(b);
-  {
-    at::NoGradGuard no_grad;
-    group_->broadcast(state, 0);
-  }
-  reducer_ = std::make_shared<distributed::GradientReducer>(group_, model_->parameters());
-  // Dropout: a random stream per rank, derived from the shared state (the same on every run).
-  {
-    auto gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    const uint64_t base = at::check_generator<at::CPUGeneratorImpl>(gen)->random64();
-    gen.set_current_seed(base ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1)));
-  }
-  torchfit::logger().info(
-      "data-parallel: rank {} of {} ({}), global batch {} = {} per rank, {} gradient buckets ({:.1f} MB)", rank, world,
-      group_->backend(), train.batch_size(), train.batch_size() / world, reducer_->buckets(),
-      static_cast<double>(reducer_->bytes()) / 1e6);
-}
-
-// Global step values: the loss and metric sums over all ranks' shards, the global batch size, and
-// whether any rank was interrupted (so that all stop at the same step).
-void Trainer::reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t) {
-  const double t0 = detail::steady_ms();
-  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n),
-                           runtime::interrupt_requested() ? 1.0 : 0.0};
-  v.insert(v.end(), sums.begin(), sums.end());
-  v = group_->allreduce_sum(v);
-  n = std::llround(v[1]);
-  loss = v[1] > 0 ? v[0] / v[1] : 0.0;
-  interrupt_any_ = v[2] > 0;
-  std::copy(v.begin() + 3, v.end(), sums.begin());
-  t.allreduce_ms += detail::steady_ms() - t0;
 }
 
 // ---------------------------------------------------------------- fit
@@ -341,14 +155,16 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   interrupted_ = false;
   prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
-  group_ = opt.process_group();
-  DataParallelScope data_parallel(*this, train, opt.validation_data());
+  if (opt.process_group()) {
+    data_parallel_ = std::make_shared<DataParallel>(opt.process_group(), train, opt.validation_data());
+  }
+  struct EndDataParallel {  // however fit() ends: the reducer's hooks removed, the sources whole again
+    std::shared_ptr<DataParallel>& p;
+    ~EndDataParallel() { p.reset(); }
+  } end_data_parallel{data_parallel_};
   const FitParams params = fit_params(train, opt);
   pin_sources(train, opt);
-  if (group_) {
-    check_ranks_agree(train, opt, params.steps);
-    start_data_parallel(train, opt);
-  }
+  if (data_parallel_) data_parallel_->start(*this, position_.data, opt, params.steps);
   auto history = std::make_shared<HistoryRecorder>();
   CallbackList callbacks(fit_callbacks(opt, history), this, params);
   Logs logs;  // the last finished epoch's
@@ -386,13 +202,21 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
                       std::to_string(opt.validation_steps()));
   }
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
-  if (group_ && train.batch_size() % world_size() != 0) {
-    throw ConfigError("fit: the batch size " + std::to_string(train.batch_size()) +
-                      " is the global batch and must split evenly over the " + std::to_string(world_size()) +
-                      " processes (use a multiple of " + std::to_string(world_size()) + ")");
+  if (data_parallel_) {
+    check_global_batch(train.batch_size(), world_size(), "fit: the batch size",
+                       "the " + std::to_string(world_size()) + " processes");
   }
-  if (!opt.resume_from().empty()) resume(opt.resume_from(), train, opt, steps);
-  position_.data = stream_config_of(train, world_size());
+  data::StreamConfig stream = stream_config_of(train, world_size());
+  if (opt.resumes()) {
+    if (opt.resume_checkpoint() && !opt.resume_from().empty()) {
+      throw ConfigError("fit: resume_from '" + opt.resume_from() + "' and resume_checkpoint '" +
+                        opt.resume_checkpoint()->path() + "' are both set; give one");
+    }
+    const auto checkpoint = opt.resume_checkpoint() ? opt.resume_checkpoint()
+                                                    : saving::Checkpoint::read(opt.resume_from());
+    resume_fit(*this, *checkpoint, train, stream, opt, steps);
+  }
+  position_.data = std::move(stream);
   if (opt.initial_step() < 0 || opt.initial_step() > steps) {
     throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
   }
@@ -405,71 +229,8 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   p.batch_size = train.batch_size();
   p.warmup_steps = opt.warmup_steps();
   p.validation = opt.validation_data() != nullptr;
+  p.class_indices = train.class_indices();
   return p;
-}
-
-namespace {
-
-// "seed 42 → 7, augmentation none → rescale=..." for each stream setting that differs; "" when none.
-std::string stream_differences(const data::StreamConfig& saved, const data::StreamConfig& now) {
-  std::string text;
-  for (const auto& [key, value] : saved) {
-    const auto it = now.find(key);
-    const std::string current = it == now.end() ? "(not set)" : it->second;
-    if (current != value) text += (text.empty() ? "" : ", ") + key + " " + value + " → " + current;
-  }
-  return text;
-}
-
-}  // namespace
-
-void Trainer::check_resumable(const std::string& path, const saving::CheckpointInfo& info, const data::BatchIterator& train,
-                              int64_t steps) const {
-  const TrainingPosition& pos = info.position;
-  const auto classes = train.class_indices();
-  if (!info.class_indices.empty() && !classes.empty() && info.class_indices != classes) {
-    throw ConfigError("resume: checkpoint '" + path + "' was trained on other classes than the training data");
-  }
-  if (pos.batch_size > 0 && pos.batch_size != train.batch_size()) {
-    throw ConfigError("resume: checkpoint '" + path + "' was trained with batch size " +
-                      std::to_string(pos.batch_size) + ", the training data gives batches of " +
-                      std::to_string(train.batch_size()) + " (other batches would regroup the " +
-                      std::to_string(pos.train_samples) + " samples already seen; use batch size " +
-                      std::to_string(pos.batch_size) + ")");
-  }
-  const auto saved = pos.data.find("world_size");
-  const std::string saved_world = saved == pos.data.end() ? "1" : saved->second;
-  if (saved_world != std::to_string(world_size())) {
-    throw ConfigError("resume: checkpoint '" + path + "' was written by a run of " + saved_world +
-                      " process(es), this run has " + std::to_string(world_size()) +
-                      ": resume with the same number of processes (each one's data shard and random numbers "
-                      "depend on it)");
-  }
-  const std::string differences = stream_differences(pos.data, stream_config_of(train, world_size()));
-  if (!differences.empty()) {
-    throw ConfigError("resume: checkpoint '" + path + "' would not continue exactly: the training data differs (" +
-                      differences + "); resume with the saved settings, or start a new run");
-  }
-  if (pos.step > steps) {
-    throw ConfigError("resume: checkpoint '" + path + "' stopped at step " + std::to_string(pos.step) + " of epoch " +
-                      std::to_string(pos.epoch + 1) + ", beyond steps_per_epoch " + std::to_string(steps));
-  }
-}
-
-void Trainer::resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps) {
-  const saving::CheckpointInfo info = load_checkpoint(path);
-  check_resumable(path, info, train, steps);
-  const TrainingPosition& pos = info.position;
-  if (opt.resume_learning_rate() && *opt.resume_learning_rate() != learning_rate()) {
-    torchfit::logger().info("resume: learning rate {} → {}", learning_rate(), *opt.resume_learning_rate());
-    set_learning_rate(*opt.resume_learning_rate());
-  }
-  // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
-  train.skip(pos.train_batches);
-  if (opt.validation_data() && opt.validation_steps() > 0) opt.validation_data()->skip(pos.val_batches);
-  opt.initial_epoch(pos.epoch).initial_step(pos.step);
-  torchfit::logger().info("resumed from '{}' at epoch {}, step {} ({} training batches, {} samples done)", path,
-                          pos.epoch + 1, pos.step, pos.train_batches, pos.train_samples);
 }
 
 std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const {
@@ -509,7 +270,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     position_.epoch = epoch;
     position_.step = step;
     callbacks.on_train_batch_end(step - 1, batch_logs);
-    if (group_ ? interrupt_any_ : runtime::interrupt_requested()) {
+    if (interrupt_agreed()) {
       interrupted_ = true;
       break;
     }
@@ -534,12 +295,12 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   const at::Tensor& y = batch.y;
   std::vector<double> sums(resolved_metrics_.size(), 0.0);
   int64_t n = batch.size;
-  const int64_t global = batch.global_size > 0 ? batch.global_size : n;  // data-parallel: the whole batch
-  double loss = compute_step(x, y, &sums, group_ ? static_cast<double>(n) / static_cast<double>(global) : 1.0);
+  // Data-parallel: this shard's share of the global batch.
+  double loss = compute_step(x, y, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
   runtime::synchronize(device_);
   const double t4 = detail::steady_ms();
   t.allreduce_ms = last_allreduce_ms_;
-  if (group_) reduce_step(loss, sums, n, t);
+  if (data_parallel_) data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
   means.add(loss, sums, n);
   Logs logs = means.logs(metric_names_);
   logs["batch_loss"] = loss;
@@ -555,7 +316,7 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
                {"compute_ms", t.compute_ms},
                {"step_ms", t.step_ms},
                {"warmup", t.warmup ? 1.0 : 0.0}});
-  if (group_) logs["allreduce_ms"] = t.allreduce_ms;
+  if (data_parallel_) logs["allreduce_ms"] = t.allreduce_ms;
   return logs;
 }
 
@@ -590,14 +351,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
-  if (group_) {  // data-parallel: the sums over every rank's shards
-    std::vector<double> v = {sums.loss_sum, static_cast<double>(sums.seen)};
-    v.insert(v.end(), sums.metric_sums.begin(), sums.metric_sums.end());
-    v = group_->allreduce_sum(v);
-    sums.loss_sum = v[0];
-    sums.seen = std::llround(v[1]);
-    std::copy(v.begin() + 2, v.end(), sums.metric_sums.begin());
-  }
+  if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
   return sums.logs(metric_names_);
 }
@@ -615,8 +369,13 @@ void Trainer::save_checkpoint(const std::string& path, const std::map<std::strin
 }
 
 saving::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
+  return load_checkpoint(*saving::Checkpoint::read(path), load_optimizer);
+}
+
+saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer) {
+  const std::string& path = checkpoint.path();
   saving::CheckpointInfo info = saving::load_checkpoint(
-      path, saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
+      checkpoint, saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {

@@ -59,12 +59,35 @@ struct TrainingState {
 /// a weight holds nan/inf (nothing is written).
 void save_checkpoint(const std::string& path, const TrainingState& state);
 
+/// A checkpoint file read once: its metadata and its contents, from which the model (load_model), the
+/// weights and the optimizer state (load_checkpoint) are taken without reading the file again
+/// (train_cnn --resume builds its model and continues the run from one read).
+class Checkpoint {
+ public:
+  /// Reads `path`. Errors: IoError naming the path (missing, not a torchfit checkpoint, truncated).
+  static std::shared_ptr<const Checkpoint> read(const std::string& path);
+  /// The file it was read from (error messages name it).
+  const std::string& path() const { return path_; }
+  const CheckpointInfo& info() const { return info_; }
+
+  struct Contents;  ///< the archive (checkpoint.cpp)
+  Contents& contents() const { return *contents_; }
+
+ private:
+  Checkpoint() = default;
+  std::string path_;
+  CheckpointInfo info_;
+  std::shared_ptr<Contents> contents_;
+};
+
 /// Reads only the metadata of a checkpoint. Errors: IoError naming the path (missing, not a torchfit
 /// checkpoint, truncated).
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 /// Rebuilds the model from the checkpoint's config alone and loads its weights.
 Sequential load_model(const std::string& path, CheckpointInfo* info = nullptr);
+/// The same from a checkpoint already read.
+Sequential load_model(const Checkpoint& checkpoint);
 
 /// Loads into an existing state: the weights into `state.model`; when `state.optimizer` is set and the
 /// checkpoint's optimizer has the name of `state.compile`'s, its state and learning rate; and the CPU
@@ -72,6 +95,8 @@ Sequential load_model(const std::string& path, CheckpointInfo* info = nullptr);
 /// FitOptions::resume_from does all of this). Errors: IoError/ConfigError naming the path and a parameter
 /// that is missing or has another shape (both shapes), or an optimizer state that does not fit.
 CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state);
+/// The same from a checkpoint already read.
+CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState& state);
 
 /// Copies weights from the checkpoint into `model` (names and shapes must match, see load_checkpoint).
 void load_weights(const std::string& path, SequentialImpl& model);

@@ -3,6 +3,7 @@
 /// Callback — the hooks fit() calls (keras.callbacks.Callback), the run parameters they see, and
 /// CallbackList, which calls a list of them in order (keras.callbacks.CallbackList).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct FitParams {
   int64_t batch_size = 0;    ///< the training source's configured batch size
   int64_t warmup_steps = 0;  ///< first steps of the run flagged as warm-up (StepTiming::warmup)
   bool validation = false;   ///< epochs end with validation (val_ keys in the epoch logs)
+  /// The training source's class map (BatchIterator::class_indices; empty for tensors): what a checkpoint
+  /// stores for predict_cnn to name its classes.
+  std::map<std::string, int64_t> class_indices;
 };
 
 /// Base class of everything fit() reports through: override the hooks you need.

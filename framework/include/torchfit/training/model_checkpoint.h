@@ -29,7 +29,8 @@ struct ModelCheckpointOptions {
   TORCH_ARG(std::string, mode) = "auto";
   /// 0 ⇒ at every epoch end (Keras "epoch"); N > 0 ⇒ also every N training steps (not with save_best_only).
   TORCH_ARG(int64_t, save_freq) = 0;
-  /// torchfit addition: class name → index stored in each checkpoint (predict_cnn names its classes).
+  /// torchfit addition: class name → index stored in each checkpoint (predict_cnn names its classes);
+  /// empty (default) ⇒ the training source's (FitParams::class_indices).
   TORCH_ARG(ClassIndices, class_indices) = {};
 };
 
@@ -40,7 +41,9 @@ struct ModelCheckpointOptions {
 std::string format_filepath(const std::string& pattern, int epoch, int64_t batch, const Logs& logs);
 
 /// Saves a checkpoint (saving/checkpoint.h: model, optimizer, position, RNG, class_indices) at the end of
-/// every epoch, only when the monitored value improved (save_best_only), and every save_freq steps.
+/// every epoch, only when the monitored value improved (save_best_only), every save_freq steps, and when
+/// fit() stops on an interrupt (Ctrl-C: Trainer::interrupted(), at the step reached, whatever
+/// save_best_only says; saved_on_interrupt() tells whether it was written).
 /// Silent, as Keras's default verbose=0, except a warning when it keeps the last checkpoint because the
 /// weights are not finite (nan/inf after a diverging step): such weights are never written.
 /// Errors: ConfigError for an empty filepath, save_freq < 0, save_best_only with save_freq > 0, or a bad
@@ -56,12 +59,17 @@ class ModelCheckpoint : public Callback {
   bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
+  /// After an interrupted fit(): save_now() at the position reached.
+  void on_train_end(const Logs& logs) override;
   /// Writes the checkpoint now (e.g. on Ctrl-C) at the trainer's current position; `epoch` (0-based)
   /// fills "{epoch}", the latest logs seen the other fields (nan for a key not logged yet). Returns false
   /// (and warns) when the weights are not finite and nothing was written.
   bool save_now(int epoch);
   /// Path of the last file written ("" if none): the formatted filepath, a file that exists.
   const std::string& last_saved() const { return last_saved_; }
+  /// Whether the last fit() was interrupted and its checkpoint written then (false: not interrupted, or
+  /// the weights were not finite).
+  bool saved_on_interrupt() const { return saved_on_interrupt_; }
 
  private:
   bool save(int epoch, int64_t batch, const Logs& logs);
@@ -72,6 +80,7 @@ class ModelCheckpoint : public Callback {
   int64_t steps_since_save_ = 0;
   std::string last_saved_;
   Logs latest_logs_;
+  bool saved_on_interrupt_ = false;
 };
 
 }  // namespace torchfit

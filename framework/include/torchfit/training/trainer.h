@@ -17,6 +17,7 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/history.h>
 #include <torchfit/training/loss_scale_optimizer.h>
@@ -28,8 +29,8 @@ namespace torchfit {
 
 namespace distributed {
 class ProcessGroup;
-class GradientReducer;
 }  // namespace distributed
+class DataParallel;
 namespace detail {
 class DevicePrefetcher;
 }  // namespace detail
@@ -63,11 +64,15 @@ struct FitOptions {
   /// Continue the run saved in this checkpoint exactly ("" ⇒ start afresh): loads weights, optimizer
   /// state and learning rate, the random-number state and the position, skips the batches the saved run
   /// took from `train` and `validation_data` (same seed ⇒ the same next batches), and sets initial_epoch
-  /// and initial_step from the position. Errors: IoError/ConfigError naming the checkpoint (unreadable,
-  /// another model, other classes than the training source, a step beyond steps_per_epoch) and
-  /// ConfigError listing every stream setting of `train` that differs from the saved run's (seed, batch
-  /// size, samples, target size, augmentation, ...: the resumed run would not continue exactly).
+  /// and initial_step from the position (training/resume.h). Errors: IoError/ConfigError naming the
+  /// checkpoint (unreadable, another model, other classes than the training source, a step beyond
+  /// steps_per_epoch) and ConfigError listing every stream setting of `train` that differs from the saved
+  /// run's (seed, batch size, samples, target size, augmentation, ...: the resumed run would not continue
+  /// exactly).
   TORCH_ARG(std::string, resume_from) = "";
+  /// The same from a checkpoint already read (saving::Checkpoint::read; the file is not read again), e.g.
+  /// the one the model was built from. ConfigError when resume_from is set too.
+  TORCH_ARG(std::shared_ptr<const saving::Checkpoint>, resume_checkpoint) = nullptr;
   /// With resume_from: replaces the checkpoint's learning rate by this one (logged "learning rate A → B");
   /// unset ⇒ the saved learning rate continues.
   TORCH_ARG(std::optional<double>, resume_learning_rate) = std::nullopt;
@@ -93,6 +98,10 @@ struct FitOptions {
   /// the global ones; callbacks that print or write files run on rank 0 only (Callback::chief_only).
   /// Every rank must call fit with the same options. BatchNormalization statistics stay per rank.
   TORCH_ARG(std::shared_ptr<distributed::ProcessGroup>, process_group) = nullptr;
+
+ public:
+  /// Whether fit() continues a saved run (resume_from or resume_checkpoint set).
+  bool resumes() const { return !resume_from_.empty() || resume_checkpoint_ != nullptr; }
 };
 
 /// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
@@ -137,6 +146,8 @@ class Trainer {
   /// Loads weights, the optimizer's state and learning rate (when `load_optimizer` and the saved
   /// optimizer has this one's name), the RNG state and the position (saving::load_checkpoint).
   saving::CheckpointInfo load_checkpoint(const std::string& path, bool load_optimizer = true);
+  /// The same from a checkpoint already read.
+  saving::CheckpointInfo load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer = true);
 
   Sequential& model() { return model_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
@@ -173,22 +184,16 @@ class Trainer {
 
  private:
   struct EpochMeans;
-  struct DataParallelScope;
-  void check_ranks_agree(const data::BatchIterator& train, const FitOptions& opt, int64_t steps);
-  void start_data_parallel(data::BatchIterator& train, const FitOptions& opt);
   void pin_sources(data::BatchIterator& train, const FitOptions& opt) const;
   double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
   void apply_gradients();  // the optimizer's step, through the loss scaling when there is one
-  void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t);
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
-  void resume(const std::string& path, data::BatchIterator& train, FitOptions& opt, int64_t steps);
-  void check_resumable(const std::string& path, const saving::CheckpointInfo& info, const data::BatchIterator& train,
-                       int64_t steps) const;
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
                    const FitParams& params, CallbackList& callbacks);
   Logs run_step(data::BatchIterator& train, StepTiming& timing, EpochMeans& means, bool prefetch_next);
   void validate(const FitOptions& opt, Logs& logs);
+  bool interrupt_agreed() const;  // Ctrl-C here, or (data-parallel) on any rank at the last step
   std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
   at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
   Sequential model_;
@@ -203,11 +208,8 @@ class Trainer {
   std::vector<StepTiming> timings_;
   TrainingPosition position_;
   bool interrupted_ = false;
-  // Data-parallel fit() only.
-  std::shared_ptr<distributed::ProcessGroup> group_;
-  std::shared_ptr<distributed::GradientReducer> reducer_;
-  bool interrupt_any_ = false;    // some rank was interrupted (agreed at each step)
-  double last_allreduce_ms_ = 0;  // the last step's wait for the gradient allreduce
+  std::shared_ptr<DataParallel> data_parallel_;  // during a data-parallel fit() only
+  double last_allreduce_ms_ = 0;                 // the last step's wait for the gradient allreduce
 };
 
 }  // namespace torchfit
