@@ -4,7 +4,7 @@
 #include <torchfit/layers/registry.h>
 
 ResidualBlockImpl::ResidualBlockImpl(ResidualBlockOptions opts)
-    : Layer("ResidualBlock", opts.name()), options(std::move(opts)) {
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   // Validate arguments in the constructor, naming the layer (describe() → "layer 'x' (ResidualBlock)").
   if (options.kernel_size() <= 0) throw torchfit::ConfigError(describe() + ": kernel_size must be > 0");

@@ -32,6 +32,8 @@ struct ResidualBlockOptions {
 /// Parameters 2·(k·k·C·C + C): two Conv2D layers with C filters (glorot_uniform kernels, zero biases).
 /// Errors: ConfigError for kernel_size ≤ 0, an unknown activation, or a non-3-D input.
 class ResidualBlockImpl : public torchfit::Layer {
+  TORCHFIT_LAYER_CLASS(ResidualBlock);
+
  public:
   explicit ResidualBlockImpl(ResidualBlockOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

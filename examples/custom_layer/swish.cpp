@@ -2,7 +2,7 @@
 
 #include <torchfit/layers/registry.h>
 
-SwishImpl::SwishImpl(SwishOptions opts) : Layer("Swish", opts.name()), options(std::move(opts)) {
+SwishImpl::SwishImpl(SwishOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());  // lets Swish be a model's first layer
 }
 

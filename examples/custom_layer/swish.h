@@ -31,6 +31,8 @@ struct SwishOptions {
 /// Parameters: beta, shape (1): trainable when options.trainable(), else a non-trainable parameter
 /// (still saved by checkpoints). Errors: none beyond the base Layer's.
 class SwishImpl : public torchfit::Layer {
+  TORCHFIT_LAYER_CLASS(Swish);
+
  public:
   explicit SwishImpl(SwishOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

@@ -48,8 +48,10 @@ struct OffsetOptions {
 };
 
 class OffsetImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Offset);
+
  public:
-  explicit OffsetImpl(OffsetOptions o) : Layer("Offset", o.name()), options(std::move(o)) {
+  explicit OffsetImpl(OffsetOptions o) : Layer(keras_class_name, o.name()), options(std::move(o)) {
     set_declared_input_shape(options.input_shape());
   }
   at::Tensor forward(const at::Tensor& x) override { return (options.negate() ? -x : x) + options.offset(); }

@@ -181,3 +181,19 @@ TEST(Registry, UserLayerRegistrationAndConformance) {
       {{"class_name", "Scale"}, {"config", {{"name", "s"}, {"factor", 2}, {"bias", 1}}}});
   EXPECT_NE(msg.find("layer 's' (Scale): unknown field 'bias' (known: factor"), std::string::npos) << msg;
 }
+
+TEST(Registry, UnknownClassAndBadField) {
+  try {
+    layer_from_json({{"class_name", "Conv3D"}, {"config", nlohmann::json::object()}});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("Conv3D"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("Dense"), std::string::npos);  // lists the known ones
+  }
+  try {
+    layer_from_json({{"class_name", "Dense"}, {"config", {{"name", "d9"}, {"units", "many"}}}});
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("d9"), std::string::npos) << e.what();
+  }
+}

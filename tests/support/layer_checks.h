@@ -7,6 +7,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/registry.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 namespace torchfit::testing {
@@ -18,6 +19,15 @@ inline void check_layer(std::shared_ptr<Layer> layer, const Shape& input_shape, 
                         int64_t expected_params) {
   expect_layer_conformance(std::move(layer),
                            LayerConformance(input_shape, expected_output).trainable_params(expected_params));
+}
+
+/// `layer` alone in a Sequential built for `keras_in` (H, W, C), in eval mode, applied to `x` (N, C, H, W).
+inline at::Tensor run_layer(std::shared_ptr<Layer> layer, const Shape& keras_in, const at::Tensor& x) {
+  layer->set_declared_input_shape(keras_in);
+  Sequential m;
+  m->add(layer);
+  m->eval();
+  return m->forward(x);
 }
 
 /// The ConfigError message layer_from_json(spec) throws, or "(no error)".

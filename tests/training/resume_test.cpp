@@ -46,6 +46,31 @@ struct LossRecorder : Callback {
   void on_train_batch_end(int64_t, const Logs& logs) override { values.push_back(logs.at("batch_loss")); }
 };
 
+// Ctrl-C (request_interrupt) after the n-th step of the run.
+struct StopAfter : Callback {
+  int n;
+  int seen = 0;
+  explicit StopAfter(int k) : n(k) {}
+  void on_train_batch_end(int64_t, const Logs&) override {
+    if (++seen == n) runtime::request_interrupt();
+  }
+};
+
+// The uninterrupted reference: 2 epochs of 4 steps on `train`, its per-step losses in `losses`.
+std::unique_ptr<Trainer> two_epochs(data::TensorIterator& train, std::shared_ptr<LossRecorder>& losses) {
+  auto ref = fresh_trainer();
+  losses = std::make_shared<LossRecorder>();
+  ref->fit(train, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({losses}));
+  return ref;
+}
+
+// The resumed run reproduces the reference: the same 8 per-step losses and the same final weights.
+void expect_same_run(const LossRecorder& ref_losses, Trainer& ref, const LossRecorder& losses, Trainer& resumed) {
+  ASSERT_EQ(losses.values.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(ref_losses.values[i], losses.values[i], 1e-6) << "step " << i;
+  expect_same_weights(ref, resumed);
+}
+
 }  // namespace
 
 TEST(Resume, OneEpochPlusResumeEqualsTwoEpochs) {
@@ -78,28 +103,17 @@ TEST(Resume, OneEpochPlusResumeEqualsTwoEpochs) {
   EXPECT_EQ(resumed->position().train_batches, 8);
 
   ASSERT_EQ(rec_a->values.size(), 8u);
-  ASSERT_EQ(rec_b->values.size(), 8u);
-  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
-  expect_same_weights(*ref, *resumed);
+  expect_same_run(*rec_a, *ref, *rec_b, *resumed);
 }
 
 TEST(Resume, InterruptMidEpochThenResumeMatches) {
   torchfit::testing::TempDir dir("resume2");
   auto [x, y] = make_data();
-  auto ref = fresh_trainer();
   data::TensorIterator train_a(x, y, 8, true, 3);
-  auto rec_a = std::make_shared<LossRecorder>();
-  ref->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_a}));
+  std::shared_ptr<LossRecorder> rec_a;
+  auto ref = two_epochs(train_a, rec_a);
 
   // Stop after step 3 of epoch 1 through the Ctrl-C path.
-  struct StopAfter : Callback {
-    int n;
-    int seen = 0;
-    explicit StopAfter(int k) : n(k) {}
-    void on_train_batch_end(int64_t, const Logs&) override {
-      if (++seen == n) runtime::request_interrupt();
-    }
-  };
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
@@ -116,9 +130,7 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   auto resumed = fresh_trainer();
   data::TensorIterator train_c(x, y, 8, true, 3);
   resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
-  ASSERT_EQ(rec_b->values.size(), 8u);
-  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
-  expect_same_weights(*ref, *resumed);
+  expect_same_run(*rec_a, *ref, *rec_b, *resumed);
 }
 
 // Ctrl-C: ModelCheckpoint writes the checkpoint at the step reached (the app only reports it); resuming
@@ -126,24 +138,17 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
 TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
   torchfit::testing::TempDir dir("resume_interrupt");
   auto [x, y] = make_data();
-  auto ref = fresh_trainer();
   data::TensorIterator train_a(x, y, 8, true, 3);
-  auto rec_a = std::make_shared<LossRecorder>();
-  ref->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_a}));
+  std::shared_ptr<LossRecorder> rec_a;
+  auto ref = two_epochs(train_a, rec_a);
 
-  struct StopAfter : Callback {
-    int seen = 0;
-    void on_train_batch_end(int64_t, const Logs&) override {
-      if (++seen == 6) runtime::request_interrupt();
-    }
-  };
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
   const std::string ckpt = (dir.path / "model.ckpt").string();
   auto checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(ckpt));
   first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
-                          {rec_b, checkpoint, std::make_shared<StopAfter>()}));
+                          {rec_b, checkpoint, std::make_shared<StopAfter>(6)}));
   runtime::clear_interrupt();
   ASSERT_TRUE(first->interrupted());
   EXPECT_TRUE(checkpoint->saved_on_interrupt());
@@ -159,9 +164,7 @@ TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
                ConfigError);
   resumed->fit(train_c,
                FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_checkpoint(read).callbacks({rec_b}));
-  ASSERT_EQ(rec_b->values.size(), 8u);
-  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
-  expect_same_weights(*ref, *resumed);
+  expect_same_run(*rec_a, *ref, *rec_b, *resumed);
 }
 
 // A checkpoint taken after an epoch's last step (--checkpoint-every) resumes by finishing that epoch
@@ -169,22 +172,16 @@ TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
 TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   torchfit::testing::TempDir dir("resume3");
   auto [x, y] = make_data();
-  auto ref = fresh_trainer();
   data::TensorIterator train_a(x, y, 8, true, 3);
-  auto rec_a = std::make_shared<LossRecorder>();
-  ref->fit(train_a, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_a}));
+  std::shared_ptr<LossRecorder> rec_a;
+  auto ref = two_epochs(train_a, rec_a);
 
-  struct StopAfter : Callback {
-    int seen = 0;
-    void on_train_batch_end(int64_t, const Logs&) override {
-      if (++seen == 4) runtime::request_interrupt();  // after the epoch's last step, before its end
-    }
-  };
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
   first->fit(train_b,
-             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>()}));
+             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
+                          {rec_b, std::make_shared<StopAfter>(4)}));  // after the epoch's last step, before its end
   runtime::clear_interrupt();
   ASSERT_EQ(first->position().epoch, 0);
   ASSERT_EQ(first->position().step, 4);
@@ -195,9 +192,7 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   data::TensorIterator train_c(x, y, 8, true, 3);
   History h =
       resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec_b}));
-  ASSERT_EQ(rec_b->values.size(), 8u);
-  for (size_t i = 0; i < 8; ++i) EXPECT_NEAR(rec_a->values[i], rec_b->values[i], 1e-6) << "step " << i;
-  expect_same_weights(*ref, *resumed);
+  expect_same_run(*rec_a, *ref, *rec_b, *resumed);
   ASSERT_EQ(h.epoch, (std::vector<int>{0, 1}));
   EXPECT_TRUE(std::isnan(h.history.at("loss")[0])) << "no step of epoch 1 ran after the resume";
   EXPECT_FALSE(std::isnan(h.history.at("loss")[1]));

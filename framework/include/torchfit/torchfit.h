@@ -19,6 +19,8 @@
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
+#include <torchfit/layers/base_conv.h>
+#include <torchfit/layers/base_pooling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/dense.h>

@@ -15,7 +15,7 @@ void check_alpha(double alpha, const std::string& who) {
 }
 }  // namespace
 
-LeakyReLUImpl::LeakyReLUImpl(LeakyReLUOptions opts) : Layer("LeakyReLU", opts.name()), options(std::move(opts)) {
+LeakyReLUImpl::LeakyReLUImpl(LeakyReLUOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   check_alpha(options.alpha(), describe());
 }
@@ -24,7 +24,7 @@ at::Tensor LeakyReLUImpl::forward(const at::Tensor& x) { return at::leaky_relu(x
 
 nlohmann::json LeakyReLUImpl::config() const { return base_config(options); }
 
-ELUImpl::ELUImpl(ELUOptions opts) : Layer("ELU", opts.name()), options(std::move(opts)) {
+ELUImpl::ELUImpl(ELUOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   check_alpha(options.alpha(), describe());
 }

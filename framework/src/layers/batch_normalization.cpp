@@ -7,7 +7,7 @@
 namespace torchfit {
 
 BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions opts)
-    : Layer("BatchNormalization", opts.name()), options(std::move(opts)) {
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   std::ostringstream os;
   if (!(options.momentum() >= 0.0 && options.momentum() < 1.0)) {

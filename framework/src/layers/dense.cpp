@@ -7,7 +7,7 @@
 
 namespace torchfit {
 
-DenseImpl::DenseImpl(DenseOptions opts) : Layer("Dense", opts.name()), options(std::move(opts)) {
+DenseImpl::DenseImpl(DenseOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   if (options.units() <= 0) {
     throw ConfigError(describe() + ": units must be > 0, got " + std::to_string(options.units()));

@@ -6,7 +6,7 @@
 
 namespace torchfit {
 
-DropoutImpl::DropoutImpl(DropoutOptions opts) : Layer("Dropout", opts.name()), options(std::move(opts)) {
+DropoutImpl::DropoutImpl(DropoutOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   if (!(options.rate() >= 0.0 && options.rate() < 1.0)) {
     std::ostringstream os;

@@ -4,7 +4,7 @@
 
 namespace torchfit {
 
-FlattenImpl::FlattenImpl(FlattenOptions opts) : Layer("Flatten", opts.name()), options(std::move(opts)) {
+FlattenImpl::FlattenImpl(FlattenOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
 }
 

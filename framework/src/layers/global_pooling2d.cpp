@@ -10,7 +10,7 @@ void check_image_input(const Shape& in, const std::string& who) {
 }  // namespace
 
 GlobalAveragePooling2DImpl::GlobalAveragePooling2DImpl(GlobalPooling2DOptions opts)
-    : Layer("GlobalAveragePooling2D", opts.name()), options(std::move(opts)) {
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
 }
 
@@ -24,7 +24,7 @@ at::Tensor GlobalAveragePooling2DImpl::forward(const at::Tensor& x) { return x.m
 nlohmann::json GlobalAveragePooling2DImpl::config() const { return base_config(options); }
 
 GlobalMaxPooling2DImpl::GlobalMaxPooling2DImpl(GlobalPooling2DOptions opts)
-    : Layer("GlobalMaxPooling2D", opts.name()), options(std::move(opts)) {
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
 }
 

@@ -4,7 +4,7 @@
 
 namespace torchfit {
 
-ReshapeImpl::ReshapeImpl(ReshapeOptions opts) : Layer("Reshape", opts.name()), options(std::move(opts)) {
+ReshapeImpl::ReshapeImpl(ReshapeOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   const auto& t = options.target_shape();
   int unknown = 0;

@@ -33,6 +33,8 @@ struct ActivationOptions {
 /// approximate=False). Input (N, C, H, W) [Keras (H, W, C)] or (N, D); output shape = input shape; no
 /// parameters. Errors: ConfigError for an unknown name.
 class ActivationImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Activation);
+
  public:
   explicit ActivationImpl(ActivationOptions options);
   /// Shorthand for ActivationOptions(activation).name(name).

@@ -29,6 +29,8 @@ struct LeakyReLUOptions {
 /// f(x) = x for x ≥ 0, alpha·x otherwise. Any input shape; output the same. No parameters.
 /// Errors: ConfigError for alpha < 0.
 class LeakyReLUImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(LeakyReLU);
+
  public:
   explicit LeakyReLUImpl(LeakyReLUOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
@@ -60,6 +62,8 @@ struct ELUOptions {
 /// f(x) = x for x > 0, alpha·(exp(x) − 1) otherwise. Any input shape; output the same. No parameters.
 /// Errors: ConfigError for alpha < 0.
 class ELUImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(ELU);
+
  public:
   explicit ELUImpl(ELUOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

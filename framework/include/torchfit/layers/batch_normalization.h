@@ -50,6 +50,8 @@ struct BatchNormalizationOptions {
 /// torchfit::Error when a training batch holds a single value per channel (e.g. a batch of one sample of
 /// a (D) input): its variance is undefined, use batch_size ≥ 2 or eval().
 class BatchNormalizationImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(BatchNormalization);
+
  public:
   explicit BatchNormalizationImpl(BatchNormalizationOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

@@ -40,6 +40,8 @@ struct DenseOptions {
 /// zeros (Keras defaults). Only 1-D per-sample inputs: put Flatten before it.
 /// Errors: ConfigError for units ≤ 0, unknown activation, or an input shape that is not 1-D (e.g. an image).
 class DenseImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Dense);
+
  public:
   explicit DenseImpl(DenseOptions options);
   at::Tensor forward(const at::Tensor& x) override;

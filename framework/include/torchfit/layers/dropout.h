@@ -33,6 +33,8 @@ struct DropoutOptions {
 /// output shape = input shape. No parameters.
 /// Errors: ConfigError for rate outside [0, 1).
 class DropoutImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Dropout);
+
  public:
   explicit DropoutImpl(DropoutOptions options);
   at::Tensor forward(const at::Tensor& x) override;

@@ -25,6 +25,8 @@ struct FlattenOptions {
 /// parameter count and output size are the same, but Keras weights for a following Dense layer would
 /// need permuting (torchfit never loads Keras weights). No parameters.
 class FlattenImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Flatten);
+
  public:
   explicit FlattenImpl(FlattenOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

@@ -24,6 +24,8 @@ struct GlobalPooling2DOptions {
 /// Mean over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
 /// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
 class GlobalAveragePooling2DImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(GlobalAveragePooling2D);
+
  public:
   explicit GlobalAveragePooling2DImpl(GlobalPooling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
@@ -38,6 +40,8 @@ TORCH_MODULE(GlobalAveragePooling2D);
 /// Maximum over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
 /// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
 class GlobalMaxPooling2DImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(GlobalMaxPooling2D);
+
  public:
   explicit GlobalMaxPooling2DImpl(GlobalPooling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;

@@ -90,6 +90,19 @@ class Layer : public torch::nn::Module {
   Shape built_output_;
 };
 
+/// In a layer class's body: its Keras class name, written once. Declares the public
+/// `static constexpr const char keras_class_name[]` ("Conv2D" for TORCHFIT_LAYER_CLASS(Conv2D)), which the
+/// constructor passes to Layer and TORCHFIT_REGISTER_LAYER (registry.h) registers the layer under:
+///
+///   class SwishImpl : public torchfit::Layer {
+///     TORCHFIT_LAYER_CLASS(Swish);
+///    public:
+///     explicit SwishImpl(SwishOptions o = {}) : Layer(keras_class_name, o.name()), options(std::move(o)) {}
+///     ...
+#define TORCHFIT_LAYER_CLASS(CLASS) \
+ public:                            \
+  static constexpr const char keras_class_name[] = #CLASS
+
 /// snake_case of a Keras class name: "MaxPooling2D" → "max_pooling2d", "Conv2D" → "conv2d".
 std::string keras_snake_case(const std::string& class_name);
 

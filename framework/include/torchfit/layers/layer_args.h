@@ -17,6 +17,9 @@
 ///     }
 ///   };
 ///
+/// An options struct shared by a layer family (base_conv.h's ConvOptions) declares its arguments with
+/// TORCHFIT_ARG(Derived, T, name), whose chained setters return the layer's own options struct.
+///
 /// `a(key, field)` is an optional argument: a config without `key` (or with null) keeps the options'
 /// default. `a.required(key, field)` must be in the config. An options struct with required arguments
 /// also has a constructor taking `FromConfig` that leaves them unset (the registry fills them in).
@@ -29,6 +32,25 @@
 
 #include <torch/expanding_array.h>
 #include <nlohmann/json.hpp>
+
+/// TORCH_ARG for an options struct that a layer family shares as a base (CRTP): the setters return
+/// `Derived&`, the layer's own options, so that chains keep its type and its own setters
+/// (`Conv2DOptions(32, 3).activation("relu").filters(64)`).
+#define TORCHFIT_ARG(Derived, T, name)              \
+ public:                                            \
+  Derived& name(const T& new_##name) {              \
+    this->name##_ = new_##name;                     \
+    return static_cast<Derived&>(*this);            \
+  }                                                 \
+  Derived& name(T&& new_##name) {                   \
+    this->name##_ = std::move(new_##name);          \
+    return static_cast<Derived&>(*this);            \
+  }                                                 \
+  const T& name() const noexcept { return name##_; } \
+  T& name() noexcept { return name##_; }            \
+                                                    \
+ private:                                           \
+  T name##_
 
 namespace torchfit {
 

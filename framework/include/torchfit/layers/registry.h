@@ -218,8 +218,21 @@ std::vector<std::string> registered_layers();
 
 }  // namespace torchfit
 
-/// Registers layer class CLASS (the Keras class name; the layer is CLASSImpl, as TORCH_MODULE(CLASS)
-/// names it) with the factory layer_from_config<CLASSImpl>. Write it once, in the layer's .cpp file, in
+namespace torchfit::detail {
+/// The Keras class name a layer declares with TORCHFIT_LAYER_CLASS, else `fallback`.
+template <typename Impl, typename = void>
+struct DeclaredClassName {
+  static const char* get(const char* fallback) { return fallback; }
+};
+template <typename Impl>
+struct DeclaredClassName<Impl, std::void_t<decltype(Impl::keras_class_name)>> {
+  static const char* get(const char*) { return Impl::keras_class_name; }
+};
+}  // namespace torchfit::detail
+
+/// Registers layer class CLASS (the layer is CLASSImpl, as TORCH_MODULE(CLASS) names it) under its
+/// Keras class name (TORCHFIT_LAYER_CLASS, layer.h; else "CLASS") with the factory
+/// layer_from_config<CLASSImpl>. Write it once, in the layer's .cpp file, in
 /// the namespace of the layer, after the layer's definition:
 ///   TORCHFIT_REGISTER_LAYER(Swish);
 /// It defines `LayerRegistration torchfit_layer_registration_CLASS()` and calls it at static
@@ -228,7 +241,8 @@ std::vector<std::string> registered_layers();
 /// built-ins are always there; put user layers in the program's own sources or an OBJECT library.
 #define TORCHFIT_REGISTER_LAYER(CLASS)                                   \
   ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {  \
-    return ::torchfit::layer_registration<CLASS##Impl>(#CLASS);          \
+    return ::torchfit::layer_registration<CLASS##Impl>(                  \
+        ::torchfit::detail::DeclaredClassName<CLASS##Impl>::get(#CLASS)); \
   }                                                                      \
   [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS = \
       ::torchfit::register_layer(torchfit_layer_registration_##CLASS())

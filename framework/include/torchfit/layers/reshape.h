@@ -36,6 +36,8 @@ struct ReshapeOptions {
 /// Errors: ConfigError for an empty target, an entry 0 or < −1, two −1, or an element count that differs
 /// from the input's (both shapes named).
 class ReshapeImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Reshape);
+
  public:
   explicit ReshapeImpl(ReshapeOptions options);
   at::Tensor forward(const at::Tensor& x) override;

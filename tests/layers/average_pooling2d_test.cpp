@@ -1,29 +1,21 @@
-// AveragePooling2D, GlobalAveragePooling2D, GlobalMaxPooling2D: known outputs, "same" padding that leaves
-// padded pixels out of the mean (as TensorFlow), conformance, errors.
+// AveragePooling2D: known outputs, "same" padding that leaves padded pixels out of the mean (as
+// TensorFlow), conformance, errors.
 #include <gtest/gtest.h>
 
 #include <torchfit/layers/average_pooling2d.h>
-#include <torchfit/layers/global_pooling2d.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/layer_checks.h"
 
 using namespace torchfit;
 using torchfit::testing::expect_layer_conformance;
 using torchfit::testing::LayerConformance;
-
-namespace {
-at::Tensor run(std::shared_ptr<Layer> layer, const Shape& keras_in, const at::Tensor& x) {
-  layer->set_declared_input_shape(keras_in);
-  Sequential m;
-  m->add(layer);
-  m->eval();
-  return m->forward(x);
-}
-}  // namespace
+using torchfit::testing::run_layer;
 
 TEST(AveragePooling2D, KnownTensor) {
   // 4×4 arange, pool 2 (stride 2): means of the four 2×2 blocks.
   auto x = at::arange(16, at::kFloat).reshape({1, 1, 4, 4});
-  auto y = run(AveragePooling2D().ptr(), {4, 4, 1}, x);
+  auto y = run_layer(AveragePooling2D().ptr(), {4, 4, 1}, x);
   EXPECT_TRUE(at::allclose(y, at::tensor({2.5f, 4.5f, 10.5f, 12.5f}).reshape({1, 1, 2, 2}))) << y;
 }
 
@@ -31,10 +23,10 @@ TEST(AveragePooling2D, SamePaddingExcludesPaddedPixels) {
   // 3×3 arange, pool 2 stride 2 "same": out 2×2, one padded row/column at the bottom/right (TensorFlow),
   // windows {0,1,3,4}, {2,5}, {6,7}, {8}: the mean is over real pixels only.
   auto x = at::arange(9, at::kFloat).reshape({1, 1, 3, 3});
-  auto y = run(AveragePooling2D(AveragePooling2DOptions(2).padding("same")).ptr(), {3, 3, 1}, x);
+  auto y = run_layer(AveragePooling2D(AveragePooling2DOptions(2).padding("same")).ptr(), {3, 3, 1}, x);
   EXPECT_TRUE(at::allclose(y, at::tensor({2.0f, 3.5f, 6.5f, 8.0f}).reshape({1, 1, 2, 2}))) << y;
   // Strides other than the pool: 3×3 windows, stride 1, "same" keeps 3×3; the corner averages 2×2 pixels.
-  auto z = run(AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{1, 1}).padding("same")).ptr(),
+  auto z = run_layer(AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{1, 1}).padding("same")).ptr(),
                {3, 3, 1}, x);
   ASSERT_EQ(z.sizes().vec(), (std::vector<int64_t>{1, 1, 3, 3}));
   EXPECT_FLOAT_EQ(z[0][0][0][0].item<float>(), (0 + 1 + 3 + 4) / 4.0f);
@@ -51,21 +43,4 @@ TEST(AveragePooling2D, ConformanceAndErrors) {
   EXPECT_THROW(m->add(AveragePooling2D(AveragePooling2DOptions(4).input_shape(Shape{3, 3, 1}))), ConfigError);
   Sequential m2;
   EXPECT_THROW(m2->add(AveragePooling2D(AveragePooling2DOptions(2).input_shape(Shape{8}))), ConfigError);
-}
-
-TEST(GlobalPooling2D, KnownValues) {
-  // Channel 0 = 0..5, channel 1 = 10·(0..5) over a 2×3 image.
-  auto x = at::stack({at::arange(6, at::kFloat), at::arange(6, at::kFloat) * 10}).reshape({1, 2, 2, 3});
-  auto avg = run(GlobalAveragePooling2D().ptr(), {2, 3, 2}, x);
-  EXPECT_TRUE(at::allclose(avg, at::tensor({2.5f, 25.0f}).reshape({1, 2}))) << avg;
-  auto mx = run(GlobalMaxPooling2D().ptr(), {2, 3, 2}, x);
-  EXPECT_TRUE(at::equal(mx, at::tensor({5.0f, 50.0f}).reshape({1, 2}))) << mx;
-}
-
-TEST(GlobalPooling2D, ConformanceNamesAndErrors) {
-  expect_layer_conformance(GlobalAveragePooling2D().ptr(), LayerConformance({5, 4, 3}, {3}));
-  expect_layer_conformance(GlobalMaxPooling2D().ptr(), LayerConformance({5, 4, 3}, {3}));
-  EXPECT_EQ(keras_snake_case("GlobalMaxPooling2D"), "global_max_pooling2d");
-  Sequential m;
-  EXPECT_THROW(m->add(GlobalAveragePooling2D(GlobalPooling2DOptions().input_shape(Shape{7}))), ConfigError);
 }
