@@ -1,16 +1,11 @@
-// Tests of torchfit/data/image.h's decoders on real files written by the test: what is refused is what
-// no decoder can decode (truncation found by the decoder, not by end-marker heuristics), formats stb_image
-// lacks go through OpenCV with Keras's channel semantics, skip reasons name the format, and the pixel
-// limit (Pillow's MAX_IMAGE_PIXELS) is read from the header.
+// Tests of framework/src/data/image_decoders.cpp on real files written by the test: PIL-compatible colour
+// conversions, what is refused is what no decoder can decode (truncation found by the decoder, not by
+// end-marker heuristics), formats stb_image lacks go through OpenCV with Keras's channel semantics.
+// The header check and the pixel limit: image_header_test.cpp.
 #include <gtest/gtest.h>
 
 #include <torchfit/data/image.h>
 #include <torchfit/error.h>
-
-#include <zlib.h>
-#if TORCHFIT_HAVE_IMGCODECS  // the fixtures are encoded with OpenCV (progressive JPEG, BMP, PPM, WebP, TIFF)
-#include <opencv2/imgcodecs.hpp>
-#include <opencv2/imgproc.hpp>
 
 #include <algorithm>
 #include <filesystem>
@@ -18,57 +13,85 @@
 #include <string>
 #include <vector>
 
+#include "support/image_files.h"
 #include "support/image_tree.h"
 #include "support/temp_dir.h"
 
 using namespace torchfit::data;
+using torchfit::testing::image_of;
+using torchfit::testing::load_error;
+using torchfit::testing::palette_png_with_transparency;
 using torchfit::testing::pattern;
 using torchfit::testing::TempDir;
 using torchfit::testing::write_bytes;
 
-namespace {
-
-// OpenCV's encoder for `ext` on an RGB(A) or gray Image (OpenCV wants BGR(A)).
-std::vector<uint8_t> opencv_encode(const std::string& ext, const Image& img, const std::vector<int>& params = {}) {
-  cv::Mat m(img.height, img.width, CV_8UC(img.channels), const_cast<uint8_t*>(img.pixels.data()));
-  cv::Mat bgr;
-  if (img.channels == 3)
-    cv::cvtColor(m, bgr, cv::COLOR_RGB2BGR);
-  else if (img.channels == 4)
-    cv::cvtColor(m, bgr, cv::COLOR_RGBA2BGRA);
-  else
-    bgr = m;
-  std::vector<uint8_t> out;
-  EXPECT_TRUE(cv::imencode(ext, bgr, out, params)) << ext;
-  return out;
+TEST(ImageDecoders, PngRoundTripKeepsPixels) {
+  TempDir d;
+  const Image img = image_of(2, 3, 3, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18});
+  save_png(d.file("a.png"), img);
+  const Image back = load_image(d.file("a.png"), ColorMode::rgb);
+  EXPECT_EQ(back.height, 2);
+  EXPECT_EQ(back.width, 3);
+  EXPECT_EQ(back.channels, 3);
+  EXPECT_EQ(back.pixels, img.pixels);
+  EXPECT_EQ(check_image_file(d.file("a.png")), "");
 }
+
+TEST(ImageDecoders, GrayscaleReplicatedToRgbAndColourToGrayUsesPilWeights) {
+  TempDir d;
+  save_png(d.file("g.png"), image_of(1, 2, 1, {10, 200}));
+  const Image rgb = load_image(d.file("g.png"), ColorMode::rgb);
+  ASSERT_EQ(rgb.channels, 3);
+  EXPECT_EQ(rgb.pixels, (std::vector<uint8_t>{10, 10, 10, 200, 200, 200}));
+  // PIL: L = (19595 R + 38470 G + 7471 B + 32768) >> 16 → (255,0,0) → 76, (0,255,0) → 150, (0,0,255) → 29.
+  save_png(d.file("c.png"), image_of(1, 3, 3, {255, 0, 0, 0, 255, 0, 0, 0, 255}));
+  const Image gray = load_image(d.file("c.png"), ColorMode::grayscale);
+  ASSERT_EQ(gray.channels, 1);
+  EXPECT_EQ(gray.pixels, (std::vector<uint8_t>{76, 150, 29}));
+}
+
+TEST(ImageDecoders, RgbaAlphaIsDroppedForRgbAndKeptForRgba) {
+  TempDir d;
+  save_png(d.file("a.png"), image_of(1, 2, 4, {255, 0, 0, 0, 0, 255, 0, 128}));
+  EXPECT_EQ(load_image(d.file("a.png"), ColorMode::rgb).pixels, (std::vector<uint8_t>{255, 0, 0, 0, 255, 0}));
+  EXPECT_EQ(load_image(d.file("a.png"), ColorMode::rgba).pixels, (std::vector<uint8_t>{255, 0, 0, 0, 0, 255, 0, 128}));
+  save_png(d.file("g.png"), image_of(1, 1, 1, {7}));
+  EXPECT_EQ(load_image(d.file("g.png"), ColorMode::rgba).pixels, (std::vector<uint8_t>{7, 7, 7, 255}));
+}
+
+TEST(ImageDecoders, PaletteWithTransparencyDecodesToPaletteColours) {
+  TempDir d;
+  write_bytes(d.file("p.png"), palette_png_with_transparency());
+  EXPECT_EQ(check_image_file(d.file("p.png")), "");
+  EXPECT_EQ(load_image(d.file("p.png"), ColorMode::rgb).pixels, (std::vector<uint8_t>{0, 0, 255, 255, 0, 0}));
+  EXPECT_EQ(load_image(d.file("p.png"), ColorMode::rgba).pixels, (std::vector<uint8_t>{0, 0, 255, 255, 255, 0, 0, 0}));
+}
+
+TEST(ImageDecoders, KeepGrayReturnsOneChannelOnlyForGrayFilesInRgbMode) {
+  TempDir d;
+  save_png(d.file("g.png"), image_of(1, 2, 1, {10, 200}));
+  save_png(d.file("la.png"), image_of(1, 2, 2, {10, 0, 200, 255}));
+  save_png(d.file("c.png"), image_of(1, 1, 3, {1, 2, 3}));
+  const Image g = load_image(d.file("g.png"), ColorMode::rgb, /*keep_gray=*/true);
+  EXPECT_EQ(g.channels, 1);
+  EXPECT_EQ(g.pixels, (std::vector<uint8_t>{10, 200}));
+  const Image la = load_image(d.file("la.png"), ColorMode::rgb, true);
+  EXPECT_EQ(la.channels, 1) << "gray + alpha: alpha dropped, as PIL's LA -> RGB";
+  EXPECT_EQ(la.pixels, (std::vector<uint8_t>{10, 200}));
+  EXPECT_EQ(load_image(d.file("c.png"), ColorMode::rgb, true).channels, 3) << "colour files stay colour";
+  EXPECT_EQ(load_image(d.file("g.png"), ColorMode::rgba, true).channels, 4) << "keep_gray only applies to rgb";
+  EXPECT_EQ(load_image(d.file("g.png"), ColorMode::rgb, false).channels, 3);
+  write_bytes(d.file("p.png"), palette_png_with_transparency());
+  EXPECT_EQ(load_image(d.file("p.png"), ColorMode::rgb, true).channels, 3) << "palette files are colour";
+}
+
+#if TORCHFIT_HAVE_IMGCODECS  // the fixtures are encoded with OpenCV (progressive JPEG, BMP, PPM, WebP, TIFF)
+using torchfit::testing::opencv_encode;
+
+namespace {
 
 std::vector<uint8_t> cut_tail(const std::vector<uint8_t>& bytes, size_t n) {
   return std::vector<uint8_t>(bytes.begin(), bytes.end() - static_cast<long>(n));
-}
-
-// The IoError message of load_image(path), or "" when it loads.
-std::string load_error(const std::string& path, int64_t max_pixels = kMaxImagePixels) {
-  try {
-    load_image(path, ColorMode::rgb, false, max_pixels);
-  } catch (const torchfit::IoError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// A PNG whose IHDR says width x height (CRC fixed) over the pixel data of a 1x1 PNG: the header is
-// what a bomb looks like to the header check, with a few hundred bytes on disk.
-std::vector<uint8_t> png_with_header_size(uint32_t width, uint32_t height) {
-  std::vector<uint8_t> png = encode_png(Image{1, 1, 3, {10, 20, 30}});
-  // Signature (8), IHDR length (4), "IHDR" at 12, width at 16, height at 20, CRC at 29.
-  for (int i = 0; i < 4; ++i) {
-    png[16 + i] = static_cast<uint8_t>(width >> (24 - 8 * i));
-    png[20 + i] = static_cast<uint8_t>(height >> (24 - 8 * i));
-  }
-  const uLong crc = ::crc32(0L, png.data() + 12, 17);
-  for (int i = 0; i < 4; ++i) png[29 + i] = static_cast<uint8_t>(crc >> (24 - 8 * i));
-  return png;
 }
 
 // PIL's L = (19595·R + 38470·G + 7471·B + 32768) >> 16 of an RGB image.
@@ -217,76 +240,6 @@ TEST(ImageDecoders, TiffDecodesThroughOpenCvAtEightBits) {
   EXPECT_EQ(g.pixels, (std::vector<uint8_t>{0x00, 0x80, 0xFF}));
   EXPECT_EQ(load_image(d.file("g16.tiff"), ColorMode::rgb).pixels,
             (std::vector<uint8_t>{0, 0, 0, 0x80, 0x80, 0x80, 0xFF, 0xFF, 0xFF}));
-}
-
-TEST(ImageDecoders, SkipReasonsNameTheFormatAndSayUnsupported) {
-  TempDir d;
-  std::vector<uint8_t> heic = {0, 0, 0, 24, 'f', 't', 'y', 'p', 'h', 'e', 'i', 'c', 0, 0, 0, 0};
-  heic.resize(400, 0);
-  write_bytes(d.file("IMG_0001.jpg"), heic);
-  const std::string unsupported = "unsupported format HEIF/HEIC (neither stb_image nor OpenCV decodes it)";
-  EXPECT_EQ(check_image_file(d.file("IMG_0001.jpg")), unsupported);
-  EXPECT_EQ(load_error(d.file("IMG_0001.jpg")), "cannot decode image " + d.file("IMG_0001.jpg") + ": " + unsupported);
-
-  std::vector<uint8_t> webp = {'R', 'I', 'F', 'F', 60, 0, 0, 0, 'W', 'E', 'B', 'P', 'V', 'P', '8', ' '};
-  webp.resize(68, 0x5A);
-  write_bytes(d.file("bad.jpg"), webp);
-  EXPECT_EQ(check_image_file(d.file("bad.jpg")),
-            "cannot decode WebP: OpenCV failed (the file is corrupt, or a WebP variant OpenCV does not support)");
-
-  std::vector<uint8_t> png = encode_png(pattern(8, 8, 1));
-  const size_t idat = std::string(png.begin(), png.end()).find("IDAT");
-  png[idat + 4] = png[idat + 5] = 0xFF;  // broken zlib header inside IDAT
-  write_bytes(d.file("broken.png"), png);
-  EXPECT_EQ(load_error(d.file("broken.png")), "cannot decode image " + d.file("broken.png") +
-                                                  ": corrupt PNG (stb_image: bad zlib header; OpenCV cannot "
-                                                  "decode it either)");
-  write_bytes(d.file("notes.png"), {'h', 'e', 'l', 'l', 'o', '\n'});
-  EXPECT_EQ(check_image_file(d.file("notes.png")), "not an image (unrecognised header)");
-}
-
-TEST(ImageDecoders, PixelLimitIsPillowsAndReadFromTheHeader) {
-  EXPECT_EQ(kMaxImagePixels, 89478485);  // Pillow's Image.MAX_IMAGE_PIXELS = 1024 * 1024 * 1024 // 4 // 3
-  TempDir d;
-  write_bytes(d.file("huge.png"), png_with_header_size(14000, 13000));
-  const std::string too_big =
-      "image too large: 14000 x 13000 = 182000000 pixels, limit 178956970 (twice max_image_pixels 89478485, as "
-      "Pillow's DecompressionBombError)";
-  EXPECT_EQ(check_image_file(d.file("huge.png")), too_big);
-  EXPECT_EQ(load_error(d.file("huge.png")), "cannot decode image " + d.file("huge.png") + ": " + too_big);
-  EXPECT_EQ(check_image_file(d.file("huge.png"), 0), "") << "0 = no limit (Pillow's None)";
-
-  // Above max_image_pixels but not twice it: loaded, with a warning naming the file.
-  write_bytes(d.file("big.png"), png_with_header_size(10000, 9000));
-  ::testing::internal::CaptureStderr();
-  EXPECT_EQ(check_image_file(d.file("big.png")), "");
-  const std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_NE(out.find("image " + d.file("big.png") +
-                     " is large: 10000 x 9000 = 90000000 pixels, above "
-                     "max_image_pixels 89478485"),
-            std::string::npos)
-      << out;
-
-  // Decoding checks it too, for stb formats and for those OpenCV decodes.
-  const Image img = pattern(10, 10, 0);
-  write_bytes(d.file("ten.png"), encode_png(img));
-  write_bytes(d.file("ten.webp"), opencv_encode(".webp", img, {cv::IMWRITE_WEBP_QUALITY, 101}));
-  for (const std::string name : {"ten.png", "ten.webp"}) {
-    EXPECT_EQ(load_error(d.file(name), 49), "cannot decode image " + d.file(name) +
-                                                ": image too large: 10 x 10 = 100 pixels, limit 98 (twice "
-                                                "max_image_pixels 49, as Pillow's DecompressionBombError)");
-    EXPECT_EQ(load_error(d.file(name), 50), "") << name << ": 100 pixels <= twice 50";
-    EXPECT_EQ(check_image_file(d.file(name), 49).substr(0, 40), "image too large: 10 x 10 = 100 pixels, l");
-  }
-  EXPECT_EQ(pixel_limit_reason(14000, 13000, 0), "");
-}
-
-TEST(ImageDecoders, PixelLimitHoldsBeyondStbImagesOwnCap) {
-  // 30000 x 30000 x 3 bytes is over stb_image's 2^30-byte cap: the IHDR size decides, not a full decode.
-  TempDir d("decoders_cap");
-  write_bytes(d.file("huge.png"), png_with_header_size(30000, 30000));
-  EXPECT_EQ(check_image_file(d.file("huge.png")).rfind("image too large: 30000 x 30000 = 900000000 pixels", 0), 0u)
-      << check_image_file(d.file("huge.png"));
 }
 
 #else

@@ -17,6 +17,16 @@
 #include <set>
 #include <system_error>
 
+#include <atomic>
+
+#include <condition_variable>
+
+#include <mutex>
+
+#include <thread>
+
+#include <exception>
+
 namespace torchfit::data {
 
 namespace fs = std::filesystem;
@@ -185,9 +195,104 @@ std::vector<std::string> check_headers(const fs::path& dir, const std::vector<st
 
 }  // namespace
 
+namespace detail {  // not anonymous: DirectoryIterator::State holds one
+
+// Buffers of `bytes` bytes (64-byte aligned), handed out as tensor storage and taken back by the
+// tensor's deleter. Locked once per batch, never per sample. At most `keep` idle buffers are kept.
+class BufferPool : public std::enable_shared_from_this<BufferPool> {
+ public:
+  BufferPool(size_t bytes, size_t keep) : bytes_((bytes + 63) / 64 * 64), keep_(keep) {}
+  ~BufferPool() {
+    for (void* p : idle_) std::free(p);
+  }
+  // A float tensor of `sizes` (numel · 4 ≤ bytes) on a pooled buffer.
+  at::Tensor tensor(at::IntArrayRef sizes) {
+    void* p = nullptr;
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (!idle_.empty()) p = idle_.back(), idle_.pop_back();
+    }
+    if (!p) p = std::aligned_alloc(64, bytes_);
+    if (!p) throw std::bad_alloc();
+    auto self = shared_from_this();
+    return at::from_blob(
+        p, sizes, [self](void* q) { self->give_back(q); }, at::TensorOptions().dtype(at::kFloat));
+  }
+
+ private:
+  void give_back(void* p) {
+    {
+      std::lock_guard<std::mutex> lk(mutex_);
+      if (idle_.size() < keep_) return idle_.push_back(p);
+    }
+    std::free(p);
+  }
+  size_t bytes_, keep_;
+  std::mutex mutex_;
+  std::vector<void*> idle_;
+};
+
+}  // namespace detail
+
+// A worker's buffers, reused from sample to sample.
+struct DirectoryIterator::Scratch {
+  std::vector<float> hwc, scratch;
+};
+
+// One sample's cached image: state kEmpty → kFilling (claimed by one worker) → kReady, or kRefused when the
+// budget was spent.
+struct DirectoryIterator::CacheSlot {
+  std::atomic<uint8_t> state{0};
+  uint8_t channels = 0;
+  std::unique_ptr<uint8_t[]> pixels;
+};
+
+// The machinery behind the Keras iterator: the worker threads and the prefetch ring, their locks, the
+// pass orders the workers share, the files that failed to decode in a worker, the batch buffer pool and
+// the decoded-image cache.
+struct DirectoryIterator::State {
+  struct Slot {
+    int64_t job = -1;
+    bool ready = false;
+    Batch batch;
+    std::exception_ptr error;
+  };
+
+  // Files that failed to decode in a worker (skip policy): warned once, then replaced.
+  std::mutex bad_mutex;
+  std::set<int64_t> bad_at_runtime;
+  std::atomic<int64_t> bad_count{0};  // size of bad_at_runtime: no lock per sample while it is 0
+
+  // Memory of the batches' x tensors: a batch's buffer goes back to the pool when its last tensor is
+  // freed (the pool outlives the iterator while tensors hold it), so steady state faults in no memory.
+  std::shared_ptr<detail::BufferPool> buffers;
+
+  // Decoded-image cache (FlowOptions::cache): samples() slots, or none.
+  std::unique_ptr<CacheSlot[]> cache;
+  std::atomic<int64_t> cache_bytes{0};
+  std::atomic<int64_t> cached_samples{0};
+  std::atomic<bool> cache_full_warned{false};
+
+  // Pass orders, computed on demand and shared by the workers.
+  std::mutex order_mutex;
+  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> orders;
+
+  // Prefetch ring.
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<Slot> slots;
+  std::vector<std::thread> threads;
+  int64_t next_job = 0;  // next batch job a worker will claim (global batch counter)
+  int64_t consumed = 0;  // batches handed out by next()
+  std::atomic<bool> stop{false};
+};
+
 DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions options,
                                      std::shared_ptr<const ImageDataGenerator> generator)
-    : directory_(directory), options_(std::move(options)), generator_(std::move(generator)) {
+    : directory_(directory),
+      options_(std::move(options)),
+      generator_(std::move(generator)),
+      state_(std::make_unique<State>()) {
   const auto& o = options_;
   if (o.target_size()[0] < 1 || o.target_size()[1] < 1)
     throw ConfigError("target_size must be at least (1, 1), got (" + std::to_string(o.target_size()[0]) + ", " +
@@ -221,10 +326,10 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   augment_ = generator_->augments() && (o.subset() != "validation" || o.augment_validation());
   seed_ = o.seed() ? *o.seed() : (uint64_t(std::random_device{}()) << 32 | std::random_device{}());
   discover();
-  if (o.cache()) cache_ = std::make_unique<CacheSlot[]>(static_cast<size_t>(samples()));
+  if (o.cache()) state_->cache = std::make_unique<CacheSlot[]>(static_cast<size_t>(samples()));
   // Idle buffers kept: what the queue, the workers and the consumer hold at once, plus some slack.
   const int64_t threads = o.workers() > 0 ? o.workers() : std::max<int64_t>(1, std::thread::hardware_concurrency());
-  buffers_ = std::make_shared<BufferPool>(
+  state_->buffers = std::make_shared<detail::BufferPool>(
       static_cast<size_t>(o.batch_size() * channels_ * o.target_size()[0] * o.target_size()[1]) * sizeof(float),
       static_cast<size_t>(o.max_queue_size() + threads + 4));
 }
@@ -268,6 +373,9 @@ void DirectoryIterator::discover() {
                   " (expected " + directory_ + "/<class>/<image>.png|jpg|jpeg|bmp|ppm|tif|tiff)");
 }
 
+int64_t DirectoryIterator::cached_samples() const { return state_->cached_samples.load(); }
+int64_t DirectoryIterator::cache_bytes() const { return state_->cache_bytes.load(); }
+
 std::vector<std::string> DirectoryIterator::class_names() const {
   std::vector<std::string> names(class_indices_.size());
   for (const auto& [n, i] : class_indices_) names[static_cast<size_t>(i)] = n;
@@ -275,12 +383,13 @@ std::vector<std::string> DirectoryIterator::class_names() const {
 }
 
 std::shared_ptr<const std::vector<int64_t>> DirectoryIterator::order_for_pass(int64_t pass) {
-  std::lock_guard<std::mutex> lk(order_mutex_);
-  auto it = orders_.find(pass);
-  if (it != orders_.end()) return it->second;
+  std::lock_guard<std::mutex> lk(state_->order_mutex);
+  auto it = state_->orders.find(pass);
+  if (it != state_->orders.end()) return it->second;
   auto order = std::make_shared<const std::vector<int64_t>>(pass_order(samples(), options_.shuffle(), seed_, pass));
-  orders_[pass] = order;
-  while (orders_.size() > 4) orders_.erase(orders_.begin());  // workers hold shared_ptrs to what they use
+  state_->orders[pass] = order;
+  while (state_->orders.size() > 4)
+    state_->orders.erase(state_->orders.begin());  // workers hold shared_ptrs to what they use
   return order;
 }
 
@@ -297,51 +406,16 @@ bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
   }
 }
 
-// Buffers of `bytes` bytes (64-byte aligned), handed out as tensor storage and taken back by the
-// tensor's deleter. Locked once per batch, never per sample. At most `keep` idle buffers are kept.
-class DirectoryIterator::BufferPool : public std::enable_shared_from_this<BufferPool> {
- public:
-  BufferPool(size_t bytes, size_t keep) : bytes_((bytes + 63) / 64 * 64), keep_(keep) {}
-  ~BufferPool() {
-    for (void* p : idle_) std::free(p);
-  }
-  // A float tensor of `sizes` (numel · 4 ≤ bytes) on a pooled buffer.
-  at::Tensor tensor(at::IntArrayRef sizes) {
-    void* p = nullptr;
-    {
-      std::lock_guard<std::mutex> lk(mutex_);
-      if (!idle_.empty()) p = idle_.back(), idle_.pop_back();
-    }
-    if (!p) p = std::aligned_alloc(64, bytes_);
-    if (!p) throw std::bad_alloc();
-    auto self = shared_from_this();
-    return at::from_blob(
-        p, sizes, [self](void* q) { self->give_back(q); }, at::TensorOptions().dtype(at::kFloat));
-  }
-
- private:
-  void give_back(void* p) {
-    {
-      std::lock_guard<std::mutex> lk(mutex_);
-      if (idle_.size() < keep_) return idle_.push_back(p);
-    }
-    std::free(p);
-  }
-  size_t bytes_, keep_;
-  std::mutex mutex_;
-  std::vector<void*> idle_;
-};
-
 bool DirectoryIterator::is_bad(int64_t index) {
-  if (bad_count_.load(std::memory_order_relaxed) == 0) return false;  // the common case: no lock
-  std::lock_guard<std::mutex> lk(bad_mutex_);
-  return bad_at_runtime_.count(index) > 0;
+  if (state_->bad_count.load(std::memory_order_relaxed) == 0) return false;  // the common case: no lock
+  std::lock_guard<std::mutex> lk(state_->bad_mutex);
+  return state_->bad_at_runtime.count(index) > 0;
 }
 
 void DirectoryIterator::mark_bad(int64_t index, bool& first_time) {
-  std::lock_guard<std::mutex> lk(bad_mutex_);
-  first_time = bad_at_runtime_.insert(index).second;
-  bad_count_.store(static_cast<int64_t>(bad_at_runtime_.size()), std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lk(state_->bad_mutex);
+  first_time = state_->bad_at_runtime.insert(index).second;
+  state_->bad_count.store(static_cast<int64_t>(state_->bad_at_runtime.size()), std::memory_order_relaxed);
 }
 
 Image DirectoryIterator::decode_sample(int64_t index) {
@@ -380,12 +454,12 @@ constexpr uint8_t kCacheEmpty = 0, kCacheFilling = 1, kCacheReady = 2, kCacheRef
 void DirectoryIterator::cache_store(CacheSlot& slot, const Image& resized) {
   const auto bytes = static_cast<int64_t>(resized.pixels.size());
   const int64_t budget = options_.cache_max_bytes();
-  if (cache_bytes_.fetch_add(bytes) + bytes > budget) {  // over budget: give the reservation back
-    cache_bytes_.fetch_sub(bytes);
+  if (state_->cache_bytes.fetch_add(bytes) + bytes > budget) {  // over budget: give the reservation back
+    state_->cache_bytes.fetch_sub(bytes);
     slot.state.store(kCacheRefused, std::memory_order_release);
-    if (!cache_full_warned_.exchange(true)) {
+    if (!state_->cache_full_warned.exchange(true)) {
       // At the mean size of the samples cached so far (gray files are cached with one channel).
-      const int64_t held = cache_bytes_.load(), n = cached_samples_.load();
+      const int64_t held = state_->cache_bytes.load(), n = state_->cached_samples.load();
       const double mean = n > 0 ? static_cast<double>(held) / static_cast<double>(n) : static_cast<double>(bytes);
       torchfit::logger().warn(
           "cache of {}: budget cache_max_bytes {} ({:.1f} MiB; train_cnn/prepare_data: --cache-max-mib) "
@@ -400,7 +474,7 @@ void DirectoryIterator::cache_store(CacheSlot& slot, const Image& resized) {
   slot.pixels.reset(new uint8_t[resized.pixels.size()]);  // not zeroed: overwritten at once
   std::memcpy(slot.pixels.get(), resized.pixels.data(), resized.pixels.size());
   slot.channels = static_cast<uint8_t>(resized.channels);
-  cached_samples_.fetch_add(1);
+  state_->cached_samples.fetch_add(1);
   slot.state.store(kCacheReady, std::memory_order_release);  // publishes pixels and channels
 }
 
@@ -408,7 +482,7 @@ void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t positio
   const int h = static_cast<int>(options_.target_size()[0]), w = static_cast<int>(options_.target_size()[1]);
   const size_t plane = static_cast<size_t>(h) * w;
   if (s.hwc.size() < plane * 4) s.hwc.resize(plane * 4), s.scratch.resize(plane * 4);  // up to 4 channels
-  CacheSlot* slot = cache_ ? &cache_[static_cast<size_t>(index)] : nullptr;
+  CacheSlot* slot = state_->cache ? &state_->cache[static_cast<size_t>(index)] : nullptr;
   int c = 0;
   if (slot && slot->state.load(std::memory_order_acquire) == kCacheReady) {
     c = slot->channels;  // Keras: resized BEFORE augmenting, so the cached image is the resized one
@@ -446,8 +520,8 @@ void DirectoryIterator::check_batch_index(int64_t pass, int64_t batch_index) con
 Batch DirectoryIterator::batch(int64_t index) {
   int64_t consumed;
   {
-    std::lock_guard<std::mutex> lk(mutex_);
-    consumed = consumed_;
+    std::lock_guard<std::mutex> lk(state_->mutex);
+    consumed = state_->consumed;
   }
   check_batch_index(0, index);
   return make_batch(consumed / batches_per_pass(), index);
@@ -465,13 +539,13 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
   Batch b;
   // Pinned batches (CUDA fits) come from LibTorch's caching pinned-memory allocator, itself a pool.
   b.x = pin_memory() ? at::empty({m, channels_, H, W}, batch_options(at::kFloat))
-                     : buffers_->tensor({m, channels_, H, W});
+                     : state_->buffers->tensor({m, channels_, H, W});
   b.indices.resize(static_cast<size_t>(m));
   float* x = b.x.data_ptr<float>();
   const int64_t per = channels_ * H * W;
   thread_local Scratch scratch;  // per thread, reused: no allocation (and no page faults) per sample
   for (int64_t i = 0; i < m; ++i) {
-    if (stop_.load(std::memory_order_relaxed)) return b;
+    if (state_->stop.load(std::memory_order_relaxed)) return b;
     const int64_t idx = (*order)[static_cast<size_t>(start + lo + i)];
     b.indices[static_cast<size_t>(i)] = idx;
     load_sample(idx, pass, start + lo + i, x + i * per, scratch);  // augmentation keyed by the pass position
@@ -499,16 +573,16 @@ Batch DirectoryIterator::make_batch(int64_t pass, int64_t batch_index) {
 }
 
 void DirectoryIterator::start_workers() {
-  if (!threads_.empty()) return;
+  if (!state_->threads.empty()) return;
   // The workers are the parallelism: keep OpenCV's own pool from oversubscribing the cores.
   cv::setNumThreads(1);
-  stop_ = false;
-  slots_.assign(static_cast<size_t>(options_.max_queue_size()), Slot{});
+  state_->stop = false;
+  state_->slots.assign(static_cast<size_t>(options_.max_queue_size()), State::Slot{});
   int64_t n = options_.workers();
   if (n == 0) n = std::max<unsigned>(1, std::thread::hardware_concurrency());
   for (int64_t i = 0; i < n; ++i) {
     try {
-      threads_.emplace_back(&DirectoryIterator::worker_loop, this);
+      state_->threads.emplace_back(&DirectoryIterator::worker_loop, this);
     } catch (const std::system_error& e) {
       stop_workers();
       throw IoError("cannot start loader thread " + std::to_string(i + 1) + " of " + std::to_string(n) +
@@ -519,13 +593,13 @@ void DirectoryIterator::start_workers() {
 
 void DirectoryIterator::stop_workers() {
   {
-    std::lock_guard<std::mutex> lk(mutex_);
-    stop_ = true;
+    std::lock_guard<std::mutex> lk(state_->mutex);
+    state_->stop = true;
   }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-  stop_ = false;
+  state_->cv.notify_all();
+  for (auto& t : state_->threads) t.join();
+  state_->threads.clear();
+  state_->stop = false;
 }
 
 void DirectoryIterator::worker_loop() {
@@ -534,10 +608,10 @@ void DirectoryIterator::worker_loop() {
   for (;;) {
     int64_t job;
     {
-      std::unique_lock<std::mutex> lk(mutex_);
-      cv_.wait(lk, [&] { return stop_.load() || next_job_ < consumed_ + q; });
-      if (stop_) return;
-      job = next_job_++;
+      std::unique_lock<std::mutex> lk(state_->mutex);
+      state_->cv.wait(lk, [&] { return state_->stop.load() || state_->next_job < state_->consumed + q; });
+      if (state_->stop) return;
+      job = state_->next_job++;
     }
     Batch batch;
     std::exception_ptr error;
@@ -547,39 +621,39 @@ void DirectoryIterator::worker_loop() {
       error = std::current_exception();
     }
     {
-      std::lock_guard<std::mutex> lk(mutex_);
-      if (stop_) return;
-      Slot& s = slots_[static_cast<size_t>(job % q)];
+      std::lock_guard<std::mutex> lk(state_->mutex);
+      if (state_->stop) return;
+      State::Slot& s = state_->slots[static_cast<size_t>(job % q)];
       s.job = job;
       s.ready = true;
       s.batch = std::move(batch);
       s.error = error;
     }
-    cv_.notify_all();
+    state_->cv.notify_all();
   }
 }
 
 Batch DirectoryIterator::next() {
   start_workers();
   const auto t0 = std::chrono::steady_clock::now();
-  std::unique_lock<std::mutex> lk(mutex_);
-  const int64_t job = consumed_;
-  Slot& s = slots_[static_cast<size_t>(job % options_.max_queue_size())];
-  cv_.wait(lk, [&] { return s.ready && s.job == job; });
+  std::unique_lock<std::mutex> lk(state_->mutex);
+  const int64_t job = state_->consumed;
+  State::Slot& s = state_->slots[static_cast<size_t>(job % options_.max_queue_size())];
+  state_->cv.wait(lk, [&] { return s.ready && s.job == job; });
   Batch b = std::move(s.batch);
   std::exception_ptr error = s.error;
-  s = Slot{};
-  ++consumed_;
+  s = State::Slot{};
+  ++state_->consumed;
   lk.unlock();
-  cv_.notify_all();
+  state_->cv.notify_all();
   if (error) std::rethrow_exception(error);
   b.wait_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return b;
 }
 
 std::set<int64_t> DirectoryIterator::replaced_samples() {
-  std::lock_guard<std::mutex> lock(bad_mutex_);
-  return bad_at_runtime_;
+  std::lock_guard<std::mutex> lock(state_->bad_mutex);
+  return state_->bad_at_runtime;
 }
 
 StreamConfig DirectoryIterator::stream_config() const {
@@ -601,34 +675,34 @@ void DirectoryIterator::skip(int64_t batches) {
   check_skip(batches);
   if (batches == 0) return;
   {  // refused before the workers stop, so a refused skip leaves the iterator as it was
-    std::lock_guard<std::mutex> lk(mutex_);
-    if (batches > kMaxPosition - consumed_)
+    std::lock_guard<std::mutex> lk(state_->mutex);
+    if (batches > kMaxPosition - state_->consumed)
       throw IndexError("cannot skip " + std::to_string(batches) + " batches: the position would overflow");
   }
   // Batches are a pure function of (seed, pass, position): skipping is moving the counter.
   stop_workers();
-  std::lock_guard<std::mutex> lk(mutex_);
-  consumed_ += batches;
-  next_job_ = consumed_;
-  slots_.clear();
+  std::lock_guard<std::mutex> lk(state_->mutex);
+  state_->consumed += batches;
+  state_->next_job = state_->consumed;
+  state_->slots.clear();
 }
 
 void DirectoryIterator::shard(int64_t rank, int64_t world_size) {
   BatchIterator::shard(rank, world_size);
   stop_workers();  // prefetched batches hold other samples: build them again
-  std::lock_guard<std::mutex> lk(mutex_);
-  next_job_ = consumed_;
-  slots_.clear();
+  std::lock_guard<std::mutex> lk(state_->mutex);
+  state_->next_job = state_->consumed;
+  state_->slots.clear();
 }
 
 void DirectoryIterator::reset() {
   stop_workers();
-  std::lock_guard<std::mutex> lk(mutex_);
-  next_job_ = 0;
-  consumed_ = 0;
-  slots_.clear();
-  std::lock_guard<std::mutex> lk2(order_mutex_);
-  orders_.clear();
+  std::lock_guard<std::mutex> lk(state_->mutex);
+  state_->next_job = 0;
+  state_->consumed = 0;
+  state_->slots.clear();
+  std::lock_guard<std::mutex> lk2(state_->order_mutex);
+  state_->orders.clear();
 }
 
 }  // namespace torchfit::data

@@ -6,17 +6,12 @@
 #include <torch/arg.h>
 
 #include <array>
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <exception>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <torchfit/data/batch_iterator.h>
@@ -200,9 +195,9 @@ class DirectoryIterator : public BatchIterator {
   void shard(int64_t rank, int64_t world_size) override;
   std::set<int64_t> replaced_samples();
   /// Samples whose image is in the cache now (0 without FlowOptions::cache).
-  int64_t cached_samples() const { return cached_samples_.load(); }
+  int64_t cached_samples() const;
   /// Bytes of image data in the cache now (≤ cache_max_bytes).
-  int64_t cache_bytes() const { return cache_bytes_.load(); }
+  int64_t cache_bytes() const;
   /// Whether random augmentation is applied (false for subset "validation" or a generator without any).
   bool augmenting() const { return augment_; }
   /// The seed in use (the given one, or the one drawn when none was given).
@@ -221,32 +216,15 @@ class DirectoryIterator : public BatchIterator {
   Batch batch(int64_t index);
 
  private:
-  struct Slot {
-    int64_t job = -1;
-    bool ready = false;
-    Batch batch;
-    std::exception_ptr error;
-  };
+  struct State;      // worker threads, prefetch ring, locks, pass orders, buffer pool, cache (the .cpp)
+  struct Scratch;    // a worker's reusable buffers
+  struct CacheSlot;  // one sample's cached image
 
   void discover();
   void start_workers();
   void stop_workers();
   void worker_loop();
   std::shared_ptr<const std::vector<int64_t>> order_for_pass(int64_t pass);
-  // A worker's buffers, reused from sample to sample.
-  struct Scratch {
-    std::vector<float> hwc, scratch;
-  };
-  // One sample's cached image: state kEmpty → kFilling (claimed by one worker) → kReady, or kRefused
-  // when the budget was spent.
-  struct CacheSlot {
-    std::atomic<uint8_t> state{0};
-    uint8_t channels = 0;
-    std::unique_ptr<uint8_t[]> pixels;
-  };
-
-  class BufferPool;  // batch x buffers, reused (directory_iterator.cpp)
-
   void load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& scratch);
   Image decode_sample(int64_t index);
   bool is_bad(int64_t index);
@@ -272,33 +250,7 @@ class DirectoryIterator : public BatchIterator {
   std::vector<std::vector<int64_t>> samples_of_class_;
   std::vector<SkippedFile> skipped_;
 
-  // Files that failed to decode in a worker (skip policy): warned once, then replaced.
-  std::mutex bad_mutex_;
-  std::set<int64_t> bad_at_runtime_;
-  std::atomic<int64_t> bad_count_{0};  // size of bad_at_runtime_: no lock per sample while it is 0
-
-  // Memory of the batches' x tensors: a batch's buffer goes back to the pool when its last tensor is
-  // freed (the pool outlives the iterator while tensors hold it), so steady state faults in no memory.
-  std::shared_ptr<BufferPool> buffers_;
-
-  // Decoded-image cache (FlowOptions::cache): samples() slots, or none.
-  std::unique_ptr<CacheSlot[]> cache_;
-  std::atomic<int64_t> cache_bytes_{0};
-  std::atomic<int64_t> cached_samples_{0};
-  std::atomic<bool> cache_full_warned_{false};
-
-  // Pass orders, computed on demand and shared by the workers.
-  std::mutex order_mutex_;
-  std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> orders_;
-
-  // Prefetch ring.
-  std::mutex mutex_;
-  std::condition_variable cv_;
-  std::vector<Slot> slots_;
-  std::vector<std::thread> threads_;
-  int64_t next_job_ = 0;  // next batch job a worker will claim (global batch counter)
-  int64_t consumed_ = 0;  // batches handed out by next()
-  std::atomic<bool> stop_{false};
+  std::unique_ptr<State> state_;
 };
 
 }  // namespace torchfit::data
