@@ -17,10 +17,10 @@
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/predict.h>
 
 namespace fs = std::filesystem;

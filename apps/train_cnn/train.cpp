@@ -9,13 +9,13 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/distributed/process_group.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
@@ -279,8 +279,7 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.no_checkpoint) {
-    checkpoint =
-        std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every));
+    checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every));
     callbacks.push_back(checkpoint);
   }
   runtime::install_interrupt_handler();

@@ -6,11 +6,11 @@
 #include <iostream>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "residual_block.h"

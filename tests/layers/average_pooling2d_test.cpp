@@ -26,8 +26,9 @@ TEST(AveragePooling2D, SamePaddingExcludesPaddedPixels) {
   auto y = run_layer(AveragePooling2D(AveragePooling2DOptions(2).padding("same")).ptr(), {3, 3, 1}, x);
   EXPECT_TRUE(at::allclose(y, at::tensor({2.0f, 3.5f, 6.5f, 8.0f}).reshape({1, 1, 2, 2}))) << y;
   // Strides other than the pool: 3×3 windows, stride 1, "same" keeps 3×3; the corner averages 2×2 pixels.
-  auto z = run_layer(AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{1, 1}).padding("same")).ptr(),
-               {3, 3, 1}, x);
+  auto z =
+      run_layer(AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{1, 1}).padding("same")).ptr(),
+                {3, 3, 1}, x);
   ASSERT_EQ(z.sizes().vec(), (std::vector<int64_t>{1, 1, 3, 3}));
   EXPECT_FLOAT_EQ(z[0][0][0][0].item<float>(), (0 + 1 + 3 + 4) / 4.0f);
   EXPECT_FLOAT_EQ(z[0][0][1][1].item<float>(), 4.0f);

@@ -1,8 +1,8 @@
 // Dropout: identity in eval mode, zeroes and scales in training, bad rates.
 #include <gtest/gtest.h>
 
-#include <torchfit/layers/dropout.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/layers/dropout.h>
 #include "support/layer_checks.h"
 
 using namespace torchfit;

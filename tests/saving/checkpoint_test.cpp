@@ -5,8 +5,8 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"

@@ -8,9 +8,9 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/error.h>
+#include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/layers/dense.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/trainer.h>
 
@@ -164,8 +164,9 @@ TEST(ModelCheckpoint, WritesOneFilePerFormattedNameAndReportsTheRealFile) {
 TEST(ModelCheckpoint, StoresTheTrainingSourcesClassMapUnlessGivenOne) {
   torchfit::testing::TempDir dir("ckpt_classes");
   torchfit::testing::make_tree(dir.path / "train", {"cat", "dog", "emu"}, 2, 4);
-  data::DirectoryIterator train((dir.path / "train").string(),
-                                data::FlowOptions().target_size({4, 4}).batch_size(3).seed(1).workers(1).verbose(false));
+  data::DirectoryIterator train(
+      (dir.path / "train").string(),
+      data::FlowOptions().target_size({4, 4}).batch_size(3).seed(1).workers(1).verbose(false));
   Sequential model;
   model->add(Flatten(FlattenOptions().input_shape(Shape{4, 4, 3})));
   model->add(Dense(DenseOptions(3).activation("softmax")));

@@ -25,8 +25,8 @@ TEST(DataParallel, TheGlobalBatchMustSplitEvenlyAndTheMessageNamesWhatAndWhere) 
 TEST(DataParallel, EachShardsLossCountsByItsShareOfTheGlobalBatch) {
   // 10 samples over 4 ranks: shards of 3, 3, 2, 2; the shares sum to 1, so the summed gradients are the
   // global batch's mean.
-  EXPECT_DOUBLE_EQ(DataParallel::loss_share(3, 10) + DataParallel::loss_share(3, 10) +
-                       DataParallel::loss_share(2, 10) + DataParallel::loss_share(2, 10),
+  EXPECT_DOUBLE_EQ(DataParallel::loss_share(3, 10) + DataParallel::loss_share(3, 10) + DataParallel::loss_share(2, 10) +
+                       DataParallel::loss_share(2, 10),
                    1.0);
   EXPECT_DOUBLE_EQ(DataParallel::loss_share(2, 10), 0.2);
   EXPECT_DOUBLE_EQ(DataParallel::loss_share(4, 0), 1.0) << "no global size: the shard is the batch";

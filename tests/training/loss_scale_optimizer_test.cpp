@@ -6,8 +6,8 @@
 #include <limits>
 
 #include <torchfit/error.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"

@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 
@@ -159,9 +159,10 @@ TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
 
   auto resumed = fresh_trainer();
   data::TensorIterator train_c(x, y, 8, true, 3);
-  EXPECT_THROW(resumed->fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt)
-                                         .resume_checkpoint(read)),
-               ConfigError);
+  EXPECT_THROW(
+      resumed->fit(train_c,
+                   FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).resume_checkpoint(read)),
+      ConfigError);
   resumed->fit(train_c,
                FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_checkpoint(read).callbacks({rec_b}));
   expect_same_run(*rec_a, *ref, *rec_b, *resumed);
@@ -179,8 +180,7 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
   auto rec_b = std::make_shared<LossRecorder>();
-  first->fit(train_b,
-             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
+  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
                           {rec_b, std::make_shared<StopAfter>(4)}));  // after the epoch's last step, before its end
   runtime::clear_interrupt();
   ASSERT_EQ(first->position().epoch, 0);

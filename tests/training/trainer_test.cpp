@@ -7,10 +7,10 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/error.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/seed_cnn.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
 

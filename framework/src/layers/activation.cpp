@@ -5,7 +5,8 @@
 
 namespace torchfit {
 
-ActivationImpl::ActivationImpl(ActivationOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+ActivationImpl::ActivationImpl(ActivationOptions opts)
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   check_activation(options.activation(), describe());
 }

@@ -6,7 +6,8 @@
 
 namespace torchfit {
 
-DepthwiseConv2DImpl::DepthwiseConv2DImpl(DepthwiseConv2DOptions opts) : BaseConv2DImpl(keras_class_name, std::move(opts)) {
+DepthwiseConv2DImpl::DepthwiseConv2DImpl(DepthwiseConv2DOptions opts)
+    : BaseConv2DImpl(keras_class_name, std::move(opts)) {
   if (options.depth_multiplier() <= 0) {
     throw ConfigError(describe() + ": depth_multiplier must be > 0, got " + std::to_string(options.depth_multiplier()));
   }

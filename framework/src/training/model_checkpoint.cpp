@@ -78,8 +78,8 @@ bool ModelCheckpoint::save(int epoch, int64_t batch, const Logs& logs) {
     throw IoError("ModelCheckpoint: cannot create folder '" + parent.string() + "': " + ec.message());
   }
   try {
-    trainer().save_checkpoint(path, options_.class_indices().empty() ? params().class_indices
-                                                                     : options_.class_indices());
+    trainer().save_checkpoint(path,
+                              options_.class_indices().empty() ? params().class_indices : options_.class_indices());
   } catch (const NumericError& e) {  // nan/inf weights are never written (saving::save_checkpoint)
     torchfit::logger().warn("ModelCheckpoint: not written at epoch {}, step {}: {}; {}", epoch + 1, batch + 1, e.what(),
                             last_saved_.empty() ? std::string("no checkpoint was written before")

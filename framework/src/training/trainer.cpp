@@ -212,8 +212,8 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
       throw ConfigError("fit: resume_from '" + opt.resume_from() + "' and resume_checkpoint '" +
                         opt.resume_checkpoint()->path() + "' are both set; give one");
     }
-    const auto checkpoint = opt.resume_checkpoint() ? opt.resume_checkpoint()
-                                                    : saving::Checkpoint::read(opt.resume_from());
+    const auto checkpoint =
+        opt.resume_checkpoint() ? opt.resume_checkpoint() : saving::Checkpoint::read(opt.resume_from());
     resume_fit(*this, *checkpoint, train, stream, opt, steps);
   }
   position_.data = std::move(stream);
@@ -375,7 +375,8 @@ saving::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool lo
 saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer) {
   const std::string& path = checkpoint.path();
   saving::CheckpointInfo info = saving::load_checkpoint(
-      checkpoint, saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
+      checkpoint,
+      saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {

@@ -65,9 +65,9 @@ std::array<int64_t, 2> conv_output_hw(const std::string& who, const Shape& in, a
 /// at::conv2d with that padding (asymmetric "same" padding applied explicitly first). With
 /// `contiguous_on_cpu` a CPU convolution of channels_last input runs on contiguous copies; the output
 /// keeps the input's layout.
-at::Tensor conv2d_window(const at::Tensor& x, const at::Tensor& kernel, const at::Tensor& bias,
-                         at::IntArrayRef strides, at::IntArrayRef dilation, const std::vector<int64_t>& pad,
-                         int64_t groups, bool contiguous_on_cpu);
+at::Tensor conv2d_window(const at::Tensor& x, const at::Tensor& kernel, const at::Tensor& bias, at::IntArrayRef strides,
+                         at::IntArrayRef dilation, const std::vector<int64_t>& pad, int64_t groups,
+                         bool contiguous_on_cpu);
 }  // namespace detail
 
 /// A 2-D convolution layer: input (N, C_in, H, W) [Keras (H, W, C_in)], output (N, C_out, H', W')

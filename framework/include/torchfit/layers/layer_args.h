@@ -36,20 +36,20 @@
 /// TORCH_ARG for an options struct that a layer family shares as a base (CRTP): the setters return
 /// `Derived&`, the layer's own options, so that chains keep its type and its own setters
 /// (`Conv2DOptions(32, 3).activation("relu").filters(64)`).
-#define TORCHFIT_ARG(Derived, T, name)              \
- public:                                            \
-  Derived& name(const T& new_##name) {              \
-    this->name##_ = new_##name;                     \
-    return static_cast<Derived&>(*this);            \
-  }                                                 \
-  Derived& name(T&& new_##name) {                   \
-    this->name##_ = std::move(new_##name);          \
-    return static_cast<Derived&>(*this);            \
-  }                                                 \
+#define TORCHFIT_ARG(Derived, T, name)               \
+ public:                                             \
+  Derived& name(const T& new_##name) {               \
+    this->name##_ = new_##name;                      \
+    return static_cast<Derived&>(*this);             \
+  }                                                  \
+  Derived& name(T&& new_##name) {                    \
+    this->name##_ = std::move(new_##name);           \
+    return static_cast<Derived&>(*this);             \
+  }                                                  \
   const T& name() const noexcept { return name##_; } \
-  T& name() noexcept { return name##_; }            \
-                                                    \
- private:                                           \
+  T& name() noexcept { return name##_; }             \
+                                                     \
+ private:                                            \
   T name##_
 
 namespace torchfit {

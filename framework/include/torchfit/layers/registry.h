@@ -239,10 +239,10 @@ struct DeclaredClassName<Impl, std::void_t<decltype(Impl::keras_class_name)>> {
 /// initialisation. A static library's object file that nothing references is dropped by the linker, and
 /// its registration with it: torchfit's registry.cpp references each built-in layer's function, so
 /// built-ins are always there; put user layers in the program's own sources or an OBJECT library.
-#define TORCHFIT_REGISTER_LAYER(CLASS)                                   \
-  ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {  \
-    return ::torchfit::layer_registration<CLASS##Impl>(                  \
+#define TORCHFIT_REGISTER_LAYER(CLASS)                                    \
+  ::torchfit::LayerRegistration torchfit_layer_registration_##CLASS() {   \
+    return ::torchfit::layer_registration<CLASS##Impl>(                   \
         ::torchfit::detail::DeclaredClassName<CLASS##Impl>::get(#CLASS)); \
-  }                                                                      \
-  [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS = \
+  }                                                                       \
+  [[maybe_unused]] static const bool torchfit_layer_registered_##CLASS =  \
       ::torchfit::register_layer(torchfit_layer_registration_##CLASS())

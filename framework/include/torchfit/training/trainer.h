@@ -14,7 +14,6 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/saving/checkpoint.h>
