@@ -75,11 +75,11 @@ Sources make_sources(const Args& a, bool chief) {
 }
 
 // The article's CNN, a --model-config architecture, or the model of `resumed` (--resume's checkpoint).
-Sequential make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
+Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
   if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  Sequential model = saving::load_model(*resumed);
+  Model model = saving::load_model(*resumed);
   const auto& saved = model->input_shape();
   if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
     throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
@@ -91,7 +91,7 @@ Sequential make_model(const Args& a, const data::DirectoryIterator& train, const
 
 // --mixed-precision, or the policy the checkpoint / model config saved (float32 for the article's CNN);
 // a flag that changes a saved policy is logged, as --lr is. Checked against the device before training.
-void apply_dtype_policy(const Args& a, SequentialImpl& model, const c10::Device& device) {
+void apply_dtype_policy(const Args& a, ModelImpl& model, const c10::Device& device) {
   const std::string saved = model.dtype_policy().name();
   const std::string source = !a.resume.empty()         ? "the checkpoint '" + a.resume + "'"
                              : !a.model_config.empty() ? "the model config '" + a.model_config + "'"
@@ -269,7 +269,7 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
+int train(Args& a, Model model, Sources& s, int threads, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
@@ -315,7 +315,7 @@ int run(Args& a) {
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
-  Sequential model = make_model(a, *sources.train, resumed.get());
+  Model model = make_model(a, *sources.train, resumed.get());
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <limits>
 
+#include <torchfit/model/sequential.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include <torchfit/model/sequential.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/dense.h>

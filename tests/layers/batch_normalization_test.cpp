@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include <torchfit/model/sequential.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/dense.h>

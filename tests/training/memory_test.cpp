@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <fstream>
 
+#include <torchfit/model/sequential.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/training/trainer.h>
 

@@ -12,7 +12,8 @@ namespace torchfit {
 #define TORCHFIT_BUILTIN_LAYERS(X)                                                                     \
   X(Activation) X(AveragePooling2D) X(BatchNormalization) X(Conv2D) X(Dense) X(DepthwiseConv2D)       \
   X(Dropout) X(ELU) X(Flatten) X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(LeakyReLU)           \
-  X(MaxPooling2D) X(Reshape)
+  X(MaxPooling2D) X(Reshape) X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) \
+  X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -83,13 +84,24 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
     throw ConfigError("layer spec must be an object with a string \"class_name\": " + spec.dump());
   }
   const auto cls = spec["class_name"].get<std::string>();
-  const Json config = spec.value("config", Json::object());
+  Json config = spec.value("config", Json::object());
+  // trainable is a base Layer argument (Keras's layer.trainable): set for every class, user layers too.
+  std::optional<bool> trainable;
+  if (config.is_object() && config.contains("trainable")) {
+    if (!config["trainable"].is_boolean()) {
+      throw ConfigError("layer '" + config.value("name", std::string("?")) + "' (" + cls +
+                        "): field 'trainable' must be true or false, got " + config["trainable"].dump());
+    }
+    trainable = config["trainable"].get<bool>();
+    config.erase("trainable");
+  }
   const LayerFactory factory = find_factory(cls);
   const std::string who = "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")";
   try {
     auto layer = factory(config);
     // input_shape is a base Layer argument: restore it for every class, including user layers.
     if (auto shape = opt_shape(config)) layer->set_declared_input_shape(shape);
+    if (trainable) layer->set_trainable(*trainable);
     return layer;
   } catch (const ConfigError&) {
     throw;

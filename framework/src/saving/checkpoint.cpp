@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <torch/serialize/input-archive.h>
+#include <torchfit/model/keras_json.h>
 #include <torch/serialize/output-archive.h>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -77,7 +78,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   return info;
 }
 
-void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, SequentialImpl& model) {
+void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, ModelImpl& model) {
   torch::serialize::InputArchive weights;
   if (!archive.try_read("weights", weights)) throw IoError("checkpoint '" + path + "' has no weights");
   at::NoGradGuard no_grad;
@@ -172,20 +173,20 @@ std::shared_ptr<const Checkpoint> Checkpoint::read(const std::string& path) {
 
 CheckpointInfo read_checkpoint_info(const std::string& path) { return Checkpoint::read(path)->info(); }
 
-Sequential load_model(const Checkpoint& checkpoint) {
-  Sequential model(SequentialImpl::from_json(checkpoint.info().model_config));
+Model load_model(const Checkpoint& checkpoint) {
+  Model model = model_from_json(checkpoint.info().model_config);
   copy_weights(checkpoint.path(), checkpoint.contents().archive, *model);
   return model;
 }
 
-Sequential load_model(const std::string& path, CheckpointInfo* info_out) {
+Model load_model(const std::string& path, CheckpointInfo* info_out) {
   const auto checkpoint = Checkpoint::read(path);
-  Sequential model = load_model(*checkpoint);
+  Model model = load_model(*checkpoint);
   if (info_out) *info_out = checkpoint->info();
   return model;
 }
 
-void load_weights(const std::string& path, SequentialImpl& model) {
+void load_weights(const std::string& path, ModelImpl& model) {
   const auto checkpoint = Checkpoint::read(path);
   copy_weights(path, checkpoint->contents().archive, model);
 }

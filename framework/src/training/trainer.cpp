@@ -45,7 +45,7 @@ struct Trainer::EpochMeans {
   }
 };
 
-Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
+Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   runtime::init_process();
   check_loss(options_.loss());
