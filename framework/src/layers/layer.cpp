@@ -95,6 +95,28 @@ KerasTensor Layer::call(const std::vector<KerasTensor>& xs) {
   return KerasTensor(std::move(node), 0, std::move(out));
 }
 
+void Layer::set_regularizer(const std::string& weight, Regularizer r) {
+  if (!(r.l1 >= 0.0) || !(r.l2 >= 0.0)) {
+    throw ConfigError(describe() + ": regularizer factors of '" + weight + "' must be >= 0");
+  }
+  regularizers_[weight] = r;
+}
+
+at::Tensor Layer::regularization_loss() const {
+  at::Tensor total;
+  if (regularizers_.empty() || !built_) return total;
+  auto params = named_parameters(/*recurse=*/false);
+  for (const auto& [weight, r] : regularizers_) {
+    const auto* w = params.find(weight);
+    if (!w) throw ConfigError(describe() + " has no weight '" + weight + "' to regularize");
+    at::Tensor term = at::zeros({}, w->options());
+    if (r.l1 != 0.0) term = term + r.l1 * w->abs().sum();
+    if (r.l2 != 0.0) term = term + r.l2 * w->square().sum();
+    total = total.defined() ? total + term : term;
+  }
+  return total;
+}
+
 void Layer::set_trainable(bool trainable) {
   trainable_ = trainable;
   apply_trainable();
@@ -156,6 +178,16 @@ nlohmann::json Layer::base_config() const {
   c["name"] = name_;
   if (input_shape_) c["input_shape"] = *input_shape_;
   if (!trainable_) c["trainable"] = false;
+  for (const auto& [weight, r] : regularizers_) {
+    const std::string key = (weight == "depthwise_kernel" ? std::string("depthwise") : weight) + "_regularizer";
+    if (r.l1 == 0.0) {
+      c[key] = {{"class_name", "L2"}, {"config", {{"l2", r.l2}}}};
+    } else if (r.l2 == 0.0) {
+      c[key] = {{"class_name", "L1"}, {"config", {{"l1", r.l1}}}};
+    } else {
+      c[key] = {{"class_name", "L1L2"}, {"config", {{"l1", r.l1}, {"l2", r.l2}}}};
+    }
+  }
   return c;
 }
 

@@ -332,6 +332,15 @@ const Shape& ModelImpl::output_shape() const {
   return outputs_[0].shape();
 }
 
+at::Tensor ModelImpl::regularization_loss() const {
+  at::Tensor total;
+  for (const auto& l : layers_) {
+    at::Tensor r = l->regularization_loss();
+    if (r.defined()) total = total.defined() ? total + r : r;
+  }
+  return total;
+}
+
 int64_t ModelImpl::count_params() const { return trainable_params() + non_trainable_params(); }
 int64_t ModelImpl::trainable_params() const {
   int64_t n = 0;

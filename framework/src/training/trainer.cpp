@@ -115,6 +115,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   }
   at::Tensor out = model_output(x);
   at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
+  if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
   at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
   (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
   last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
@@ -348,7 +349,9 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
     for (size_t i = 0; i < batch_sums.size(); ++i)
       batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
-    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
+    at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
+    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;
+    sums.add(loss.item<double>(), batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);

@@ -3,6 +3,7 @@
 /// The Layer base: a torch::nn::Module with a Keras name, a JSON config, lazy build and parameter counts.
 #include <torch/nn/module.h>
 #include <nlohmann/json.hpp>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -78,6 +79,20 @@ class Layer : public torch::nn::Module {
   bool trainable() const { return trainable_; }
   void set_trainable(bool trainable);
 
+  /// A Keras weight regularizer (keras.regularizers L1, L2, L1L2): adds l1·Σ|w| + l2·Σw² to the loss.
+  struct Regularizer {
+    double l1 = 0.0;
+    double l2 = 0.0;
+  };
+  /// Regularizes the weight `weight` ("kernel", "bias", "depthwise_kernel", "gamma", "beta"), as Keras's
+  /// `kernel_regularizer=L2(l2)` etc. Config: "<weight>_regularizer" ("depthwise_regularizer" for the
+  /// depthwise kernel) as Keras writes it, {"class_name": "L2", "config": {"l2": …}}.
+  void set_regularizer(const std::string& weight, Regularizer r);
+  const std::map<std::string, Regularizer>& regularizers() const { return regularizers_; }
+  /// Σ over the regularized weights (a 0-dim tensor on the weights' device), undefined when there are
+  /// none. Errors: ConfigError naming the layer and a weight it does not have.
+  at::Tensor regularization_loss() const;
+
   /// The same forward without the output activation (for numerically stable losses): only layers with
   /// an `activation` override it. Default: forward(x).
   virtual at::Tensor forward_without_activation(const at::Tensor& x) { return forward(x); }
@@ -122,7 +137,8 @@ class Layer : public torch::nn::Module {
   bool built_ = false;
   bool trainable_ = true;
   int call_count_ = 0;
-  std::vector<std::string> trainable_weights_;  // parameters trainable by nature (set at build)
+  std::vector<std::string> trainable_weights_;
+  std::map<std::string, Regularizer> regularizers_;  // parameters trainable by nature (set at build)
   std::vector<Shape> built_inputs_;
   Shape built_input_;
   Shape built_output_;

@@ -65,6 +65,10 @@ class ModelImpl : public torch::nn::Module {
   const Shape& input_shape() const;
   const Shape& output_shape() const;
 
+  /// Sum of the layers' weight regularization terms (Keras's sum(model.losses)), added to the loss by fit
+  /// and evaluate as Keras does; undefined when no layer has a regularizer.
+  at::Tensor regularization_loss() const;
+
   int64_t count_params() const;
   int64_t trainable_params() const;
   int64_t non_trainable_params() const;
