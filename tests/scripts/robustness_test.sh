@@ -62,6 +62,26 @@ left=$(find "$WORK" -name '.*.tmp*' | wc -l)
 [ "$left" -eq 0 ] || fail "$left temporary file(s) left: $(find "$WORK" -name '.*.tmp*')"
 echo "signals: no temporary file left"
 
+# 1 under torchrun: ranks started as torchrun starts them; torchrun forwards SIGTERM to every worker, here
+# only rank 1 gets it: the ranks stop at the same step, rank 0 writes the checkpoint, both exit 143.
+port=$(/usr/bin/python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])")
+for r in 0 1; do
+  MASTER_ADDR=127.0.0.1 MASTER_PORT=$port WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 RANK=$r LOCAL_RANK=$r \
+    "${T[@]}" --epochs 500 --run-dir "$WORK/dist" >"$WORK/dist$r.log" 2>&1 &
+  eval "pid$r=$!"
+done
+if wait_rows "$WORK/dist/steps.csv" 3 90; then
+  kill -TERM "$pid1"; wait "$pid0"; rc0=$?; wait "$pid1"; rc1=$?
+  [ "$rc0" -eq 143 ] && [ "$rc1" -eq 143 ] || { cat "$WORK/dist0.log" "$WORK/dist1.log"; fail "ranks exited $rc0, $rc1 after SIGTERM"; }
+  grep -q "Interrupted by SIGTERM at epoch .*checkpoint written to $WORK/dist/model.ckpt" "$WORK/dist0.log" || fail "rank 0 wrote no checkpoint"
+  grep -q '"signal": "SIGTERM"' "$WORK/dist/run.json" || fail "data-parallel run.json does not name SIGTERM"
+  echo "two ranks, SIGTERM to rank 1: both exit 143, rank 0 wrote the checkpoint"
+elif grep -q "without distributed training" "$WORK/dist0.log"; then
+  kill -9 "$pid0" "$pid1" 2>/dev/null; echo "two ranks: skipped (built without distributed training)"
+else
+  cat "$WORK/dist0.log" "$WORK/dist1.log"; fail "the data-parallel run did not start"
+fi
+
 # 2. A taken default run folder (this second and the next ones) gives the run another one.
 mkdir -p "$WORK/cwd/runs"
 for k in $(seq 0 30); do
@@ -71,7 +91,7 @@ done
 grep -q "Run files: runs/[0-9-]*-cpu-2/" "$WORK/default.log" || { cat "$WORK/default.log"; fail "the run took a taken folder"; }
 [ "$(find "$WORK/cwd/runs" -name steps.csv | wc -l)" -eq 1 ] && [ "$(find "$WORK/cwd/runs" -name marker | wc -l)" -eq 31 ] ||
   fail "another run's folder was written"
-echo "default run folder: $(grep -o 'runs/[0-9-]*-cpu-2' "$WORK/default.log") (the taken one left alone)"
+echo "default run folder: $(grep -o 'runs/[0-9-]*-cpu-2' "$WORK/default.log" | head -1) (the taken one left alone)"
 
 # 3. Path flags: ENAMETOOLONG (a 256-byte name, a path over PATH_MAX), ELOOP, EACCES (not root).
 check_path_flag() {  # flag reason app args...
@@ -96,15 +116,20 @@ for bad in "$WORK/$LONG" "$HUGE" "$WORK/loop_a"; do
   check_path_flag --output "$why" "$BIN/prepare_data" --output "$bad/out"
   check_path_flag --csv "$why" "$BIN/matmul_bench" --csv "$bad/m.csv"
 done
-if [ "$(id -u)" -ne 0 ]; then
-  mkdir -p "$WORK/locked/inner" && chmod 000 "$WORK/locked"
-  check_path_flag --data "Permission denied" "${T[@]}" --data "$WORK/locked/inner"
-  check_path_flag --run-dir "Permission denied" "${T[@]}" --run-dir "$WORK/locked/inner/run"
-  check_path_flag --output "Permission denied" "$BIN/predict_cnn" --model "$MODEL" --data "$WORK/data/pred" --output "$WORK/locked/p.csv"
+# EACCES: a folder this user may not search. Root may search any, so as root the checks run as nobody.
+AS=()
+[ "$(id -u)" -eq 0 ] && command -v runuser >/dev/null && AS=(runuser -u nobody --)
+if [ "$(id -u)" -ne 0 ] || { [ ${#AS[@]} -gt 0 ] && "${AS[@]}" test -x "$BIN/train_cnn"; }; then
+  chmod 711 "$WORK"; mkdir -p "$WORK/locked/inner" && chmod 700 "$WORK/locked"
+  [ ${#AS[@]} -gt 0 ] || chmod 000 "$WORK/locked"
+  check_path_flag --data "Permission denied" "${AS[@]}" "${T[@]}" --data "$WORK/locked/inner"
+  check_path_flag --run-dir "Permission denied" "${AS[@]}" "${T[@]}" --run-dir "$WORK/locked/inner/run"
+  check_path_flag --output "Permission denied" "${AS[@]}" "$BIN/predict_cnn" --model "$MODEL" --data "$WORK/data/pred" --output "$WORK/locked/p.csv"
+  check_path_flag --output "Permission denied" "${AS[@]}" "$BIN/prepare_data" --output "$WORK/m/new"
   chmod 755 "$WORK/locked"
-  echo "path flags: EACCES checked"
+  echo "path flags: EACCES checked${AS:+ (as nobody)}"
 else
-  echo "path flags: EACCES not checked (running as root, which may search any folder)"
+  echo "path flags: EACCES not checked (root, and no runuser or nobody cannot run the build's binaries)"
 fi
 echo "path flags: exit 2 naming the flag for every path flag of train_cnn, predict_cnn, prepare_data, matmul_bench"
 
@@ -127,8 +152,8 @@ cmp -s "$WORK/rh_part1" <(head -4 "$WORK/rh/steps.csv") || fail "the first part'
 import json,sys; j=json.load(open('$WORK/rh/run.json')); p=j['parts']
 assert len(p)==2 and p[0]['status']=='completed' and p[1]['initial_epoch']==1 and p[1]['status']=='completed', p
 assert [e['epoch'] for e in j['epoch_summaries']]==[1,2,3], j['epoch_summaries']" || fail "run.json parts"
-"${T[@]}" --epochs 3 --steps-per-epoch 3 --run-dir "$WORK/rh_other" --resume "$WORK/rh/model.ckpt" >/dev/null 2>&1
-[ -f "$WORK/rh_other/epochs.csv" ] && [ "$(wc -l <"$WORK/rh_other/epochs.csv")" -eq 1 ] || fail "resume into a new folder"
+"${T[@]}" --epochs 4 --steps-per-epoch 3 --run-dir "$WORK/rh_other" --resume "$WORK/rh/model.ckpt" >/dev/null 2>&1
+[ "$(cut -d, -f1 "$WORK/rh_other/epochs.csv" | tr '\n' ' ')" = "epoch 4 " ] || fail "resume into a new folder: fresh files expected"
 echo "resume into its own folder: epochs 1 2 3, 9 step rows, run.json 2 parts"
 
 # 9. Labels written by Python's csv module.
