@@ -149,15 +149,15 @@ std::vector<at::Tensor> weights(Trainer& t) {
   return w;
 }
 
-// Rank `rank` of a 2-rank group on 127.0.0.1:`port` (Gloo, 30 s timeout); blocks until both ranks join.
-std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port) {
+// Rank `rank` of a 2-rank group on 127.0.0.1:`port` (Gloo, `timeout_s`); blocks until both ranks join.
+std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port, int timeout_s = 30) {
   Environment env;
   env.rank = rank;
   env.world_size = 2;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
   distributed::ProcessGroupOptions options;
-  options.timeout = std::chrono::seconds(30);
+  options.timeout = std::chrono::seconds(timeout_s);
   return distributed::ProcessGroup::create(env, options);
 }
 
@@ -280,15 +280,8 @@ struct SilentListener {
 };
 
 std::string join_error(int rank, int port, int timeout_s) {
-  Environment env;
-  env.rank = rank;
-  env.world_size = 2;
-  env.master_addr = "127.0.0.1";
-  env.master_port = port;
-  distributed::ProcessGroupOptions options;
-  options.timeout = std::chrono::seconds(timeout_s);
   try {
-    distributed::ProcessGroup::create(env, options);
+    loopback_group(rank, port, timeout_s);
   } catch (const distributed::CommunicationError& e) {
     return e.what();
   }

@@ -22,14 +22,6 @@ LONG=$(printf 'w%.0s' $(seq 256))  # one name of 256 bytes: ENAMETOOLONG
 HUGE=$(printf "$WORK/%s" $(for i in $(seq 21); do printf 'd%.0s' $(seq 200); echo; done) | tr -d '\n')  # > PATH_MAX
 ln -s loop_b "$WORK/loop_a"; ln -s loop_a "$WORK/loop_b"  # ELOOP
 
-wait_rows() {  # file rows timeout_s
-  local i=0
-  while [ "$i" -lt $(($3 * 10)) ]; do
-    [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  return 1
-}
 
 # A trained model for the apps that read one.
 (cd "$WORK" && "${T[@]}" --epochs 1 --steps-per-epoch 4 --run-dir "$WORK/m" >"$WORK/m.log" 2>&1) || { cat "$WORK/m.log"; fail "first run"; }
