@@ -15,7 +15,6 @@ COMMON=("$BIN/train_cnn" --data "$WORK/data" --device cpu --steps-per-epoch 20 -
         --target-size 24 --validation-steps 1 --workers 1 --seed 3 --verbose 2)
 TRAIN=("${COMMON[@]}" --epochs 50)
 
-
 # 1. Hard kills.
 ck="$WORK/kill/model.ckpt"
 for i in 1 2 3 4 5 6 7 8 9 10; do
