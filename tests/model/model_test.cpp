@@ -308,18 +308,18 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
   nlohmann::json seq = {{"class_name", "Sequential"},
                         {"config", {{"name", "s"},
                                     {"layers", {{{"class_name", "Conv3D"}, {"config", {{"name", "c3"}}}}}}}}};
-  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("layer 'c3' (Conv3D): unknown layer class 'Conv3D' (known: "),
+  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("config.layers[0] ('c3', Conv3D): unknown layer class 'Conv3D' (known: "),
             std::string::npos);
   seq["config"]["layers"] = {{{"class_name", "Dense"},
                               {"config",
                                {{"name", "d"}, {"units", 2}, {"batch_input_shape", {nullptr, 3}},
                                 {"kernel_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.1}}}}}}}}};
   EXPECT_NE(error_of([&] { model_from_json(seq); })
-                .find("layer 'd' (Dense): kernel_regularizer OrthogonalRegularizer is not supported (L1, L2, L1L2)"),
+                .find("('d', Dense): kernel_regularizer OrthogonalRegularizer is not supported (L1, L2, L1L2)"),
             std::string::npos);
   seq["config"]["layers"][0]["config"].erase("kernel_regularizer");
   seq["config"]["layers"][0]["config"]["dtype"] = "float64";
-  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("layer 'd' (Dense): dtype \"float64\" is not supported"),
+  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("('d', Dense): dtype \"float64\" is not supported"),
             std::string::npos);
   seq["config"]["layers"][0]["config"]["dtype"] = "float32";
   EXPECT_EQ(model_from_json(seq)->input_shape(), (Shape{3}));

@@ -90,7 +90,20 @@ Model sequential_from_json(const Json& json) {
   if (!specs.is_array()) throw ConfigError("model JSON: Sequential config.layers must be an array");
   keras_config::Findings findings;
   Json layers = Json::array();
-  for (const auto& spec : specs) layers.push_back(keras_config::layer_spec(spec, findings));
+  for (size_t i = 0; i < specs.size(); ++i) {
+    try {
+      layers.push_back(keras_config::layer_spec(specs[i], findings));
+    } catch (const ConfigError& e) {
+      // As SequentialImpl::from_json names a layer: "config.layers[2] ('dense_1', Dense): …".
+      const Json c = specs[i].is_object() ? specs[i].value("config", Json::object()) : Json::object();
+      const std::string name = c.is_object() ? c.value("name", std::string("?")) : "?";
+      const std::string cls = specs[i].is_object() ? specs[i].value("class_name", std::string("?")) : "?";
+      std::string what = e.what();
+      const std::string same = "layer '" + name + "' (" + cls + "): ";
+      if (what.rfind(same, 0) == 0) what = what.substr(same.size());
+      throw ConfigError("config.layers[" + std::to_string(i) + "] ('" + name + "', " + cls + "): " + what);
+    }
+  }
   Json own = {{"format_version", json.value("format_version", kModelFormatVersion)},
               {"class_name", "Sequential"},
               {"config", {{"name", config.is_object() ? config.value("name", std::string("sequential")) : "sequential"},

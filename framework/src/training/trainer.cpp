@@ -126,7 +126,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
       (*metric_sums)[i] += metric_sum(resolved_metrics_[i], detached, y, from_logits_);
     }
   }
-  return loss.item<double>();
+  return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
 // ---------------------------------------------------------------- data-parallel (data_parallel.h)
@@ -154,6 +154,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
+  interrupt_signal_ = 0;
   prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
   if (opt.process_group()) {
@@ -273,6 +274,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     callbacks.on_train_batch_end(step - 1, batch_logs);
     if (interrupt_agreed()) {
       interrupted_ = true;
+      interrupt_signal_ = data_parallel_ ? data_parallel_->interrupt_signal() : runtime::interrupt_signal();
       break;
     }
   }
@@ -351,7 +353,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
       batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
     at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;
-    sums.add(loss.item<double>(), batch_sums, batch.size());
+    sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
