@@ -18,9 +18,11 @@
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/tensorboard.h>
 #include <torchfit/training/trainer.h>
 
 #include "../common/cli.h"
+#include "keras_options.h"
 #include "model_config.h"
 
 namespace fs = std::filesystem;
@@ -112,13 +114,6 @@ void apply_dtype_policy(const Args& a, SequentialImpl& model, const c10::Device&
   }
 }
 
-CompileOptions compile_options(const Args& a) {
-  return CompileOptions()
-      .loss("categorical_crossentropy")
-      .optimizer(OptimizerOptions().name("adam").learning_rate(a.lr))
-      .metrics({"categorical_accuracy"});
-}
-
 nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
   return {{"data", a.data},
           {"device", a.device},
@@ -146,6 +141,13 @@ nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
           {"classes", s.train->class_indices()},
           {"dist_backend", a.dist_backend},
           {"dist_timeout", a.dist_timeout}};
+}
+
+// run.json's arguments: the flags above plus the Keras options (keras_options.h).
+nlohmann::json all_arguments(const Args& a, int threads, const Sources& s) {
+  nlohmann::json j = run_arguments(a, threads, s);
+  j.update(keras_option_arguments(a));
+  return j;
 }
 
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
@@ -275,11 +277,16 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group) {
   const bool chief = !group || group->rank() == 0;
-  Trainer trainer(model, compile_options(a), device);
+  const int64_t updates = a.epochs * a.steps_per_epoch / std::max<int64_t>(1, a.gradient_accumulation_steps);
+  Trainer trainer(model, compile_options(a, updates), device);
   prepare_outputs(a, trainer.device(), chief);
-  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
+  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(all_arguments(a, threads, s)));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
+  if (!a.tensorboard.empty()) {
+    callbacks.push_back(
+        std::make_shared<TensorBoard>(TensorBoardOptions(a.tensorboard).update_freq(a.update_freq)));
+  }
   if (!a.no_checkpoint) {
     checkpoint = std::make_shared<ModelCheckpoint>(
         ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every).class_indices(s.train->class_indices()));
@@ -296,9 +303,16 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
                             .resume_from(a.resume)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
+                            .class_weight(class_weight(a, *s.train))
                             .process_group(group));
   if (!chief) return trainer.interrupted() ? 130 : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
+  if (a.ema && checkpoint && !checkpoint->last_saved().empty()) {
+    // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint
+    // takes them, as model.save() after fit would.
+    trainer.save_checkpoint(checkpoint->last_saved(), s.train->class_indices());
+    std::cout << "EMA: the averaged weights are in " << checkpoint->last_saved() << "\n";
+  }
   report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
             << "Checkpoint: " << checkpoint_line(checkpoint.get()) << "\n";

@@ -73,6 +73,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.train_samples = pos.value("train_samples", int64_t{0});
   info.position.data = pos.value("data", std::map<std::string, std::string>{});
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
+  if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -133,6 +134,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                            {"train_samples", pos.train_samples},
                            {"data", pos.data}}}};
   if (!state.loss_scale.is_null()) meta["loss_scale"] = state.loss_scale;
+  if (!state.optimizer_features.is_null()) meta["optimizer_features"] = state.optimizer_features;
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {
@@ -147,6 +149,11 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     torch::serialize::OutputArchive optim;
     state.optimizer->save(optim);
     archive.write("optimizer", optim);
+  }
+  if (!state.optimizer_slots.empty()) {
+    torch::serialize::OutputArchive slots;
+    for (const auto& [name, t] : state.optimizer_slots) slots.write(name, t);
+    archive.write("optimizer_slots", slots);
   }
   write_rng_state(archive);
   write_stream_atomically(path, [&](const ByteSink& sink) {
@@ -209,6 +216,14 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   CheckpointInfo info = read_info(path, archive);
   copy_weights(path, archive, *state.model.ptr());
   if (state.optimizer) load_optimizer_state(path, archive, info, state);
+  torch::serialize::InputArchive slots;
+  if (state.optimizer && archive.try_read("optimizer_slots", slots)) {
+    for (const auto& key : slots.keys()) {
+      at::Tensor t;
+      slots.read(key, t);
+      info.optimizer_slots[key] = t;
+    }
+  }
   read_rng_state(archive);
   return info;
 }
