@@ -32,11 +32,11 @@ cat "$WORK/check"
 ls "$WORK/tb/train/"events.out.tfevents.* >/dev/null || fail "no train event file"
 
 # predict_cnn: report.json next to predictions.csv equals scikit-learn's report on the same predictions.
-"$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" --output "$WORK/out/predictions.csv" \
+"$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" --output "$WORK/predicted/predictions.csv" \
   >"$WORK/pred.log" 2>&1 || { cat "$WORK/pred.log"; fail "predict_cnn failed"; }
 grep -q "weighted avg" "$WORK/pred.log" || { cat "$WORK/pred.log"; fail "no classification report printed"; }
-/usr/bin/python3 "$SRC/tests/scripts/visibility_check.py" report "$WORK/out/predictions.csv" \
-  "$WORK/data/pred_labels.csv" "$WORK/out/report.json" || fail "report.json differs from scikit-learn"
+/usr/bin/python3 "$SRC/tests/scripts/visibility_check.py" report "$WORK/predicted/predictions.csv" \
+  "$WORK/data/pred_labels.csv" "$WORK/predicted/report.json" || fail "report.json differs from scikit-learn"
 
 # The optimizer options: recorded, and a resumed run ends where one uninterrupted run does.
 opts=(--class-weight balanced --clipnorm 1.0 --weight-decay 0.004 --ema --ema-momentum 0.9
