@@ -48,16 +48,16 @@ struct Args {
   std::string update_freq = "epoch";             ///< --update-freq: epoch | batch | N
   std::string class_weight;                      ///< --class-weight: balanced | FILE.json ("" = none)
   double clipnorm = 0, clipvalue = 0, global_clipnorm = 0, weight_decay = 0;  ///< 0 = off
-  bool ema = false;                              ///< --ema: use_ema
+  bool ema = false;                                                           ///< --ema: use_ema
   double ema_momentum = 0.99;
-  int64_t gradient_accumulation_steps = 0;       ///< 0 = off
-  std::string lr_schedule;                       ///< cosine | exponential | piecewise ("" = constant)
-  int64_t lr_warmup_steps = 0;                   ///< cosine: linear warm-up from 0 to --lr
-  int64_t decay_steps = 0;                       ///< 0 = the run's remaining updates
+  int64_t gradient_accumulation_steps = 0;  ///< 0 = off
+  std::string lr_schedule;                  ///< cosine | exponential | piecewise ("" = constant)
+  int64_t lr_warmup_steps = 0;              ///< cosine: linear warm-up from 0 to --lr
+  int64_t decay_steps = 0;                  ///< 0 = the run's remaining updates
   double decay_rate = 0.5, alpha = 0.0;
-  std::string lr_boundaries, lr_values;          ///< piecewise: comma-separated
-  std::string dist_backend = "auto";  ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
-  int dist_timeout = 300;             ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
+  std::string lr_boundaries, lr_values;  ///< piecewise: comma-separated
+  std::string dist_backend = "auto";     ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
+  int dist_timeout = 300;  ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
 };
 
 /// Adds every flag with its check to `app`; after app.parse() each value in `a` is valid on its own

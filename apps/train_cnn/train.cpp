@@ -284,8 +284,7 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {
-    callbacks.push_back(
-        std::make_shared<TensorBoard>(TensorBoardOptions(a.tensorboard).update_freq(a.update_freq)));
+    callbacks.push_back(std::make_shared<TensorBoard>(TensorBoardOptions(a.tensorboard).update_freq(a.update_freq)));
   }
   if (!a.no_checkpoint) {
     checkpoint = std::make_shared<ModelCheckpoint>(

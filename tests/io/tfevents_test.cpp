@@ -20,9 +20,9 @@ namespace {
 // Runs the reader on `dir`; its JSON ({sub-folder: {tag: [[step, value, plugin], ...]}}).
 torchfit::testing::PythonResult read_back(const std::string& dir) {
   return torchfit::testing::run_python({"os"},
-                             "sys.path.insert(0, data['scripts'])\nimport read_tfevents\n"
-                             "out = read_tfevents.read_dir(data['dir'])\n",
-                             {{"scripts", std::string(TORCHFIT_SOURCE_DIR) + "/scripts"}, {"dir", dir}});
+                                       "sys.path.insert(0, data['scripts'])\nimport read_tfevents\n"
+                                       "out = read_tfevents.read_dir(data['dir'])\n",
+                                       {{"scripts", std::string(TORCHFIT_SOURCE_DIR) + "/scripts"}, {"dir", dir}});
 }
 
 }  // namespace

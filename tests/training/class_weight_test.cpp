@@ -35,12 +35,15 @@ TEST(ClassWeight, WeightedLossesEqualPyTorchsPerSampleLosses) {
   const at::Tensor labels = at::randint(3, {9}, gen);
   const at::Tensor onehot = at::one_hot(labels, 3).to(at::kFloat);
   const at::Tensor weights = at::tensor({0.5, 2.0, 1.25}, at::kFloat);
-  const double categorical = compute_weighted_loss("categorical_crossentropy", logits, onehot, true, weights).item<double>();
+  const double categorical =
+      compute_weighted_loss("categorical_crossentropy", logits, onehot, true, weights).item<double>();
   const double from_p =
       compute_weighted_loss("categorical_crossentropy", logits.softmax(1), onehot, false, weights).item<double>();
-  const double sparse = compute_weighted_loss("sparse_categorical_crossentropy", logits, labels, true, weights).item<double>();
+  const double sparse =
+      compute_weighted_loss("sparse_categorical_crossentropy", logits, labels, true, weights).item<double>();
   const at::Tensor logit1 = logits.select(1, 0).unsqueeze(1), y1 = (labels % 2).to(at::kFloat).unsqueeze(1);
-  const double binary = compute_weighted_loss("binary_crossentropy", logit1, y1, true, weights.slice(0, 0, 2)).item<double>();
+  const double binary =
+      compute_weighted_loss("binary_crossentropy", logit1, y1, true, weights.slice(0, 0, 2)).item<double>();
   const auto r = torchfit::testing::run_python(
       {"torch"},
       "import torch\nimport torch.nn.functional as F\n"
@@ -49,7 +52,9 @@ TEST(ClassWeight, WeightedLossesEqualPyTorchsPerSampleLosses) {
       "yb = (y % 2).float()\n"
       "bce = (F.binary_cross_entropy_with_logits(x[:, 0], yb, reduction='none') * w[:2][y % 2]).sum() / len(y)\n"
       "out = {'ce': ce.item(), 'bce': bce.item()}\n",
-      {{"x", torchfit::testing::to_json(logits)}, {"y", torchfit::testing::to_json(labels)}, {"w", torchfit::testing::to_json(weights)}});
+      {{"x", torchfit::testing::to_json(logits)},
+       {"y", torchfit::testing::to_json(labels)},
+       {"w", torchfit::testing::to_json(weights)}});
   TORCHFIT_REQUIRE_PYTHON(r);
   EXPECT_NEAR(categorical, r.out["ce"].get<double>(), 1e-6);
   EXPECT_NEAR(from_p, r.out["ce"].get<double>(), 1e-5);

@@ -49,7 +49,8 @@ TEST(ClassificationReport, EqualsScikitLearnsOutputDictAndConfusionMatrix) {
     y_pred.push_back(p);
   }
   const auto report = classification_report(y_true, y_pred, names);
-  const auto r = torchfit::testing::run_python({"sklearn"}, kReportReference, {{"y_true", y_true}, {"y_pred", y_pred}, {"names", names}});
+  const auto r = torchfit::testing::run_python({"sklearn"}, kReportReference,
+                                               {{"y_true", y_true}, {"y_pred", y_pred}, {"names", names}});
   TORCHFIT_REQUIRE_PYTHON(r);
   expect_report_json(nlohmann::json::parse(report.dump()), r.out, "report");
   // Same keys, in scikit-learn's order, plus the labels.

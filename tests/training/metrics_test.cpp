@@ -49,8 +49,8 @@ MetricBatch make_metric_batch(int64_t n, int64_t k, uint64_t seed) {
   return {logits, at::one_hot(labels, k).to(at::kFloat)};
 }
 
-const std::vector<std::string> kNames = {"accuracy", "precision", "recall", "auc", "f1_score",
-                                         "top_k_categorical_accuracy"};
+const std::vector<std::string> kNames = {"accuracy", "precision", "recall",
+                                         "auc",      "f1_score",  "top_k_categorical_accuracy"};
 
 void expect_reference(const Logs& got, const at::Tensor& p, const at::Tensor& y, const std::string& what) {
   const auto r = run_python({"numpy", "sklearn"}, kMetricsReference, {{"p", to_json(p)}, {"y", to_json(y)}});
@@ -87,7 +87,8 @@ TEST(Metrics, ClassificationMetricsEqualScikitLearnPerBatchAndOverBatches) {
 
 TEST(Metrics, LogitsGiveTheSameValuesAsProbabilities) {
   const MetricBatch batch = make_metric_batch(50, 4, 7);
-  MetricSet from_p(kNames, "categorical_crossentropy", false, 4), from_logits(kNames, "categorical_crossentropy", true, 4);
+  MetricSet from_p(kNames, "categorical_crossentropy", false, 4),
+      from_logits(kNames, "categorical_crossentropy", true, 4);
   std::vector<double> a, b;
   from_p.update(batch.logits.softmax(1), batch.y, a);
   from_logits.update(batch.logits, batch.y, b);

@@ -16,6 +16,7 @@
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/checkpoint.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/io/tfevents.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
@@ -45,6 +46,8 @@
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
+#include <torchfit/training/class_weight.h>
+#include <torchfit/training/classification_report.h>
 #include <torchfit/training/csv_logger.h>
 #include <torchfit/training/early_stopping.h>
 #include <torchfit/training/fused_adam.h>
@@ -53,14 +56,17 @@
 #include <torchfit/training/logs.h>
 #include <torchfit/training/loss_scale_optimizer.h>
 #include <torchfit/training/losses.h>
+#include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/monitor.h>
+#include <torchfit/training/optimizer_features.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/predict.h>
 #include <torchfit/training/progbar.h>
 #include <torchfit/training/progbar_logger.h>
 #include <torchfit/training/reduce_lr_on_plateau.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/tensorboard.h>
 #include <torchfit/training/timing.h>
 #include <torchfit/training/trainer.h>

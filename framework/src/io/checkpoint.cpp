@@ -23,18 +23,7 @@ std::string shape_text(at::IntArrayRef s) {
 }
 
 nlohmann::json compile_json(const CompileOptions& c, double lr) {
-  const auto& o = c.optimizer();
-  return {{"loss", c.loss()},
-          {"metrics", c.metrics()},
-          {"optimizer",
-           {{"name", o.name()},
-            {"learning_rate", lr},
-            {"beta_1", o.beta_1()},
-            {"beta_2", o.beta_2()},
-            {"epsilon", o.epsilon()},
-            {"momentum", o.momentum()},
-            {"nesterov", o.nesterov()},
-            {"rho", o.rho()}}}};
+  return {{"loss", c.loss()}, {"metrics", c.metrics()}, {"optimizer", optimizer_hyperparameters(c.optimizer(), lr)}};
 }
 
 void open_archive(const std::string& path, torch::serialize::InputArchive& archive) {

@@ -32,7 +32,9 @@ void put_varint(std::string& out, uint64_t v) {
   }
   out.push_back(static_cast<char>(v));
 }
-void put_tag(std::string& out, int field, int wire_type) { put_varint(out, (static_cast<uint64_t>(field) << 3) | wire_type); }
+void put_tag(std::string& out, int field, int wire_type) {
+  put_varint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
+}
 void put_bytes(std::string& out, int field, const std::string& bytes) {
   put_tag(out, field, 2);
   put_varint(out, bytes.size());
@@ -91,20 +93,20 @@ std::string file_version_event(double wall_time) {
 
 std::string scalar_event(const std::string& tag, double value, int64_t step, double wall_time) {
   std::string plugin, metadata, tensor, shape, v, summary;
-  put_bytes(plugin, 1, "scalars");       // PluginData.plugin_name
-  put_bytes(metadata, 1, plugin);        // SummaryMetadata.plugin_data
-  put_tag(metadata, 4, 0);               // SummaryMetadata.data_class = DATA_CLASS_SCALAR
+  put_bytes(plugin, 1, "scalars");  // PluginData.plugin_name
+  put_bytes(metadata, 1, plugin);   // SummaryMetadata.plugin_data
+  put_tag(metadata, 4, 0);          // SummaryMetadata.data_class = DATA_CLASS_SCALAR
   put_varint(metadata, 1);
-  put_tag(tensor, 1, 0);                 // TensorProto.dtype = DT_FLOAT
+  put_tag(tensor, 1, 0);  // TensorProto.dtype = DT_FLOAT
   put_varint(tensor, 1);
-  put_bytes(tensor, 2, shape);           // TensorProto.tensor_shape: a scalar (no dims)
+  put_bytes(tensor, 2, shape);                                     // TensorProto.tensor_shape: a scalar (no dims)
   put_bytes(tensor, 5, little_endian(static_cast<float>(value)));  // TensorProto.float_val (packed)
-  put_bytes(v, 1, tag);                  // Summary.Value.tag
-  put_bytes(v, 8, tensor);               // Summary.Value.tensor
-  put_bytes(v, 9, metadata);             // Summary.Value.metadata
-  put_bytes(summary, 1, v);              // Summary.value
+  put_bytes(v, 1, tag);                                            // Summary.Value.tag
+  put_bytes(v, 8, tensor);                                         // Summary.Value.tensor
+  put_bytes(v, 9, metadata);                                       // Summary.Value.metadata
+  put_bytes(summary, 1, v);                                        // Summary.value
   std::string e = event_header(wall_time, step);
-  put_bytes(e, 5, summary);              // Event.summary
+  put_bytes(e, 5, summary);  // Event.summary
   return e;
 }
 
@@ -116,10 +118,10 @@ EventFileWriter::EventFileWriter(const std::string& dir) {
   char host[256] = "localhost";
   gethostname(host, sizeof host - 1);
   const double now = now_seconds();
-  path_ = (std::filesystem::path(dir) / ("events.out.tfevents." + std::to_string(static_cast<int64_t>(now)) + "." +
-                                         host + "." + std::to_string(getpid()) + "." +
-                                         std::to_string(counter++) + ".v2"))
-              .string();
+  path_ =
+      (std::filesystem::path(dir) / ("events.out.tfevents." + std::to_string(static_cast<int64_t>(now)) + "." + host +
+                                     "." + std::to_string(getpid()) + "." + std::to_string(counter++) + ".v2"))
+          .string();
   file_ = std::fopen(path_.c_str(), "wb");
   if (!file_) throw IoError("TensorBoard: cannot create '" + path_ + "': " + os_reason());
   write(file_version_event(now));

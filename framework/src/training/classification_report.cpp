@@ -19,8 +19,8 @@ nlohmann::ordered_json report_row(double p, double r, double f, int64_t support)
   return {{"precision", p}, {"recall", r}, {"f1-score", f}, {"support", support}};
 }
 
-std::vector<std::vector<int64_t>> confusion_counts(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
-                                            size_t k) {
+std::vector<std::vector<int64_t>> confusion_counts(const std::vector<int64_t>& y_true,
+                                                   const std::vector<int64_t>& y_pred, size_t k) {
   if (y_true.size() != y_pred.size()) {
     throw std::invalid_argument("classification_report: " + std::to_string(y_true.size()) + " true labels but " +
                                 std::to_string(y_pred.size()) + " predictions");
@@ -56,7 +56,8 @@ nlohmann::ordered_json classification_report(const std::vector<int64_t>& y_true,
     }
     const double tp = static_cast<double>(m[c][c]);
     correct += tp;
-    const double p = report_ratio(tp, static_cast<double>(predicted)), r = report_ratio(tp, static_cast<double>(support));
+    const double p = report_ratio(tp, static_cast<double>(predicted)),
+                 r = report_ratio(tp, static_cast<double>(support));
     const double values[3] = {p, r, report_f1(p, r)};
     for (int i = 0; i < 3; ++i) {
       macro[i] += values[i] / static_cast<double>(k);

@@ -98,7 +98,8 @@ at::Tensor per_sample_loss(const std::string& name, const at::Tensor& output, co
     return -(target * p.log()).sum(1);
   }
   if (name == "sparse_categorical_crossentropy") {
-    const at::Tensor logp = from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
+    const at::Tensor logp =
+        from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
     return at::nll_loss(logp, target.to(at::kLong), {}, at::Reduction::None);
   }
   if (name == "binary_crossentropy") {
@@ -119,7 +120,8 @@ at::Tensor per_sample_loss(const std::string& name, const at::Tensor& output, co
 // The class of each sample, for its class weight.
 at::Tensor sample_classes(const std::string& name, const at::Tensor& target) {
   if (name == "sparse_categorical_crossentropy") return target.reshape({-1}).to(at::kLong);
-  if (name == "binary_crossentropy" || target.dim() == 1) return target.reshape({target.size(0), -1}).select(1, 0).round().to(at::kLong);
+  if (name == "binary_crossentropy" || target.dim() == 1)
+    return target.reshape({target.size(0), -1}).select(1, 0).round().to(at::kLong);
   return target.argmax(1);
 }
 

@@ -93,7 +93,8 @@ nlohmann::json schedule_config(const LearningRateScheduleOptions& s, double init
               {"decay_rate", s.decay_rate()},
               {"staircase", s.staircase()}}}};
   }
-  return {{"class_name", "PiecewiseConstantDecay"}, {"config", {{"boundaries", s.boundaries()}, {"values", s.values()}}}};
+  return {{"class_name", "PiecewiseConstantDecay"},
+          {"config", {{"boundaries", s.boundaries()}, {"values", s.values()}}}};
 }
 
 }  // namespace torchfit

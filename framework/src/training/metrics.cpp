@@ -9,7 +9,7 @@ namespace torchfit {
 namespace {
 
 constexpr int64_t kAucThresholds = 200;  // Keras AUC(num_thresholds=200)
-constexpr double kMetricEpsilon = 1e-7;        // Keras backend epsilon
+constexpr double kMetricEpsilon = 1e-7;  // Keras backend epsilon
 
 bool is_accuracy(const std::string& m) {
   return m == "categorical_accuracy" || m == "sparse_categorical_accuracy" || m == "binary_accuracy" ||
@@ -65,10 +65,10 @@ void add_auc_counts(const at::Tensor& p, const at::Tensor& y, double* s) {
   for (int64_t j = kAucThresholds - 1; j >= 0; --j) {
     above_pos += a[j + 1];
     above_neg += b[j + 1];
-    s[j] += above_pos;                                       // tp
-    s[kAucThresholds + j] += above_neg;                      // fp
-    s[2 * kAucThresholds + j] += total_neg - above_neg;      // tn
-    s[3 * kAucThresholds + j] += total_pos - above_pos;      // fn
+    s[j] += above_pos;                                   // tp
+    s[kAucThresholds + j] += above_neg;                  // fp
+    s[2 * kAucThresholds + j] += total_neg - above_neg;  // tn
+    s[3 * kAucThresholds + j] += total_pos - above_pos;  // fn
   }
 }
 

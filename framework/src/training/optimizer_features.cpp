@@ -127,9 +127,8 @@ void OptimizerFeatures::finalize() {
 }
 
 nlohmann::json OptimizerFeatures::state() const {
-  return {{"iterations", iterations_},
-          {"accumulated", accumulated_},
-          {"config", optimizer_config(options_, initial_lr_)}};
+  return {
+      {"iterations", iterations_}, {"accumulated", accumulated_}, {"config", optimizer_config(options_, initial_lr_)}};
 }
 
 std::map<std::string, at::Tensor> OptimizerFeatures::tensors() const {
@@ -144,14 +143,17 @@ void OptimizerFeatures::load(const nlohmann::json& state, const std::map<std::st
     at::NoGradGuard no_grad;
     if (!into.empty() && !tensors.count(kind + "_0")) {  // the saved run had no such state: it starts here
       for (size_t i = 0; i < into.size(); ++i) {
-        if (kind == "ema") into[i].copy_(params_[i]);
-        else into[i].zero_();
+        if (kind == "ema")
+          into[i].copy_(params_[i]);
+        else
+          into[i].zero_();
       }
       return;
     }
     for (size_t i = 0; i < into.size(); ++i) {
       const auto it = tensors.find(kind + "_" + std::to_string(i));
-      if (it == tensors.end()) throw ConfigError("optimizer state: no saved " + kind + " for parameter " + std::to_string(i));
+      if (it == tensors.end())
+        throw ConfigError("optimizer state: no saved " + kind + " for parameter " + std::to_string(i));
       if (it->second.sizes() != into[i].sizes())
         throw ConfigError("optimizer state: the saved " + kind + " of parameter " + std::to_string(i) +
                           " has another shape");

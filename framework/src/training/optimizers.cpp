@@ -23,23 +23,16 @@ double resolved_learning_rate(const OptimizerOptions& o) {
 
 nlohmann::json optimizer_config(const OptimizerOptions& o, double lr) {
   auto off_if_zero = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
-  nlohmann::json c = {{"name", o.name()},
-                      {"learning_rate", lr},
-                      {"beta_1", o.beta_1()},
-                      {"beta_2", o.beta_2()},
-                      {"epsilon", o.epsilon()},
-                      {"momentum", o.momentum()},
-                      {"nesterov", o.nesterov()},
-                      {"rho", o.rho()},
-                      {"clipnorm", off_if_zero(o.clipnorm())},
-                      {"clipvalue", off_if_zero(o.clipvalue())},
-                      {"global_clipnorm", off_if_zero(o.global_clipnorm())},
-                      {"weight_decay", off_if_zero(o.weight_decay())},
-                      {"use_ema", o.use_ema()},
-                      {"ema_momentum", o.ema_momentum()},
-                      {"gradient_accumulation_steps",
-                       o.gradient_accumulation_steps() > 0 ? nlohmann::json(o.gradient_accumulation_steps())
-                                                           : nlohmann::json()}};
+  nlohmann::json c = optimizer_hyperparameters(o, lr);
+  c.update(
+      {{"clipnorm", off_if_zero(o.clipnorm())},
+       {"clipvalue", off_if_zero(o.clipvalue())},
+       {"global_clipnorm", off_if_zero(o.global_clipnorm())},
+       {"weight_decay", off_if_zero(o.weight_decay())},
+       {"use_ema", o.use_ema()},
+       {"ema_momentum", o.ema_momentum()},
+       {"gradient_accumulation_steps",
+        o.gradient_accumulation_steps() > 0 ? nlohmann::json(o.gradient_accumulation_steps()) : nlohmann::json()}});
   if (o.learning_rate_schedule()) c["learning_rate"] = schedule_config(*o.learning_rate_schedule(), lr);
   return c;
 }

@@ -172,8 +172,9 @@ Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
   features_ = std::make_unique<OptimizerFeatures>(options_.optimizer(), *optimizer_, model_->parameters(),
                                                   resolved_learning_rate(options_.optimizer()));
   if (loss_scaler_ && features_->changes_gradients()) {
-    throw ConfigError("loss scaling (mixed_float16) cannot be combined with gradient accumulation, clipping or "
-                      "weight decay yet (they would act on scaled gradients)");
+    throw ConfigError(
+        "loss scaling (mixed_float16) cannot be combined with gradient accumulation, clipping or "
+        "weight decay yet (they would act on scaled gradients)");
   }
 }
 
@@ -202,8 +203,8 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
     class_weight_values_.push_back(it->second);
   }
   if (weights.rbegin()->first >= k || weights.begin()->first < 0) {
-    throw ConfigError("fit: class_weight names class " + std::to_string(weights.rbegin()->first) +
-                      ", the model has " + std::to_string(k) + " classes");
+    throw ConfigError("fit: class_weight names class " + std::to_string(weights.rbegin()->first) + ", the model has " +
+                      std::to_string(k) + " classes");
   }
   class_weight_ = at::tensor(class_weight_values_, at::kFloat).to(device_);
 }
@@ -218,8 +219,9 @@ double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).
 void Trainer::set_learning_rate(double lr) {
   if (!(lr > 0) || !std::isfinite(lr)) throw ConfigError("learning rate must be > 0, got " + std::to_string(lr));
   if (features_->has_schedule()) {
-    throw ConfigError("the optimizer follows a learning-rate schedule: its learning rate is not settable "
-                      "(as Keras; a callback or --lr with --resume cannot change it)");
+    throw ConfigError(
+        "the optimizer follows a learning-rate schedule: its learning rate is not settable "
+        "(as Keras; a callback or --lr with --resume cannot change it)");
   }
   for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
 }

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace torchfit {
 
 /// A learning-rate schedule of keras.optimizers.schedules, evaluated at `step` = the optimizer updates
@@ -76,7 +78,6 @@ struct OptimizerOptions {
   TORCH_ARG(std::optional<LearningRateScheduleOptions>, learning_rate_schedule) = std::nullopt;
 };
 
-
 /// Loss-scaling settings, with Keras's LossScaleOptimizer defaults (training/loss_scale_optimizer.h).
 struct LossScaleOptions {
   /// true: the scale adapts (halved on non-finite gradients, doubled after `dynamic_growth_steps` finite
@@ -87,6 +88,11 @@ struct LossScaleOptions {
   /// Finite steps in a row after which the scale doubles (Keras 2000). Must be ≥ 1.
   TORCH_ARG(int64_t, dynamic_growth_steps) = 2000;
 };
+
+/// The optimizer's name, `learning_rate` and update-rule settings as JSON with Keras's names ("name",
+/// "learning_rate", "beta_1", "beta_2", "epsilon", "momentum", "nesterov", "rho"); checkpoints record it
+/// (training/optimizers.h optimizer_config adds the options of optimizer_features.h).
+nlohmann::json optimizer_hyperparameters(const OptimizerOptions& options, double learning_rate);
 
 /// Everything model.compile() takes.
 struct CompileOptions {

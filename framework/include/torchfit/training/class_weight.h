@@ -17,6 +17,7 @@ std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labe
 /// "1": 3.5}); `class_indices`: name → index. Every class must have a weight (as Keras requires keys 0 …
 /// n − 1). Errors: ConfigError naming the file and the key: unreadable JSON, not an object, an unknown
 /// class, a weight that is not a finite number ≥ 0, a missing class.
-std::map<int64_t, double> read_class_weight(const std::string& path, const std::map<std::string, int64_t>& class_indices);
+std::map<int64_t, double> read_class_weight(const std::string& path,
+                                            const std::map<std::string, int64_t>& class_indices);
 
 }  // namespace torchfit

@@ -32,8 +32,8 @@ namespace torchfit {
 /// clipping option, ema_momentum outside [0, 1], gradient_accumulation_steps 1 or < 0, or a bad schedule.
 class OptimizerFeatures {
  public:
-  OptimizerFeatures(const OptimizerOptions& options, torch::optim::Optimizer& optimizer,
-                    std::vector<at::Tensor> params, double initial_learning_rate);
+  OptimizerFeatures(const OptimizerOptions& options, torch::optim::Optimizer& optimizer, std::vector<at::Tensor> params,
+                    double initial_learning_rate);
 
   /// True when any feature is on.
   bool enabled() const;

@@ -138,8 +138,9 @@ class Trainer {
   at::Tensor predict(const at::Tensor& x);
 
   /// One optimisation step on a batch already on the device; returns the loss (a graph-free scalar)
-  /// and adds the batch's metric statistics (MetricSet::update; size metrics().state_size()) to `metric_sums`. With loss scaling a step whose
-  /// gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts them).
+  /// and adds the batch's metric statistics (MetricSet::update; size metrics().state_size()) to `metric_sums`. With
+  /// loss scaling a step whose gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts
+  /// them).
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
 
   /// Saves model, optimizer, position and `class_indices` (io::save_checkpoint). Errors: IoError.
