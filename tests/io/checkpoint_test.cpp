@@ -10,6 +10,7 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 using torchfit::testing::TempDir;
@@ -105,4 +106,79 @@ TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
   EXPECT_EQ(files, 1);
   EXPECT_THROW(io::write_text_atomically((dir.path / "no" / "x").string(), "x"), IoError);
   EXPECT_THROW(io::ensure_writable_directory(path + "/sub"), IoError);
+}
+
+namespace {
+// `path` with every `from` replaced by `to` (same length: the archive's offsets stay valid; LibTorch's
+// reader does not check the records' CRC), written to `out`.
+void rewrite_bytes(const std::string& path, const std::string& out, const std::string& from, const std::string& to) {
+  ASSERT_EQ(from.size(), to.size());
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t n = 0;
+  for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1), ++n)
+    bytes.replace(at, from.size(), to);
+  ASSERT_GT(n, 0u) << "'" << from << "' not in " << path;
+  std::ofstream(out, std::ios::binary) << bytes;
+}
+
+std::string checkpoint_load_error(const std::string& path) {
+  try {
+    io::load_model(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// Issue 26: a checkpoint states its format and the torchfit that wrote it; a newer format says so.
+TEST(Checkpoint, ANewerFormatOrAnUnknownLayerNamesTheWritingVersionAndTheFile) {
+  TempDir dir("ckpt_version");
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions());
+  const std::string path = dir.file("m.ckpt");
+  t.save_checkpoint(path);
+  const io::CheckpointInfo info = io::read_checkpoint_info(path);
+  EXPECT_EQ(info.format_version, 1);
+  EXPECT_EQ(info.torchfit_version, TORCHFIT_VERSION);
+  const std::string version = TORCHFIT_VERSION, future(version.size(), '9');  // "0.1.0" -> "99999"
+  rewrite_bytes(path, dir.file("v2.ckpt"), "\"format_version\":1", "\"format_version\":2");
+  rewrite_bytes(dir.file("v2.ckpt"), dir.file("v2.ckpt"), "\"" + version + "\"", "\"" + future + "\"");
+  const std::string newer = checkpoint_load_error(dir.file("v2.ckpt"));
+  EXPECT_NE(newer.find("'" + dir.file("v2.ckpt") + "'"), std::string::npos) << newer;
+  EXPECT_NE(newer.find("written by torchfit " + future + ", checkpoint format 2; this torchfit (" + version +
+                       ") reads format 1 — upgrade"),
+            std::string::npos)
+      << newer;
+  rewrite_bytes(path, dir.file("magic.ckpt"), "torchfit-checkpoint-v1", "torchfit-checkpoint-v3");
+  EXPECT_NE(checkpoint_load_error(dir.file("magic.ckpt")).find("checkpoint format 3"), std::string::npos)
+      << "a newer magic alone is a newer format, not 'bad magic'";
+  rewrite_bytes(path, dir.file("layer.ckpt"), "\"Dense\"", "\"Dunse\"");
+  const std::string unknown = checkpoint_load_error(dir.file("layer.ckpt"));
+  for (const std::string& part : {"'" + dir.file("layer.ckpt") + "'", "written by torchfit " + version,
+                                  std::string("unknown layer class 'Dunse'"), std::string("config.layers[0]")})
+    EXPECT_NE(unknown.find(part), std::string::npos) << part << " in: " << unknown;
+}
+
+// Issue 26: the temporary of an atomic write fits in NAME_MAX for every legal target name.
+TEST(AtomicFile, EveryLegalNameUpTo255BytesIsWrittenAndLeavesNoTemporary) {
+  TempDir dir("atomic_long");
+  for (const size_t n : {size_t{200}, size_t{240}, size_t{241}, size_t{250}, size_t{255}}) {
+    const std::string a = dir.file(std::string(n - 1, 'w') + "a"), b = dir.file(std::string(n - 1, 'w') + "b");
+    ASSERT_NO_THROW(io::write_text_atomically(a, "first")) << n << " bytes";
+    ASSERT_NO_THROW(io::write_text_atomically(b, "second")) << n << " bytes";
+    ASSERT_NO_THROW(io::write_text_atomically(a, "third")) << n << " bytes, replacing";
+    std::ifstream fa(a), fb(b);
+    std::string sa, sb;
+    fa >> sa;
+    fb >> sb;
+    EXPECT_EQ(sa, "third");
+    EXPECT_EQ(sb, "second");
+  }
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    files += e.path().filename().string().front() != '.';
+  EXPECT_EQ(files, 10);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    EXPECT_NE(e.path().filename().string().front(), '.') << "temporary left: " << e.path();
 }

@@ -183,9 +183,11 @@ TEST(MixedPrecision, Bfloat16InstructionsAreReadFromTheCpu) {
   const bool listed = text.find(" avx512_bf16") != std::string::npos || text.find(" amx_bf16") != std::string::npos;
   const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
   const bool capped = cap != nullptr && std::string(cap).find("BF16") == std::string::npos &&
-                      std::string(cap).find("AMX") == std::string::npos && std::string(cap).find("AVX10") == std::string::npos &&
-                      std::string(cap) != "ALL" && std::string(cap) != "DEFAULT" && !std::string(cap).empty();
-  EXPECT_EQ(mixed_precision::cpu_has_bf16_instructions(), listed && !capped) << "ONEDNN_MAX_CPU_ISA=" << (cap ? cap : "");
+                      std::string(cap).find("AMX") == std::string::npos &&
+                      std::string(cap).find("AVX10") == std::string::npos && std::string(cap) != "ALL" &&
+                      std::string(cap) != "DEFAULT" && !std::string(cap).empty();
+  EXPECT_EQ(mixed_precision::cpu_has_bf16_instructions(), listed && !capped)
+      << "ONEDNN_MAX_CPU_ISA=" << (cap ? cap : "");
 }
 
 TEST(MixedPrecision, OnednnIsaCapsBelowAvx512Bf16RuleOutBfloat16Instructions) {
@@ -193,7 +195,8 @@ TEST(MixedPrecision, OnednnIsaCapsBelowAvx512Bf16RuleOutBfloat16Instructions) {
   for (const char* below : {"SSE41", "AVX", "avx2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "avx512_core_vnni"}) {
     EXPECT_FALSE(mixed_precision::onednn_isa_allows_bf16(below)) << below;
   }
-  for (const char* from : {"AVX512_CORE_BF16", "avx512_core_fp16", "AVX512_CORE_AMX", "AVX10_1_512", "ALL", "DEFAULT", ""}) {
+  for (const char* from :
+       {"AVX512_CORE_BF16", "avx512_core_fp16", "AVX512_CORE_AMX", "AVX10_1_512", "ALL", "DEFAULT", ""}) {
     EXPECT_TRUE(mixed_precision::onednn_isa_allows_bf16(from)) << from;
   }
 }

@@ -35,7 +35,7 @@ struct Outcome {
 Outcome validation_result(const std::string& policy, const at::Tensor& xt, const at::Tensor& yt, const at::Tensor& xv,
                           const at::Tensor& yv) {
   at::manual_seed(42);  // the same initial weights and dropout stream for both policies
-  Sequential model;  // the seed CNN's shape, narrower: conv 16, pool, conv 32, pool, dense 64, dense 10
+  Sequential model;     // the seed CNN's shape, narrower: conv 16, pool, conv 32, pool, dense 64, dense 10
   model->add(Conv2D(Conv2DOptions(16, 3).activation("relu").input_shape(Shape{28, 28, 1})));
   model->add(MaxPooling2D(MaxPooling2DOptions(2)));
   model->add(Conv2D(Conv2DOptions(32, 3).activation("relu")));

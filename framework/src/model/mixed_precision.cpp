@@ -96,8 +96,8 @@ namespace {
 
 // oneDNN's ISA cap values (ONEDNN_MAX_CPU_ISA, its docs' "CPU dispatcher control"), lowest first; a value
 // not listed (ALL, DEFAULT, later ISAs) caps nothing we act on.
-constexpr const char* kOnednnIsas[] = {"SSE41",       "AVX",         "AVX2",           "AVX2_VNNI",
-                                       "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16"};
+constexpr const char* kOnednnIsas[] = {
+    "SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16"};
 constexpr int kAvx512Core = 5, kAvx512CoreBf16 = 7, kNoCap = 100;
 
 int onednn_isa_rank(const std::string& isa) {
@@ -157,9 +157,7 @@ bool onednn_isa_allows_bf16(const std::string& isa) {
   return rank == kNoCap || rank >= kAvx512CoreBf16;
 }
 
-bool cpu_has_bf16_instructions() {
-  return cpu_has_bf16_dot_products() && onednn_isa_cap() >= kAvx512CoreBf16;
-}
+bool cpu_has_bf16_instructions() { return cpu_has_bf16_dot_products() && onednn_isa_cap() >= kAvx512CoreBf16; }
 
 void check_supported(const Policy& policy, const c10::Device& device) {
   const std::string refused = refusal(policy, device);

@@ -6,6 +6,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <limits>
@@ -264,7 +265,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   last_allreduce_ms_ = reducer_ ? reducer_->finish() : 0.0;
   apply_gradients();
   if (metric_sums) metrics_->update(out.detach(), y, *metric_sums);
-  return loss.item<double>();
+  return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
 // ---------------------------------------------------------------- data-parallel
@@ -358,14 +359,23 @@ void Trainer::start_data_parallel(data::BatchIterator& train, const FitOptions& 
 // whether any rank was interrupted (so that all stop at the same step).
 void Trainer::reduce_step(double& loss, std::vector<double>& sums, int64_t& n, StepTiming& t) {
   const double t0 = detail::steady_ms();
-  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n),
-                           runtime::interrupt_requested() ? 1.0 : 0.0};
+  const int own_signal = runtime::interrupt_signal();
+  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n), own_signal != 0 ? 1.0 : 0.0,
+                           static_cast<double>(own_signal)};
   v.insert(v.end(), sums.begin(), sums.end());
   v = group_->allreduce_sum(v);
   n = std::llround(v[1]);
   loss = v[1] > 0 ? v[0] / v[1] : 0.0;
   interrupt_any_ = v[2] > 0;
-  std::copy(v.begin() + 3, v.end(), sums.begin());
+  // A rank stopped by a peer takes the peer's signal: the mean of the interrupted ranks' signals, exact when
+  // they agree (torchrun forwards one SIGTERM to all), else SIGINT's. Its own signal comes first.
+  if (interrupt_any_ && own_signal == 0) {
+    const double mean = v[3] / v[2];
+    interrupt_signal_ = std::fabs(mean - std::round(mean)) < 1e-9 ? static_cast<int>(std::lround(mean)) : SIGINT;
+  } else if (interrupt_any_) {
+    interrupt_signal_ = own_signal;
+  }
+  std::copy(v.begin() + 4, v.end(), sums.begin());
   t.allreduce_ms += detail::steady_ms() - t0;
 }
 
@@ -375,6 +385,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
+  interrupt_signal_ = 0;
   prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
   group_ = opt.process_group();
@@ -549,6 +560,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     callbacks.on_train_batch_end(step - 1, batch_logs);
     if (group_ ? interrupt_any_ : runtime::interrupt_requested()) {
       interrupted_ = true;
+      if (!group_) interrupt_signal_ = runtime::interrupt_signal();
       break;
     }
   }
@@ -624,7 +636,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     at::Tensor out = model_output(x);
     std::vector<double> batch_sums(metrics_->state_size(), 0.0);
     metrics_->update(out, y, batch_sums);
-    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
+    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (group_) {  // data-parallel: the sums over every rank's shards

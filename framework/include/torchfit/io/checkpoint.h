@@ -3,6 +3,11 @@
 /// Checkpoints: one file with the model config (JSON), weights, optimizer state, class_indices,
 /// epoch/step and the torchfit version — written atomically (io/atomic_file.h). Depends on the model,
 /// an optimizer and a training position only (not on Trainer; Trainer::save_checkpoint wraps it).
+/// Every checkpoint states its format ("format_version", this torchfit writes and reads format 1) and the
+/// torchfit release that wrote it. Reading a newer format is an IoError saying so: "checkpoint 'm.ckpt'
+/// was written by torchfit 9.9.0, checkpoint format 2; this torchfit (0.1.0) reads format 1 — upgrade
+/// torchfit to read it"; a model this torchfit cannot build (an unknown layer class) is a ConfigError
+/// naming the file, the writing version and the class.
 #include <map>
 #include <memory>
 #include <string>
@@ -41,7 +46,8 @@ struct CheckpointInfo {
   nlohmann::json optimizer_features;
   /// Their tensors ("ema_<i>", "accumulator_<i>"), read by load_checkpoint with an optimizer.
   std::map<std::string, at::Tensor> optimizer_slots;
-  std::string torchfit_version;
+  std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
+  int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };
 
 /// What a checkpoint saves and restores.
