@@ -15,6 +15,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/io/tfevents.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
@@ -48,6 +49,8 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
+#include <torchfit/training/class_weight.h>
+#include <torchfit/training/classification_report.h>
 #include <torchfit/training/csv_logger.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/early_stopping.h>
@@ -57,9 +60,11 @@
 #include <torchfit/training/logs.h>
 #include <torchfit/training/loss_scale_optimizer.h>
 #include <torchfit/training/losses.h>
+#include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/monitor.h>
+#include <torchfit/training/optimizer_features.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/predict.h>
 #include <torchfit/training/progbar.h>
@@ -67,5 +72,6 @@
 #include <torchfit/training/reduce_lr_on_plateau.h>
 #include <torchfit/training/resume.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/tensorboard.h>
 #include <torchfit/training/timing.h>
 #include <torchfit/training/trainer.h>
