@@ -5,6 +5,7 @@
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -44,4 +45,27 @@ TEST(AveragePooling2D, ConformanceAndErrors) {
   EXPECT_THROW(m->add(AveragePooling2D(AveragePooling2DOptions(4).input_shape(Shape{3, 3, 1}))), ConfigError);
   Sequential m2;
   EXPECT_THROW(m2->add(AveragePooling2D(AveragePooling2DOptions(2).input_shape(Shape{8}))), ConfigError);
+}
+
+// Values against the float64 NumPy reference of TensorFlow's avg_pool: odd sizes, strides 2 and (2, 3), "same"
+// with the odd pixel after (padded pixels never win a maximum nor enter a mean), and "valid".
+TEST(AveragePooling2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  struct Case {
+    std::vector<int64_t> in, pool, strides;
+    std::string padding;
+  };
+  for (const Case& c : {Case{{7, 9, 2}, {3, 3}, {2, 2}, "same"}, Case{{7, 9, 2}, {2, 2}, {2, 2}, "same"},
+                        Case{{9, 8, 1}, {3, 2}, {2, 3}, "same"}, Case{{5, 7, 2}, {1, 1}, {2, 2}, "same"},
+                        Case{{7, 9, 2}, {3, 3}, {2, 2}, "valid"}}) {
+    SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
+    AveragePooling2D layer(AveragePooling2DOptions({c.pool[0], c.pool[1]}).strides(c.strides).padding(c.padding));
+    auto [x, y] = torchfit::testing::random_forward(layer.ptr(), c.in);
+    nlohmann::json req = {{"op", "avg_pool"},
+                          {"x", torchfit::testing::tensor_json(x)},
+                          {"pool_size", c.pool},
+                          {"strides", c.strides},
+                          {"padding", c.padding}};
+    torchfit::testing::expect_matches_reference(y, torchfit::testing::keras_reference(req));
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/model/sequential.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -22,4 +23,27 @@ TEST(MaxPooling2D, TakesTheMaximum) {
   m->add(p);
   auto x = at::tensor({1.0f, 5.0f, -2.0f, 3.0f}).reshape({1, 1, 2, 2});
   EXPECT_FLOAT_EQ(m->forward(x).item<float>(), 5.0f);
+}
+
+// Values against the float64 NumPy reference of TensorFlow's max_pool: odd sizes, strides 2 and (2, 3), "same"
+// with the odd pixel after (padded pixels never win a maximum nor enter a mean), and "valid".
+TEST(MaxPooling2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  struct Case {
+    std::vector<int64_t> in, pool, strides;
+    std::string padding;
+  };
+  for (const Case& c : {Case{{7, 9, 2}, {3, 3}, {2, 2}, "same"}, Case{{7, 9, 2}, {2, 2}, {2, 2}, "same"},
+                        Case{{9, 8, 1}, {3, 2}, {2, 3}, "same"}, Case{{5, 7, 2}, {1, 1}, {2, 2}, "same"},
+                        Case{{7, 9, 2}, {3, 3}, {2, 2}, "valid"}}) {
+    SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
+    MaxPooling2D layer(MaxPooling2DOptions({c.pool[0], c.pool[1]}).strides(c.strides).padding(c.padding));
+    auto [x, y] = torchfit::testing::random_forward(layer.ptr(), c.in);
+    nlohmann::json req = {{"op", "max_pool"},
+                          {"x", torchfit::testing::tensor_json(x)},
+                          {"pool_size", c.pool},
+                          {"strides", c.strides},
+                          {"padding", c.padding}};
+    torchfit::testing::expect_matches_reference(y, torchfit::testing::keras_reference(req));
+  }
 }
