@@ -161,6 +161,81 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
   }
 }
 
+CLI::Option* add_device_flag(CLI::App& app, std::string& value, const std::string& help) {
+  return app.add_option("--device", value, help)->capture_default_str()->check(device_spelling());
+}
+
+CLI::Option* add_threads_flag(CLI::App& app, int& value, const std::string& help) {
+  return app.add_option("--threads", value, help)->capture_default_str()->check(int_range(0, limits::kMaxThreads));
+}
+
+CLI::Option* add_workers_flag(CLI::App& app, int& value, const std::string& help) {
+  return app.add_option("--workers", value, help)->capture_default_str()->check(int_range(0, limits::kMaxWorkers));
+}
+
+CLI::Option* add_batch_size_flag(CLI::App& app, int64_t& value, const std::string& help) {
+  return app.add_option("--batch-size", value, help)->capture_default_str()->check(int_range(1, limits::kMaxBatchSize));
+}
+
+CLI::Option* add_target_size_flag(CLI::App& app, int64_t& value, const std::string& help) {
+  return app.add_option("--target-size", value, help)
+      ->capture_default_str()
+      ->check(int_range(limits::kMinTargetSize, limits::kMaxTargetSize));
+}
+
+CLI::Option* add_memory_format_flag(CLI::App& app, std::string& value) {
+  return app
+      .add_option("--memory-format", value,
+                  "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, "
+                  "contiguous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+}
+
+CLI::Option* add_mixed_precision_flag(CLI::App& app, std::string& value, const std::string& help) {
+  return app.add_option("--mixed-precision", value, help)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
+}
+
+namespace {
+// One parsed value as JSON: a number for CLI11's numeric types, else the text.
+nlohmann::json argument_value(const CLI::Option& option, const std::string& text) {
+  const std::string type = option.get_type_name();
+  const auto is = [&](const char* t) { return type.rfind(t, 0) == 0; };
+  try {
+    if (is("INT")) return std::stoll(text);
+    if (is("UINT")) return std::stoull(text);
+    if (is("FLOAT")) return std::stod(text);
+  } catch (const std::exception&) {  // not a number after all: kept as written
+  }
+  return text;
+}
+}  // namespace
+
+nlohmann::json parsed_arguments(const CLI::App& app) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || option == app.get_help_ptr()) continue;
+    std::string key = option->get_lnames().front();
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (option->get_expected_max() == 0) {  // a flag: takes no value
+      out[key] = option->count() > 0;
+      continue;
+    }
+    std::vector<std::string> given = option->results();
+    if (given.empty() && !option->get_default_str().empty()) given = {option->get_default_str()};
+    if (given.empty()) {
+      out[key] = nullptr;
+    } else if (given.size() == 1) {
+      out[key] = argument_value(*option, given.front());
+    } else {
+      for (const auto& text : given) out[key].push_back(argument_value(*option, text));
+    }
+  }
+  return out;
+}
+
 void add_max_image_pixels_flag(CLI::App& app, int64_t& value) {
   app.add_option("--max-image-pixels", value,
                  "Pixel limit as Pillow's MAX_IMAGE_PIXELS: images above N pixels (width x height, read from the "

@@ -117,33 +117,19 @@ CompileOptions compile_options(const Args& a) {
       .metrics({"categorical_accuracy"});
 }
 
-nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
-  return {{"data", a.data},
-          {"device", a.device},
-          {"epochs", a.epochs},
-          {"steps_per_epoch", a.steps_per_epoch},
-          {"batch_size", a.batch_size},
-          {"target_size", a.target_size},
-          {"validation_steps", a.validation_steps},
-          {"workers", a.workers},
-          {"cache", a.cache},
-          {"cache_max_mib", a.cache ? nlohmann::json(a.cache_max_mib) : nlohmann::json()},
-          {"threads", threads},
-          {"seed", a.seed},
-          {"lr", a.resume.empty() || a.lr_given ? nlohmann::json(a.lr) : nlohmann::json("checkpoint's")},
-          {"dense2_units", a.dense2_units},
-          {"model_config", a.model_config},
-          {"augment", !a.no_augment},
-          {"resume", a.resume},
-          {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
-          {"no_checkpoint", a.no_checkpoint},
-          {"memory_format", a.memory_format},
-          {"mixed_precision", a.mixed_precision.empty() ? nlohmann::json() : nlohmann::json(a.mixed_precision)},
-          {"train_images", s.train->n()},
-          {"test_images", s.test ? s.test->n() : 0},
-          {"classes", s.train->class_indices()},
-          {"dist_backend", a.dist_backend},
-          {"dist_timeout", a.dist_timeout}};
+// run.json's "arguments": the parsed command line (Args::arguments), with what train_cnn resolved from
+// it (the run folder and the checkpoint path, a learning rate that comes from --resume's checkpoint, no
+// cache budget without --cache) and the data found.
+nlohmann::json run_arguments(const Args& a, const Sources& s) {
+  nlohmann::json args = a.arguments;
+  args["run_dir"] = a.run_dir;
+  args["checkpoint"] = a.no_checkpoint ? std::string() : a.checkpoint;
+  if (!a.resume.empty() && !a.lr_given) args["lr"] = "checkpoint's";
+  if (!a.cache) args["cache_max_mib"] = nullptr;  // no cache, no budget
+  args["train_images"] = s.train->n();
+  args["test_images"] = s.test ? s.test->n() : 0;
+  args["classes"] = s.train->class_indices();
+  return args;
 }
 
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
@@ -269,13 +255,13 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
+int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
   Trainer trainer(model, compile_options(a), device);
   prepare_outputs(a, trainer.device(), chief);
-  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
+  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.no_checkpoint) {
@@ -330,7 +316,7 @@ int run(Args& a) {
                 << "): nothing to do\n";
     return 0;
   }
-  return train(a, model, sources, threads, device, group, resumed);
+  return train(a, model, sources, device, group, resumed);
 }
 
 }  // namespace train_cnn
