@@ -29,21 +29,5 @@ TEST(MaxPooling2D, TakesTheMaximum) {
 // with the odd pixel after (padded pixels never win a maximum nor enter a mean), and "valid".
 TEST(MaxPooling2D, MatchesTensorFlowAtOddSizesAndStrides) {
   TORCHFIT_REQUIRE_KERAS_REFERENCE();
-  struct Case {
-    std::vector<int64_t> in, pool, strides;
-    std::string padding;
-  };
-  for (const Case& c : {Case{{7, 9, 2}, {3, 3}, {2, 2}, "same"}, Case{{7, 9, 2}, {2, 2}, {2, 2}, "same"},
-                        Case{{9, 8, 1}, {3, 2}, {2, 3}, "same"}, Case{{5, 7, 2}, {1, 1}, {2, 2}, "same"},
-                        Case{{7, 9, 2}, {3, 3}, {2, 2}, "valid"}}) {
-    SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
-    MaxPooling2D layer(MaxPooling2DOptions({c.pool[0], c.pool[1]}).strides(c.strides).padding(c.padding));
-    auto [x, y] = torchfit::testing::random_forward(layer.ptr(), c.in);
-    nlohmann::json req = {{"op", "max_pool"},
-                          {"x", torchfit::testing::tensor_json(x)},
-                          {"pool_size", c.pool},
-                          {"strides", c.strides},
-                          {"padding", c.padding}};
-    torchfit::testing::expect_matches_reference(y, torchfit::testing::keras_reference(req));
-  }
+  torchfit::testing::expect_pooling_matches_tensorflow<MaxPooling2D>("max_pool");
 }

@@ -10,6 +10,7 @@
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
+#include <torchfit/layers/base_pooling.h>
 #include <torchfit/model/sequential.h>
 
 #include "support/temp_dir.h"
@@ -91,6 +92,26 @@ std::pair<at::Tensor, at::Tensor> random_forward(LayerPtr layer, const std::vect
   m->eval();
   at::NoGradGuard no_grad;
   return {x, m->forward(x)};
+}
+
+/// A pooling layer (`PoolingLayer`: MaxPooling2D or AveragePooling2D) against the reference's `op` ("max_pool",
+/// "avg_pool"): odd sizes, strides 2 and (2, 3), "same" with the odd pixel after, and "valid".
+template <typename PoolingLayer>
+void expect_pooling_matches_tensorflow(const std::string& op) {
+  struct Case {
+    std::vector<int64_t> in, pool, strides;
+    std::string padding;
+  };
+  for (const Case& c : {Case{{7, 9, 2}, {3, 3}, {2, 2}, "same"}, Case{{7, 9, 2}, {2, 2}, {2, 2}, "same"},
+                        Case{{9, 8, 1}, {3, 2}, {2, 3}, "same"}, Case{{5, 7, 2}, {1, 1}, {2, 2}, "same"},
+                        Case{{7, 9, 2}, {3, 3}, {2, 2}, "valid"}}) {
+    SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
+    PoolingLayer layer(Pooling2DOptions({c.pool[0], c.pool[1]}).strides(c.strides).padding(c.padding));
+    auto [x, y] = random_forward(layer.ptr(), c.in);
+    const nlohmann::json req = {
+        {"op", op}, {"x", tensor_json(x)}, {"pool_size", c.pool}, {"strides", c.strides}, {"padding", c.padding}};
+    expect_matches_reference(y, keras_reference(req));
+  }
 }
 
 }  // namespace torchfit::testing

@@ -55,13 +55,9 @@ def window_geometry(n, k, s, d, padding):
     return (n - (k - 1) * d - 1) // s + 1, 0
 
 
-def conv2d(x, kernel, strides, dilation, padding):
-    """x (N, H, W, C), kernel (kh, kw, C, F) -> (N, H', W', F)."""
-    n, h, w, c = x.shape
-    kh, kw, _, f = kernel.shape
-    oh, pt = window_geometry(h, kh, strides[0], dilation[0], padding)
-    ow, pl = window_geometry(w, kw, strides[1], dilation[1], padding)
-    y = np.zeros((n, oh, ow, f))
+def taps(oh, ow, kh, kw, strides, dilation, pt, pl, h, w):
+    """(i, j, a, b, r, q): window (i, j) of an (oh, ow) grid meets pixel (r, q) of an (h, w) image at
+    kernel tap (a, b) -- r = i * s + a * d - pad_before -- for every (r, q) inside the image."""
     for i in range(oh):
         for j in range(ow):
             for a in range(kh):
@@ -69,7 +65,18 @@ def conv2d(x, kernel, strides, dilation, padding):
                     r = i * strides[0] + a * dilation[0] - pt
                     q = j * strides[1] + b * dilation[1] - pl
                     if 0 <= r < h and 0 <= q < w:
-                        y[:, i, j, :] += x[:, r, q, :] @ kernel[a, b]
+                        yield i, j, a, b, r, q
+
+
+def conv2d(x, kernel, strides, dilation, padding):
+    """x (N, H, W, C), kernel (kh, kw, C, F) -> (N, H', W', F)."""
+    n, h, w, c = x.shape
+    kh, kw, _, f = kernel.shape
+    oh, pt = window_geometry(h, kh, strides[0], dilation[0], padding)
+    ow, pl = window_geometry(w, kw, strides[1], dilation[1], padding)
+    y = np.zeros((n, oh, ow, f))
+    for i, j, a, b, r, q in taps(oh, ow, kh, kw, strides, dilation, pt, pl, h, w):
+        y[:, i, j, :] += x[:, r, q, :] @ kernel[a, b]
     return y
 
 
@@ -102,14 +109,9 @@ def conv2d_transpose(x, kernel, strides, dilation, padding, output_padding):
         pt = max((h - 1) * strides[0] + (kh - 1) * dilation[0] + 1 - lh, 0) // 2
         pl = max((w - 1) * strides[1] + (kw - 1) * dilation[1] + 1 - lw, 0) // 2
     y = np.zeros((n, lh, lw, f))
-    for i in range(h):
-        for j in range(w):
-            for a in range(kh):
-                for b in range(kw):
-                    r = i * strides[0] + a * dilation[0] - pt
-                    q = j * strides[1] + b * dilation[1] - pl
-                    if 0 <= r < lh and 0 <= q < lw:
-                        y[:, r, q, :] += x[:, i, j, :] @ kernel[a, b].T
+    # The adjoint: input pixel (i, j) spreads over the output pixels the matching conv2d reads it from.
+    for i, j, a, b, r, q in taps(h, w, kh, kw, strides, dilation, pt, pl, lh, lw):
+        y[:, r, q, :] += x[:, i, j, :] @ kernel[a, b].T
     return y
 
 
