@@ -1,15 +1,19 @@
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include <c10/util/Exception.h>
 #include <torchfit/runtime/logging.h>
 
+#include <torchfit/runtime/cleanup.h>
 #include <torchfit/runtime/device.h>
 
 namespace torchfit::apps {
@@ -32,7 +36,31 @@ CLI::Validator number_check(const std::string& description,
       description);
 }
 
+// 'path' for a message: a path longer than 80 bytes shows its start and end and its length.
+std::string shown(const std::string& path) {
+  if (path.size() <= 80) return "'" + path + "'";
+  return "'" + path.substr(0, 40) + "…" + path.substr(path.size() - 20) + "' (" + std::to_string(path.size()) +
+         " bytes)";
+}
+
 }  // namespace
+
+fs::file_status path_status(const std::string& path, std::string* problem) {
+  problem->clear();
+  for (const auto& part : fs::path(path)) {
+    if (part.native().size() > 255) {  // NAME_MAX of Linux's file systems: no lookup goes past it
+      *problem = shown(path) + ": the name '" + part.native().substr(0, 20) + "…' is " +
+                 std::to_string(part.native().size()) + " bytes, longer than 255 (File name too long)";
+      return fs::file_status(fs::file_type::none);
+    }
+  }
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    *problem = shown(path) + ": " + ec.message();  // File name too long, Too many levels of symbolic links, …
+  }
+  return st;
+}
 
 CLI::Validator positive_finite() {
   return number_check("NUMBER > 0", [](double v, const std::string& text) -> std::string {
@@ -61,8 +89,11 @@ CLI::Validator unit_fraction() {
 CLI::Validator existing_directory() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (!fs::exists(s)) return "directory '" + s + "' does not exist";
-        return fs::is_directory(s) ? "" : "'" + s + "' is not a directory";
+        std::string problem;
+        const fs::file_status st = path_status(s, &problem);
+        if (!problem.empty()) return "directory " + problem;
+        if (!fs::exists(st)) return "directory " + shown(s) + " does not exist";
+        return fs::is_directory(st) ? "" : shown(s) + " is not a directory";
       },
       "DIR");
 }
@@ -70,9 +101,12 @@ CLI::Validator existing_directory() {
 CLI::Validator existing_file(const std::string& what) {
   return CLI::Validator(
       [what](std::string& s) -> std::string {
-        if (fs::is_regular_file(s)) return "";
-        if (fs::is_directory(s)) return what + " '" + s + "' is a directory, not a file";
-        return what + " '" + s + (fs::exists(s) ? "' is not a regular file" : "' does not exist");
+        std::string problem;
+        const fs::file_status st = path_status(s, &problem);
+        if (!problem.empty()) return what + " " + problem;
+        if (fs::is_regular_file(st)) return "";
+        if (fs::is_directory(st)) return what + " " + shown(s) + " is a directory, not a file";
+        return what + " " + shown(s) + (fs::exists(st) ? " is not a regular file" : " does not exist");
       },
       "FILE");
 }
@@ -98,13 +132,38 @@ void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPat
   }
 }
 
+// Why `s` cannot be written as an output path, or "": too long, a symlink loop, a folder that cannot be
+// searched (EACCES), or a parent that is a file. Checked once the path itself can be looked up.
+std::string output_path_problem(const std::string& s, fs::file_status* st) {
+  if (s.empty()) return "an empty path";
+  if (s.size() >= 4096) return shown(s) + ": longer than PATH_MAX, 4095 bytes (File name too long)";
+  std::string problem;
+  *st = path_status(s, &problem);
+  if (!problem.empty()) return problem;
+  // The nearest folder that exists must be a folder this process may create files in.
+  fs::path existing = fs::exists(*st) && fs::is_directory(*st) ? fs::path(s) : fs::path(s).parent_path();
+  for (; !existing.empty(); existing = existing.parent_path()) {
+    const fs::file_status p = path_status(existing.string(), &problem);
+    if (!problem.empty()) return problem;
+    if (!fs::exists(p)) continue;
+    if (!fs::is_directory(p)) return shown(existing.string()) + " is not a directory";
+    break;
+  }
+  if (existing.empty()) existing = ".";
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + shown(existing.string()) + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
 CLI::Validator output_file(const std::string& example_name) {
   return CLI::Validator(
       [example_name](std::string& s) -> std::string {
-        if (s.empty()) return "an empty path";
-        if (!fs::is_directory(s)) return "";
+        fs::file_status st;
+        if (std::string problem = output_path_problem(s, &st); !problem.empty()) return problem;
+        if (!fs::is_directory(st)) return "";
         const std::string hint = example_name.empty() ? "" : " such as " + (fs::path(s) / example_name).string();
-        return "'" + s + "' is a directory; give a file path" + hint;
+        return shown(s) + " is a directory; give a file path" + hint;
       },
       "FILE");
 }
@@ -112,8 +171,9 @@ CLI::Validator output_file(const std::string& example_name) {
 CLI::Validator output_directory() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (s.empty()) return "an empty path";
-        if (fs::exists(s) && !fs::is_directory(s)) return "'" + s + "' exists and is not a directory";
+        fs::file_status st;
+        if (std::string problem = output_path_problem(s, &st); !problem.empty()) return problem;
+        if (fs::exists(st) && !fs::is_directory(st)) return shown(s) + " exists and is not a directory";
         return "";
       },
       "DIR");
@@ -147,6 +207,7 @@ std::string without_stack(const std::string& message) {
 }  // namespace
 
 int run_reporting_errors(const std::string& app, const std::function<int()>& body) {
+  runtime::install_exit_cleanup();  // no temporary of an atomic write outlives the app (runtime/cleanup.h)
   try {
     return body();
   } catch (const UsageError& e) {

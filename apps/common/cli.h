@@ -10,6 +10,7 @@
 #include <torchfit/data/directory_iterator.h>
 
 #include <climits>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -36,14 +37,21 @@ CLI::Validator positive_finite();
 CLI::Validator seed_value();
 /// A number in (0, 1].
 CLI::Validator unit_fraction();
+/// The status of `path`, never throwing: `problem` receives why the path cannot be looked up — a name
+/// over 255 bytes or an OS error other than "does not exist" (File name too long, Too many levels of
+/// symbolic links, Permission denied), with the path (shortened when long) — or "" when it exists or
+/// simply does not exist. Every path check of the apps goes through it (the validators below).
+std::filesystem::file_status path_status(const std::string& path, std::string* problem);
+
 /// A folder that exists ("directory 'X' does not exist" / "'X' is not a directory").
 CLI::Validator existing_directory();
 /// A regular file that exists ("<what> 'X' does not exist" / "is a directory, not a file").
 CLI::Validator existing_file(const std::string& what);
-/// A file to write: not empty, not an existing folder (checked before any work is done).
+/// A file to write: not empty, not an existing folder, a path that can be looked up (path_status), and
+/// the nearest existing folder on it writable (checked before any work is done).
 /// `example_name` (e.g. "model.ckpt") makes the message suggest DIR/example_name for a folder.
 CLI::Validator output_file(const std::string& example_name = "");
-/// A folder to write into: not empty, not an existing file.
+/// A folder to write into: not empty, not an existing file; lookup and writability as output_file.
 CLI::Validator output_directory();
 /// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.
 CLI::Validator device_spelling();
@@ -99,6 +107,7 @@ struct UsageError : std::runtime_error {
 
 /// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
 /// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
+/// Installs runtime::install_exit_cleanup() first, so that no temporary file outlives the app.
 int run_reporting_errors(const std::string& app, const std::function<int()>& body);
 
 }  // namespace torchfit::apps

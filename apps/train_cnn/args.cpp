@@ -15,7 +15,10 @@ namespace {
 CLI::Validator has_train_folder() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (fs::is_directory(fs::path(s) / "train")) return "";
+        std::string problem;
+        const fs::file_status st = torchfit::apps::path_status((fs::path(s) / "train").string(), &problem);
+        if (!problem.empty()) return problem;
+        if (fs::is_directory(st)) return "";
         return "'" + s +
                "' has no train/ folder (expected train/<class>/*.png; scripts/prepare_data.sh writes "
                "Fashion-MNIST there)";

@@ -64,6 +64,19 @@ std::unique_ptr<Trainer> two_epochs(data::TensorIterator& train, std::shared_ptr
   return ref;
 }
 
+// A fresh trainer's 2 × 4 steps on `train`, stopped through the Ctrl-C path after the n-th step (callbacks:
+// the loss recorder made here, then `extra`).
+std::unique_ptr<Trainer> interrupted_after(int n, data::TensorIterator& train, std::shared_ptr<LossRecorder>& losses,
+                                           std::vector<CallbackPtr> extra = {}) {
+  auto first = fresh_trainer();
+  losses = std::make_shared<LossRecorder>();
+  extra.insert(extra.begin(), losses);
+  extra.push_back(std::make_shared<StopAfter>(n));
+  first->fit(train, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(extra));
+  runtime::clear_interrupt();
+  return first;
+}
+
 // The resumed run reproduces the reference: the same 8 per-step losses and the same final weights.
 void expect_same_run(const LossRecorder& ref_losses, Trainer& ref, const LossRecorder& losses, Trainer& resumed) {
   ASSERT_EQ(losses.values.size(), 8u);
@@ -114,12 +127,9 @@ TEST(Resume, InterruptMidEpochThenResumeMatches) {
   auto ref = two_epochs(train_a, rec_a);
 
   // Stop after step 3 of epoch 1 through the Ctrl-C path.
-  auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
-  auto rec_b = std::make_shared<LossRecorder>();
-  first->fit(train_b,
-             FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_b, std::make_shared<StopAfter>(3)}));
-  runtime::clear_interrupt();
+  std::shared_ptr<LossRecorder> rec_b;
+  auto first = interrupted_after(3, train_b, rec_b);
   EXPECT_TRUE(first->interrupted());
   EXPECT_EQ(first->position().epoch, 0);
   EXPECT_EQ(first->position().step, 3);
@@ -142,14 +152,11 @@ TEST(Resume, ModelCheckpointWritesTheInterruptCheckpointAndOneReadResumesIt) {
   std::shared_ptr<LossRecorder> rec_a;
   auto ref = two_epochs(train_a, rec_a);
 
-  auto first = fresh_trainer();
-  data::TensorIterator train_b(x, y, 8, true, 3);
-  auto rec_b = std::make_shared<LossRecorder>();
   const std::string ckpt = (dir.path / "model.ckpt").string();
   auto checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(ckpt));
-  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
-                          {rec_b, checkpoint, std::make_shared<StopAfter>(6)}));
-  runtime::clear_interrupt();
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  std::shared_ptr<LossRecorder> rec_b;
+  auto first = interrupted_after(6, train_b, rec_b, {checkpoint});
   ASSERT_TRUE(first->interrupted());
   EXPECT_TRUE(checkpoint->saved_on_interrupt());
   EXPECT_EQ(checkpoint->last_saved(), ckpt);
@@ -177,12 +184,9 @@ TEST(Resume, CheckpointAfterTheLastStepOfAnEpochResumes) {
   std::shared_ptr<LossRecorder> rec_a;
   auto ref = two_epochs(train_a, rec_a);
 
-  auto first = fresh_trainer();
   data::TensorIterator train_b(x, y, 8, true, 3);
-  auto rec_b = std::make_shared<LossRecorder>();
-  first->fit(train_b, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks(
-                          {rec_b, std::make_shared<StopAfter>(4)}));  // after the epoch's last step, before its end
-  runtime::clear_interrupt();
+  std::shared_ptr<LossRecorder> rec_b;
+  auto first = interrupted_after(4, train_b, rec_b);  // after the epoch's last step, before its end
   ASSERT_EQ(first->position().epoch, 0);
   ASSERT_EQ(first->position().step, 4);
   const std::string ckpt = (dir.path / "last.ckpt").string();
