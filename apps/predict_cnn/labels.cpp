@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <set>
 
 #include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/training/classification_report.h>
 
 namespace predict_cnn {
 namespace {
@@ -149,6 +152,40 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
   }
   std::printf("Accuracy on %lld labelled images (%s): %.4f\n", static_cast<long long>(labelled),
               labels.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
+}
+
+void write_report(const std::map<std::string, std::string>& truth,
+                  const std::vector<std::pair<std::string, std::string>>& predicted, std::vector<std::string> names,
+                  const std::filesystem::path& report_path) {
+  std::vector<std::pair<std::string, std::string>> pairs;  // (true, predicted) class names
+  for (const auto& [file, cls] : predicted) {
+    const auto t = truth.find(file);
+    if (t != truth.end()) pairs.emplace_back(t->second, cls);
+  }
+  if (pairs.empty()) return;
+  if (names.empty()) {  // no class map in the checkpoint: the classes seen, sorted (as scikit-learn's labels)
+    std::set<std::string> seen;
+    for (const auto& [t, p] : pairs) seen.insert({t, p});
+    names.assign(seen.begin(), seen.end());
+  }
+  std::map<std::string, int64_t> index;
+  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = static_cast<int64_t>(i);
+  auto index_of = [&](const std::string& name) {  // a class outside the map gets the next index
+    if (!index.count(name)) {
+      index[name] = static_cast<int64_t>(names.size());
+      names.push_back(name);
+    }
+    return index[name];
+  };
+  std::vector<int64_t> y_true, y_pred;
+  for (const auto& [t, p] : pairs) {
+    y_true.push_back(index_of(t));
+    y_pred.push_back(index_of(p));
+  }
+  const auto report = torchfit::classification_report(y_true, y_pred, names);
+  std::cout << torchfit::format_classification_report(report);
+  torchfit::io::write_text_atomically(report_path.string(), report.dump(2) + "\n");
+  std::cout << "Report: " << report_path.string() << "\n";
 }
 
 }  // namespace predict_cnn

@@ -27,4 +27,13 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
                      const std::vector<std::pair<std::string, std::string>>& predicted,
                      const std::filesystem::path& labels);
 
+/// scikit-learn's classification report and confusion matrix (torchfit::classification_report) over the
+/// predictions (file, class) that have a label: printed, and written atomically to `report_path` (JSON:
+/// scikit-learn's output_dict layout plus "confusion_matrix" and "labels"). The classes are `names` in
+/// index order (the checkpoint's), or, without a class map, the class names seen, sorted. Nothing is
+/// written when no prediction has a label. Errors: IoError naming `report_path`.
+void write_report(const std::map<std::string, std::string>& truth,
+                  const std::vector<std::pair<std::string, std::string>>& predicted, std::vector<std::string> names,
+                  const std::filesystem::path& report_path);
+
 }  // namespace predict_cnn

@@ -1,6 +1,8 @@
 // predict_cnn — class probabilities for a folder of unlabelled images with a train_cnn checkpoint.
 //   predict_cnn --model runs/<run>/model.ckpt --data ./data/pred
-// Writes predictions.csv (file,class,probability); prints accuracy when pred_labels.csv is beside the folder.
+// Writes predictions.csv (file,class,probability); when pred_labels.csv is beside the folder, prints the
+// accuracy and scikit-learn's classification report and confusion matrix, written to report.json next to
+// predictions.csv.
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.h"
@@ -164,7 +166,9 @@ int run(Args& a) {
   std::vector<std::pair<std::string, std::string>> predicted;
   for (const auto& p : rows) predicted.emplace_back(p.file, p.cls);
   // After the predictions are on disk: a bad labels file costs the accuracy only (an error, exit 1).
-  predict_cnn::report_accuracy(predict_cnn::read_labels(labels_path, names), predicted, labels_path);
+  const auto truth = predict_cnn::read_labels(labels_path, names);
+  predict_cnn::report_accuracy(truth, predicted, labels_path);
+  predict_cnn::write_report(truth, predicted, names, fs::path(a.output).parent_path() / "report.json");
   return 0;
 }
 

@@ -351,9 +351,7 @@ void add_bench_flags(CLI::App& b, BenchOptions& o) {
   b.add_option("--target-size", o.size, "square target size")
       ->capture_default_str()
       ->check(int_range(1, limits::kMaxTargetSize));
-  b.add_option("--batch-size", o.batch_size, "batch size")
-      ->capture_default_str()
-      ->check(int_range(1, limits::kMaxBatchSize));
+  add_batch_size_flag(b, o.batch_size, "batch size");
   add_max_image_pixels_flag(b, o.max_image_pixels);
   b.add_flag("--no-augment", o.no_augment, "rescale only");
   b.add_flag("--cache", o.cache, "decoded-image cache: the first pass fills it (untimed), the timed batches follow");

@@ -103,6 +103,70 @@ void add_training_flags(CLI::App& app, Args& a) {
       ->check(int_range(1, 7 * 24 * 3600));
 }
 
+void add_optimizer_flags(CLI::App& app, Args& a) {
+  auto* clipnorm = app.add_option("--clipnorm", a.clipnorm, "Clip each gradient to this norm (Keras clipnorm)")
+                       ->check(positive_finite());
+  auto* clipvalue = app.add_option("--clipvalue", a.clipvalue, "Clip gradient elements to [-V, V] (Keras clipvalue)")
+                        ->check(positive_finite())
+                        ->excludes(clipnorm);
+  app.add_option("--global-clipnorm", a.global_clipnorm,
+                 "Clip all gradients together to this norm (Keras global_clipnorm)")
+      ->check(positive_finite())
+      ->excludes(clipnorm)
+      ->excludes(clipvalue);
+  app.add_option("--weight-decay", a.weight_decay,
+                 "Decoupled weight decay: w -= lr * wd * w before each update (Keras)")
+      ->check(positive_finite());
+  auto* ema =
+      app.add_flag("--ema", a.ema, "Keep an exponential moving average of the weights; the model takes it at the end");
+  app.add_option("--ema-momentum", a.ema_momentum, "EMA momentum (Keras ema_momentum)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(ema);
+  app.add_option("--gradient-accumulation-steps", a.gradient_accumulation_steps,
+                 "Update the weights every N batches with their mean gradient (Keras 3)")
+      ->check(int_range(2, 1 << 20));
+  auto* schedule = app.add_option("--lr-schedule", a.lr_schedule,
+                                  "Learning-rate schedule from --lr: cosine (CosineDecay), exponential, piecewise")
+                       ->check(CLI::IsMember({"cosine", "exponential", "piecewise"}));
+  app.add_option(
+         "--lr-warmup-steps", a.lr_warmup_steps,
+         "cosine: updates of linear warm-up from 0 to --lr (Keras warmup_steps; --warmup-steps is the timing warm-up)")
+      ->check(int_range(1, LLONG_MAX))
+      ->needs(schedule);
+  app.add_option("--decay-steps", a.decay_steps,
+                 "cosine/exponential: decay_steps (default: the run's updates after warm-up)")
+      ->check(int_range(1, LLONG_MAX))
+      ->needs(schedule);
+  app.add_option("--decay-rate", a.decay_rate, "exponential: decay_rate per decay_steps")
+      ->capture_default_str()
+      ->check(positive_finite())
+      ->needs(schedule);
+  app.add_option("--alpha", a.alpha, "cosine: fraction of the rate left at the end")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1.0))
+      ->needs(schedule);
+  app.add_option("--lr-boundaries", a.lr_boundaries, "piecewise: increasing update counts, e.g. 1000,2000")
+      ->needs(schedule);
+  app.add_option("--lr-values", a.lr_values, "piecewise: one more rate than boundaries, e.g. 1e-3,5e-4,1e-4")
+      ->needs(schedule);
+}
+
+void add_report_flags(CLI::App& app, Args& a) {
+  app.add_option(
+         "--metrics", a.metrics,
+         "Comma-separated Keras metrics: accuracy, precision, recall, auc, f1_score, top_k_categorical_accuracy, ...")
+      ->capture_default_str();
+  auto* tb =
+      app.add_option("--tensorboard", a.tensorboard, "Write TensorBoard event files to DIR/train and DIR/validation")
+          ->check(output_directory());
+  app.add_option("--update-freq", a.update_freq, "TensorBoard: epoch, batch or every N batches")
+      ->capture_default_str()
+      ->needs(tb);
+  app.add_option("--class-weight", a.class_weight,
+                 "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight}");
+}
+
 void add_model_flags(CLI::App& app, Args& a) {
   auto* dense2 = app.add_option("--dense2-units", a.dense2_units, "Units of the second Dense layer (article: 64)")
                      ->capture_default_str()
@@ -141,6 +205,8 @@ void add_output_flags(CLI::App& app, Args& a) {
 void add_flags(CLI::App& app, Args& a) {
   add_data_flags(app, a);
   add_training_flags(app, a);
+  add_optimizer_flags(app, a);
+  add_report_flags(app, a);
   add_model_flags(app, a);
   add_output_flags(app, a);
 }

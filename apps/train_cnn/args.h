@@ -43,8 +43,22 @@ struct Args {
   /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
   /// config's policy, else float32)
   std::string mixed_precision;
-  std::string dist_backend = "auto";  ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
-  int dist_timeout = 300;             ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
+  // Training visibility and control (docs/training.md, "Optimizer options", "Metrics", "TensorBoard").
+  std::string metrics = "categorical_accuracy";  ///< --metrics: comma-separated Keras metric names
+  std::string tensorboard;                       ///< --tensorboard DIR ("" = none)
+  std::string update_freq = "epoch";             ///< --update-freq: epoch | batch | N
+  std::string class_weight;                      ///< --class-weight: balanced | FILE.json ("" = none)
+  double clipnorm = 0, clipvalue = 0, global_clipnorm = 0, weight_decay = 0;  ///< 0 = off
+  bool ema = false;                                                           ///< --ema: use_ema
+  double ema_momentum = 0.99;
+  int64_t gradient_accumulation_steps = 0;  ///< 0 = off
+  std::string lr_schedule;                  ///< cosine | exponential | piecewise ("" = constant)
+  int64_t lr_warmup_steps = 0;              ///< cosine: linear warm-up from 0 to --lr
+  int64_t decay_steps = 0;                  ///< 0 = the run's remaining updates
+  double decay_rate = 0.5, alpha = 0.0;
+  std::string lr_boundaries, lr_values;  ///< piecewise: comma-separated
+  std::string dist_backend = "auto";     ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
+  int dist_timeout = 300;  ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
   /// The parsed command line (apps::parsed_arguments), for run.json's "arguments".
   nlohmann::json arguments;
 };

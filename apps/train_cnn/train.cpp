@@ -21,9 +21,11 @@
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/tensorboard.h>
 #include <torchfit/training/trainer.h>
 
 #include "../common/cli.h"
+#include "keras_options.h"
 #include "model_config.h"
 
 namespace fs = std::filesystem;
@@ -111,13 +113,6 @@ void apply_dtype_policy(const Args& a, ModelImpl& model, const c10::Device& devi
     throw ConfigError((from_flag ? "--mixed-precision: " : "the policy saved in " + source + ": ") +
                       std::string(e.what()) + (from_flag ? "" : " (pass --mixed-precision to choose another)"));
   }
-}
-
-CompileOptions compile_options(const Args& a) {
-  return CompileOptions()
-      .loss("categorical_crossentropy")
-      .optimizer(OptimizerOptions().name("adam").learning_rate(a.lr))
-      .metrics({"categorical_accuracy"});
 }
 
 // run.json's "arguments": the parsed command line (Args::arguments), with what train_cnn resolved from
@@ -305,12 +300,16 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
-  Trainer trainer(model, compile_options(a), device);
+  const int64_t updates = a.epochs * a.steps_per_epoch / std::max<int64_t>(1, a.gradient_accumulation_steps);
+  Trainer trainer(model, compile_options(a, updates), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
   auto run_logger =
       std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
+  if (!a.tensorboard.empty()) {
+    callbacks.push_back(std::make_shared<TensorBoard>(TensorBoardOptions(a.tensorboard).update_freq(a.update_freq)));
+  }
   if (!a.no_checkpoint) {
     checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(a.checkpoint).save_freq(a.checkpoint_every));
     callbacks.push_back(checkpoint);
@@ -326,9 +325,16 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                             .resume_checkpoint(resumed)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
+                            .class_weight(class_weight(a, *s.train))
                             .process_group(group));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
+  if (a.ema && checkpoint && !checkpoint->last_saved().empty()) {
+    // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint
+    // takes them, as model.save() after fit would.
+    trainer.save_checkpoint(checkpoint->last_saved(), s.train->class_indices());
+    std::cout << "EMA: the averaged weights are in " << checkpoint->last_saved() << "\n";
+  }
   report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
             << "Checkpoint: " << checkpoint_line(checkpoint.get()) << "\n";

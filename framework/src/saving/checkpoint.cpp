@@ -56,18 +56,7 @@ std::string shape_text(at::IntArrayRef s) {
 }
 
 nlohmann::json compile_json(const CompileOptions& c, double lr) {
-  const auto& o = c.optimizer();
-  return {{"loss", c.loss()},
-          {"metrics", c.metrics()},
-          {"optimizer",
-           {{"name", o.name()},
-            {"learning_rate", lr},
-            {"beta_1", o.beta_1()},
-            {"beta_2", o.beta_2()},
-            {"epsilon", o.epsilon()},
-            {"momentum", o.momentum()},
-            {"nesterov", o.nesterov()},
-            {"rho", o.rho()}}}};
+  return {{"loss", c.loss()}, {"metrics", c.metrics()}, {"optimizer", optimizer_hyperparameters(c.optimizer(), lr)}};
 }
 
 void open_archive(const std::string& path, torch::serialize::InputArchive& archive) {
@@ -107,6 +96,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.train_samples = pos.value("train_samples", int64_t{0});
   info.position.data = pos.value("data", std::map<std::string, std::string>{});
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
+  if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -181,6 +171,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                            {"train_samples", pos.train_samples},
                            {"data", pos.data}}}};
   if (!state.loss_scale.is_null()) meta["loss_scale"] = state.loss_scale;
+  if (!state.optimizer_features.is_null()) meta["optimizer_features"] = state.optimizer_features;
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {
@@ -195,6 +186,11 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     torch::serialize::OutputArchive optim;
     state.optimizer->save(optim);
     archive.write("optimizer", optim);
+  }
+  if (!state.optimizer_slots.empty()) {
+    torch::serialize::OutputArchive slots;
+    for (const auto& [name, t] : state.optimizer_slots) slots.write(name, t);
+    archive.write("optimizer_slots", slots);
   }
   write_rng_state(archive);
   io::write_stream_atomically(path, [&](const io::ByteSink& sink) {
@@ -265,9 +261,18 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
   if (!state.model) throw ConfigError("load_checkpoint('" + path + "'): no model to load into");
   auto& archive = checkpoint.contents().archive;
   copy_weights(path, archive, *state.model.ptr());
-  if (state.optimizer) load_optimizer_state(path, archive, checkpoint.info(), state);
+  CheckpointInfo info = checkpoint.info();
+  if (state.optimizer) load_optimizer_state(path, archive, info, state);
+  torch::serialize::InputArchive slots;
+  if (state.optimizer && archive.try_read("optimizer_slots", slots)) {
+    for (const auto& key : slots.keys()) {
+      at::Tensor t;
+      slots.read(key, t);
+      info.optimizer_slots[key] = t;
+    }
+  }
   read_rng_state(archive);
-  return checkpoint.info();
+  return info;
 }
 
 CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state) {

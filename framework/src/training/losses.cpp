@@ -85,4 +85,60 @@ at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const
   return (output - target).pow(2).mean();
 }
 
+namespace {
+
+// Each sample's loss (N), the formulas of compute_loss before the batch mean.
+at::Tensor per_sample_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
+                           bool from_logits) {
+  const int64_t n = output.size(0);
+  if (name == "categorical_crossentropy") {
+    expect_same_shape(name, output, target);
+    if (from_logits) return -(target * output.log_softmax(1)).sum(1);
+    const at::Tensor p = (output / output.sum(1, true)).clamp(kEpsilon, 1.0 - kEpsilon);
+    return -(target * p.log()).sum(1);
+  }
+  if (name == "sparse_categorical_crossentropy") {
+    const at::Tensor logp =
+        from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
+    return at::nll_loss(logp, target.to(at::kLong), {}, at::Reduction::None);
+  }
+  if (name == "binary_crossentropy") {
+    const at::Tensor y = target.to(output.scalar_type()).reshape(output.sizes());
+    at::Tensor l;
+    if (from_logits) {
+      l = at::binary_cross_entropy_with_logits(output, y, {}, {}, at::Reduction::None);
+    } else {
+      const at::Tensor p = output.clamp(kEpsilon, 1.0 - kEpsilon);
+      l = -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log());
+    }
+    return l.reshape({n, -1}).mean(1);
+  }
+  expect_same_shape(name, output, target);
+  return (output - target).pow(2).reshape({n, -1}).mean(1);
+}
+
+// The class of each sample, for its class weight.
+at::Tensor sample_classes(const std::string& name, const at::Tensor& target) {
+  if (name == "sparse_categorical_crossentropy") return target.reshape({-1}).to(at::kLong);
+  if (name == "binary_crossentropy" || target.dim() == 1)
+    return target.reshape({target.size(0), -1}).select(1, 0).round().to(at::kLong);
+  return target.argmax(1);
+}
+
+}  // namespace
+
+at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
+                                 bool from_logits, const at::Tensor& class_weight) {
+  check_loss(name);
+  const at::Tensor classes = sample_classes(name, target);
+  const int64_t k = class_weight.numel();
+  if (classes.numel() > 0 && (classes.min().item<int64_t>() < 0 || classes.max().item<int64_t>() >= k)) {
+    throw ConfigError("class_weight: a target's class " + std::to_string(classes.max().item<int64_t>()) +
+                      " has no weight (" + std::to_string(k) + " weights)");
+  }
+  const at::Tensor w = class_weight.to(output.device(), output.scalar_type()).index_select(0, classes);
+  const at::Tensor losses = per_sample_loss(name == "mse" ? "mean_squared_error" : name, output, target, from_logits);
+  return (losses * w).sum() / static_cast<double>(std::max<int64_t>(output.size(0), 1));
+}
+
 }  // namespace torchfit

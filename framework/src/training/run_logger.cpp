@@ -232,6 +232,8 @@ nlohmann::json RunLogger::run_description() const {
            {{"loss", t.compile_options().loss()},
             {"optimizer", t.compile_options().optimizer().name()},
             {"learning_rate", t.learning_rate()},
+            {"optimizer_config", t.optimizer_features().state()["config"]},
+            {"class_weight", t.class_weight().empty() ? nlohmann::json() : nlohmann::json(t.class_weight())},
             {"metrics", t.metric_names()}}},
           {"epochs", p.epochs},
           {"steps_per_epoch", p.steps},
@@ -322,6 +324,9 @@ void RunLogger::on_train_end(const Logs& logs) {
   run_json_["epoch_summaries"] = epoch_summaries_;
   run_json_["final_metrics"] = logs;
   run_json_["mixed_precision"] = mixed_precision_info(t);  // the loss scale reached
+  run_json_["optimizer_state"] = {{"iterations", t.optimizer_features().iterations()},
+                                  {"accumulated", t.optimizer_features().accumulated()},
+                                  {"ema_in_weights", t.optimizer_features().averages().size() > 0 && !t.interrupted()}};
   run_json_["status"] = t.interrupted() ? "interrupted" : t.stop_training ? "stopped early" : "completed";
   if (t.interrupted()) run_json_["signal"] = runtime::signal_name(t.interrupt_signal() ? t.interrupt_signal() : SIGINT);
   run_json_["position"] = {

@@ -27,7 +27,7 @@ namespace torchfit {
 /// epoch's training means.
 struct Trainer::EpochMeans {
   double loss_sum = 0;
-  std::vector<double> metric_sums;
+  std::vector<double> metric_sums;  // MetricSet statistics: sums over the steps (and ranks)
   int64_t seen = 0;
 
   void add(double loss, const std::vector<double>& batch_metric_sums, int64_t n) {
@@ -36,11 +36,12 @@ struct Trainer::EpochMeans {
     seen += n;
   }
   /// "loss" and the metric names; nan when no step ran (a resumed epoch that was already complete).
-  Logs logs(const std::vector<std::string>& names) const {
+  Logs logs(const MetricSet& metrics) const {
     const double none = std::numeric_limits<double>::quiet_NaN();
-    const double n = static_cast<double>(seen);
-    Logs out = {{"loss", seen > 0 ? loss_sum / n : none}};
-    for (size_t i = 0; i < names.size(); ++i) out[names[i]] = seen > 0 ? metric_sums[i] / n : none;
+    Logs out = metrics.results(metric_sums);
+    if (seen == 0)
+      for (auto& kv : out) kv.second = none;
+    out["loss"] = seen > 0 ? loss_sum / static_cast<double>(seen) : none;
     return out;
   }
 };
@@ -50,11 +51,11 @@ Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
   runtime::init_process();
   check_loss(options_.loss());
   if (model_->layers().empty()) throw ConfigError("Trainer: the model has no layers");
-  for (const auto& m : options_.metrics()) {
-    metric_names_.push_back(m);
-    resolved_metrics_.push_back(resolve_metric(m, options_.loss()));
-  }
+  metric_names_ = options_.metrics();
   from_logits_ = loss_uses_logits(options_.loss(), model_->output_activation());
+  const auto& out_shape = model_->output_shape();
+  metrics_ = std::make_shared<MetricSet>(metric_names_, options_.loss(), from_logits_,
+                                         out_shape.empty() ? 1 : out_shape.back());
   mixed_precision::check_supported(model_->dtype_policy(), device_);
   model_->to(device_);
   prefetcher_ = std::make_shared<detail::DevicePrefetcher>(device_);
@@ -65,20 +66,60 @@ Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
     loss_scaler_ = std::make_unique<LossScaleOptimizer>(*optimizer_, model_->parameters(),
                                                         options_.loss_scale().value_or(LossScaleOptions()), device_);
   }
+  features_ = std::make_unique<OptimizerFeatures>(options_.optimizer(), *optimizer_, model_->parameters(),
+                                                  resolved_learning_rate(options_.optimizer()));
+  if (loss_scaler_ && features_->changes_gradients()) {
+    throw ConfigError(
+        "loss scaling (mixed_float16) cannot be combined with gradient accumulation, clipping or "
+        "weight decay yet (they would act on scaled gradients)");
+  }
 }
 
 void Trainer::apply_gradients() {
+  if (!features_->before_update()) return;  // accumulating gradients
+  bool applied = true;
   if (loss_scaler_) {
-    loss_scaler_->step();  // skips the step when a gradient is not finite
+    applied = loss_scaler_->step();  // skips the step when a gradient is not finite
   } else {
     optimizer_->step();
   }
+  if (applied) features_->after_update();
+}
+
+void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
+  class_weight_ = at::Tensor();
+  class_weight_values_.clear();
+  if (weights.empty()) return;
+  const auto& shape = model_->output_shape();
+  const int64_t k = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 2);  // one sigmoid unit: classes 0, 1
+  for (int64_t c = 0; c < k; ++c) {
+    const auto it = weights.find(c);
+    if (it == weights.end()) throw ConfigError("fit: class_weight has no weight for class " + std::to_string(c));
+    if (!std::isfinite(it->second) || it->second < 0)
+      throw ConfigError("fit: class_weight of class " + std::to_string(c) + " must be a finite number >= 0");
+    class_weight_values_.push_back(it->second);
+  }
+  if (weights.rbegin()->first >= k || weights.begin()->first < 0) {
+    throw ConfigError("fit: class_weight names class " + std::to_string(weights.rbegin()->first) + ", the model has " +
+                      std::to_string(k) + " classes");
+  }
+  class_weight_ = at::tensor(class_weight_values_, at::kFloat).to(device_);
+}
+
+at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y) const {
+  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_);
+  return compute_weighted_loss(options_.loss(), out, y, from_logits_, class_weight_);
 }
 
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
 
 void Trainer::set_learning_rate(double lr) {
   if (!(lr > 0) || !std::isfinite(lr)) throw ConfigError("learning rate must be > 0, got " + std::to_string(lr));
+  if (features_->has_schedule()) {
+    throw ConfigError(
+        "the optimizer follows a learning-rate schedule: its learning rate is not settable "
+        "(as Keras; a callback or --lr with --resume cannot change it)");
+  }
   for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
 }
 
@@ -114,18 +155,13 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
     return 0.0;
   }
   at::Tensor out = model_output(x);
-  at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
+  at::Tensor loss = training_loss(out, y);
   if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
   at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
   (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
   last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
   apply_gradients();
-  if (metric_sums) {
-    at::Tensor detached = out.detach();
-    for (size_t i = 0; i < resolved_metrics_.size(); ++i) {
-      (*metric_sums)[i] += metric_sum(resolved_metrics_[i], detached, y, from_logits_);
-    }
-  }
+  if (metric_sums) metrics_->update(out.detach(), y, *metric_sums);
   return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
@@ -165,6 +201,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
     ~EndDataParallel() { p.reset(); }
   } end_data_parallel{data_parallel_};
   const FitParams params = fit_params(train, opt);
+  set_class_weight(opt.class_weight());
   pin_sources(train, opt);
   if (data_parallel_) data_parallel_->start(*this, position_.data, opt, params.steps);
   auto history = std::make_shared<HistoryRecorder>();
@@ -184,6 +221,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
       logs = std::move(epoch_logs);
       callbacks.on_epoch_end(epoch, logs);
     }
+    if (!interrupted_) features_->finalize();  // use_ema: the averages become the weights (Keras)
     callbacks.on_train_end(logs);
   } catch (const std::exception& e) {
     callbacks.on_train_error(e.what());
@@ -253,7 +291,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
                           const FitParams& params, CallbackList& callbacks) {
   model_->train();
   EpochMeans means;
-  means.metric_sums.assign(resolved_metrics_.size(), 0.0);
+  means.metric_sums.assign(metrics_->state_size(), 0.0);
   for (int64_t step = first_step; step <= params.steps; ++step) {
     StepTiming t;
     t.epoch = epoch + 1;
@@ -278,7 +316,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
       break;
     }
   }
-  return means.logs(metric_names_);
+  return means.logs(*metrics_);
 }
 
 Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& means, bool prefetch_next) {
@@ -296,7 +334,7 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   const double t3 = detail::steady_ms();
   const at::Tensor& x = batch.x;
   const at::Tensor& y = batch.y;
-  std::vector<double> sums(resolved_metrics_.size(), 0.0);
+  std::vector<double> sums(metrics_->state_size(), 0.0);
   int64_t n = batch.size;
   // Data-parallel: this shard's share of the global batch.
   double loss = compute_step(x, y, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
@@ -305,9 +343,9 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   t.allreduce_ms = last_allreduce_ms_;
   if (data_parallel_) data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
   means.add(loss, sums, n);
-  Logs logs = means.logs(metric_names_);
+  Logs logs = means.logs(*metrics_);
   logs["batch_loss"] = loss;
-  for (size_t i = 0; i < sums.size(); ++i) logs["batch_" + metric_names_[i]] = sums[i] / static_cast<double>(n);
+  for (const auto& [name, value] : metrics_->results(sums, "batch_")) logs[name] = value;
   t.size = n;
   t.data_ms = data_ms;
   t.h2d_ms = t2 - t1;
@@ -342,23 +380,22 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   const bool was_training = model_->is_training();
   model_->eval();
   EpochMeans sums;
-  sums.metric_sums.assign(resolved_metrics_.size(), 0.0);
+  sums.metric_sums.assign(metrics_->state_size(), 0.0);
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
     if (batch.size() == 0) continue;  // data-parallel: an empty shard of a short last batch
     auto [x, y] = to_device(batch);
     at::Tensor out = model_output(x);
-    std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
-    for (size_t i = 0; i < batch_sums.size(); ++i)
-      batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
+    std::vector<double> batch_sums(metrics_->state_size(), 0.0);
+    metrics_->update(out, y, batch_sums);
     at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
-    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;
+    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
     sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
-  return sums.logs(metric_names_);
+  return sums.logs(*metrics_);
 }
 
 at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vector<int64_t>* indices) {
@@ -370,6 +407,10 @@ at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*mod
 void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
   saving::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
   if (loss_scaler_) state.loss_scale = loss_scaler_->state();
+  if (features_->enabled()) {
+    state.optimizer_features = features_->state();
+    state.optimizer_slots = features_->tensors();
+  }
   saving::save_checkpoint(path, state);
 }
 
@@ -384,6 +425,16 @@ saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkp
       saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
+  if (load_optimizer && (features_->enabled() || !info.optimizer_features.is_null())) {
+    const auto saved = info.optimizer_features.value("config", nlohmann::json());
+    const auto now = features_->state()["config"];
+    if (saved != now) {
+      torchfit::logger().info("checkpoint '{}': optimizer settings {} → {}", path,
+                              saved.is_null() ? "(none saved)" : saved.dump(), now.dump());
+    }
+    features_->load(info.optimizer_features.is_null() ? nlohmann::json::object() : info.optimizer_features,
+                    info.optimizer_slots);
+  }
   if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {
     torchfit::logger().info("checkpoint '{}' holds a loss-scaling state ({}); this run has no loss scaling", path,
                             info.loss_scale.dump());

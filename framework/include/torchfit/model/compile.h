@@ -7,7 +7,34 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace torchfit {
+
+/// A learning-rate schedule of keras.optimizers.schedules, evaluated at `step` = the optimizer updates
+/// applied so far (training/lr_schedules.h has the formulas).
+struct LearningRateScheduleOptions {
+  /// "cosine" (CosineDecay), "exponential" (ExponentialDecay) or "piecewise" (PiecewiseConstantDecay).
+  TORCH_ARG(std::string, name) = "cosine";
+  /// cosine, exponential: Keras `initial_learning_rate` (≥ 0; a warm-up often starts at 0); unset ⇒ the
+  /// optimizer's learning_rate.
+  TORCH_ARG(std::optional<double>, initial_learning_rate) = std::nullopt;
+  /// cosine, exponential: steps over which the rate decays (Keras `decay_steps`, required, ≥ 1).
+  TORCH_ARG(int64_t, decay_steps) = 0;
+  /// cosine: the fraction of the (warm-up target) rate left at the end (Keras `alpha`, default 0).
+  TORCH_ARG(double, alpha) = 0.0;
+  /// cosine: linear warm-up steps before the decay (Keras `warmup_steps`, default 0).
+  TORCH_ARG(int64_t, warmup_steps) = 0;
+  /// cosine: the rate reached at the end of the warm-up (Keras `warmup_target`); unset ⇒ no warm-up.
+  TORCH_ARG(std::optional<double>, warmup_target) = std::nullopt;
+  /// exponential: the factor per `decay_steps` (Keras `decay_rate`, required, > 0).
+  TORCH_ARG(double, decay_rate) = 0.0;
+  /// exponential: decay in whole periods (Keras `staircase`, default false).
+  TORCH_ARG(bool, staircase) = false;
+  /// piecewise: increasing step boundaries and the len(boundaries) + 1 rates (Keras `boundaries`, `values`).
+  TORCH_ARG(std::vector<int64_t>, boundaries) = {};
+  TORCH_ARG(std::vector<double>, values) = {};
+};
 
 /// Optimizer settings with Keras defaults. `learning_rate` < 0 ⇒ the optimizer's Keras default
 /// (adam 1e-3, sgd 1e-2, rmsprop 1e-3).
@@ -29,6 +56,26 @@ struct OptimizerOptions {
   /// adam: the single-pass FusedAdam (same math as torch::optim::Adam, see training/fused_adam.h);
   /// false ⇒ torch::optim::Adam itself (for comparisons).
   TORCH_ARG(bool, fused) = true;
+  /// Each gradient rescaled to norm ≤ clipnorm, per variable (Keras `clipnorm`; 0 = off).
+  TORCH_ARG(double, clipnorm) = 0.0;
+  /// Each gradient element clipped to [−clipvalue, clipvalue] (Keras `clipvalue`; 0 = off).
+  TORCH_ARG(double, clipvalue) = 0.0;
+  /// All gradients rescaled together to a global norm ≤ global_clipnorm (Keras `global_clipnorm`; 0 =
+  /// off). At most one of the three clipping options may be set (as Keras).
+  TORCH_ARG(double, global_clipnorm) = 0.0;
+  /// Decoupled weight decay (Keras ≥ 2.11 `weight_decay`, AdamW's): before each update every weight
+  /// w ← w − learning_rate · weight_decay · w (0 = off).
+  TORCH_ARG(double, weight_decay) = 0.0;
+  /// Exponential moving average of the weights (Keras `use_ema`), updated after each weight update:
+  /// average ← m · average + (1 − m) · w, m = ema_momentum (0 for the first update, so it starts at w);
+  /// the model takes the averages at the end of fit (Keras's finalize_variable_values).
+  TORCH_ARG(bool, use_ema) = false;
+  TORCH_ARG(double, ema_momentum) = 0.99;
+  /// Keras 3 `gradient_accumulation_steps`: the weights are updated every N batches with the mean of the
+  /// N batches' gradients (0 = off; otherwise ≥ 2).
+  TORCH_ARG(int64_t, gradient_accumulation_steps) = 0;
+  /// A learning-rate schedule (Keras: a LearningRateSchedule as `learning_rate`); unset ⇒ constant.
+  TORCH_ARG(std::optional<LearningRateScheduleOptions>, learning_rate_schedule) = std::nullopt;
 };
 
 /// Loss-scaling settings, with Keras's LossScaleOptimizer defaults (training/loss_scale_optimizer.h).
@@ -41,6 +88,11 @@ struct LossScaleOptions {
   /// Finite steps in a row after which the scale doubles (Keras 2000). Must be ≥ 1.
   TORCH_ARG(int64_t, dynamic_growth_steps) = 2000;
 };
+
+/// The optimizer's name, `learning_rate` and update-rule settings as JSON with Keras's names ("name",
+/// "learning_rate", "beta_1", "beta_2", "epsilon", "momentum", "nesterov", "rho"); checkpoints record it
+/// (training/optimizers.h optimizer_config adds the options of optimizer_features.h).
+nlohmann::json optimizer_hyperparameters(const OptimizerOptions& options, double learning_rate);
 
 /// Everything model.compile() takes.
 struct CompileOptions {

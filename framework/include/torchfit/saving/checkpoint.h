@@ -41,8 +41,13 @@ struct CheckpointInfo {
   std::map<std::string, int64_t> class_indices;  ///< class name → index
   TrainingPosition position;                     ///< epoch/step reached and batches taken from the sources
   nlohmann::json loss_scale;                     ///< LossScaleOptimizer::state(); null when the run had none
-  std::string torchfit_version;                  ///< the torchfit release that wrote it ("" before 0.x recorded it)
-  int format_version = 1;                        ///< checkpoint format (this torchfit reads 1)
+  /// The optimizer's Keras features (training/optimizer_features.h: iterations, accumulated batches,
+  /// config); null in checkpoints without them.
+  nlohmann::json optimizer_features;
+  /// Their tensors ("ema_<i>", "accumulator_<i>"), read by load_checkpoint with an optimizer.
+  std::map<std::string, at::Tensor> optimizer_slots;
+  std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
+  int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };
 
 /// What a checkpoint saves and restores.
@@ -56,6 +61,9 @@ struct TrainingState {
   std::map<std::string, int64_t> class_indices;
   /// LossScaleOptimizer::state() of a run with loss scaling (null ⇒ none).
   nlohmann::json loss_scale = nullptr;
+  /// OptimizerFeatures::state() and tensors() (null / empty ⇒ none), saved beside the optimizer.
+  nlohmann::json optimizer_features = nullptr;
+  std::map<std::string, at::Tensor> optimizer_slots = {};
 };
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the

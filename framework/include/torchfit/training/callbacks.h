@@ -12,3 +12,4 @@
 #include <torchfit/training/progbar_logger.h>
 #include <torchfit/training/reduce_lr_on_plateau.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/tensorboard.h>

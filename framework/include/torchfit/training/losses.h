@@ -21,6 +21,14 @@ namespace torchfit {
 /// Errors: ConfigError for an unknown name or a target of the wrong shape (naming both shapes).
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits);
 
+/// The loss with Keras's class weights (fit(class_weight=…)): each sample's loss times the weight of its
+/// class (the target's argmax; the 0/1 label for binary; the index for sparse), then the batch's sum
+/// divided by the batch size (Keras's "sum_over_batch_size" reduction; not by the sum of the weights).
+/// `class_weight`: (K) float, one weight per class. Same formulas per sample as compute_loss.
+/// Errors: as compute_loss; ConfigError for a class index outside the weights (naming both).
+at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
+                                 bool from_logits, const at::Tensor& class_weight);
+
 /// True when the loss can use logits of a model whose last activation is `activation`
 /// (softmax with categorical/sparse cross-entropy, sigmoid with binary cross-entropy).
 bool loss_uses_logits(const std::string& loss, const std::string& activation);

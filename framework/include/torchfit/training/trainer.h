@@ -20,6 +20,8 @@
 #include <torchfit/training/callback.h>
 #include <torchfit/training/history.h>
 #include <torchfit/training/loss_scale_optimizer.h>
+#include <torchfit/training/metrics.h>
+#include <torchfit/training/optimizer_features.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/progbar.h>
 #include <torchfit/training/timing.h>
@@ -39,6 +41,7 @@ using saving::TrainingPosition;
 /// Arguments of fit(), with Keras defaults.
 struct FitOptions {
   using IteratorPtr = data::BatchIterator*;
+  using ClassWeights = std::map<int64_t, double>;
   using StreamPtr = std::ostream*;
 
   /// Epochs to run up to (Keras: the index of the last epoch, counted from initial_epoch).
@@ -97,6 +100,13 @@ struct FitOptions {
   /// the global ones; callbacks that print or write files run on rank 0 only (Callback::chief_only).
   /// Every rank must call fit with the same options. BatchNormalization statistics stay per rank.
   TORCH_ARG(std::shared_ptr<distributed::ProcessGroup>, process_group) = nullptr;
+  /// Keras `class_weight`: class index → weight, for every class of the model's output (training/class_weight.h
+  /// gives scikit-learn's "balanced" weights). Each training sample's loss is multiplied by its class's
+  /// weight and the batch's sum divided by the batch size (losses.h compute_weighted_loss); the reported
+  /// training loss is that weighted loss; metrics and validation are unweighted (as Keras's `metrics`).
+  /// Empty ⇒ no weights. Errors: ConfigError for a missing class, an index outside the output or a
+  /// weight that is not a finite number ≥ 0.
+  TORCH_ARG(ClassWeights, class_weight) = {};
 
  public:
   /// Whether fit() continues a saved run (resume_from or resume_checkpoint set).
@@ -136,8 +146,9 @@ class Trainer {
   at::Tensor predict(const at::Tensor& x);
 
   /// One optimisation step on a batch already on the device; returns the loss (a graph-free scalar)
-  /// and adds each metric's sum over the batch to `metric_sums`. With loss scaling a step whose
-  /// gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts them).
+  /// and adds the batch's metric statistics (MetricSet::update; size metrics().state_size()) to `metric_sums`. With
+  /// loss scaling a step whose gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts
+  /// them).
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
 
   /// Saves model, optimizer, position and `class_indices` (saving::save_checkpoint). Errors: IoError.
@@ -157,10 +168,19 @@ class Trainer {
   const c10::Device& device() const { return device_; }
   /// Metric names as the user gave them (printed names).
   const std::vector<std::string>& metric_names() const { return metric_names_; }
+  /// The compiled metrics (statistics and values).
+  const MetricSet& metrics() const { return *metrics_; }
 
   double learning_rate() const;
-  /// Errors: ConfigError unless lr is a finite number > 0.
+  /// Errors: ConfigError unless lr is a finite number > 0, or when the optimizer follows a learning-rate
+  /// schedule (Keras: "this optimizer was created with a LearningRateSchedule ... not settable").
   void set_learning_rate(double lr);
+  /// The optimizer's Keras features around optimizer(): accumulation, clipping, weight decay, schedule,
+  /// EMA (optimizer_features.h). With use_ema, fit() ends (not when interrupted) by copying the averages
+  /// into the model's weights; checkpoints written during fit hold the raw weights and the averages.
+  const OptimizerFeatures& optimizer_features() const { return *features_; }
+  /// The class weights of the current (or last) fit(), one per class; empty without class_weight.
+  const std::vector<double>& class_weight() const { return class_weight_values_; }
 
   /// Set by a callback (EarlyStopping) to end fit() after the current epoch.
   bool stop_training = false;
@@ -188,7 +208,9 @@ class Trainer {
   struct EpochMeans;
   void pin_sources(data::BatchIterator& train, const FitOptions& opt) const;
   double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
-  void apply_gradients();  // the optimizer's step, through the loss scaling when there is one
+  void apply_gradients();  // the optimizer's step, through the loss scaling and OptimizerFeatures
+  void set_class_weight(const std::map<int64_t, double>& class_weight);
+  at::Tensor training_loss(const at::Tensor& out, const at::Tensor& y) const;
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
@@ -203,9 +225,12 @@ class Trainer {
   c10::Device device_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<LossScaleOptimizer> loss_scaler_;
+  std::unique_ptr<OptimizerFeatures> features_;
+  at::Tensor class_weight_;  // (K) during a fit() with class_weight, else undefined
+  std::vector<double> class_weight_values_;
   std::shared_ptr<detail::DevicePrefetcher> prefetcher_;  // CUDA: the next batch's copy overlaps the step
   std::vector<std::string> metric_names_;
-  std::vector<std::string> resolved_metrics_;
+  std::shared_ptr<MetricSet> metrics_;
   bool from_logits_ = false;
   std::vector<StepTiming> timings_;
   TrainingPosition position_;

@@ -1,0 +1,23 @@
+#pragma once
+/// @file class_weight.h
+/// Class weights for fit(class_weight=…): scikit-learn's "balanced" weights and a JSON file of weights.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace torchfit {
+
+/// sklearn.utils.class_weight.compute_class_weight("balanced"): n_samples / (n_classes · count(c)) for
+/// each class c in [0, num_classes). `labels`: each sample's class index. Errors: ConfigError for a class
+/// without samples (its weight would be infinite; scikit-learn refuses it too) or an index out of range.
+std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labels, int64_t num_classes);
+
+/// Reads a JSON object of weights keyed by class name or index ({"cat": 1.0, "dog": 3.5} or {"0": 1,
+/// "1": 3.5}); `class_indices`: name → index. Every class must have a weight (as Keras requires keys 0 …
+/// n − 1). Errors: ConfigError naming the file and the key: unreadable JSON, not an object, an unknown
+/// class, a weight that is not a finite number ≥ 0, a missing class.
+std::map<int64_t, double> read_class_weight(const std::string& path,
+                                            const std::map<std::string, int64_t>& class_indices);
+
+}  // namespace torchfit

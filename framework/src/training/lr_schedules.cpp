@@ -1,0 +1,100 @@
+#include <torchfit/training/lr_schedules.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <torchfit/error.h>
+
+namespace torchfit {
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+double cosine_decay(double step, double decay_steps, double from, double alpha) {
+  const double cosine = 0.5 * (1.0 + std::cos(kPi * step / decay_steps));
+  return from * ((1.0 - alpha) * cosine + alpha);
+}
+
+double cosine(const LearningRateScheduleOptions& s, double lr0, int64_t step) {
+  const auto decay = static_cast<double>(s.decay_steps());
+  if (!s.warmup_target()) return cosine_decay(std::min(static_cast<double>(step), decay), decay, lr0, s.alpha());
+  const auto warmup = static_cast<double>(s.warmup_steps());
+  const double at = std::min(static_cast<double>(step), warmup + decay);
+  if (at < warmup) return lr0 + (*s.warmup_target() - lr0) * at / warmup;
+  return cosine_decay(at - warmup, decay, *s.warmup_target(), s.alpha());
+}
+
+}  // namespace
+
+void check_schedule(const LearningRateScheduleOptions& s) {
+  const std::string what = "learning-rate schedule '" + s.name() + "': ";
+  if (s.name() != "cosine" && s.name() != "exponential" && s.name() != "piecewise") {
+    throw ConfigError("unknown learning-rate schedule '" + s.name() + "' (known: cosine, exponential, piecewise)");
+  }
+  if (s.name() != "piecewise" && s.decay_steps() < 1) {
+    throw ConfigError(what + "decay_steps must be >= 1, got " + std::to_string(s.decay_steps()));
+  }
+  if (s.warmup_steps() < 0) throw ConfigError(what + "warmup_steps must be >= 0");
+  if (s.warmup_steps() > 0 && !s.warmup_target()) throw ConfigError(what + "warmup_steps needs a warmup_target");
+  if (s.initial_learning_rate() && !(std::isfinite(*s.initial_learning_rate()) && *s.initial_learning_rate() >= 0)) {
+    throw ConfigError(what + "initial_learning_rate must be a finite number >= 0");
+  }
+  if (!(s.alpha() >= 0 && s.alpha() <= 1)) throw ConfigError(what + "alpha must be in [0, 1]");
+  if (s.warmup_target() && !(std::isfinite(*s.warmup_target()) && *s.warmup_target() >= 0)) {
+    throw ConfigError(what + "warmup_target must be a finite number >= 0");
+  }
+  if (s.name() == "exponential" && !(s.decay_rate() > 0 && std::isfinite(s.decay_rate()))) {
+    throw ConfigError(what + "decay_rate must be > 0, got " + std::to_string(s.decay_rate()));
+  }
+  if (s.name() == "piecewise") {
+    if (s.values().size() != s.boundaries().size() + 1 || s.boundaries().empty()) {
+      throw ConfigError(what + "needs one more value than boundaries (got " + std::to_string(s.boundaries().size()) +
+                        " boundaries, " + std::to_string(s.values().size()) + " values)");
+    }
+    if (!std::is_sorted(s.boundaries().begin(), s.boundaries().end()) ||
+        std::adjacent_find(s.boundaries().begin(), s.boundaries().end()) != s.boundaries().end()) {
+      throw ConfigError(what + "boundaries must increase");
+    }
+    for (const double v : s.values())
+      if (!(std::isfinite(v) && v >= 0)) throw ConfigError(what + "values must be finite rates >= 0");
+  }
+}
+
+double schedule_learning_rate(const LearningRateScheduleOptions& s, double initial_learning_rate, int64_t step) {
+  check_schedule(s);
+  const double lr0 = s.initial_learning_rate().value_or(initial_learning_rate);
+  if (s.name() == "cosine") return cosine(s, lr0, step);
+  if (s.name() == "exponential") {
+    double p = static_cast<double>(step) / static_cast<double>(s.decay_steps());
+    if (s.staircase()) p = std::floor(p);
+    return lr0 * std::pow(s.decay_rate(), p);
+  }
+  size_t i = 0;
+  while (i < s.boundaries().size() && step > s.boundaries()[i]) ++i;
+  return s.values()[i];
+}
+
+nlohmann::json schedule_config(const LearningRateScheduleOptions& s, double initial_learning_rate) {
+  const double lr0 = s.initial_learning_rate().value_or(initial_learning_rate);
+  if (s.name() == "cosine") {
+    return {{"class_name", "CosineDecay"},
+            {"config",
+             {{"initial_learning_rate", lr0},
+              {"decay_steps", s.decay_steps()},
+              {"alpha", s.alpha()},
+              {"warmup_target", s.warmup_target() ? nlohmann::json(*s.warmup_target()) : nlohmann::json()},
+              {"warmup_steps", s.warmup_steps()}}}};
+  }
+  if (s.name() == "exponential") {
+    return {{"class_name", "ExponentialDecay"},
+            {"config",
+             {{"initial_learning_rate", lr0},
+              {"decay_steps", s.decay_steps()},
+              {"decay_rate", s.decay_rate()},
+              {"staircase", s.staircase()}}}};
+  }
+  return {{"class_name", "PiecewiseConstantDecay"},
+          {"config", {{"boundaries", s.boundaries()}, {"values", s.values()}}}};
+}
+
+}  // namespace torchfit

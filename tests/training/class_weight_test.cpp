@@ -1,0 +1,103 @@
+// class_weight: scikit-learn's "balanced" weights and Keras's weighted loss (each sample's loss times its
+// class's weight, the sum divided by the batch size) against PyTorch's per-sample losses.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <torchfit/data/batch_iterator.h>
+#include <torchfit/error.h>
+#include <torchfit/training/class_weight.h>
+#include <torchfit/training/losses.h>
+#include <torchfit/training/trainer.h>
+
+#include "support/python_reference.h"
+#include "support/temp_dir.h"
+#include "support/tiny_model.h"
+
+using namespace torchfit;
+
+TEST(ClassWeight, BalancedEqualsScikitLearn) {
+  const std::vector<int64_t> labels = {0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 2, 0, 1};
+  const auto w = balanced_class_weight(labels, 3);
+  const auto r = torchfit::testing::run_python(
+      {"numpy", "sklearn.utils.class_weight"},
+      "import numpy as np\nfrom sklearn.utils.class_weight import compute_class_weight\n"
+      "y = np.array(data['y'])\nout = compute_class_weight('balanced', classes=np.unique(y), y=y).tolist()\n",
+      {{"y", labels}});
+  TORCHFIT_REQUIRE_PYTHON(r);
+  for (int64_t c = 0; c < 3; ++c) EXPECT_NEAR(w.at(c), r.out[c].get<double>(), 1e-15) << c;
+  EXPECT_THROW(balanced_class_weight({0, 0, 1}, 3), ConfigError);  // class 2 has no samples
+}
+
+TEST(ClassWeight, WeightedLossesEqualPyTorchsPerSampleLosses) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(4);
+  const at::Tensor logits = at::randn({9, 3}, gen);
+  const at::Tensor labels = at::randint(3, {9}, gen);
+  const at::Tensor onehot = at::one_hot(labels, 3).to(at::kFloat);
+  const at::Tensor weights = at::tensor({0.5, 2.0, 1.25}, at::kFloat);
+  const double categorical =
+      compute_weighted_loss("categorical_crossentropy", logits, onehot, true, weights).item<double>();
+  const double from_p =
+      compute_weighted_loss("categorical_crossentropy", logits.softmax(1), onehot, false, weights).item<double>();
+  const double sparse =
+      compute_weighted_loss("sparse_categorical_crossentropy", logits, labels, true, weights).item<double>();
+  const at::Tensor logit1 = logits.select(1, 0).unsqueeze(1), y1 = (labels % 2).to(at::kFloat).unsqueeze(1);
+  const double binary =
+      compute_weighted_loss("binary_crossentropy", logit1, y1, true, weights.slice(0, 0, 2)).item<double>();
+  const auto r = torchfit::testing::run_python(
+      {"torch"},
+      "import torch\nimport torch.nn.functional as F\n"
+      "x = torch.tensor(data['x']); y = torch.tensor(data['y']).long(); w = torch.tensor(data['w'])\n"
+      "ce = (F.cross_entropy(x, y, reduction='none') * w[y]).sum() / len(y)\n"
+      "yb = (y % 2).float()\n"
+      "bce = (F.binary_cross_entropy_with_logits(x[:, 0], yb, reduction='none') * w[:2][y % 2]).sum() / len(y)\n"
+      "out = {'ce': ce.item(), 'bce': bce.item()}\n",
+      {{"x", torchfit::testing::to_json(logits)},
+       {"y", torchfit::testing::to_json(labels)},
+       {"w", torchfit::testing::to_json(weights)}});
+  TORCHFIT_REQUIRE_PYTHON(r);
+  EXPECT_NEAR(categorical, r.out["ce"].get<double>(), 1e-6);
+  EXPECT_NEAR(from_p, r.out["ce"].get<double>(), 1e-5);
+  EXPECT_NEAR(sparse, r.out["ce"].get<double>(), 1e-6);
+  EXPECT_NEAR(binary, r.out["bce"].get<double>(), 1e-6);
+  // All weights 1: the unweighted loss.
+  EXPECT_NEAR(compute_weighted_loss("categorical_crossentropy", logits, onehot, true, at::ones({3})).item<double>(),
+              compute_loss("categorical_crossentropy", logits, onehot, true).item<double>(), 1e-6);
+}
+
+TEST(ClassWeight, FitTrainsOnTheWeightedLossAndRecordsTheWeights) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(2);
+  const at::Tensor x = at::randn({16, 4}, gen);
+  const at::Tensor y = at::one_hot(at::arange(16) % 3, 3).to(at::kFloat);
+  at::manual_seed(1);
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions().optimizer(OptimizerOptions().name("sgd")));
+  // The first step's loss is computed before the update: the weighted loss of the initial weights.
+  const at::Tensor expected = compute_weighted_loss("categorical_crossentropy", t.model()->forward_logits(x), y, true,
+                                                    at::tensor({1.0, 3.0, 0.5}, at::kFloat));
+  struct First : Callback {
+    double loss = -1;
+    void on_train_batch_end(int64_t b, const Logs& logs) override {
+      if (loss < 0) loss = logs.at("batch_loss");
+    }
+  };
+  auto first = std::make_shared<First>();
+  data::TensorIterator train(x, y, 16, false, 0);
+  t.fit(train, FitOptions().epochs(1).verbose(0).class_weight({{0, 1.0}, {1, 3.0}, {2, 0.5}}).callbacks({first}));
+  EXPECT_NEAR(first->loss, expected.item<double>(), 1e-6);
+  EXPECT_EQ(t.class_weight(), (std::vector<double>{1.0, 3.0, 0.5}));
+  EXPECT_THROW(t.fit(train, FitOptions().verbose(0).class_weight({{0, 1.0}, {1, 3.0}})), ConfigError);
+}
+
+TEST(ClassWeight, JsonFileByNameOrIndex) {
+  torchfit::testing::TempDir dir("class_weight");
+  std::ofstream(dir.file("w.json")) << R"({"cat": 1.5, "1": 4})";
+  const auto w = read_class_weight(dir.file("w.json"), {{"cat", 0}, {"dog", 1}});
+  EXPECT_EQ(w, (std::map<int64_t, double>{{0, 1.5}, {1, 4.0}}));
+  std::ofstream(dir.file("bad.json")) << R"({"cat": 1.5})";
+  try {
+    read_class_weight(dir.file("bad.json"), {{"cat", 0}, {"dog", 1}});
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no weight for class 'dog'"), std::string::npos) << e.what();
+  }
+}
