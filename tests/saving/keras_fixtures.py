@@ -2,12 +2,13 @@
 """Keras model files written with h5py in Keras's own layouts, and their outputs from a float64 NumPy
 forward pass written from Keras's layer definitions (tests/saving/keras_import_test.cpp).
 
-  keras_fixtures.py OUT_DIR [REAL_KERAS3_FILE]
+  keras_fixtures.py OUT_DIR [REAL_KERAS3_FILE [REAL_MOBILENET_H5]]
 
 Writes into OUT_DIR, for each fixture <stem>: the model file(s), <stem>.input.npy (float32, the
 model's own layout: NHWC, NCHW for the Keras 1 "th" model), <stem>.expected.npy (probabilities) and
 <stem>.expected_logits.npy (before the final softmax). With REAL_KERAS3_FILE (a Keras 3 .keras
-Sequential CNN) also its reference output from the file's own weights (real_keras3.*).
+Sequential CNN) also its reference output from the file's own weights (real_keras3.*), and with
+REAL_MOBILENET_H5 (a tf.keras functional chain) that of the file (real_mobilenet.*).
 Fixtures:
   tf2_full.h5            tf.keras 2.x model.save: root model_config, /model_weights, slash weight names,
                          variable-length strings; Conv2D 'same' stride 2 (odd input), BatchNormalization
@@ -269,6 +270,55 @@ def real_keras3(out, path):
     save_outputs(out, "real_keras3", x, logits)
 
 
+def h5_chain_reference(out, path, stem):
+    """Reference output of a tf.keras full-model .h5 whose layers form one chain (Conv2D,
+    DepthwiseConv2D, BatchNormalization, Activation, AveragePooling2D, Flatten, Dropout, Dense) from the
+    file's own weights (found through weight_names), for inputs in [0, 1)."""
+    f = h5py.File(path, "r")
+    layers = json.loads(f.attrs["model_config"])["config"]["layers"]
+    shape = layers[0]["config"]["batch_input_shape"][1:]
+    x = np.random.default_rng(5).uniform(0, 1, [2] + shape)
+    h, logits = x.astype(np.float64), None
+    for i, l in enumerate(layers[1:]):
+        cls, c = l["class_name"], l["config"]
+        g = f["model_weights"][c["name"]]
+        names = [n.decode() if isinstance(n, bytes) else n for n in g.attrs["weight_names"]]
+        v = [g[n][()].astype(np.float64) for n in names]
+        if cls in ("Conv2D", "DepthwiseConv2D"):
+            s = tuple(c["strides"])
+            if cls == "Conv2D":
+                h = conv2d(h, v[0], s, c["padding"])
+            else:  # depthwise: one (kh, kw, 1, m) convolution per channel
+                k = v[0]
+                h = np.concatenate([conv2d(h[..., ch:ch + 1], k[:, :, ch:ch + 1, :], s, c["padding"])
+                                    for ch in range(h.shape[3])], axis=3)
+            if c["use_bias"]:
+                h = h + v[1]
+        elif cls == "BatchNormalization":
+            gamma = v.pop(0) if c["scale"] else 1.0
+            beta = v.pop(0) if c["center"] else 0.0
+            h = (h - v[0]) / np.sqrt(v[1] + c["epsilon"]) * gamma + beta
+        elif cls == "AveragePooling2D":
+            p = c["pool_size"][0]
+            assert c["strides"] == c["pool_size"] and c["padding"] == "valid"
+            n, hh, ww, ch = h.shape
+            h = h[:, :hh // p * p, :ww // p * p].reshape(n, hh // p, p, ww // p, p, ch).mean(axis=(2, 4))
+        elif cls == "Flatten":
+            h = h.reshape(h.shape[0], -1)
+        elif cls == "Dense":
+            h = h @ v[0] + v[1]
+        elif cls not in ("Activation", "Dropout"):
+            raise ValueError("no reference for " + cls)
+        act = c.get("activation", "linear")
+        if act == "softmax" and i == len(layers) - 2:
+            logits = h
+        elif act == "relu":
+            h = relu(h)
+        elif act != "linear" and act != "softmax":
+            raise ValueError("no reference for activation " + act)
+    save_outputs(out, stem, x, logits)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     tf2_full(out)
@@ -276,3 +326,5 @@ if __name__ == "__main__":
     keras3(out)
     if len(sys.argv) > 2:
         real_keras3(out, sys.argv[2])
+    if len(sys.argv) > 3:
+        h5_chain_reference(out, sys.argv[3], "real_mobilenet")

@@ -36,8 +36,10 @@ class KerasImport : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir("keras_import");
     const std::string real = shared_dir() + "/seq_cnn_mnist_keras3151.keras";
+    const std::string mobilenet = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
+    const bool have_real = fs::exists(real) && fs::exists(mobilenet);
     std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/saving/keras_fixtures.py " +
-                      dir_->str() + (fs::exists(real) ? " " + real : "") + " 2>" + dir_->str() + "/py.err";
+                      dir_->str() + (have_real ? " " + real + " " + mobilenet : "") + " 2>" + dir_->str() + "/py.err";
     fixtures_ok_ = std::system(cmd.c_str()) == 0;
   }
   static void TearDownTestSuite() {
@@ -158,6 +160,40 @@ TEST_F(KerasImport, RealKeras3SequentialMatchesTheNumpyReference) {
   auto model = load_keras_sequential(shared_dir() + "/seq_cnn_mnist_keras3151.keras");
   EXPECT_EQ(model->input_shape(), (Shape{28, 28, 1}));
   expect_outputs(model, nchw(npy_tensor(file("real_keras3.input.npy"))), file("real_keras3"));
+}
+
+TEST_F(KerasImport, RealDsCnnFunctionalChainMatchesTheExpectedOutputs) {
+  // tf.keras 2.14 Functional (a single chain): DepthwiseConv2D k×1 and Conv2D 1×1 without bias,
+  // BatchNormalization with "scale": 1, variable-length string attributes; input (30, 1, 40).
+  const std::string stem = shared_dir() + "/dscnn_strww_tfkeras2140";
+  if (!fs::exists(stem + ".h5")) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  auto model = load_keras_sequential(stem + ".h5");
+  EXPECT_EQ(model->input_shape(), (Shape{30, 1, 40}));
+  expect_outputs(model, nchw(npy_tensor(stem + ".input.npy")), stem);
+}
+
+TEST_F(KerasImport, RealMobileNetV1FunctionalChainMatchesTheNumpyReference) {
+  // tf.keras 2.4 MobileNetV1 x0.25: Conv2D and DepthwiseConv2D 'same' at stride 2 (96 -> 48), BN, ReLU,
+  // AveragePooling2D, Flatten, Dense softmax; the reference (keras_fixtures.py) reproduces the DS-CNN's
+  // given outputs exactly.
+  const std::string path = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
+  if (!fs::exists(path)) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  auto model = load_keras_sequential(path);
+  expect_outputs(model, nchw(npy_tensor(file("real_mobilenet.input.npy"))), file("real_mobilenet"));
+}
+
+TEST_F(KerasImport, RealResNet8WithAddIsRefusedUntilTheFunctionalModel) {
+  const std::string path = shared_dir() + "/resnet8_cifar10_tfkeras240.h5";
+  if (!fs::exists(path)) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  try {
+    load_keras_sequential(path);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("resnet8_cifar10_tfkeras240.h5"), std::string::npos) << m;
+    EXPECT_NE(m.find("functional Model"), std::string::npos) << m;
+    EXPECT_NE(m.find("layer '"), std::string::npos) << m;
+  }
 }
 
 }  // namespace

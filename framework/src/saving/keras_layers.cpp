@@ -215,12 +215,38 @@ bool keras_model_is_channels_first(const json& keras_model_config) {
   return false;
 }
 
-json keras_sequential_to_json(const json& keras_model_config, const std::string& file) {
+namespace {
+// A functional model whose layers form one chain is a Sequential; otherwise the error names the first
+// layer that branches or merges.
+void check_chain(const json& keras_model_config, const std::string& file) {
   const std::string cls = keras_model_config.value("class_name", "");
-  if (cls != "Sequential") {
-    throw ConfigError(file + ": a " + (cls.empty() ? std::string("model") : cls) +
-                      " model needs the functional Model; only Sequential models are read for now");
+  if (cls == "Sequential") return;
+  const auto layers = keras_config_layers(keras_model_config);
+  const json& top = keras_model_config["config"];
+  auto refuse = [&](const std::string& why) {
+    throw ConfigError(file + ": this " + (cls.empty() ? std::string("model") : cls) +
+                      " model needs torchfit's functional Model (" + why +
+                      "); only Sequential models and functional models that are a single chain are read for now");
+  };
+  if (cls != "Functional" && cls != "Model") refuse("class " + cls);
+  if (top.value("input_layers", json::array()).size() != 1 || top.value("output_layers", json::array()).size() != 1) {
+    refuse("several inputs or outputs");
   }
+  for (size_t i = 1; i < layers.size(); ++i) {
+    const auto in = keras_inbound_layers(layers[i]);
+    const std::string prev = layers[i - 1]["config"].value("name", "");
+    if (in.size() != 1 || in[0] != prev) {
+      refuse("layer '" + layers[i]["config"].value("name", std::string("?")) + "' (" +
+             layers[i].value("class_name", std::string("?")) + ") does not take only the previous layer's output");
+    }
+  }
+  const std::string last = layers.empty() ? "" : layers.back()["config"].value("name", "");
+  if (top["output_layers"][0][0] != last) refuse("the output is not the last layer");
+}
+}  // namespace
+
+json keras_sequential_to_json(const json& keras_model_config, const std::string& file) {
+  check_chain(keras_model_config, file);
   const bool channels_first = keras_model_is_channels_first(keras_model_config);
   const json& top = keras_model_config["config"];
   json layers = json::array();

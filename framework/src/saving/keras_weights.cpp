@@ -120,29 +120,6 @@ const std::map<std::string, Mapper>& mappers() {
   return table;
 }
 
-// The names of the layers feeding `spec` in a functional config (Keras 2: [[["name", 0, 0, {}]]];
-// Keras 3: {"args": [{"config": {"keras_history": ["name", 0, 0]}}]}).
-std::vector<std::string> inbound_names(const json& spec) {
-  std::vector<std::string> names;
-  std::function<void(const json&)> visit = [&](const json& j) {
-    if (j.is_object()) {
-      if (j.contains("keras_history") && j["keras_history"].is_array()) {
-        names.push_back(j["keras_history"][0].get<std::string>());
-        return;
-      }
-      for (const auto& [k, v] : j.items()) visit(v);
-    } else if (j.is_array()) {
-      if (j.size() >= 3 && j[0].is_string() && j[1].is_number_integer()) {
-        names.push_back(j[0].get<std::string>());
-        return;
-      }
-      for (const auto& v : j) visit(v);
-    }
-  };
-  if (spec.contains("inbound_nodes")) visit(spec["inbound_nodes"]);
-  return names;
-}
-
 // Layers that pass a flattened vector on unchanged in its order.
 bool keeps_order(const std::string& cls) {
   return cls == "Dropout" || cls == "Activation" || cls == "ReLU" || cls == "LeakyReLU" || cls == "ELU";
@@ -160,7 +137,7 @@ std::optional<Shape> flattened_before(const std::vector<json>& layers, size_t i,
       if (i == 0) return std::nullopt;
       prev = i - 1;
     } else {
-      const auto in = inbound_names(layers[i]);
+      const auto in = keras_inbound_layers(layers[i]);
       if (in.size() != 1 || !index.count(in[0])) return std::nullopt;
       prev = index[in[0]];
     }
@@ -232,6 +209,27 @@ Sequential load_keras_sequential(const std::string& path, const std::string& arc
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();
   return model;
+}
+
+std::vector<std::string> keras_inbound_layers(const json& spec) {
+  std::vector<std::string> names;
+  std::function<void(const json&)> visit = [&](const json& j) {
+    if (j.is_object()) {
+      if (j.contains("keras_history") && j["keras_history"].is_array()) {
+        names.push_back(j["keras_history"][0].get<std::string>());
+        return;
+      }
+      for (const auto& [k, v] : j.items()) visit(v);
+    } else if (j.is_array()) {
+      if (j.size() >= 3 && j[0].is_string() && j[1].is_number_integer()) {
+        names.push_back(j[0].get<std::string>());
+        return;
+      }
+      for (const auto& v : j) visit(v);
+    }
+  };
+  if (spec.contains("inbound_nodes")) visit(spec["inbound_nodes"]);
+  return names;
 }
 
 Sequential load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json,

@@ -40,11 +40,18 @@ struct KerasImportOptions {
 /// are dropped. `file` names the source in errors. Errors: ConfigError naming the file, the layer and
 /// its class for a class torchfit lacks, or an argument value it cannot honour (groups > 1,
 /// padding "causal", a BatchNormalization axis other than the channels, ReLU with max_value, …).
+/// A functional config ("Functional", "Model") whose layers form one chain (one input, each layer fed
+/// by the one before it, the last one the output: DS-CNN, MobileNetV1) is read as the same Sequential.
 nlohmann::json keras_sequential_to_json(const nlohmann::json& keras_model_config, const std::string& file);
 
 /// Whether a Keras model config is channels_first (a Keras 1 layer with dim_ordering "th", a Keras 2+
 /// layer with data_format "channels_first"): its shapes are (C, H, W).
 bool keras_model_is_channels_first(const nlohmann::json& keras_model_config);
+
+/// The names of the layers whose outputs a functional model's layer takes (its `inbound_nodes`: Keras 2
+/// [[["name", 0, 0, {}]]], Keras 3 {"args": [{"config": {"keras_history": ["name", 0, 0]}}]}); none for
+/// a Sequential's layers and InputLayers.
+std::vector<std::string> keras_inbound_layers(const nlohmann::json& layer_spec);
 
 /// Builds a Sequential for `file`'s config (keras_sequential_to_json + from_json) without its weights.
 /// Errors: ConfigError for a functional config (it needs the functional Model) or as above.
