@@ -14,6 +14,7 @@ What it writes (NumPy .npy, C order, little-endian):
   affine_input.npy            float32 (40, 48, 3): the gradient test image, values 0..255 (HWC)
   affine_ones_3x3.npy         float32 (3, 3, 1): ones (Keras's own rotation test)
   affine_ramp_8x4.npy         float32 (8, 4, 1): row r holds 10 r (the shift test)
+  affine_noise_40x48.npy      float32 (40, 48, 3): uniform noise 0..255, NumPy RandomState(0)
   affine_<case>.npy           apply_affine_transform(<case's input>, ...) then the flips, float32
   load_input.npy              uint8 (28, 28): the gray test image, pixel i = (i * 7919) % 251
   load_<interp>_150x150.npy   uint8 (150, 150, 3): load_img(PNG of it, "rgb", (150, 150), interp)
@@ -61,6 +62,11 @@ AFFINE_CASES += [
     dict(name="keras_test_rotation_45", input="affine_ones_3x3.npy", theta=45.0, fill_mode="constant"),
     dict(name="ramp_shift_2.5_constant", input="affine_ramp_8x4.npy", tx=2.5, fill_mode="constant"),
     dict(name="ramp_shift_-2.5_wrap", input="affine_ramp_8x4.npy", tx=-2.5, fill_mode="wrap"),
+    # Uniform noise: neighbouring pixels differ by up to 255, so float32 blending differences show at
+    # their largest (the precision figure of docs/data_pipeline.md).
+    dict(name="noise_combined", input="affine_noise_40x48.npy", theta=20.0, tx=3.0, ty=-4.0, shear=10.0, zx=1.2,
+         zy=0.9),
+    dict(name="noise_far_reflect", input="affine_noise_40x48.npy", fill_mode="reflect", **FAR),
 ]
 # What Keras's own test and the issue state; the script stops if the reference says otherwise.
 EXPECTED = {"keras_test_rotation_45": [[0, 0, 1], [0, 1, 1], [0, 0, 1]],
@@ -98,8 +104,9 @@ def gradient_image(np):
 
 def affine_inputs(np):
     ramp = np.repeat((10.0 * np.arange(8, dtype=np.float32))[:, None, None], 4, axis=1)
+    noise = np.random.RandomState(0).uniform(0.0, 255.0, (40, 48, 3)).astype(np.float32)
     return {"affine_input.npy": gradient_image(np), "affine_ones_3x3.npy": np.ones((3, 3, 1), np.float32),
-            "affine_ramp_8x4.npy": ramp}
+            "affine_ramp_8x4.npy": ramp, "affine_noise_40x48.npy": noise}
 
 
 def affine_case(np, inputs, case):

@@ -29,25 +29,14 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "Warm-up steps (not timed)")
       ->capture_default_str()
       ->check(torchfit::apps::int_range(0));
-  app.add_option("--batch-size", batch, "Batch size")
-      ->capture_default_str()
-      ->check(torchfit::apps::int_range(1, torchfit::apps::limits::kMaxBatchSize));
-  app.add_option("--target-size", size, "Image size")
-      ->capture_default_str()
-      ->check(
-          torchfit::apps::int_range(torchfit::apps::limits::kMinTargetSize, torchfit::apps::limits::kMaxTargetSize));
-  app.add_option("--threads", threads, "Intra-op threads (0 = cores)")
-      ->capture_default_str()
-      ->check(torchfit::apps::int_range(0, torchfit::apps::limits::kMaxThreads));
+  torchfit::apps::add_batch_size_flag(app, batch, "Batch size");
+  torchfit::apps::add_target_size_flag(app, size, "Image size");
+  torchfit::apps::add_threads_flag(app, threads, "Intra-op threads (0 = cores)");
   app.add_flag("--reference-adam", reference_adam, "Use torch::optim::Adam instead of torchfit's FusedAdam");
-  app.add_option("--memory-format", memory_format,
-                 "Activation layout: auto (channels_last on the CPU), channels_last, contiguous")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
-  app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto")->capture_default_str();
-  app.add_option("--mixed-precision", policy, "Dtype policy: float32, mixed_bfloat16, mixed_float16 (CUDA only)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
+  torchfit::apps::add_memory_format_flag(app, memory_format);
+  torchfit::apps::add_device_flag(app, device_spec);
+  torchfit::apps::add_mixed_precision_flag(app, policy,
+                                           "Dtype policy: float32, mixed_bfloat16, mixed_float16 (CUDA only)");
   app.add_flag("--relu-before-pool", as_written,
                "Run Conv2D(relu) -> MaxPooling2D as written instead of pooling before the ReLU (comparisons)");
   TORCHFIT_CLI_PARSE(app, argc, argv);

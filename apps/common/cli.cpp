@@ -1,15 +1,19 @@
 #include "cli.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include <c10/util/Exception.h>
 #include <torchfit/runtime/logging.h>
 
+#include <torchfit/runtime/cleanup.h>
 #include <torchfit/runtime/device.h>
 
 namespace torchfit::apps {
@@ -32,7 +36,31 @@ CLI::Validator number_check(const std::string& description,
       description);
 }
 
+// 'path' for a message: a path longer than 80 bytes shows its start and end and its length.
+std::string shown(const std::string& path) {
+  if (path.size() <= 80) return "'" + path + "'";
+  return "'" + path.substr(0, 40) + "…" + path.substr(path.size() - 20) + "' (" + std::to_string(path.size()) +
+         " bytes)";
+}
+
 }  // namespace
+
+fs::file_status path_status(const std::string& path, std::string* problem) {
+  problem->clear();
+  for (const auto& part : fs::path(path)) {
+    if (part.native().size() > 255) {  // NAME_MAX of Linux's file systems: no lookup goes past it
+      *problem = shown(path) + ": the name '" + part.native().substr(0, 20) + "…' is " +
+                 std::to_string(part.native().size()) + " bytes, longer than 255 (File name too long)";
+      return fs::file_status(fs::file_type::none);
+    }
+  }
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory) {
+    *problem = shown(path) + ": " + ec.message();  // File name too long, Too many levels of symbolic links, …
+  }
+  return st;
+}
 
 CLI::Validator positive_finite() {
   return number_check("NUMBER > 0", [](double v, const std::string& text) -> std::string {
@@ -61,8 +89,11 @@ CLI::Validator unit_fraction() {
 CLI::Validator existing_directory() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (!fs::exists(s)) return "directory '" + s + "' does not exist";
-        return fs::is_directory(s) ? "" : "'" + s + "' is not a directory";
+        std::string problem;
+        const fs::file_status st = path_status(s, &problem);
+        if (!problem.empty()) return "directory " + problem;
+        if (!fs::exists(st)) return "directory " + shown(s) + " does not exist";
+        return fs::is_directory(st) ? "" : shown(s) + " is not a directory";
       },
       "DIR");
 }
@@ -70,9 +101,12 @@ CLI::Validator existing_directory() {
 CLI::Validator existing_file(const std::string& what) {
   return CLI::Validator(
       [what](std::string& s) -> std::string {
-        if (fs::is_regular_file(s)) return "";
-        if (fs::is_directory(s)) return what + " '" + s + "' is a directory, not a file";
-        return what + " '" + s + (fs::exists(s) ? "' is not a regular file" : "' does not exist");
+        std::string problem;
+        const fs::file_status st = path_status(s, &problem);
+        if (!problem.empty()) return what + " " + problem;
+        if (fs::is_regular_file(st)) return "";
+        if (fs::is_directory(st)) return what + " " + shown(s) + " is a directory, not a file";
+        return what + " " + shown(s) + (fs::exists(st) ? " is not a regular file" : " does not exist");
       },
       "FILE");
 }
@@ -98,13 +132,38 @@ void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPat
   }
 }
 
+// Why `s` cannot be written as an output path, or "": too long, a symlink loop, a folder that cannot be
+// searched (EACCES), or a parent that is a file. Checked once the path itself can be looked up.
+std::string output_path_problem(const std::string& s, fs::file_status* st) {
+  if (s.empty()) return "an empty path";
+  if (s.size() >= 4096) return shown(s) + ": longer than PATH_MAX, 4095 bytes (File name too long)";
+  std::string problem;
+  *st = path_status(s, &problem);
+  if (!problem.empty()) return problem;
+  // The nearest folder that exists must be a folder this process may create files in.
+  fs::path existing = fs::exists(*st) && fs::is_directory(*st) ? fs::path(s) : fs::path(s).parent_path();
+  for (; !existing.empty(); existing = existing.parent_path()) {
+    const fs::file_status p = path_status(existing.string(), &problem);
+    if (!problem.empty()) return problem;
+    if (!fs::exists(p)) continue;
+    if (!fs::is_directory(p)) return shown(existing.string()) + " is not a directory";
+    break;
+  }
+  if (existing.empty()) existing = ".";
+  if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+    return "cannot write in " + shown(existing.string()) + ": " + std::strerror(errno);
+  }
+  return "";
+}
+
 CLI::Validator output_file(const std::string& example_name) {
   return CLI::Validator(
       [example_name](std::string& s) -> std::string {
-        if (s.empty()) return "an empty path";
-        if (!fs::is_directory(s)) return "";
+        fs::file_status st;
+        if (std::string problem = output_path_problem(s, &st); !problem.empty()) return problem;
+        if (!fs::is_directory(st)) return "";
         const std::string hint = example_name.empty() ? "" : " such as " + (fs::path(s) / example_name).string();
-        return "'" + s + "' is a directory; give a file path" + hint;
+        return shown(s) + " is a directory; give a file path" + hint;
       },
       "FILE");
 }
@@ -112,8 +171,9 @@ CLI::Validator output_file(const std::string& example_name) {
 CLI::Validator output_directory() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (s.empty()) return "an empty path";
-        if (fs::exists(s) && !fs::is_directory(s)) return "'" + s + "' exists and is not a directory";
+        fs::file_status st;
+        if (std::string problem = output_path_problem(s, &st); !problem.empty()) return problem;
+        if (fs::exists(st) && !fs::is_directory(st)) return shown(s) + " exists and is not a directory";
         return "";
       },
       "DIR");
@@ -147,6 +207,7 @@ std::string without_stack(const std::string& message) {
 }  // namespace
 
 int run_reporting_errors(const std::string& app, const std::function<int()>& body) {
+  runtime::install_exit_cleanup();  // no temporary of an atomic write outlives the app (runtime/cleanup.h)
   try {
     return body();
   } catch (const UsageError& e) {
@@ -159,6 +220,81 @@ int run_reporting_errors(const std::string& app, const std::function<int()>& bod
     torchfit::logger().error("{}", without_stack(e.what()));
     return 1;
   }
+}
+
+CLI::Option* add_device_flag(CLI::App& app, std::string& value, const std::string& help) {
+  return app.add_option("--device", value, help)->capture_default_str()->check(device_spelling());
+}
+
+CLI::Option* add_threads_flag(CLI::App& app, int& value, const std::string& help) {
+  return app.add_option("--threads", value, help)->capture_default_str()->check(int_range(0, limits::kMaxThreads));
+}
+
+CLI::Option* add_workers_flag(CLI::App& app, int& value, const std::string& help) {
+  return app.add_option("--workers", value, help)->capture_default_str()->check(int_range(0, limits::kMaxWorkers));
+}
+
+CLI::Option* add_batch_size_flag(CLI::App& app, int64_t& value, const std::string& help) {
+  return app.add_option("--batch-size", value, help)->capture_default_str()->check(int_range(1, limits::kMaxBatchSize));
+}
+
+CLI::Option* add_target_size_flag(CLI::App& app, int64_t& value, const std::string& help) {
+  return app.add_option("--target-size", value, help)
+      ->capture_default_str()
+      ->check(int_range(limits::kMinTargetSize, limits::kMaxTargetSize));
+}
+
+CLI::Option* add_memory_format_flag(CLI::App& app, std::string& value) {
+  return app
+      .add_option("--memory-format", value,
+                  "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, "
+                  "contiguous")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
+}
+
+CLI::Option* add_mixed_precision_flag(CLI::App& app, std::string& value, const std::string& help) {
+  return app.add_option("--mixed-precision", value, help)
+      ->capture_default_str()
+      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
+}
+
+namespace {
+// One parsed value as JSON: a number for CLI11's numeric types, else the text.
+nlohmann::json argument_value(const CLI::Option& option, const std::string& text) {
+  const std::string type = option.get_type_name();
+  const auto is = [&](const char* t) { return type.rfind(t, 0) == 0; };
+  try {
+    if (is("INT")) return std::stoll(text);
+    if (is("UINT")) return std::stoull(text);
+    if (is("FLOAT")) return std::stod(text);
+  } catch (const std::exception&) {  // not a number after all: kept as written
+  }
+  return text;
+}
+}  // namespace
+
+nlohmann::json parsed_arguments(const CLI::App& app) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->get_lnames().empty() || option == app.get_help_ptr()) continue;
+    std::string key = option->get_lnames().front();
+    std::replace(key.begin(), key.end(), '-', '_');
+    if (option->get_expected_max() == 0) {  // a flag: takes no value
+      out[key] = option->count() > 0;
+      continue;
+    }
+    std::vector<std::string> given = option->results();
+    if (given.empty() && !option->get_default_str().empty()) given = {option->get_default_str()};
+    if (given.empty()) {
+      out[key] = nullptr;
+    } else if (given.size() == 1) {
+      out[key] = argument_value(*option, given.front());
+    } else {
+      for (const auto& text : given) out[key].push_back(argument_value(*option, text));
+    }
+  }
+  return out;
 }
 
 void add_max_image_pixels_flag(CLI::App& app, int64_t& value) {

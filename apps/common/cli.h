@@ -5,9 +5,12 @@
 // check attached to the option, so the message always starts with the flag's name.
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <torchfit/data/directory_iterator.h>
 
 #include <climits>
+#include <filesystem>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -34,17 +37,50 @@ CLI::Validator positive_finite();
 CLI::Validator seed_value();
 /// A number in (0, 1].
 CLI::Validator unit_fraction();
+/// The status of `path`, never throwing: `problem` receives why the path cannot be looked up — a name
+/// over 255 bytes or an OS error other than "does not exist" (File name too long, Too many levels of
+/// symbolic links, Permission denied), with the path (shortened when long) — or "" when it exists or
+/// simply does not exist. Every path check of the apps goes through it (the validators below).
+std::filesystem::file_status path_status(const std::string& path, std::string* problem);
+
 /// A folder that exists ("directory 'X' does not exist" / "'X' is not a directory").
 CLI::Validator existing_directory();
 /// A regular file that exists ("<what> 'X' does not exist" / "is a directory, not a file").
 CLI::Validator existing_file(const std::string& what);
-/// A file to write: not empty, not an existing folder (checked before any work is done).
+/// A file to write: not empty, not an existing folder, a path that can be looked up (path_status), and
+/// the nearest existing folder on it writable (checked before any work is done).
 /// `example_name` (e.g. "model.ckpt") makes the message suggest DIR/example_name for a folder.
 CLI::Validator output_file(const std::string& example_name = "");
-/// A folder to write into: not empty, not an existing file.
+/// A folder to write into: not empty, not an existing file; lookup and writability as output_file.
 CLI::Validator output_directory();
 /// cpu | cuda | cuda:N | mps | auto: the spelling only; a device missing at run time is a run error.
 CLI::Validator device_spelling();
+
+/// The flags several apps share, each with its one check and its default shown in --help; `help`
+/// replaces the description where an app says more. Each returns the option (for needs/excludes).
+/// --device cpu | cuda | cuda:N | auto: the spelling checked (device_spelling).
+CLI::Option* add_device_flag(CLI::App& app, std::string& value, const std::string& help = "cpu | cuda | cuda:N | auto");
+/// --threads N: LibTorch intra-op threads, 0..limits::kMaxThreads (0 = CPU cores).
+CLI::Option* add_threads_flag(CLI::App& app, int& value,
+                              const std::string& help = "LibTorch intra-op threads (0 = CPU cores)");
+/// --workers N: data loader threads, 0..limits::kMaxWorkers (0 = CPU cores).
+CLI::Option* add_workers_flag(CLI::App& app, int& value,
+                              const std::string& help = "Data loader threads (0 = CPU cores)");
+/// --batch-size N: 1..limits::kMaxBatchSize.
+CLI::Option* add_batch_size_flag(CLI::App& app, int64_t& value, const std::string& help = "Images per batch");
+/// --target-size N: limits::kMinTargetSize..limits::kMaxTargetSize pixels (square).
+CLI::Option* add_target_size_flag(CLI::App& app, int64_t& value,
+                                  const std::string& help = "Images are resized to SIZE x SIZE pixels");
+/// --memory-format auto | channels_last | contiguous (SequentialImpl::set_memory_format).
+CLI::Option* add_memory_format_flag(CLI::App& app, std::string& value);
+/// --mixed-precision float32 | mixed_bfloat16 | mixed_float16 (the Keras dtype policies).
+CLI::Option* add_mixed_precision_flag(CLI::App& app, std::string& value, const std::string& help);
+
+/// Every option of `app` as parsed, for run.json's "arguments": key = the long name with '_' for '-'
+/// ("batch_size"); value = what was given, else the default; integers and numbers (CLI11 types INT,
+/// UINT, FLOAT) as JSON numbers, flags as true/false, an option given several times as a list, one
+/// neither given nor with a default as null. --help is left out.
+nlohmann::json parsed_arguments(const CLI::App& app);
 
 /// --max-image-pixels N (FlowOptions::max_image_pixels, Pillow's Image.MAX_IMAGE_PIXELS): files of
 /// more than N pixels load with a warning, files of more than 2·N are skipped; 0 = no limit.
@@ -71,6 +107,7 @@ struct UsageError : std::runtime_error {
 
 /// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
 /// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
+/// Installs runtime::install_exit_cleanup() first, so that no temporary file outlives the app.
 int run_reporting_errors(const std::string& app, const std::function<int()>& body);
 
 }  // namespace torchfit::apps

@@ -18,10 +18,8 @@ int main(int argc, char** argv) {
   int threads = 0;
   bool as_json = false;
   double memory_fraction = 0.0;
-  app.add_option("--device", device_spec, "cpu | cuda | cuda:N | auto (CUDA when available)")->capture_default_str();
-  app.add_option("--threads", threads, "LibTorch intra-op threads (0 = all cores)")
-      ->capture_default_str()
-      ->check(torchfit::apps::int_range(0, torchfit::apps::limits::kMaxThreads));
+  torchfit::apps::add_device_flag(app, device_spec, "cpu | cuda | cuda:N | auto (CUDA when available)");
+  torchfit::apps::add_threads_flag(app, threads, "LibTorch intra-op threads (0 = all cores)");
   app.add_option("--gpu-memory-fraction", memory_fraction,
                  "cap LibTorch's CUDA caching allocator at this share of GPU memory, 0 < F <= 1 (checks the "
                  "mechanism; default: no cap, memory grows on demand)");

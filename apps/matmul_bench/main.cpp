@@ -38,9 +38,7 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--naive-max", a.opt.naive_max, "run the naive O(n^3) loop only for n <= this (0 = never)")
       ->capture_default_str()
       ->check(int_range(0));
-  app.add_option("--threads", a.threads, "LibTorch CPU threads (0 = all cores)")
-      ->capture_default_str()
-      ->check(int_range(0, torchfit::apps::limits::kMaxThreads));
+  torchfit::apps::add_threads_flag(app, a.threads, "LibTorch CPU threads (0 = all cores)");
   app.add_option("--cuda", a.cuda_mode, "auto: time CUDA when available; on: require it; off: skip")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "on", "off"}));

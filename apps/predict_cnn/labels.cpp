@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include <torchfit/error.h>
 #include <torchfit/io/csv.h>
@@ -18,6 +19,25 @@ struct LabelColumns {
 // "labels file 'x.csv' line N: <what>" as an IoError.
 [[noreturn]] void bad_label(const std::filesystem::path& path, int64_t line, const std::string& what) {
   throw torchfit::IoError("labels file '" + path.string() + "' line " + std::to_string(line) + ": " + what);
+}
+
+// 'name' with control characters escaped (a name may hold a line break).
+std::string quoted_name(const std::string& name) {
+  std::string out = "'";
+  for (const unsigned char c : name) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "'";
 }
 
 LabelColumns find_label_columns(const torchfit::io::CsvRow& header, const std::filesystem::path& path) {
@@ -65,6 +85,23 @@ std::string label_class(const torchfit::io::CsvRow& row, const LabelColumns& c, 
   return cls;
 }
 
+// Labels whose file got no prediction (not in the folder, or not decodable): counted and named (the first
+// ten, quoted as C strings so that blanks and line breaks show).
+void warn_unused_labels(const std::map<std::string, std::string>& truth, const std::set<std::string>& used,
+                        const std::filesystem::path& labels) {
+  std::string names;
+  size_t missing = 0;
+  for (const auto& [file, cls] : truth) {
+    if (used.count(file)) continue;
+    if (++missing <= 10) names += (names.empty() ? "" : ", ") + quoted_name(file);
+  }
+  if (missing == 0) return;
+  torchfit::logger().warn(
+      "labels file '{}': {} label(s) name files with no prediction (not in the folder, or not "
+      "decodable), not counted in the accuracy: {}{}",
+      labels.string(), missing, names, missing > 10 ? ", …" : "");
+}
+
 }  // namespace
 
 std::map<std::string, std::string> read_labels(const std::filesystem::path& path,
@@ -96,12 +133,15 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
                      const std::vector<std::pair<std::string, std::string>>& predicted,
                      const std::filesystem::path& labels) {
   int64_t correct = 0, labelled = 0;
+  std::set<std::string> used;
   for (const auto& [file, cls] : predicted) {
     auto t = truth.find(file);
     if (t == truth.end()) continue;
     ++labelled;
+    used.insert(file);
     correct += t->second == cls;
   }
+  warn_unused_labels(truth, used, labels);
   if (labelled == 0) {
     torchfit::logger().warn("labels file '{}' labels none of the {} predicted images: no accuracy", labels.string(),
                             predicted.size());

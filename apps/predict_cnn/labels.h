@@ -21,7 +21,8 @@ std::map<std::string, std::string> read_labels(const std::filesystem::path& path
                                                const std::vector<std::string>& names);
 
 /// Prints `Accuracy on N labelled images (<labels>): 0.xxxx` over the predictions (file, class) that have
-/// a label; a warning instead when no prediction has one.
+/// a label; a warning instead when no prediction has one. Labels whose file got no prediction (not in the
+/// folder, or not decodable) are counted and named (the first ten) in a warning.
 void report_accuracy(const std::map<std::string, std::string>& truth,
                      const std::vector<std::pair<std::string, std::string>>& predicted,
                      const std::filesystem::path& labels);

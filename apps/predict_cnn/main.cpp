@@ -63,16 +63,10 @@ void add_flags(CLI::App& app, Args& a) {
                  "CSV with the true classes: filename and class_name (or class_index) columns (default: "
                  "<data>_labels.csv beside the folder, e.g. data/pred_labels.csv)")
       ->check(existing_file("labels file"));
-  app.add_option("--device", a.device, "cpu | cuda | cuda:N | auto")->capture_default_str()->check(device_spelling());
-  app.add_option("--batch-size", a.batch_size, "Images per batch")
-      ->capture_default_str()
-      ->check(int_range(1, limits::kMaxBatchSize));
-  app.add_option("--workers", a.workers, "Loader threads (0 = CPU cores)")
-      ->capture_default_str()
-      ->check(int_range(0, limits::kMaxWorkers));
-  app.add_option("--threads", a.threads, "LibTorch threads (0 = CPU cores)")
-      ->capture_default_str()
-      ->check(int_range(0, limits::kMaxThreads));
+  add_device_flag(app, a.device);
+  add_batch_size_flag(app, a.batch_size);
+  add_workers_flag(app, a.workers, "Loader threads (0 = CPU cores)");
+  add_threads_flag(app, a.threads, "LibTorch threads (0 = CPU cores)");
   add_max_image_pixels_flag(app, a.max_image_pixels);
   add_sixteen_bit_flag(app, a.sixteen_bit);
 }

@@ -15,7 +15,10 @@ namespace {
 CLI::Validator has_train_folder() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
-        if (fs::is_directory(fs::path(s) / "train")) return "";
+        std::string problem;
+        const fs::file_status st = torchfit::apps::path_status((fs::path(s) / "train").string(), &problem);
+        if (!problem.empty()) return problem;
+        if (fs::is_directory(st)) return "";
         return "'" + s +
                "' has no train/ folder (expected train/<class>/*.png; scripts/prepare_data.sh writes "
                "Fashion-MNIST there)";
@@ -42,15 +45,9 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(existing_directory())
       ->check(has_train_folder());
-  app.add_option("--batch-size", a.batch_size, "Images per batch")
-      ->capture_default_str()
-      ->check(int_range(1, limits::kMaxBatchSize));
-  app.add_option("--target-size", a.target_size, "Images are resized to SIZE x SIZE pixels")
-      ->capture_default_str()
-      ->check(int_range(limits::kMinTargetSize, limits::kMaxTargetSize));
-  app.add_option("--workers", a.workers, "Data loader threads (0 = CPU cores)")
-      ->capture_default_str()
-      ->check(int_range(0, limits::kMaxWorkers));
+  add_batch_size_flag(app, a.batch_size);
+  add_target_size_flag(app, a.target_size);
+  add_workers_flag(app, a.workers);
   auto* cache =
       app.add_flag("--cache", a.cache,
                    "Keep decoded, resized images in memory after their first load (augmentation still every epoch)");
@@ -68,9 +65,7 @@ void add_data_flags(CLI::App& app, Args& a) {
 }
 
 void add_training_flags(CLI::App& app, Args& a) {
-  app.add_option("--device", a.device, "cpu | cuda | cuda:N | auto (CUDA when available)")
-      ->capture_default_str()
-      ->check(device_spelling());
+  add_device_flag(app, a.device, "cpu | cuda | cuda:N | auto (CUDA when available)");
   app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(int_range(1));
   app.add_option("--steps-per-epoch", a.steps_per_epoch, "Batches per epoch")
       ->capture_default_str()
@@ -78,9 +73,7 @@ void add_training_flags(CLI::App& app, Args& a) {
   app.add_option("--validation-steps", a.validation_steps, "Test batches evaluated after each epoch (0 = all)")
       ->capture_default_str()
       ->check(int_range(0, LLONG_MAX));
-  app.add_option("--threads", a.threads, "LibTorch intra-op threads (0 = CPU cores)")
-      ->capture_default_str()
-      ->check(int_range(0, limits::kMaxThreads));
+  add_threads_flag(app, a.threads);
   app.add_option("--lr", a.lr, "Adam learning rate (with --resume: replaces the checkpoint's)")
       ->capture_default_str()
       ->check(positive_finite())
@@ -94,15 +87,11 @@ void add_training_flags(CLI::App& app, Args& a) {
   app.add_option("--gpu-memory-fraction", a.gpu_memory_fraction,
                  "Cap the CUDA caching allocator at this fraction of GPU memory (0 < F <= 1)")
       ->check(unit_fraction());
-  app.add_option("--memory-format", a.memory_format,
-                 "Activation layout: auto (channels_last on the CPU, contiguous on CUDA), channels_last, contiguous")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "channels_last", "contiguous"}));
-  app.add_option("--mixed-precision", a.mixed_precision,
-                 "Dtype policy (Keras mixed_precision): float32; mixed_bfloat16 (CPU with AVX512-BF16/AMX, CUDA "
-                 ">= 8.0); mixed_float16 (CUDA only, with dynamic loss scaling). Default: the policy saved in "
-                 "--resume's checkpoint or --model-config's JSON, else float32")
-      ->check(CLI::IsMember({"float32", "mixed_bfloat16", "mixed_float16"}));
+  add_memory_format_flag(app, a.memory_format);
+  add_mixed_precision_flag(app, a.mixed_precision,
+                           "Dtype policy (Keras mixed_precision): float32; mixed_bfloat16 (CPU with AVX512-BF16/AMX, "
+                           "CUDA >= 8.0); mixed_float16 (CUDA only, with dynamic loss scaling). Default: the policy "
+                           "saved in --resume's checkpoint or --model-config's JSON, else float32");
   app.add_option("--dist-backend", a.dist_backend,
                  "Under torchrun (data-parallel): auto (NCCL on CUDA, else Gloo), gloo or nccl")
       ->capture_default_str()

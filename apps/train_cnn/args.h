@@ -4,6 +4,7 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <torchfit/data/image.h>
 
@@ -44,6 +45,8 @@ struct Args {
   std::string mixed_precision;
   std::string dist_backend = "auto";  ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
   int dist_timeout = 300;             ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
+  /// The parsed command line (apps::parsed_arguments), for run.json's "arguments".
+  nlohmann::json arguments;
 };
 
 /// Adds every flag with its check to `app`; after app.parse() each value in `a` is valid on its own

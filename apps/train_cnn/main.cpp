@@ -12,5 +12,6 @@ int main(int argc, char** argv) {
   CLI::App app{"Train the article's CNN (Keras-style) on an image folder with per-step timings.", "train_cnn"};
   train_cnn::add_flags(app, a);
   TORCHFIT_CLI_PARSE(app, argc, argv);
+  a.arguments = torchfit::apps::parsed_arguments(app);
   return torchfit::apps::run_reporting_errors("train_cnn", [&] { return train_cnn::run(a); });
 }

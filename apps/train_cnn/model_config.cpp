@@ -7,12 +7,16 @@
 
 #include <torchfit/error.h>
 
+#include "../common/cli.h"
+
 namespace fs = std::filesystem;
 
 namespace train_cnn {
 
 std::string resolve_model_config(const std::string& file) {
-  if (fs::is_regular_file(file)) return file;
+  std::string problem;
+  if (fs::is_regular_file(torchfit::apps::path_status(file, &problem))) return file;
+  if (!problem.empty()) throw torchfit::ConfigError(problem);
   std::string tried = "'" + file + "'";
   if (!fs::path(file).has_parent_path()) {
     std::vector<fs::path> dirs;
@@ -28,7 +32,7 @@ std::string resolve_model_config(const std::string& file) {
 #endif
     for (const auto& d : dirs) {
       const auto candidate = d / file;
-      if (fs::is_regular_file(candidate)) return candidate.string();
+      if (fs::is_regular_file(candidate, ec)) return candidate.string();
       tried += ", '" + candidate.string() + "'";
     }
   }
@@ -51,6 +55,17 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
                        ? &json["config"]["layers"]
                        : nullptr;
     if (!layers || layers->empty()) throw torchfit::ConfigError("expected config.layers, a non-empty array");
+    for (size_t i = 0; i < layers->size(); ++i) {  // before anything reads them (the rest names the layer too)
+      const auto& l = (*layers)[i];
+      const bool ok = l.is_object() && l.contains("class_name") && l["class_name"].is_string() &&
+                      (!l.contains("config") ||
+                       (l["config"].is_object() && (!l["config"].contains("name") || l["config"]["name"].is_string())));
+      if (!ok) {
+        throw torchfit::ConfigError(
+            "config.layers[" + std::to_string(i) +
+            "]: expected a layer object {\"class_name\": \"<class>\", \"config\": {\"name\": ...}}, got " + l.dump());
+      }
+    }
     // The data decides the input (size × size × channels images) and the output (one unit per class).
     auto& first = (*layers)[0];
     if (!first.contains("config") || !first["config"].is_object()) first["config"] = nlohmann::json::object();

@@ -4,11 +4,13 @@
 
 #include <ctime>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/distributed/process_group.h>
+#include <torchfit/error.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
@@ -65,7 +67,8 @@ Sources make_sources(const Args& a, bool chief) {
     torchfit::logger().warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
                             train_dir.string(), s.train->num_classes());
   }
-  if (fs::is_directory(test_dir)) {
+  std::error_code ec;
+  if (fs::is_directory(test_dir, ec)) {
     s.test = test_gen.flow_from_directory(
         test_dir.string(), data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
   } else {
@@ -117,48 +120,71 @@ CompileOptions compile_options(const Args& a) {
       .metrics({"categorical_accuracy"});
 }
 
-nlohmann::json run_arguments(const Args& a, int threads, const Sources& s) {
-  return {{"data", a.data},
-          {"device", a.device},
-          {"epochs", a.epochs},
-          {"steps_per_epoch", a.steps_per_epoch},
-          {"batch_size", a.batch_size},
-          {"target_size", a.target_size},
-          {"validation_steps", a.validation_steps},
-          {"workers", a.workers},
-          {"cache", a.cache},
-          {"cache_max_mib", a.cache ? nlohmann::json(a.cache_max_mib) : nlohmann::json()},
-          {"threads", threads},
-          {"seed", a.seed},
-          {"lr", a.resume.empty() || a.lr_given ? nlohmann::json(a.lr) : nlohmann::json("checkpoint's")},
-          {"dense2_units", a.dense2_units},
-          {"model_config", a.model_config},
-          {"augment", !a.no_augment},
-          {"resume", a.resume},
-          {"checkpoint", a.no_checkpoint ? std::string() : a.checkpoint},
-          {"no_checkpoint", a.no_checkpoint},
-          {"memory_format", a.memory_format},
-          {"mixed_precision", a.mixed_precision.empty() ? nlohmann::json() : nlohmann::json(a.mixed_precision)},
-          {"train_images", s.train->n()},
-          {"test_images", s.test ? s.test->n() : 0},
-          {"classes", s.train->class_indices()},
-          {"dist_backend", a.dist_backend},
-          {"dist_timeout", a.dist_timeout}};
+// run.json's "arguments": the parsed command line (Args::arguments), with what train_cnn resolved from
+// it (the run folder and the checkpoint path, a learning rate that comes from --resume's checkpoint, no
+// cache budget without --cache) and the data found.
+nlohmann::json run_arguments(const Args& a, const Sources& s) {
+  nlohmann::json args = a.arguments;
+  args["run_dir"] = a.run_dir;
+  args["checkpoint"] = a.no_checkpoint ? std::string() : a.checkpoint;
+  if (!a.resume.empty() && !a.lr_given) args["lr"] = "checkpoint's";
+  if (!a.cache) args["cache_max_mib"] = nullptr;  // no cache, no budget
+  args["train_images"] = s.train->n();
+  args["test_images"] = s.test ? s.test->n() : 0;
+  args["classes"] = s.train->class_indices();
+  return args;
+}
+
+// The default run folder, runs/<time>-<device>, created here and now (exclusively: a run started in the
+// same second gets <time>-<device>-2, -3, …), so that two runs never share one.
+std::string new_run_dir(const c10::Device& device) {
+  const std::string base = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
+  std::error_code ec;
+  fs::create_directories("runs", ec);
+  for (int k = 1;; ++k) {
+    const std::string dir = k == 1 ? base : base + "-" + std::to_string(k);
+    if (fs::create_directory(dir, ec)) return dir;
+    if (ec) throw IoError("cannot create the run folder '" + dir + "': " + ec.message());
+  }
+}
+
+// True when --run-dir holds the run that wrote the --resume checkpoint: its run.json names that checkpoint,
+// or the checkpoint lies in the folder. Its files are then continued, not replaced.
+bool resumes_own_run(const Args& a) {
+  if (a.resume.empty()) return false;
+  std::error_code ec;
+  const fs::path ckpt = fs::weakly_canonical(fs::absolute(a.resume), ec);
+  const fs::path dir = fs::weakly_canonical(fs::absolute(a.run_dir), ec);
+  if (ckpt.parent_path() == dir) return true;
+  std::ifstream in(dir / "run.json");
+  const auto j = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  if (!j.is_object() || !j.contains("arguments") || !j["arguments"].is_object()) return false;
+  const auto saved = j["arguments"].value("checkpoint", std::string());
+  return !saved.empty() && fs::weakly_canonical(fs::absolute(saved), ec) == ckpt;
 }
 
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
-// fit that their folders can be written).
-void prepare_outputs(Args& a, const c10::Device& device, bool chief) {
-  if (a.run_dir.empty()) a.run_dir = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
+// fit that their folders can be written; RunLogger locks the run folder). Returns whether the run files
+// already in the folder are continued (a resume into the run's own folder).
+bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
+  if (a.run_dir.empty()) {
+    a.run_dir = chief ? new_run_dir(device) : "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
+  }
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
                                     {{"--data", a.data}});
   }
-  if (chief && fs::exists(fs::path(a.run_dir) / "steps.csv")) {
-    torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
-                            a.run_dir);
+  std::error_code ec;
+  if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return false;
+  if (resumes_own_run(a)) {
+    torchfit::logger().info("--run-dir '{}' holds the run of --resume '{}': its run files are continued", a.run_dir,
+                            a.resume);
+    return true;
   }
+  torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
+                          a.run_dir);
+  return false;
 }
 
 // This device's measured sgemm peak: a 2048×2048 product, the best the BLAS/cuBLAS does here.
@@ -217,15 +243,21 @@ std::string checkpoint_line(const ModelCheckpoint* checkpoint) {
   return checkpoint->last_saved();
 }
 
+// 128 + the number of the signal that stopped the run: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
+int interrupt_status(const Trainer& trainer) {
+  return 128 + (trainer.interrupt_signal() ? trainer.interrupt_signal() : 2);
+}
+
 // ModelCheckpoint wrote the checkpoint when fit() stopped.
 int report_interrupt(const Trainer& trainer, const ModelCheckpoint* checkpoint) {
   const auto& pos = trainer.position();
+  const std::string by = " by " + runtime::signal_name(interrupt_status(trainer) - 128);
   if (!checkpoint) {
-    std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step
+    std::cout << "Interrupted" << by << " at epoch " << pos.epoch + 1 << ", step " << pos.step
               << " (--no-checkpoint: nothing saved)\n";
-    return 130;
+    return interrupt_status(trainer);
   }
-  std::cout << "Interrupted at epoch " << pos.epoch + 1 << ", step " << pos.step;
+  std::cout << "Interrupted" << by << " at epoch " << pos.epoch + 1 << ", step " << pos.step;
   if (checkpoint->saved_on_interrupt()) {
     std::cout << ": checkpoint written to " << checkpoint->last_saved() << " (continue with --resume "
               << checkpoint->last_saved() << ")";
@@ -233,7 +265,7 @@ int report_interrupt(const Trainer& trainer, const ModelCheckpoint* checkpoint) 
     std::cout << ": no checkpoint written (weights not finite)";
   }
   std::cout << "\n" << std::flush;
-  return 130;
+  return interrupt_status(trainer);
 }
 
 // Under torchrun (WORLD_SIZE > 1): joins the data-parallel group; nullptr for a single process.
@@ -269,13 +301,14 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device& device,
+int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
   Trainer trainer(model, compile_options(a), device);
-  prepare_outputs(a, trainer.device(), chief);
-  auto run_logger = std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, threads, s)));
+  const bool append = prepare_outputs(a, trainer.device(), chief);
+  auto run_logger =
+      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.no_checkpoint) {
@@ -294,7 +327,7 @@ int train(Args& a, Sequential model, Sources& s, int threads, const c10::Device&
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
                             .process_group(group));
-  if (!chief) return trainer.interrupted() ? 130 : 0;  // rank 0 reports and writes
+  if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
   report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
@@ -330,7 +363,7 @@ int run(Args& a) {
                 << "): nothing to do\n";
     return 0;
   }
-  return train(a, model, sources, threads, device, group, resumed);
+  return train(a, model, sources, device, group, resumed);
 }
 
 }  // namespace train_cnn

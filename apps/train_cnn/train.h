@@ -4,7 +4,8 @@
 
 namespace train_cnn {
 
-/// Runs the experiment `a` describes; returns the exit status (0 done, 130 interrupted).
+/// Runs the experiment `a` describes; returns the exit status (0 done; 128 + the signal's number when
+/// interrupted: 130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 /// Errors: torchfit::apps::UsageError for flag values that do not fit the data or checkpoint, and
 /// what the library throws.
 int run(Args& a);

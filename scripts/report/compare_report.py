@@ -141,7 +141,7 @@ def settings_line(run):
     size = a.get("target_size", "?")
     return (f"{a.get('epochs', '?')} epoch(s) × {a.get('steps_per_epoch', '?')} steps, batch {a.get('batch_size', '?')}, "
             f"{size}×{size} RGB, seed {a.get('seed', '?')}, Adam lr {a.get('lr', '?')}, "
-            f"augmentation {'on' if a.get('augment') else 'off'}, {a.get('validation_steps', '?')} validation steps "
+            f"augmentation {'on' if a.get('augment', not a.get('no_augment', False)) else 'off'}, {a.get('validation_steps', '?')} validation steps "
             f"after each epoch; data `{a.get('data', '?')}` ({a.get('train_images', '?')} training / "
             f"{a.get('test_images', '?')} test images, {len(a.get('classes', {}))} classes); "
             f"{run.info.get('parameters', 0):,} parameters, "

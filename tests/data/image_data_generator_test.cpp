@@ -106,9 +106,10 @@ TEST(ImageDataGeneratorTest, AffineMatchesKerasApplyAffineTransform) {
                 g.fill_mode.c_str(), max);
     EXPECT_LE(max, g.p.affine_is_identity() ? 0.0 : 1e-3) << g.name;
   }
-  for (const char* n : {"rotation_20", "combined_flips_reflect", "horizontal_flip", "far_nearest", "far_constant",
-                        "far_reflect", "far_wrap", "far_wrap_flips", "shift_5_-7_wrap", "shift_5_-7_constant",
-                        "keras_test_rotation_45", "ramp_shift_2.5_constant", "ramp_shift_-2.5_wrap"})
+  for (const char* n :
+       {"rotation_20", "combined_flips_reflect", "horizontal_flip", "far_nearest", "far_constant", "far_reflect",
+        "far_wrap", "far_wrap_flips", "shift_5_-7_wrap", "shift_5_-7_constant", "keras_test_rotation_45",
+        "ramp_shift_2.5_constant", "ramp_shift_-2.5_wrap", "noise_combined", "noise_far_reflect"})
     EXPECT_TRUE(names.count(n)) << "keras_oracle.json lacks the case " << n;
 }
 

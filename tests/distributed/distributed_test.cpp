@@ -149,15 +149,15 @@ std::vector<at::Tensor> weights(Trainer& t) {
   return w;
 }
 
-// Rank `rank` of a 2-rank group on 127.0.0.1:`port` (Gloo, 30 s timeout); blocks until both ranks join.
-std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port) {
+// Rank `rank` of a 2-rank group on 127.0.0.1:`port` (Gloo, `timeout_s`); blocks until both ranks join.
+std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port, int timeout_s = 30) {
   Environment env;
   env.rank = rank;
   env.world_size = 2;
   env.master_addr = "127.0.0.1";
   env.master_port = port;
   distributed::ProcessGroupOptions options;
-  options.timeout = std::chrono::seconds(30);
+  options.timeout = std::chrono::seconds(timeout_s);
   return distributed::ProcessGroup::create(env, options);
 }
 
@@ -257,6 +257,55 @@ TEST(DataParallel, RanksStartedWithOtherSettingsAreRefusedNamingTheDifference) {
   EXPECT_NE(on1.find("data-parallel: rank 1 was started with other settings than rank 0: "), std::string::npos) << on1;
   EXPECT_NE(on1.find("data seed: rank 0 has 3, this rank has 4"), std::string::npos) << on1;
   EXPECT_NE(on1.find("learning rate: rank 0 has 0.001, this rank has 0.5"), std::string::npos) << on1;
+}
+
+namespace {
+// A leftover process on a port: listens (the kernel completes connections) and never answers.
+struct SilentListener {
+  int fd = -1, port = 0;
+  SilentListener() {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    socklen_t len = sizeof a;
+    bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd, 16);
+    getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~SilentListener() { close(fd); }
+};
+
+std::string join_error(int rank, int port, int timeout_s) {
+  try {
+    loopback_group(rank, port, timeout_s);
+  } catch (const distributed::CommunicationError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// Issue 26: a process that listens on MASTER_PORT and never answers hung rank 1 forever (c10d's store
+// client has no limit there). Every rank now fails within --dist-timeout naming the address and itself.
+TEST(DistributedRendezvous, ASilentProcessOnMasterPortFailsEachRankNamingAddressAndRank) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  SilentListener silent;
+  const std::string where = "MASTER_ADDR:MASTER_PORT 127.0.0.1:" + std::to_string(silent.port);
+  const std::string rank1 = join_error(1, silent.port, 2);
+  EXPECT_NE(rank1.find("rank 1 of 2"), std::string::npos) << rank1;
+  EXPECT_NE(rank1.find(where), std::string::npos) << rank1;
+  EXPECT_NE(rank1.find("within 2 s"), std::string::npos) << rank1;
+  // Rank 0 cannot host the store on a busy port: it fails at once and says how long it took, not
+  // "within <timeout>".
+  const std::string rank0 = join_error(0, silent.port, 20);
+  EXPECT_NE(rank0.find("rank 0 of 2"), std::string::npos) << rank0;
+  EXPECT_NE(rank0.find(where), std::string::npos) << rank0;
+  EXPECT_EQ(rank0.find("within 20 s"), std::string::npos) << rank0;
+  EXPECT_NE(rank0.find("failed after"), std::string::npos) << rank0;
 }
 
 }  // namespace torchfit::distributed_test

@@ -33,3 +33,26 @@ TEST(AtomicFile, FailureLeavesTheOldFileIntact) {
   EXPECT_THROW(io::write_text_atomically((dir.path / "no" / "x").string(), "x"), IoError);
   EXPECT_THROW(io::ensure_writable_directory(path + "/sub"), IoError);
 }
+
+// Issue 26: the temporary of an atomic write fits in NAME_MAX for every legal target name.
+TEST(AtomicFile, EveryLegalNameUpTo255BytesIsWrittenAndLeavesNoTemporary) {
+  TempDir dir("atomic_long");
+  for (const size_t n : {size_t{200}, size_t{240}, size_t{241}, size_t{250}, size_t{255}}) {
+    const std::string a = dir.file(std::string(n - 1, 'w') + "a"), b = dir.file(std::string(n - 1, 'w') + "b");
+    ASSERT_NO_THROW(io::write_text_atomically(a, "first")) << n << " bytes";
+    ASSERT_NO_THROW(io::write_text_atomically(b, "second")) << n << " bytes";
+    ASSERT_NO_THROW(io::write_text_atomically(a, "third")) << n << " bytes, replacing";
+    std::ifstream fa(a), fb(b);
+    std::string sa, sb;
+    fa >> sa;
+    fb >> sb;
+    EXPECT_EQ(sa, "third");
+    EXPECT_EQ(sb, "second");
+  }
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    files += e.path().filename().string().front() != '.';
+  EXPECT_EQ(files, 10);
+  for (const auto& e : std::filesystem::directory_iterator(dir.path))
+    EXPECT_NE(e.path().filename().string().front(), '.') << "temporary left: " << e.path();
+}

@@ -45,7 +45,7 @@ TEST(Csv, ReadsCrlfQuotedCellsAndAByteOrderMarkWithTheLineOfEachRow) {
   EXPECT_EQ(rows[0].cells, (std::vector<std::string>{"file", "class"}));
   EXPECT_EQ(rows[1].cells, (std::vector<std::string>{"a.png", "Coat"}));
   EXPECT_EQ(rows[2].cells, (std::vector<std::string>{"b,1.png", "say \"hi\""}));
-  EXPECT_EQ(rows[3].cells, (std::vector<std::string>{"two\r\nlines.png", "Dress"}));
+  EXPECT_EQ(rows[3].cells, (std::vector<std::string>{"two\r\nlines.png", " Dress "})) << "spaces are data (RFC 4180)";
   EXPECT_EQ(rows[4].cells, (std::vector<std::string>{"last.png", "Bag"}));
   EXPECT_EQ((std::vector<int64_t>{rows[0].line, rows[1].line, rows[2].line, rows[3].line, rows[4].line}),
             (std::vector<int64_t>{1, 2, 4, 5, 7}));

@@ -2,6 +2,7 @@
 // under every policy the CPU runs, float32 outputs, summary and JSON, refusals.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -174,10 +175,28 @@ TEST(MixedPrecision, Float16OnTheCpuIsRefusedWithTheReason) {
 }
 
 TEST(MixedPrecision, Bfloat16InstructionsAreReadFromTheCpu) {
-  // What /proc/cpuinfo says must be what the library uses to decide whether to warn.
+  // What /proc/cpuinfo says, capped by oneDNN's ISA variable as oneDNN reads it, must be what the library
+  // uses to decide whether to warn.
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string text((std::istreambuf_iterator<char>(cpuinfo)), std::istreambuf_iterator<char>());
   if (text.empty()) GTEST_SKIP() << "no /proc/cpuinfo";
   const bool listed = text.find(" avx512_bf16") != std::string::npos || text.find(" amx_bf16") != std::string::npos;
-  EXPECT_EQ(mixed_precision::cpu_has_bf16_instructions(), listed);
+  const char* cap = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const bool capped = cap != nullptr && std::string(cap).find("BF16") == std::string::npos &&
+                      std::string(cap).find("AMX") == std::string::npos &&
+                      std::string(cap).find("AVX10") == std::string::npos && std::string(cap) != "ALL" &&
+                      std::string(cap) != "DEFAULT" && !std::string(cap).empty();
+  EXPECT_EQ(mixed_precision::cpu_has_bf16_instructions(), listed && !capped)
+      << "ONEDNN_MAX_CPU_ISA=" << (cap ? cap : "");
+}
+
+TEST(MixedPrecision, OnednnIsaCapsBelowAvx512Bf16RuleOutBfloat16Instructions) {
+  // oneDNN's list of ISA values (its docs, "CPU ISA hints and dispatcher controls"), lowest first.
+  for (const char* below : {"SSE41", "AVX", "avx2", "AVX2_VNNI", "AVX2_VNNI_2", "AVX512_CORE", "avx512_core_vnni"}) {
+    EXPECT_FALSE(mixed_precision::onednn_isa_allows_bf16(below)) << below;
+  }
+  for (const char* from :
+       {"AVX512_CORE_BF16", "avx512_core_fp16", "AVX512_CORE_AMX", "AVX10_1_512", "ALL", "DEFAULT", ""}) {
+    EXPECT_TRUE(mixed_precision::onednn_isa_allows_bf16(from)) << from;
+  }
 }

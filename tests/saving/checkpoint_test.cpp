@@ -10,6 +10,7 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 using torchfit::testing::TempDir;
@@ -84,4 +85,56 @@ TEST(Checkpoint, MissingTruncatedAndForeignFilesAreClearErrors) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("text.ckpt"), std::string::npos);
   }
+}
+
+namespace {
+// `path` with every `from` replaced by `to` (same length: the archive's offsets stay valid; LibTorch's
+// reader does not check the records' CRC), written to `out`.
+void rewrite_bytes(const std::string& path, const std::string& out, const std::string& from, const std::string& to) {
+  ASSERT_EQ(from.size(), to.size());
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t n = 0;
+  for (size_t at = bytes.find(from); at != std::string::npos; at = bytes.find(from, at + 1), ++n)
+    bytes.replace(at, from.size(), to);
+  ASSERT_GT(n, 0u) << "'" << from << "' not in " << path;
+  std::ofstream(out, std::ios::binary) << bytes;
+}
+
+std::string checkpoint_load_error(const std::string& path) {
+  try {
+    saving::load_model(path);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+// Issue 26: a checkpoint states its format and the torchfit that wrote it; a newer format says so.
+TEST(Checkpoint, ANewerFormatOrAnUnknownLayerNamesTheWritingVersionAndTheFile) {
+  TempDir dir("ckpt_version");
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions());
+  const std::string path = dir.file("m.ckpt");
+  t.save_checkpoint(path);
+  const saving::CheckpointInfo info = saving::read_checkpoint_info(path);
+  EXPECT_EQ(info.format_version, 1);
+  EXPECT_EQ(info.torchfit_version, TORCHFIT_VERSION);
+  const std::string version = TORCHFIT_VERSION, future(version.size(), '9');  // "0.1.0" -> "99999"
+  rewrite_bytes(path, dir.file("v2.ckpt"), "\"format_version\":1", "\"format_version\":2");
+  rewrite_bytes(dir.file("v2.ckpt"), dir.file("v2.ckpt"), "\"" + version + "\"", "\"" + future + "\"");
+  const std::string newer = checkpoint_load_error(dir.file("v2.ckpt"));
+  EXPECT_NE(newer.find("'" + dir.file("v2.ckpt") + "'"), std::string::npos) << newer;
+  EXPECT_NE(newer.find("written by torchfit " + future + ", checkpoint format 2; this torchfit (" + version +
+                       ") reads format 1 — upgrade"),
+            std::string::npos)
+      << newer;
+  rewrite_bytes(path, dir.file("magic.ckpt"), "torchfit-checkpoint-v1", "torchfit-checkpoint-v3");
+  EXPECT_NE(checkpoint_load_error(dir.file("magic.ckpt")).find("checkpoint format 3"), std::string::npos)
+      << "a newer magic alone is a newer format, not 'bad magic'";
+  rewrite_bytes(path, dir.file("layer.ckpt"), "\"Dense\"", "\"Dunse\"");
+  const std::string unknown = checkpoint_load_error(dir.file("layer.ckpt"));
+  for (const std::string& part : {"'" + dir.file("layer.ckpt") + "'", "written by torchfit " + version,
+                                  std::string("unknown layer class 'Dunse'"), std::string("config.layers[0]")})
+    EXPECT_NE(unknown.find(part), std::string::npos) << part << " in: " << unknown;
 }

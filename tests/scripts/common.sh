@@ -1,6 +1,6 @@
 # Sourced by the script tests: `source "$(dirname "$0")/common.sh" NAME` after `set -uo pipefail`, with
 # $1 = source dir and $2 = binary dir. Sets SRC, BIN (the apps), WORK (a temp dir removed at exit),
-# and the helpers fail and expect_exit.
+# and the helpers fail, expect_exit and wait_rows.
 SRC=$1
 BIN=$2/apps
 WORK=$(mktemp -d "/tmp/torchfit_${TEST_NAME:-script}.XXXXXX")
@@ -14,4 +14,14 @@ expect_exit() {
   local rc=$?
   [ "$rc" -eq "$want" ] || { cat "$WORK/out"; fail "'$*' exited $rc, expected $want"; }
   grep -q -- "$pattern" "$WORK/out" || { cat "$WORK/out"; fail "'$*' output lacks '$pattern'"; }
+}
+
+# wait_rows FILE ROWS TIMEOUT_S: waits until FILE has at least ROWS lines; fails (returns 1) after TIMEOUT_S.
+wait_rows() {
+  local i=0
+  while [ "$i" -lt $(($3 * 10)) ]; do
+    [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0
+    sleep 0.1; i=$((i + 1))
+  done
+  return 1
 }

@@ -15,15 +15,6 @@ COMMON=("$BIN/train_cnn" --data "$WORK/data" --device cpu --steps-per-epoch 20 -
         --target-size 24 --validation-steps 1 --workers 1 --seed 3 --verbose 2)
 TRAIN=("${COMMON[@]}" --epochs 50)
 
-wait_rows() {  # file rows timeout_s
-  local i=0
-  while [ "$i" -lt $(($3 * 10)) ]; do
-    [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ] && return 0
-    sleep 0.1; i=$((i + 1))
-  done
-  return 1
-}
-
 # 1. Hard kills.
 ck="$WORK/kill/model.ckpt"
 for i in 1 2 3 4 5 6 7 8 9 10; do

@@ -1,6 +1,9 @@
 // RunLogger: the three run files, their status through a run, update(), and unwritable folders.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/error.h>
+#include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/trainer.h>
 
@@ -104,4 +108,116 @@ TEST(RunLogger, AFullDiskMidRunStopsFitWithAnIoErrorNamingStepsCsvAndTheOsReason
   }
   EXPECT_EQ(message, "cannot write '" + (fs.path() / "run" / "steps.csv").string() + "': " + std::strerror(ENOSPC));
   EXPECT_LT(t.position().train_batches, 400) << "fit stopped at the failed row";
+}
+
+namespace {
+std::vector<std::string> lines_of(const fs::path& p) {
+  std::ifstream f(p);
+  std::vector<std::string> out;
+  for (std::string l; std::getline(f, l);) out.push_back(l);
+  return out;
+}
+// The loss column (2nd) of epochs.csv.
+std::vector<std::string> epoch_losses(const fs::path& p) {
+  std::vector<std::string> out;
+  for (const auto& l : lines_of(p))
+    out.push_back(l.substr(l.find(',') + 1, l.find(',', l.find(',') + 1) - l.find(',') - 1));
+  return out;
+}
+// Fits the tiny MLP (seed 5) on 10 fixed samples for `epochs`, with `callbacks`, from `resume` if given.
+void fit_tiny(int epochs, std::vector<CallbackPtr> callbacks, const std::string& resume = "") {
+  at::manual_seed(5);
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions().metrics({"accuracy"}));
+  const at::Tensor x = at::linspace(0, 1, 40).view({10, 4});
+  data::TensorIterator it(x, at::one_hot(at::arange(10) % 3, 3).to(at::kFloat), 4, /*shuffle=*/true, /*seed=*/3);
+  t.fit(it, FitOptions().epochs(epochs).verbose(0).callbacks(callbacks).resume_from(resume));
+}
+}  // namespace
+
+// Issue 26 (item 5): as Keras's CSVLogger(append=True) / BackupAndRestore, a resumed run continues its own
+// run files: the rows up to the checkpoint stay, rows written after it are dropped and redone, and run.json
+// records each part. The continued epochs.csv holds the losses an uninterrupted run has.
+TEST(RunLogger, AResumedRunContinuesItsFilesAndRecordsEachPart) {
+  torchfit::testing::TempDir dir("runlogger_resume");
+  const fs::path run = dir.path / "run", whole = dir.path / "whole";
+  fit_tiny(3, {std::make_shared<RunLogger>(RunLoggerOptions(whole.string()))});
+  // Part 1: two epochs, checkpoints m1.ckpt and m2.ckpt; resuming from m1 redoes epoch 2.
+  fit_tiny(2, {std::make_shared<RunLogger>(RunLoggerOptions(run.string())),
+               std::make_shared<ModelCheckpoint>(ModelCheckpointOptions((run / "m{epoch}.ckpt").string()))});
+  const auto part1_steps = lines_of(run / "steps.csv");
+  ASSERT_EQ(part1_steps.size(), 7u);
+  fit_tiny(3, {std::make_shared<RunLogger>(RunLoggerOptions(run.string()).append(true))}, (run / "m1.ckpt").string());
+  const auto steps = lines_of(run / "steps.csv");
+  ASSERT_EQ(steps.size(), 10u) << "header + 3 epochs of 3 steps, epoch 2 not twice";
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(steps[i], part1_steps[i]) << "row " << i << " of part 1 kept as it was";
+  EXPECT_EQ(steps[4].substr(0, 4), "2,1,");
+  const auto continued = epoch_losses(run / "epochs.csv"), uninterrupted = epoch_losses(whole / "epochs.csv");
+  ASSERT_EQ(continued.size(), 4u);
+  ASSERT_EQ(uninterrupted.size(), 4u);
+  for (size_t i = 1; i < 4; ++i)  // 6 significant digits in the file
+    EXPECT_NEAR(std::stod(continued[i]), std::stod(uninterrupted[i]), 1e-5 * std::fabs(std::stod(uninterrupted[i])))
+        << "epoch " << i << ": 1 + resume = 3 epochs";
+  const auto j = read_json(run / "run.json");
+  ASSERT_EQ(j["parts"].size(), 2u) << j["parts"].dump();
+  EXPECT_EQ(j["parts"][0]["status"], "completed");
+  EXPECT_EQ(j["parts"][1]["initial_epoch"], 1);
+  EXPECT_EQ(j["parts"][1]["status"], "completed");
+  EXPECT_EQ(j["epoch_summaries"].size(), 3u);
+  // Without append (or resuming into another folder) the files start fresh.
+  fit_tiny(3, {std::make_shared<RunLogger>(RunLoggerOptions((dir.path / "other").string()).append(true))},
+           (run / "m1.ckpt").string());
+  EXPECT_EQ(count_lines(dir.path / "other" / "epochs.csv"), 3);
+  EXPECT_EQ(read_json(dir.path / "other" / "run.json")["parts"].size(), 1u);
+}
+
+namespace {
+// Starts a second fit() with a RunLogger on the same folder while the first one runs.
+struct SecondRun : Callback {
+  std::string folder, error;
+  explicit SecondRun(std::string f) : folder(std::move(f)) {}
+  void on_train_batch_end(int64_t batch, const Logs&) override {
+    if (batch != 0) return;
+    try {
+      fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(folder))});
+    } catch (const IoError& e) {
+      error = e.what();
+    }
+  }
+};
+}  // namespace
+
+// Issue 26 (item 2): a run never writes into another live run's folder.
+TEST(RunLogger, ASecondRunIntoALiveRunsFolderIsRefusedNamingIt) {
+  torchfit::testing::TempDir dir("runlogger_lock");
+  const std::string folder = (dir.path / "run").string();
+  auto second = std::make_shared<SecondRun>(folder);
+  fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(folder)), second});
+  EXPECT_NE(second->error.find("run folder '" + folder + "' is in use by another running process (pid " +
+                               std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << second->error;
+  EXPECT_EQ(count_lines(dir.path / "run" / "steps.csv"), 4) << "the live run's rows are its own";
+  fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(folder))});  // free again once the run ended
+}
+
+// Issue 26 (item 10): a loss of exactly zero is written "0", never "-0" (the crossentropy of a certain,
+// right prediction is −(1·0) = −0 in IEEE arithmetic; Keras writes 0.0).
+TEST(RunLogger, ALossOfZeroIsWrittenWithoutASign) {
+  torchfit::testing::TempDir dir("runlogger_zero");
+  Sequential m;
+  m->add(Dense(DenseOptions(2).activation("softmax").input_shape(Shape{4})));
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : m->named_parameters()) p.value().zero_();
+    m->named_parameters()["dense.bias"].copy_(at::tensor({1000.f, 0.f}));  // logits (1000, 0): p = (1, 0)
+  }
+  Trainer t(m, CompileOptions().loss("categorical_crossentropy"));
+  const at::Tensor y = at::tensor({1.f, 0.f}).repeat({8, 1});
+  data::TensorIterator it(at::rand({8, 4}), y, 4);
+  t.fit(it, FitOptions().epochs(1).verbose(0).callbacks({std::make_shared<RunLogger>(RunLoggerOptions(dir.str()))}));
+  const auto steps = lines_of(dir.path / "steps.csv");
+  ASSERT_EQ(steps.size(), 3u);
+  for (size_t i = 1; i < steps.size(); ++i) EXPECT_EQ(steps[i].substr(steps[i].rfind(',') + 1), "0") << steps[i];
+  const auto epochs = lines_of(dir.path / "epochs.csv");
+  EXPECT_EQ(epoch_losses(dir.path / "epochs.csv")[1], "0") << epochs[1];
 }

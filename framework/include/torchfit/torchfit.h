@@ -38,6 +38,7 @@
 #include <torchfit/model/mixed_precision.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/model/sequential.h>
+#include <torchfit/runtime/cleanup.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>

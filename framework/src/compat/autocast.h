@@ -13,6 +13,14 @@ namespace torchfit::compat {
 #define TORCHFIT_AUTOCAST_BY_DEVICE_TYPE 1
 #endif
 
+/// LibTorch 1.x sends bf16 convolutions and products to oneDNN whenever the CPU has AVX-512 BW/VL/DQ
+/// (ATen's mkldnn_bf16_device_check reads the CPU, not oneDNN's ISA cap); 2.x asks oneDNN itself.
+#if TORCH_VERSION_MAJOR < 2
+inline constexpr bool kAtenBf16IgnoresOnednnIsaCap = true;
+#else
+inline constexpr bool kAtenBf16IgnoresOnednnIsaCap = false;
+#endif
+
 /// Whether autocast is on for `type` (CPU or CUDA), and its dtype.
 inline bool autocast_enabled(c10::DeviceType type) {
 #ifdef TORCHFIT_AUTOCAST_BY_DEVICE_TYPE

@@ -60,7 +60,13 @@ void walk(const fs::path& abs, const std::string& rel, bool follow_links, std::s
           std::vector<std::pair<std::string, std::vector<std::string>>>& out) {
   std::error_code ec;
   const fs::path canon = fs::canonical(abs, ec);
-  if (!ec && !visited.insert(canon).second) return;  // symlink loop
+  if (!ec && !visited.insert(canon).second) {  // a link loop (Keras follows it until the path is too long)
+    torchfit::logger().warn(
+        "follow_links: '{}' leads to the folder '{}', already walked: not walked again (a link "
+        "loop, or a second link to that folder)",
+        abs.string(), canon.string());
+    return;
+  }
   std::vector<std::string> files;
   std::vector<std::pair<fs::path, std::string>> subdirs;
   for (fs::directory_iterator it(abs, ec), end; !ec && it != end; it.increment(ec)) {

@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <future>
 #include <thread>
 
 #include <torchfit/runtime/logging.h>
@@ -133,26 +136,67 @@ c10::intrusive_ptr<compat::CollectiveBackend> make_collectives(const std::string
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
 }
 
+// Runs `body` on its own thread and waits at most `limit`: c10d's TCPStore client blocks without a limit
+// when something listens on MASTER_PORT but never answers (a leftover process). Returns false when the
+// limit passed; the thread is then left blocked (detached) and the caller fails. Exceptions of `body`
+// are rethrown.
+bool run_within(const std::function<void()>& body, std::chrono::milliseconds limit) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> result = done->get_future();
+  std::thread([body, done] {
+    try {
+      body();
+      done->set_value();
+    } catch (...) {
+      done->set_exception(std::current_exception());
+    }
+  }).detach();
+  if (result.wait_for(limit) != std::future_status::ready) return false;
+  result.get();
+  return true;
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", s);
+  return buf;
+}
+
 }  // namespace
 
 std::shared_ptr<ProcessGroup> ProcessGroup::create(const Environment& env, const ProcessGroupOptions& options) {
-  auto impl = std::make_unique<Impl>();
+  auto impl = std::make_shared<Impl>();  // shared with the joining thread, which may outlive this call
   impl->env = env;
   impl->options = options;
   impl->backend = resolve_backend(options.backend, options.device);
   const std::chrono::milliseconds timeout = options.timeout;
-  const std::string store_text = env.master_addr + ":" + std::to_string(env.master_port);
+  const std::string store_text = "MASTER_ADDR:MASTER_PORT " + env.master_addr + ":" + std::to_string(env.master_port);
+  const std::string what = where(env) + ": cannot join the " + impl->backend + " process group through the store at " +
+                           store_text + (env.agent_store ? " (torchrun's)" : "");
+  const auto start = std::chrono::steady_clock::now();
   try {
-    impl->store = make_store(env, timeout);
-    impl->collectives = make_collectives(impl->backend, impl->store, env, timeout);
+    const bool joined = run_within(
+        [impl, env, timeout] {
+          impl->store = make_store(env, timeout);
+          impl->collectives = make_collectives(impl->backend, impl->store, env, timeout);
+        },
+        timeout);
+    if (!joined) {
+      throw CommunicationError(what + ": no answer within " + std::to_string(options.timeout.count()) +
+                               " s (--dist-timeout): is another process listening on port " +
+                               std::to_string(env.master_port) + " (a leftover run), or is rank 0 not started?");
+    }
+  } catch (const CommunicationError&) {
+    throw;
   } catch (const std::exception& e) {
-    throw CommunicationError(where(env) + ": cannot join the " + impl->backend + " process group through the store " +
-                             "at " + store_text + (env.agent_store ? " (torchrun's)" : "") + " within " +
-                             std::to_string(options.timeout.count()) + " s (--dist-timeout): " + e.what());
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    throw CommunicationError(what + ": failed after " + seconds_text(took) + " s (--dist-timeout " +
+                             std::to_string(options.timeout.count()) + " s): " + e.what());
   }
-  torchfit::logger().info("distributed: {} joined the {} group via {} (timeout {} s)", where(env), impl->backend,
+  auto owned = std::make_unique<Impl>(std::move(*impl));
+  torchfit::logger().info("distributed: {} joined the {} group via {} (timeout {} s)", where(env), owned->backend,
                           store_text, options.timeout.count());
-  return std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(impl)));
+  return std::shared_ptr<ProcessGroup>(new ProcessGroup(std::move(owned)));
 }
 
 ProcessGroup::~ProcessGroup() {
@@ -160,8 +204,9 @@ ProcessGroup::~ProcessGroup() {
   if (impl_ && impl_->failed) (void)impl_->collectives.release();
 }
 
-std::string ProcessGroup::Impl::missing_peers() {
-  const auto& e = env;
+namespace {
+// Which ranks did not report a failure in the store within 3 s (see missing_peers).
+std::string peers_from_store(const c10::intrusive_ptr<c10d::Store>& store, const Environment& e) {
   try {
     store->set("failed/" + std::to_string(e.rank), std::vector<uint8_t>{1});
     std::vector<bool> seen(static_cast<size_t>(e.world_size), false);
@@ -184,6 +229,18 @@ std::string ProcessGroup::Impl::missing_peers() {
     return "failed peer: rank 0 (it hosted the store at " + e.master_addr + ":" + std::to_string(e.master_port) +
            ", which is gone)";
   }
+}
+
+}  // namespace
+
+std::string ProcessGroup::Impl::missing_peers() {
+  // Store operations too end within the timeout (at most 10 s here: this only words the error).
+  auto peers = std::make_shared<std::string>();
+  const auto limit = std::min<std::chrono::milliseconds>(options.timeout, std::chrono::seconds(10));
+  const bool answered = run_within([peers, store = store, e = env] { *peers = peers_from_store(store, e); }, limit);
+  if (answered) return *peers;
+  return "the store at MASTER_ADDR:MASTER_PORT " + env.master_addr + ":" + std::to_string(env.master_port) +
+         " did not answer within " + std::to_string(limit.count() / 1000) + " s";
 }
 
 void ProcessGroup::fail(const std::string& operation, const std::exception& cause) {

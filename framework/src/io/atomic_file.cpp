@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 
 #include <torchfit/error.h>
+#include <torchfit/runtime/cleanup.h>
 
 namespace fs = std::filesystem;
 
@@ -24,15 +26,38 @@ int fsync_path(const std::string& path, bool directory) {
   ::close(fd);
   return err;
 }
-// Removes temporary files of `target` left by killed writers (".<name>.tmp<pid>" with no such process).
+// The longest file name the folder's file system takes (255 on Linux's usual ones).
+size_t name_max(const fs::path& dir) {
+  const long n = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+  return n > 0 ? static_cast<size_t>(n) : 255;
+}
+
+// The temporary's name without its pid: ".<name>.tmp" when that leaves room for any pid (10 digits)
+// within the file system's name limit; else the name cut short plus "~" and 8 hex digits of its FNV-1a
+// hash, so that a legal target name of any length gets a legal temporary, distinct from its neighbours'.
+std::string temporary_prefix(const fs::path& dir, const std::string& name) {
+  constexpr size_t kPidDigits = 10;
+  const size_t limit = name_max(dir);
+  const size_t room = limit > 1 + 4 + kPidDigits ? limit - 1 - 4 - kPidDigits : 1;  // "." name ".tmp" pid
+  if (name.size() <= room) return "." + name + ".tmp";
+  uint32_t hash = 2166136261u;
+  for (const unsigned char c : name) hash = (hash ^ c) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", hash);
+  const size_t keep = room > 9 ? room - 9 : 0;
+  return "." + name.substr(0, keep) + "~" + hex + ".tmp";
+}
+
+// Removes temporary files of `target` left by killed writers ("<prefix><pid>" with no such process).
 void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
-  const std::string prefix = "." + name + ".tmp";
+  const std::string prefix = temporary_prefix(dir, name);
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string f = e.path().filename().string();
     if (f.rfind(prefix, 0) != 0) continue;
     const std::string pid_text = f.substr(prefix.size());
-    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (pid_text.empty() || pid_text.size() > 10 || pid_text.find_first_not_of("0123456789") != std::string::npos)
+      continue;
     const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
     if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(e.path(), ec);
   }
@@ -42,10 +67,16 @@ void remove_stale_temporaries(const fs::path& dir, const std::string& name) {
 void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write_to, bool durable) {
   const fs::path target(path);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  if (!fs::is_directory(dir))
-    throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' does not exist");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw IoError("cannot write '" + path + "': directory '" + dir.string() + "' " +
+                  (ec && ec != std::errc::no_such_file_or_directory ? "cannot be used: " + ec.message()
+                                                                    : std::string("does not exist")));
+  }
   if (durable) remove_stale_temporaries(dir, target.filename().string());
-  const std::string tmp = (dir / ("." + target.filename().string() + ".tmp" + std::to_string(::getpid()))).string();
+  const std::string tmp =
+      (dir / (temporary_prefix(dir, target.filename().string()) + std::to_string(::getpid()))).string();
+  const runtime::TemporaryFile registered(tmp);  // removed on exit paths that skip the catch below
   try {
     write_to(tmp);
     if (!fs::exists(tmp)) throw IoError("writer did not create '" + tmp + "'");

@@ -59,6 +59,7 @@ std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source
   }
   std::unique_ptr<csv_parser, void (*)(csv_parser*)> guard(&p, csv_free);
   csv_set_delim(&p, static_cast<unsigned char>(separator));
+  csv_set_space_func(&p, [](unsigned char) { return 0; });  // RFC 4180: spaces are part of a field
   CsvParseState s;
   size_t pos = text.compare(0, 3, kBom) == 0 ? 3 : 0;
   // Fed one physical line at a time so that the state knows the line of each record and error.

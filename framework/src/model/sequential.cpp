@@ -233,6 +233,30 @@ nlohmann::json SequentialImpl::to_json() const {
   return {{"format_version", kModelFormatVersion}, {"class_name", "Sequential"}, {"config", config}};
 }
 
+namespace {
+// Adds config.layers[index]; an error names the layer by index, name and class:
+// "config.layers[2] ('dense_1', Dense): …".
+void add_layer_from_json(SequentialImpl& model, const nlohmann::json& spec, size_t index) {
+  std::string who = "config.layers[" + std::to_string(index) + "]";
+  if (!spec.is_object())
+    throw ConfigError(who + ": expected a layer object {\"class_name\": ..., \"config\": ...}, got " + spec.dump());
+  const auto& config =
+      spec.contains("config") && spec["config"].is_object() ? spec["config"] : nlohmann::json::object();
+  const auto& name = config.contains("name") && config["name"].is_string() ? config["name"].get<std::string>() : "?";
+  const auto& cls =
+      spec.contains("class_name") && spec["class_name"].is_string() ? spec["class_name"].get<std::string>() : "?";
+  who += " ('" + name + "', " + cls + ")";
+  try {
+    model.add(layer_from_json(spec));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    const std::string same = "layer '" + name + "' (" + cls + "): ";  // layer_from_json's own prefix
+    if (what.rfind(same, 0) == 0) what = what.substr(same.size());
+    throw ConfigError(who + ": " + what);
+  }
+}
+}  // namespace
+
 std::shared_ptr<SequentialImpl> SequentialImpl::from_json(const nlohmann::json& json) {
   if (!json.is_object() || json.value("class_name", std::string()) != "Sequential") {
     throw ConfigError("model JSON: expected {\"class_name\": \"Sequential\", ...}");
@@ -247,7 +271,8 @@ std::shared_ptr<SequentialImpl> SequentialImpl::from_json(const nlohmann::json& 
   if (!config.contains("layers") || !config["layers"].is_array()) {
     throw ConfigError("model JSON: config.layers must be an array");
   }
-  for (const auto& spec : config["layers"]) model->add(layer_from_json(spec));
+  const auto& layers = config["layers"];
+  for (size_t i = 0; i < layers.size(); ++i) add_layer_from_json(*model, layers[i], i);
   if (config.contains("dtype_policy")) {
     if (!config["dtype_policy"].is_string()) throw ConfigError("model JSON: config.dtype_policy must be a string");
     model->set_dtype_policy(config["dtype_policy"].get<std::string>());

@@ -1,5 +1,6 @@
 #include <torchfit/saving/checkpoint.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <torch/serialize/input-archive.h>
@@ -14,7 +15,38 @@
 namespace torchfit::saving {
 namespace {
 
+// A checkpoint's metadata names its format: "magic" (the format family; "torchfit-checkpoint-v<N>") and
+// "format_version" N, plus "torchfit_version", the release that wrote it. This torchfit writes and reads
+// format kFormatVersion; a newer one is refused with the writer's version and an upgrade hint.
+constexpr int kFormatVersion = 1;
 constexpr const char* kMagic = "torchfit-checkpoint-v1";
+constexpr const char* kMagicFamily = "torchfit-checkpoint-v";
+
+// "written by torchfit X, checkpoint format N" for messages ("an unknown torchfit" when not recorded).
+std::string writer_text(const nlohmann::json& j, int format) {
+  const auto version = j.contains("torchfit_version") && j["torchfit_version"].is_string()
+                           ? j["torchfit_version"].get<std::string>()
+                           : std::string();
+  return "written by " + (version.empty() ? std::string("an unknown torchfit") : "torchfit " + version) +
+         ", checkpoint format " + std::to_string(format);
+}
+
+// The format of the metadata `j` (from "format_version", else the magic's number); throws IoError for a
+// foreign file or a format newer than this torchfit reads.
+int check_format(const std::string& path, const nlohmann::json& j) {
+  const std::string magic =
+      j.is_object() && j.contains("magic") && j["magic"].is_string() ? j["magic"].get<std::string>() : "";
+  if (magic.rfind(kMagicFamily, 0) != 0) throw IoError("'" + path + "' is not a torchfit checkpoint (bad magic)");
+  int format = std::atoi(magic.c_str() + std::char_traits<char>::length(kMagicFamily));
+  if (j.contains("format_version") && j["format_version"].is_number_integer())
+    format = std::max(format, j["format_version"].get<int>());
+  if (format > kFormatVersion) {
+    throw IoError("checkpoint '" + path + "' was " + writer_text(j, format) + "; this torchfit (" + TORCHFIT_VERSION +
+                  ") reads format " + std::to_string(kFormatVersion) + " — upgrade torchfit to read it");
+  }
+  if (format < 1) throw IoError("'" + path + "' is not a torchfit checkpoint (bad format_version)");
+  return format;
+}
 
 std::string shape_text(at::IntArrayRef s) {
   std::string t = "(";
@@ -59,8 +91,9 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   } catch (const std::exception& e) {
     throw IoError("checkpoint '" + path + "': corrupt metadata: " + e.what());
   }
-  if (j.value("magic", "") != kMagic) throw IoError("'" + path + "' is not a torchfit checkpoint (bad magic)");
+  const int format = check_format(path, j);
   CheckpointInfo info;
+  info.format_version = format;
   info.model_config = j.at("model");
   info.compile = j.value("compile", nlohmann::json::object());
   info.class_indices = j.value("class_indices", std::map<std::string, int64_t>{});
@@ -75,6 +108,19 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
+}
+
+// The checkpoint's model; a config this torchfit cannot build (an unknown layer class, a field it does not
+// know) is a ConfigError naming the file and the version that wrote it.
+std::shared_ptr<SequentialImpl> model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
+  try {
+    return SequentialImpl::from_json(info.model_config);
+  } catch (const std::exception& e) {
+    const std::string by = info.torchfit_version.empty() ? "an unknown torchfit" : "torchfit " + info.torchfit_version;
+    throw ConfigError("checkpoint '" + path + "' (written by " + by + ", checkpoint format " +
+                      std::to_string(info.format_version) + "; this is torchfit " + TORCHFIT_VERSION +
+                      "): " + e.what());
+  }
 }
 
 void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, SequentialImpl& model) {
@@ -120,6 +166,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   const auto& pos = state.position;
   torch::serialize::OutputArchive archive;
   nlohmann::json meta = {{"magic", kMagic},
+                         {"format_version", kFormatVersion},
                          {"torchfit_version", TORCHFIT_VERSION},
                          {"model", state.model->to_json()},
                          {"compile", compile_json(state.compile, optimizer_lr(state))},
@@ -173,7 +220,7 @@ std::shared_ptr<const Checkpoint> Checkpoint::read(const std::string& path) {
 CheckpointInfo read_checkpoint_info(const std::string& path) { return Checkpoint::read(path)->info(); }
 
 Sequential load_model(const Checkpoint& checkpoint) {
-  Sequential model(SequentialImpl::from_json(checkpoint.info().model_config));
+  Sequential model(model_from_checkpoint(checkpoint.path(), checkpoint.info()));
   copy_weights(checkpoint.path(), checkpoint.contents().archive, *model);
   return model;
 }

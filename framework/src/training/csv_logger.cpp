@@ -33,8 +33,8 @@ void CSVLogger::on_epoch_end(int epoch, const Logs& logs) {
   std::vector<std::string> row = {std::to_string(epoch)};
   for (const auto& k : keys_) {
     auto it = logs.find(k);
-    std::ostringstream cell;  // the stream's default: 6 significant digits
-    if (it != logs.end()) cell << it->second;
+    std::ostringstream cell;                         // the stream's default: 6 significant digits
+    if (it != logs.end()) cell << it->second + 0.0;  // never "-0"
     row.push_back(cell.str());
   }
   file_.write_row(row);

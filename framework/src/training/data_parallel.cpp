@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -191,14 +192,23 @@ double DataParallel::loss_share(int64_t shard, int64_t global) {
 
 void DataParallel::reduce_step(double& loss, std::vector<double>& sums, int64_t& n, double& allreduce_ms) {
   const double t0 = detail::steady_ms();
-  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n),
-                           runtime::interrupt_requested() ? 1.0 : 0.0};
+  const int own_signal = runtime::interrupt_signal();
+  std::vector<double> v = {loss * static_cast<double>(n), static_cast<double>(n), own_signal != 0 ? 1.0 : 0.0,
+                           static_cast<double>(own_signal)};
   v.insert(v.end(), sums.begin(), sums.end());
   v = group_->allreduce_sum(v);
   n = std::llround(v[1]);
   loss = v[1] > 0 ? v[0] / v[1] : 0.0;
-  std::copy(v.begin() + 3, v.end(), sums.begin());
   interrupted_ = v[2] > 0;
+  // A rank stopped by a peer takes the peer's signal: the mean of the interrupted ranks' signals, exact when
+  // they agree (torchrun forwards one SIGTERM to all), else SIGINT's. Its own signal comes first.
+  if (interrupted_ && own_signal == 0) {
+    const double mean = v[3] / v[2];
+    interrupt_signal_ = std::fabs(mean - std::round(mean)) < 1e-9 ? static_cast<int>(std::lround(mean)) : SIGINT;
+  } else if (interrupted_) {
+    interrupt_signal_ = own_signal;
+  }
+  std::copy(v.begin() + 4, v.end(), sums.begin());
   allreduce_ms += detail::steady_ms() - t0;
 }
 

@@ -1,6 +1,16 @@
 #include <torchfit/training/run_logger.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -9,6 +19,8 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/interrupt.h>
+#include <torchfit/runtime/logging.h>
 #include <torchfit/training/timing.h>
 #include <torchfit/training/trainer.h>
 
@@ -20,7 +32,7 @@ namespace {
 std::string csv_number(double v) {
   std::ostringstream os;
   os.precision(6);
-  os << v;
+  os << v + 0.0;  // never "-0" (Keras writes 0.0)
   return os.str();
 }
 
@@ -35,23 +47,146 @@ RunLogger::RunLogger(RunLoggerOptions options) : options_(std::move(options)) {
   if (options_.run_dir().empty()) throw ConfigError("RunLogger: run_dir is empty");
 }
 
+RunLogger::~RunLogger() { unlock_run_dir(); }
+
+void RunLogger::lock_run_dir() {
+  if (lock_fd_ >= 0) return;
+  const std::string path = (std::filesystem::path(options_.run_dir()) / ".torchfit.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char pid[32] = {};
+    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+    ::close(fd);
+    throw IoError("run folder '" + options_.run_dir() + "' is in use by another running process" +
+                  (n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : std::string()) +
+                  ": give this run another folder, or wait for that one to end");
+  }
+  const std::string pid = std::to_string(::getpid());
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // the lock holds without the pid; the pid only makes the message of a second run clearer
+  }
+  lock_fd_ = fd;
+}
+
+void RunLogger::unlock_run_dir() {
+  if (lock_fd_ < 0) return;
+  ::close(lock_fd_);  // releases the flock
+  lock_fd_ = -1;
+}
+
+namespace {
+
+// Rewrites `path` as `header` plus the rows `keep` accepts (atomically); returns the rows dropped.
+size_t keep_rows(const std::string& path, const std::vector<io::CsvRow>& rows,
+                 const std::function<bool(int64_t epoch, int64_t step)>& keep) {
+  std::string text = io::csv_line(rows.front().cells);
+  size_t dropped = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& c = rows[i].cells;
+    const int64_t epoch = c.empty() ? 0 : std::atoll(c[0].c_str());
+    const int64_t step = c.size() < 2 ? 0 : std::atoll(c[1].c_str());
+    if (keep(epoch, step)) {
+      text += io::csv_line(c);
+    } else {
+      ++dropped;
+    }
+  }
+  io::write_text_atomically(path, text);
+  return dropped;
+}
+
+std::string now_iso8601() {
+  const std::time_t t = std::time(nullptr);
+  char buf[40];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S%z", std::localtime(&t));
+  return buf;
+}
+
+}  // namespace
+
+// With append, when resuming: keeps the earlier rows up to the resume position and reads the earlier
+// run.json; false when there is nothing to continue (the files then start fresh).
+bool RunLogger::continue_earlier_files(const std::vector<std::string>& steps_header,
+                                       const std::vector<std::string>& epochs_header) {
+  namespace fs = std::filesystem;
+  const FitParams& p = params();
+  if (!options_.append() || (p.initial_epoch == 0 && p.initial_step == 0)) return false;
+  const fs::path dir(options_.run_dir());
+  const std::string steps_path = (dir / "steps.csv").string(), epochs_path = (dir / "epochs.csv").string();
+  std::error_code ec;
+  if (!fs::is_regular_file(steps_path, ec) || !fs::is_regular_file(epochs_path, ec)) return false;
+  try {
+    const auto steps = io::read_csv(steps_path, ',', "run file");
+    const auto epochs = io::read_csv(epochs_path, ',', "run file");
+    if (steps.empty() || epochs.empty() || steps[0].cells != steps_header || epochs[0].cells != epochs_header) {
+      torchfit::logger().warn("'{}' holds run files of another layout (other metrics): they are replaced",
+                              options_.run_dir());
+      return false;
+    }
+    const int64_t e0 = p.initial_epoch + 1;  // 1-based epoch of the resume position
+    const size_t dropped =
+        keep_rows(steps_path, steps, [&](int64_t e, int64_t s) { return e < e0 || (e == e0 && s <= p.initial_step); }) +
+        keep_rows(epochs_path, epochs, [&](int64_t e, int64_t) { return e < e0; });
+    if (dropped > 0) {
+      torchfit::logger().info("'{}': {} row(s) written after the checkpoint's position are dropped (redone now)",
+                              options_.run_dir(), dropped);
+    }
+    std::ifstream in((dir / "run.json").string());
+    earlier_ = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json::object();
+    if (!earlier_.is_object()) earlier_ = nlohmann::json::object();
+  } catch (const IoError& e) {
+    torchfit::logger().warn("cannot continue the run files in '{}' ({}): they are replaced", options_.run_dir(),
+                            e.what());
+    return false;
+  }
+  return true;
+}
+
 void RunLogger::open_csv_files() {
   namespace fs = std::filesystem;
   const fs::path dir(options_.run_dir());
-  steps_csv_.open((dir / "steps.csv").string());
-  epochs_csv_.open((dir / "epochs.csv").string());
   const auto& metrics = trainer().metric_names();
   std::vector<std::string> steps = {"epoch", "step", "data_ms", "h2d_ms", "compute_ms", "step_ms", "loss"};
   steps.insert(steps.end(), metrics.begin(), metrics.end());
   if (trainer().world_size() > 1) steps.push_back("allreduce_ms");  // data-parallel runs only
-  steps_csv_.write_row(steps);
   std::vector<std::string> epochs = {"epoch", "loss"};
   epochs.insert(epochs.end(), metrics.begin(), metrics.end());
   epochs.push_back("val_loss");
   for (const auto& m : metrics) epochs.push_back("val_" + m);
   for (const char* k : {"seconds", "ms_per_step_median", "ms_per_step_p90", "images_per_s", "data_wait_share"})
     epochs.push_back(k);
+  earlier_ = nlohmann::json::object();
+  const bool append = continue_earlier_files(steps, epochs);
+  steps_csv_.open((dir / "steps.csv").string(), append);
+  epochs_csv_.open((dir / "epochs.csv").string(), append);
+  if (append) return;
+  steps_csv_.write_row(steps);
   epochs_csv_.write_row(epochs);
+}
+
+// run.json's "parts": the earlier parts of a continued run (its first part is the run.json of a run written
+// before parts existed) and this one. Epoch summaries of the earlier parts up to the resume position stay.
+void RunLogger::begin_part() {
+  const FitParams& p = params();
+  nlohmann::json parts = earlier_.value("parts", nlohmann::json::array());
+  if (!earlier_.empty() && parts.empty()) {
+    parts.push_back({{"part", 1},
+                     {"status", earlier_.value("status", "unknown")},
+                     {"position", earlier_.value("position", nlohmann::json())}});
+  }
+  parts.push_back({{"part", parts.size() + 1},
+                   {"started", now_iso8601()},
+                   {"initial_epoch", p.initial_epoch},
+                   {"initial_step", p.initial_step},
+                   {"resume_from", options_.run_info().value("resume", nlohmann::json())},
+                   {"status", "running"}});
+  run_json_["parts"] = parts;
+  epoch_summaries_ = nlohmann::json::array();
+  for (const auto& s : earlier_.value("epoch_summaries", nlohmann::json::array())) {
+    if (s.is_object() && s.value("epoch", 0) <= p.initial_epoch) epoch_summaries_.push_back(s);
+  }
+  run_json_["epoch_summaries"] = epoch_summaries_;
 }
 
 namespace {
@@ -117,9 +252,10 @@ void RunLogger::update(const nlohmann::json& fields) {
 
 void RunLogger::on_train_begin(const Logs&) {
   io::ensure_writable_directory(options_.run_dir());
+  lock_run_dir();
   open_csv_files();
-  epoch_summaries_ = nlohmann::json::array();
   run_json_ = run_description();
+  begin_part();
   write_run_json();
 }
 
@@ -187,8 +323,14 @@ void RunLogger::on_train_end(const Logs& logs) {
   run_json_["final_metrics"] = logs;
   run_json_["mixed_precision"] = mixed_precision_info(t);  // the loss scale reached
   run_json_["status"] = t.interrupted() ? "interrupted" : t.stop_training ? "stopped early" : "completed";
+  if (t.interrupted()) run_json_["signal"] = runtime::signal_name(t.interrupt_signal() ? t.interrupt_signal() : SIGINT);
   run_json_["position"] = {
       {"epoch", pos.epoch}, {"step", pos.step}, {"train_batches", pos.train_batches}, {"val_batches", pos.val_batches}};
+  auto& part = run_json_["parts"].back();
+  part["ended"] = now_iso8601();
+  part["status"] = run_json_["status"];
+  part["position"] = run_json_["position"];
+  if (run_json_.contains("signal")) part["signal"] = run_json_["signal"];
   write_run_json();
   steps_csv_.close();
   epochs_csv_.close();
@@ -198,6 +340,10 @@ void RunLogger::on_train_error(const std::string& message) {
   if (run_json_.empty()) return;  // failed before the run files existed
   run_json_["status"] = "failed";
   run_json_["error"] = message;
+  if (run_json_.contains("parts") && !run_json_["parts"].empty()) {
+    run_json_["parts"].back()["status"] = "failed";
+    run_json_["parts"].back()["ended"] = now_iso8601();
+  }
   write_run_json();
 }
 

@@ -125,7 +125,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
       (*metric_sums)[i] += metric_sum(resolved_metrics_[i], detached, y, from_logits_);
     }
   }
-  return loss.item<double>();
+  return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
 // ---------------------------------------------------------------- data-parallel (data_parallel.h)
@@ -153,6 +153,7 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
+  interrupt_signal_ = 0;
   prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
   if (opt.process_group()) {
@@ -272,6 +273,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
     callbacks.on_train_batch_end(step - 1, batch_logs);
     if (interrupt_agreed()) {
       interrupted_ = true;
+      interrupt_signal_ = data_parallel_ ? data_parallel_->interrupt_signal() : runtime::interrupt_signal();
       break;
     }
   }
@@ -348,7 +350,7 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     std::vector<double> batch_sums(resolved_metrics_.size(), 0.0);
     for (size_t i = 0; i < batch_sums.size(); ++i)
       batch_sums[i] = metric_sum(resolved_metrics_[i], out, y, from_logits_);
-    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>(), batch_sums, batch.size());
+    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);

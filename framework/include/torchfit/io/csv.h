@@ -18,8 +18,10 @@ struct CsvRow {
 
 /// Parses CSV text as RFC 4180 (libcsv, strict mode): fields separated by `separator` (default ','),
 /// records ended by CRLF, LF or CR, fields optionally quoted with '"' (a quoted field may hold the
-/// separator, line breaks and "" for a quote). A UTF-8 byte-order mark at the start is dropped, spaces
-/// and tabs around unquoted fields are dropped (libcsv's default), blank lines are skipped.
+/// separator, line breaks and "" for a quote). A UTF-8 byte-order mark at the start is dropped and blank
+/// lines are skipped; every field is taken byte for byte as RFC 4180 gives it — spaces and tabs around an
+/// unquoted field are part of it (as Python's csv module reads and writes them), and a space between a
+/// quote and the separator is malformed.
 /// `source` names the text in errors (usually its file).
 /// Errors: torchfit::IoError "<source> line N: malformed CSV (RFC 4180): …" for a quote inside an
 /// unquoted field, text after a closing quote, or a quoted field that is never closed.

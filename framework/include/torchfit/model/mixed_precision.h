@@ -66,8 +66,18 @@ Policy global_policy();
 /// Errors: ConfigError for a refused pair, naming the policy, the device and the reason.
 void check_supported(const Policy& policy, const c10::Device& device);
 
-/// Whether this CPU has bfloat16 dot-product instructions (AVX512-BF16 or AMX-BF16).
+/// Whether bfloat16 products run natively here: this CPU has bfloat16 dot-product instructions
+/// (AVX512-BF16 or AMX-BF16) and oneDNN, which runs LibTorch's bf16 convolutions and matrix products, is
+/// allowed to use them — false when ONEDNN_MAX_CPU_ISA (or the older DNNL_MAX_CPU_ISA) caps it below
+/// AVX512_CORE_BF16 (e.g. "AVX2", "AVX512_CORE", "AVX512_CORE_VNNI"), as oneDNN's documentation defines
+/// the variable. Elsewhere bf16 products are emulated and slower than float32.
 bool cpu_has_bf16_instructions();
+
+/// Whether oneDNN's ISA cap `isa` (a value of ONEDNN_MAX_CPU_ISA, any case; "" = no cap) lets it use
+/// bfloat16 instructions: false for SSE41, AVX, AVX2, AVX2_VNNI, AVX2_VNNI_2, AVX512_CORE,
+/// AVX512_CORE_VNNI (and the AVX512_MIC values), true for AVX512_CORE_BF16 and every later ISA, ALL,
+/// DEFAULT and "".
+bool onednn_isa_allows_bf16(const std::string& isa);
 
 /// Turns LibTorch autocast on for `device`'s type with `policy`'s compute dtype while alive, and restores
 /// the previous state when it ends (the outermost scope also clears autocast's cache of cast weights).

@@ -3,6 +3,11 @@
 /// Checkpoints: one file with the model config (JSON), weights, optimizer state, class_indices,
 /// epoch/step and the torchfit version — written atomically (io/atomic_file.h). Depends on the model,
 /// an optimizer and a training position only (not on Trainer; Trainer::save_checkpoint wraps it).
+/// Every checkpoint states its format ("format_version", this torchfit writes and reads format 1) and the
+/// torchfit release that wrote it. Reading a newer format is an IoError saying so: "checkpoint 'm.ckpt'
+/// was written by torchfit 9.9.0, checkpoint format 2; this torchfit (0.1.0) reads format 1 — upgrade
+/// torchfit to read it"; a model this torchfit cannot build (an unknown layer class) is a ConfigError
+/// naming the file, the writing version and the class.
 #include <map>
 #include <memory>
 #include <string>
@@ -36,7 +41,8 @@ struct CheckpointInfo {
   std::map<std::string, int64_t> class_indices;  ///< class name → index
   TrainingPosition position;                     ///< epoch/step reached and batches taken from the sources
   nlohmann::json loss_scale;                     ///< LossScaleOptimizer::state(); null when the run had none
-  std::string torchfit_version;
+  std::string torchfit_version;                  ///< the torchfit release that wrote it ("" before 0.x recorded it)
+  int format_version = 1;                        ///< checkpoint format (this torchfit reads 1)
 };
 
 /// What a checkpoint saves and restores.

@@ -63,9 +63,12 @@ class DataParallel {
   /// and `n` (shard size → global batch size), summed over the ranks together with whether any rank
   /// was interrupted (interrupted()). Adds the wait to `allreduce_ms`.
   void reduce_step(double& loss, std::vector<double>& sums, int64_t& n, double& allreduce_ms);
-  /// Whether some rank was interrupted (runtime::interrupt_requested) before the last reduce_step: every
+  /// Whether some rank was interrupted (runtime::interrupt_signal) before the last reduce_step: every
   /// rank then stops after the same step.
   bool interrupted() const { return interrupted_; }
+  /// The signal that interrupted (runtime::interrupt_signal: SIGINT, SIGTERM, SIGHUP): this rank's own, else
+  /// the interrupted peers' (SIGINT when they differ); 0 before any interrupt.
+  int interrupt_signal() const { return interrupt_signal_; }
   /// Sums an evaluation's `loss_sum`, `seen` and `metric_sums` over the ranks.
   void reduce_sums(double& loss_sum, int64_t& seen, std::vector<double>& metric_sums);
 
@@ -79,6 +82,7 @@ class DataParallel {
   data::BatchIterator& train_;
   data::BatchIterator* validation_;
   bool interrupted_ = false;
+  int interrupt_signal_ = 0;
 };
 
 }  // namespace torchfit

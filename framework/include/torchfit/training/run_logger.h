@@ -18,6 +18,9 @@ struct RunLoggerOptions {
   TORCH_ARG(std::string, run_dir);
   /// Stored as run.json's "arguments" (e.g. an app's flags).
   TORCH_ARG(nlohmann::json, run_info) = nlohmann::json::object();
+  /// Continue the run files already in run_dir (Keras CSVLogger(append=True), BackupAndRestore) when
+  /// fit() resumes (FitParams::initial_epoch/initial_step > 0): see RunLogger. Default false: replace them.
+  TORCH_ARG(bool, append) = false;
 };
 
 /// Writes, in run_dir (files replaced at the start of fit(), rows flushed as they come):
@@ -31,6 +34,15 @@ struct RunLoggerOptions {
 ///   `arguments`, and "status": "running" while training, then "completed", "stopped early",
 ///   "interrupted" or "failed" (with "error"); at the end also warm-up steps, per-epoch summaries,
 ///   final metrics and the position reached. Written atomically each time.
+/// A resumed fit() with `append` continues the files of the run it resumes: the rows of steps.csv and
+/// epochs.csv up to the resume position are kept (rows past it, written after the checkpoint, are dropped
+/// and written again), run.json keeps the earlier epoch summaries and records each part of the run in
+/// "parts" (started, initial epoch and step, status, signal, position reached). Files of another layout
+/// (other metrics) are replaced with a warning. Without `append`, or when not resuming, the files start
+/// fresh.
+/// run_dir is locked (flock on run_dir/.torchfit.lock) from on_train_begin to the end of the run: a
+/// second RunLogger — in this or another process — on the same folder fails with an IoError naming the
+/// folder and the process holding it, so that a run never writes into another live run's files.
 /// The CSV files are written through io::CsvWriter (libcsv, RFC 4180 quoting; LF line ends), one
 /// flushed row at a time. Errors: IoError naming the file when run_dir cannot be written (at
 /// on_train_begin, before any step) or a row cannot be written, with the OS reason (e.g. "cannot write
@@ -38,6 +50,7 @@ struct RunLoggerOptions {
 class RunLogger : public Callback {
  public:
   explicit RunLogger(RunLoggerOptions options);
+  ~RunLogger() override;
   void on_train_begin(const Logs& logs) override;
   bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_begin(int epoch, const Logs& logs) override;
@@ -52,6 +65,11 @@ class RunLogger : public Callback {
 
  private:
   void open_csv_files();
+  void lock_run_dir();
+  void unlock_run_dir();
+  bool continue_earlier_files(const std::vector<std::string>& steps_header,
+                              const std::vector<std::string>& epochs_header);
+  void begin_part();
   void write_run_json();
   nlohmann::json run_description() const;
   nlohmann::json epoch_summary(int epoch, const Logs& logs, double seconds) const;
@@ -59,6 +77,8 @@ class RunLogger : public Callback {
   io::CsvWriter steps_csv_, epochs_csv_;
   nlohmann::json run_json_ = nlohmann::json::object();
   nlohmann::json epoch_summaries_ = nlohmann::json::array();
+  nlohmann::json earlier_ = nlohmann::json::object();  // run.json of the run this one continues (append)
+  int lock_fd_ = -1;
   int epoch_ = 0;
   double epoch_start_ms_ = 0, last_batch_end_ms_ = 0;
 };

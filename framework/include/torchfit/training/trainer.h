@@ -173,6 +173,9 @@ class Trainer {
   /// True when the last fit() stopped early because runtime::interrupt_requested() (Ctrl-C; in a
   /// data-parallel run, on any rank: the ranks stop at the same step).
   bool interrupted() const { return interrupted_; }
+  /// The signal that stopped the last fit() (SIGINT, SIGTERM, SIGHUP: runtime/interrupt.h; in a
+  /// data-parallel run the interrupted peer's when this rank got none); 0 when it was not interrupted.
+  int interrupt_signal() const { return interrupt_signal_; }
 
   /// Data-parallel fit(): this process's rank and the number of processes (0 and 1 otherwise).
   int rank() const;
@@ -207,6 +210,7 @@ class Trainer {
   std::vector<StepTiming> timings_;
   TrainingPosition position_;
   bool interrupted_ = false;
+  int interrupt_signal_ = 0;
   std::shared_ptr<DataParallel> data_parallel_;  // during a data-parallel fit() only
   double last_allreduce_ms_ = 0;                 // the last step's wait for the gradient allreduce
 };
