@@ -56,7 +56,7 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
       ->check(existing_directory());
-  app.add_option("--output", a.output, "CSV to write: file,class,probability")
+  app.add_option("--output", a.output, "CSV to write: file,class,probability and one probability column per class")
       ->capture_default_str()
       ->check(output_file());
   app.add_option("--labels", a.labels,

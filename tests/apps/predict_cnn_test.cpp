@@ -17,6 +17,7 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/image_tree.h"
+#include "support/run_app.h"
 #include "support/temp_dir.h"
 
 // In a namespace of its own, not `using namespace torchfit` (unity batches share it with other files).
@@ -28,21 +29,11 @@ const std::string kPredictCnn = std::string(TORCHFIT_BINARY_DIR) + "/apps/predic
 // Three images with awkward names in <root>/pred (flat, as predict_cnn reads them).
 const std::vector<std::string> kFiles = {"b,1.png", "plain.png", "say \"hi\".png"};
 
-struct AppRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using testing::AppRun;
 
 // Runs predict_cnn with `args` (already shell-quoted), stdout and stderr captured.
 AppRun run_predict_cnn(const std::string& args) {
-  AppRun r;
-  std::FILE* p = ::popen((kPredictCnn + " --threads 1 --workers 1 " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int w = ::pclose(p);
-  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
-  return r;
+  return testing::run_app(kPredictCnn + " --threads 1 --workers 1 " + args);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -161,7 +152,7 @@ TEST_F(PredictCnn, ACheckpointOfADivergedRunIsRefusedNamingItAndTheFirstFile) {
 
 namespace torchfit::predict_cnn_test {
 
-// A Keras model file (tests/saving/keras_fixtures.py's tf.keras 2 model, 9×9 RGB, 5 classes without
+// A Keras model file (tests/saving/keras_fixtures.py's tf.keras 2 model, 11×11 RGB, 5 classes without
 // names): target size and colour mode come from its input, every class gets a column headed by its index.
 TEST_F(PredictCnn, KerasFileWritesEveryClassProbabilityHeadedByIndex) {
   const std::string fixtures = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
@@ -169,7 +160,7 @@ TEST_F(PredictCnn, KerasFileWritesEveryClassProbabilityHeadedByIndex) {
   if (std::system(fixtures.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
   for (size_t i = 0; i < 3; ++i)
     torchfit::testing::write_png(dir.path / "k" / ("img" + std::to_string(i) + ".png"),
-                                 torchfit::testing::pattern(9, 9, static_cast<int>(i)));
+                                 torchfit::testing::pattern(11, 11, static_cast<int>(i)));
   const AppRun r = run_predict_cnn("--model " + quoted(dir.path / "tf2_full.h5") + " --data " + quoted(dir.path / "k") +
                                    " --output " + quoted(dir.path / "k.csv"));
   if (r.output.find("without the Keras readers") != std::string::npos) GTEST_SKIP() << "Keras import off";

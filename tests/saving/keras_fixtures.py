@@ -113,19 +113,19 @@ def write_layer_groups(root, layers, weights, flat_names=False, fixed=False):
 
 
 def tf2_full(out):
-    x = rng.uniform(0, 1, (2, 9, 9, 3))
+    x = rng.uniform(0, 1, (2, 11, 11, 3))
     k1, b1 = rng.normal(0, 0.4, (3, 3, 3, 4)), rng.normal(0, 0.1, 4)
     gamma, beta = rng.uniform(0.5, 1.5, 4), rng.normal(0, 0.2, 4)
     mean, var = rng.normal(0, 0.3, 4), rng.uniform(0.5, 2.0, 4)
     kd = rng.normal(0, 0.4, (3, 3, 4, 2))
-    kf, bf = rng.normal(0, 0.3, (2 * 2 * 8, 5)), rng.normal(0, 0.1, 5)
-    h = relu(conv2d(x, k1, (2, 2), "same") + b1)  # 9 -> 5
+    kf, bf = rng.normal(0, 0.3, (3 * 3 * 8, 5)), rng.normal(0, 0.1, 5)
+    h = relu(conv2d(x, k1, (2, 2), "same") + b1)  # 11 -> 6
     h = (h - mean) / np.sqrt(var + 0.001) * gamma + beta
     h = relu(depthwise(h, kd))
     h = maxpool(h).reshape(2, -1)  # Keras flattens (H, W, C)
     logits = h @ kf + bf
     layers = [
-        layer("InputLayer", batch_input_shape=[None, 9, 9, 3], dtype="float32", sparse=False, name="input_1"),
+        layer("InputLayer", batch_input_shape=[None, 11, 11, 3], dtype="float32", sparse=False, name="input_1"),
         layer("Conv2D", name="conv2d", trainable=True, dtype="float32", filters=4, kernel_size=[3, 3],
               strides=[2, 2], padding="same", data_format="channels_last", dilation_rate=[1, 1], groups=1,
               activation="relu", use_bias=True, kernel_initializer={"class_name": "GlorotUniform", "config": {}}),
