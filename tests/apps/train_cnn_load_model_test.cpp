@@ -23,6 +23,8 @@ using Ran = testing::AppRun;
 
 Ran run(const std::string& args) { return testing::run_app(kTrainCnn + " --threads 1 --workers 1 " + args); }
 
+}  // namespace
+
 class TrainCnnLoadModel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -48,8 +50,6 @@ class TrainCnnLoadModel : public ::testing::Test {
   }
   testing::TempDir dir{"train_cnn_load_model"};
 };
-
-}  // namespace
 
 TEST_F(TrainCnnLoadModel, TrainsTheKerasModelFromItsWeights) {
   const Ran r = run(args(data(5), "run"));
