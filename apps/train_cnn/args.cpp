@@ -182,6 +182,14 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->check(existing_file("checkpoint"))
       ->excludes(dense2)
       ->excludes(config);
+  app.add_option("--load-model", a.load_model,
+                 "Start from this model's architecture and weights: a torchfit checkpoint or a Keras .h5/.keras file "
+                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, 3) and its output the "
+                 "data's classes")
+      ->check(existing_file("model"))
+      ->excludes(dense2)
+      ->excludes(config)
+      ->excludes("--resume");
   app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
 }
 

@@ -39,6 +39,7 @@ struct Args {
   int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
   std::string model_config;
+  std::string load_model;  ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
   std::string memory_format = "auto";
   /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
   /// config's policy, else float32)

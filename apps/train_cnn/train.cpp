@@ -18,6 +18,7 @@
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
+#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
@@ -79,10 +80,34 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
-// The article's CNN, a --model-config architecture, or the model of `resumed` (--resume's checkpoint).
+// --load-model: a checkpoint's or Keras file's model with its weights; its input and classes must fit the data.
+Sequential loaded_model(const Args& a, int64_t classes) {
+  Sequential model = saving::load_checkpoint_or_keras(a.load_model);
+  const auto& in = model->input_shape();
+  if (in != Shape{a.target_size, a.target_size, 3}) {
+    throw apps::UsageError("--load-model '" + a.load_model + "' takes inputs " + format_shape(in) +
+                           "; train_cnn feeds (" + std::to_string(a.target_size) + ", " +
+                           std::to_string(a.target_size) +
+                           ", 3) RGB images (set --target-size to its size; "
+                           "a grayscale model cannot be fine-tuned here)");
+  }
+  const int64_t outputs = model->output_shape().back();
+  if (outputs != classes) {
+    throw apps::UsageError("--load-model '" + a.load_model + "' has " + std::to_string(outputs) +
+                           " outputs and the data has " + std::to_string(classes) +
+                           " classes: replacing the classification head is not supported yet");
+  }
+  model->train();
+  torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
+  return model;
+}
+
+// The article's CNN, a --model-config architecture, --load-model's model, or the model of `resumed`
+// (--resume's checkpoint).
 Sequential make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
+  if (!a.load_model.empty()) return loaded_model(a, train.num_classes());
   if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
   Sequential model = saving::load_model(*resumed);
   const auto& saved = model->input_shape();
