@@ -99,6 +99,11 @@ cp "$WORK/run/model.ckpt" "$WORK/keep.ckpt"
 expect_exit 2 "is the --model file: it would be overwritten" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" \
   --data "$WORK/data/pred" --output "$WORK/keep.ckpt"
 cmp -s "$WORK/run/model.ckpt" "$WORK/keep.ckpt" || fail "predict_cnn overwrote its --model"
+# The implicit labels file (<data>_labels.csv) is an input as well: refused, left as it was.
+cp "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv"
+expect_exit 2 "--output '$WORK/data/pred_labels.csv' is the labels (<data>_labels.csv" "$BIN/predict_cnn" \
+  --model "$WORK/keep.ckpt" --data "$WORK/data/pred" --output "$WORK/data/pred_labels.csv"
+cmp -s "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv" || fail "predict_cnn overwrote the labels file"
 first_image=$(ls "$WORK/data/pred" | head -1)
 expect_exit 2 "is a file inside --data" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" --data "$WORK/data/pred" \
   --output "$WORK/data/pred/$first_image"
