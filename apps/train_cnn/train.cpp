@@ -344,6 +344,7 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
 }  // namespace
 
 int run(Args& a) {
+  check_schedule_flags(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
   const int threads = runtime::init_process(share_of_cores(a.threads, env));
   a.workers = share_of_cores(a.workers, env);
@@ -355,6 +356,7 @@ int run(Args& a) {
   Sources sources = make_sources(a, chief);
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
   Sequential model = make_model(a, *sources.train, resumed.get());
+  if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {
