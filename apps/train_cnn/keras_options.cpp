@@ -1,6 +1,8 @@
 #include "keras_options.h"
 
+#include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <set>
 #include <sstream>
 #include <type_traits>
@@ -10,6 +12,7 @@
 
 #include "../common/cli.h"
 #include <torchfit/training/class_weight.h>
+#include <torchfit/training/metrics.h>
 
 namespace train_cnn {
 namespace {
@@ -160,6 +163,18 @@ void check_schedule_flags(const Args& a) {
   }
 }
 
+void check_metrics_flag(const Args& a) {
+  std::set<std::string> seen;
+  for (const auto& name : split(a.metrics, "--metrics", true)) {
+    if (!seen.insert(name).second) throw apps::UsageError("--metrics: '" + name + "' is named twice");
+    try {
+      torchfit::MetricSet({name}, "categorical_crossentropy", false, 2);
+    } catch (const torchfit::ConfigError& e) {
+      throw apps::UsageError(std::string("--metrics: ") + e.what());
+    }
+  }
+}
+
 torchfit::CompileOptions compile_options(const Args& a, int64_t updates) {
   const auto optimizer = torchfit::OptimizerOptions()
                              .name("adam")
@@ -177,12 +192,17 @@ torchfit::CompileOptions compile_options(const Args& a, int64_t updates) {
 }
 
 std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::DirectoryIterator& train) {
-  if (a.class_weight.empty()) return {};
-  if (a.class_weight == "balanced") return torchfit::balanced_class_weight(train.classes(), train.num_classes());
+  if (!a.given.count("--class-weight")) return {};
+  std::string lower = a.class_weight;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (a.class_weight.empty() || (lower == "balanced" && !std::filesystem::exists(a.class_weight))) {
+    throw apps::UsageError("--class-weight: '" + a.class_weight + "' is neither balanced (lower case) nor a JSON file");
+  }
   try {
+    if (a.class_weight == "balanced") return torchfit::balanced_class_weight(train.classes(), train.num_classes());
     return torchfit::read_class_weight(a.class_weight, train.class_indices());
   } catch (const torchfit::ConfigError& e) {
-    throw torchfit::ConfigError(std::string("--class-weight: ") + e.what());
+    throw apps::UsageError(std::string("--class-weight: ") + e.what());
   }
 }
 

@@ -29,7 +29,11 @@ void check_schedule_flags(const Args& a);
 /// Errors: UsageError naming --gradient-accumulation-steps when it changes in the middle of an accumulation.
 void restore_optimizer_flags(Args& a, const nlohmann::json& state);
 
-/// --class-weight: "balanced" over the training files' classes, or the JSON file's weights; empty when not given.
+/// --metrics: each name known (MetricSet's names), none twice, no empty item. Errors: UsageError naming --metrics.
+void check_metrics_flag(const Args& a);
+
+/// --class-weight (checked before training: call it once the data is found; errors: UsageError starting
+/// with the flag): "balanced" over the training files' classes, or the JSON file's weights; empty when not given.
 std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::DirectoryIterator& train);
 
 }  // namespace train_cnn

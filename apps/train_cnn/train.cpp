@@ -36,6 +36,7 @@ namespace {
 
 struct Sources {
   std::unique_ptr<data::DirectoryIterator> train, test;
+  std::map<int64_t, double> class_weight;  ///< --class-weight, read once the data is found
 };
 
 std::string timestamp() {
@@ -325,7 +326,7 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
                             .resume_checkpoint(resumed)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
-                            .class_weight(class_weight(a, *s.train))
+                            .class_weight(s.class_weight)
                             .process_group(group));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
@@ -345,6 +346,7 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
 
 int run(Args& a) {
   check_schedule_flags(a);
+  check_metrics_flag(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
   const int threads = runtime::init_process(share_of_cores(a.threads, env));
   a.workers = share_of_cores(a.workers, env);
@@ -354,6 +356,7 @@ int run(Args& a) {
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
+  sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
   Sequential model = make_model(a, *sources.train, resumed.get());
   if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);

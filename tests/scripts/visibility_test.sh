@@ -32,8 +32,21 @@ for bad in 99999999999999999999 2.5 -2 "2," "2,,3" "3,2" 0; do
 done
 expect_exit 2 "^train_cnn: --lr-values: 2 values for 2" "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
   --lr-boundaries 2,4 --lr-values 1e-3,1e-4 --dry-run
-expect_exit 1 "unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 --metrics precison \
-  --run-dir "$WORK/bad"
+expect_exit 2 "^train_cnn: --metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
+  --metrics precison --run-dir "$WORK/bad"
+expect_exit 2 "^train_cnn: --metrics: 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
+  --metrics accuracy,accuracy --dry-run
+expect_exit 0 "Total params" "$BIN/train_cnn" "${common[@]}" --metrics "accuracy, auc" --dry-run
+for freq in 0 -1 foo; do
+  expect_exit 2 "--update-freq" "$BIN/train_cnn" "${common[@]}" --tensorboard "$WORK/tbbad" --update-freq "$freq" \
+    --dry-run
+done
+# --class-weight: every error exits 2 before training, starting with the flag.
+echo '{"0": 1, "1": 1}' >"$WORK/missing_class.json"
+echo 'not json' >"$WORK/not_json.json"
+for bad in "" Balanced "$WORK/nope.json" "$WORK" "$WORK/missing_class.json" "$WORK/not_json.json"; do
+  expect_exit 2 "^train_cnn: --class-weight: " "$BIN/train_cnn" "${common[@]}" --class-weight "$bad" --dry-run
+done
 
 "$BIN/train_cnn" "${common[@]}" --epochs 3 --metrics accuracy,precision,recall,auc --tensorboard "$WORK/tb" \
   --update-freq 2 --run-dir "$WORK/run" >"$WORK/train.log" 2>&1 || { cat "$WORK/train.log"; fail "train_cnn failed"; }
