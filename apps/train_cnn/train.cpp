@@ -159,6 +159,12 @@ bool resumes_own_run(const Args& a) {
   return !saved.empty() && fs::weakly_canonical(fs::absolute(saved), ec) == ckpt;
 }
 
+// The folder --checkpoint writes into ("." for a bare file name).
+std::string checkpoint_folder(const Args& a) {
+  const fs::path dir = fs::path(a.checkpoint).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
 // fit that their folders can be written; RunLogger locks the run folder). Returns whether the run files
 // already in the folder are continued (a resume into the run's own folder).
@@ -169,8 +175,11 @@ bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
-                                    {{"--data", a.data}});
+                                    {{"--data", a.data}}, /*new_files_too=*/true);
   }
+  // Another live run's folder is refused before anything here warns about or replaces its files.
+  RunLogger::check_not_in_use(a.run_dir);
+  if (!a.no_checkpoint) RunLogger::check_not_in_use(checkpoint_folder(a));
   std::error_code ec;
   if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return false;
   if (resumes_own_run(a)) {
@@ -305,7 +314,8 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
   Trainer trainer(model, compile_options(a, updates), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
   auto run_logger =
-      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append));
+      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append).also_lock(
+          a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {

@@ -110,6 +110,9 @@ expect_exit 2 "is a file inside --data" "$BIN/predict_cnn" --model "$WORK/keep.c
 train_image=$(find "$WORK/data/train" -name '*.png' | head -1)
 expect_exit 2 "is a file inside --data" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
   --steps-per-epoch 1 --run-dir "$WORK/overwrite" --checkpoint "$train_image"
+expect_exit 2 "is inside --data" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
+  --steps-per-epoch 1 --run-dir "$WORK/overwrite" --checkpoint "$(dirname "$train_image")/new.ckpt"
+[ -e "$(dirname "$train_image")/new.ckpt" ] && fail "a checkpoint was written among the training images"
 expect_exit 2 "--max-image-pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" \
   --max-image-pixels -1
 expect_exit 1 "image too large: 28 x 28 = 784 pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" \
