@@ -1,5 +1,6 @@
 #include "keras_options.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -154,6 +155,18 @@ void check_schedule_flags(const Args& a) {
                              (flag == "--lr-warmup-steps" ? "only cosine has a warm-up" : "it belongs to another schedule") +
                              ")");
     }
+  }
+  const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
+  if (a.gradient_accumulation_steps > batches) {
+    throw apps::UsageError("--gradient-accumulation-steps " + std::to_string(a.gradient_accumulation_steps) +
+                           " is more than the run's " + std::to_string(batches) +
+                           " batches (--epochs x --steps-per-epoch): the weights would never be updated");
+  }
+  const int64_t updates = batches / std::max<int64_t>(1, a.gradient_accumulation_steps);
+  if (a.lr_warmup_steps > 0 && a.lr_warmup_steps >= updates) {
+    torchfit::logger().warn("--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate "
+                            "never gets to --lr",
+                            a.lr_warmup_steps, updates);
   }
   const auto boundaries = numbers<int64_t>("--lr-boundaries", a.lr_boundaries);
   const auto values = numbers<double>("--lr-values", a.lr_values);

@@ -17,6 +17,10 @@ expect_exit 2 "--clipvalue" "$BIN/train_cnn" "${common[@]}" --clipnorm 1 --clipv
 expect_exit 2 "--gradient-accumulation-steps" "$BIN/train_cnn" "${common[@]}" --gradient-accumulation-steps 1 --dry-run
 expect_exit 2 "--lr-schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule linear --dry-run
 expect_exit 2 "--ema-momentum" "$BIN/train_cnn" "${common[@]}" --ema-momentum 0.5 --dry-run
+expect_exit 2 "^train_cnn: --gradient-accumulation-steps 9 is more than the run's 8 batches" "$BIN/train_cnn" \
+  "${common[@]}" --epochs 2 --gradient-accumulation-steps 9 --dry-run
+expect_exit 0 "--lr-warmup-steps 8 reaches past the run's 8 weight updates" "$BIN/train_cnn" "${common[@]}" \
+  --epochs 2 --lr-schedule cosine --lr-warmup-steps 8 --dry-run
 # Schedule flags: each belongs to its schedule; boundaries are strict whole numbers.
 expect_exit 2 "^train_cnn: --lr-warmup-steps: --lr-schedule exponential has no such setting" "$BIN/train_cnn" \
   "${common[@]}" --lr-schedule exponential --lr-warmup-steps 3 --dry-run
