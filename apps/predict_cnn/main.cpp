@@ -169,12 +169,23 @@ void write_predictions(const std::string& output, const std::vector<Prediction>&
   io::write_text_atomically(output, csv);
 }
 
+// The labels file read after predicting: --labels, else <data>_labels.csv beside the --data folder.
+fs::path labels_file(const Args& a, const fs::path& dir) {
+  return a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
+}
+
 int run(Args& a) {
-  apps::check_output_is_not_input({"--output", a.output}, {{"--model", a.model_path}, {"--labels", a.labels}},
-                                  {{"--data", a.data_dir}});
-  runtime::init_process(a.threads);
   fs::path dir = fs::absolute(a.data_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
+  const fs::path labels_path = labels_file(a, dir);
+  // The implicit labels file counts as an input too, whether or not it exists yet: predictions written
+  // there would be read back as the ground truth.
+  apps::check_output_is_not_input(
+      {"--output", a.output},
+      {{"--model", a.model_path},
+       {a.labels.empty() ? "labels (<data>_labels.csv, the default of --labels)" : "--labels", labels_path.string()}},
+      {{"--data", a.data_dir}});
+  runtime::init_process(a.threads);
   {  // --output's folder must take the file before the work is done
     const fs::path out_dir = fs::path(a.output).parent_path();
     io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
@@ -187,8 +198,6 @@ int run(Args& a) {
   const auto rows = predict_folder(dir, a, names, model);
   write_predictions(a.output, rows, names, model->output_shape().back());
   std::cout << "Predicted " << rows.size() << " images → " << a.output << "\n";
-  const fs::path labels_path =
-      a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
   if (!fs::is_regular_file(labels_path)) return 0;
   std::vector<std::pair<std::string, std::string>> predicted;
   for (const auto& p : rows) predicted.emplace_back(p.file, p.cls);

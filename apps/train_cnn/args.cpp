@@ -162,6 +162,14 @@ void add_report_flags(CLI::App& app, Args& a) {
           ->check(output_directory());
   app.add_option("--update-freq", a.update_freq, "TensorBoard: epoch, batch or every N batches")
       ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "epoch" || v == "batch") return "";
+            const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && v.size() < 10 && std::stoll(v) >= 1) return "";
+            return "must be epoch, batch or a number of batches >= 1, got '" + v + "'";
+          },
+          "epoch|batch|N"))
       ->needs(tb);
   app.add_option("--class-weight", a.class_weight,
                  "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight}");

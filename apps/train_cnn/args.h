@@ -1,6 +1,7 @@
 #pragma once
 // train_cnn's flags: the values, their defaults and their CLI11 checks.
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +27,7 @@ struct Args {
   int threads = 0;
   uint64_t seed = 42;
   double lr = 1e-3;
+  std::set<std::string> given;  ///< the long flags on the command line ("--ema", ...)
   bool lr_given = false;  ///< --lr was on the command line (with --resume it replaces the saved rate)
   int64_t dense2_units = 64;
   std::string run_dir;

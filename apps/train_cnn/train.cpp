@@ -37,6 +37,7 @@ namespace {
 
 struct Sources {
   std::unique_ptr<data::DirectoryIterator> train, test;
+  std::map<int64_t, double> class_weight;  ///< --class-weight, read once the data is found
 };
 
 std::string timestamp() {
@@ -183,6 +184,12 @@ bool resumes_own_run(const Args& a) {
   return !saved.empty() && fs::weakly_canonical(fs::absolute(saved), ec) == ckpt;
 }
 
+// The folder --checkpoint writes into ("." for a bare file name).
+std::string checkpoint_folder(const Args& a) {
+  const fs::path dir = fs::path(a.checkpoint).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
 // fit that their folders can be written; RunLogger locks the run folder). Returns whether the run files
 // already in the folder are continued (a resume into the run's own folder).
@@ -193,8 +200,11 @@ bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
-                                    {{"--data", a.data}});
+                                    {{"--data", a.data}}, /*new_files_too=*/true);
   }
+  // Another live run's folder is refused before anything here warns about or replaces its files.
+  RunLogger::check_not_in_use(a.run_dir);
+  if (!a.no_checkpoint) RunLogger::check_not_in_use(checkpoint_folder(a));
   std::error_code ec;
   if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return false;
   if (resumes_own_run(a)) {
@@ -329,7 +339,8 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
   Trainer trainer(model, compile_options(a, updates), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
   auto run_logger =
-      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append));
+      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append).also_lock(
+          a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {
@@ -350,7 +361,7 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
                             .resume_checkpoint(resumed)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
-                            .class_weight(class_weight(a, *s.train))
+                            .class_weight(s.class_weight)
                             .process_group(group));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
@@ -369,6 +380,8 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
 }  // namespace
 
 int run(Args& a) {
+  check_schedule_flags(a);
+  check_metrics_flag(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
   const int threads = runtime::init_process(share_of_cores(a.threads, env));
   a.workers = share_of_cores(a.workers, env);
@@ -378,8 +391,10 @@ int run(Args& a) {
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
+  sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
   Sequential model = make_model(a, *sources.train, resumed.get());
+  if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {
