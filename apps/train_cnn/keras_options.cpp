@@ -11,9 +11,9 @@
 #include <torchfit/error.h>
 #include <torchfit/runtime/logging.h>
 
-#include "../common/cli.h"
 #include <torchfit/training/class_weight.h>
 #include <torchfit/training/metrics.h>
+#include "../common/cli.h"
 
 namespace train_cnn {
 namespace {
@@ -42,8 +42,10 @@ std::vector<T> numbers(const std::string& flag, const std::string& text) {
     size_t used = 0;
     T v{};
     try {
-      if constexpr (std::is_integral_v<T>) v = std::stoll(item, &used, 10);
-      else v = std::stod(item, &used);
+      if constexpr (std::is_integral_v<T>)
+        v = std::stoll(item, &used, 10);
+      else
+        v = std::stod(item, &used);
     } catch (const std::out_of_range&) {
       throw apps::UsageError(flag + ": '" + item + "' is out of range");
     } catch (const std::exception&) {
@@ -122,7 +124,8 @@ void restore_schedule(Args& a, const nlohmann::json& lr) {
 }  // namespace
 
 void restore_optimizer_flags(Args& a, const nlohmann::json& state) {
-  const nlohmann::json c = state.is_object() ? state.value("config", nlohmann::json::object()) : nlohmann::json::object();
+  const nlohmann::json c =
+      state.is_object() ? state.value("config", nlohmann::json::object()) : nlohmann::json::object();
   restore(a, "--clipnorm", &a.clipnorm, off_or(c.value("clipnorm", nlohmann::json())));
   restore(a, "--clipvalue", &a.clipvalue, off_or(c.value("clipvalue", nlohmann::json())));
   restore(a, "--global-clipnorm", &a.global_clipnorm, off_or(c.value("global_clipnorm", nlohmann::json())));
@@ -134,9 +137,8 @@ void restore_optimizer_flags(Args& a, const nlohmann::json& state) {
   if (a.given.count("--gradient-accumulation-steps") && a.gradient_accumulation_steps != saved_steps &&
       accumulated > 0) {
     throw apps::UsageError("--gradient-accumulation-steps " + std::to_string(a.gradient_accumulation_steps) +
-                               ": the checkpoint is in the middle of an accumulation of " +
-                               std::to_string(saved_steps) + " batches (" + std::to_string(accumulated) +
-                               " done); resume with the saved value");
+                           ": the checkpoint is in the middle of an accumulation of " + std::to_string(saved_steps) +
+                           " batches (" + std::to_string(accumulated) + " done); resume with the saved value");
   }
   restore(a, "--gradient-accumulation-steps", &a.gradient_accumulation_steps, saved_steps);
   restore_schedule(a, c.value("learning_rate", nlohmann::json()));
@@ -151,9 +153,9 @@ void check_schedule_flags(const Args& a) {
   for (const std::string flag :
        {"--lr-warmup-steps", "--decay-steps", "--decay-rate", "--alpha", "--lr-boundaries", "--lr-values"}) {
     if (a.given.count(flag) && !a.lr_schedule.empty() && !reads.at(a.lr_schedule).count(flag)) {
-      throw apps::UsageError(flag + ": --lr-schedule " + a.lr_schedule + " has no such setting (" +
-                             (flag == "--lr-warmup-steps" ? "only cosine has a warm-up" : "it belongs to another schedule") +
-                             ")");
+      throw apps::UsageError(
+          flag + ": --lr-schedule " + a.lr_schedule + " has no such setting (" +
+          (flag == "--lr-warmup-steps" ? "only cosine has a warm-up" : "it belongs to another schedule") + ")");
     }
   }
   const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
@@ -164,15 +166,17 @@ void check_schedule_flags(const Args& a) {
   }
   const int64_t updates = batches / std::max<int64_t>(1, a.gradient_accumulation_steps);
   if (a.lr_warmup_steps > 0 && a.lr_warmup_steps >= updates) {
-    torchfit::logger().warn("--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate "
-                            "never gets to --lr",
-                            a.lr_warmup_steps, updates);
+    torchfit::logger().warn(
+        "--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate "
+        "never gets to --lr",
+        a.lr_warmup_steps, updates);
   }
   const auto boundaries = numbers<int64_t>("--lr-boundaries", a.lr_boundaries);
   const auto values = numbers<double>("--lr-values", a.lr_values);
   if (a.lr_schedule == "piecewise" && values.size() != boundaries.size() + 1) {
     throw apps::UsageError("--lr-values: " + std::to_string(values.size()) + " values for " +
-                           std::to_string(boundaries.size()) + " --lr-boundaries (needs one more value than boundaries)");
+                           std::to_string(boundaries.size()) +
+                           " --lr-boundaries (needs one more value than boundaries)");
   }
 }
 

@@ -338,9 +338,11 @@ int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
   const int64_t updates = a.epochs * a.steps_per_epoch / std::max<int64_t>(1, a.gradient_accumulation_steps);
   Trainer trainer(model, compile_options(a, updates), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
-  auto run_logger =
-      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append).also_lock(
-          a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
+  auto run_logger = std::make_shared<RunLogger>(
+      RunLoggerOptions(a.run_dir)
+          .run_info(run_arguments(a, s))
+          .append(append)
+          .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {

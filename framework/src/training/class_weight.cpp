@@ -72,7 +72,8 @@ std::map<int64_t, double> read_class_weight(const std::string& path,
   }
   bool any = false;
   for (const auto& [i, v] : w) any = any || v > 0;
-  if (!w.empty() && !any) throw ConfigError("class weights '" + path + "': every weight is 0 (nothing would be learned)");
+  if (!w.empty() && !any)
+    throw ConfigError("class weights '" + path + "': every weight is 0 (nothing would be learned)");
   for (const auto& [name, i] : class_indices)
     if (!w.count(i)) throw ConfigError("class weights '" + path + "': no weight for class '" + name + "'");
   return w;
