@@ -5,6 +5,7 @@
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -44,4 +45,11 @@ TEST(AveragePooling2D, ConformanceAndErrors) {
   EXPECT_THROW(m->add(AveragePooling2D(AveragePooling2DOptions(4).input_shape(Shape{3, 3, 1}))), ConfigError);
   Sequential m2;
   EXPECT_THROW(m2->add(AveragePooling2D(AveragePooling2DOptions(2).input_shape(Shape{8}))), ConfigError);
+}
+
+// Values against the float64 NumPy reference of TensorFlow's avg_pool: odd sizes, strides 2 and (2, 3), "same"
+// with the odd pixel after (padded pixels never win a maximum nor enter a mean), and "valid".
+TEST(AveragePooling2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  torchfit::testing::expect_pooling_matches_tensorflow<AveragePooling2D>("avg_pool");
 }

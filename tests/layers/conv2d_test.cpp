@@ -6,6 +6,7 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -100,4 +101,39 @@ TEST(Conv2D, ConformanceWithStridesSameDilation) {
                            LayerConformance({9, 6, 2}, {5, 6, 4}).trainable_params(3 * 3 * 2 * 4 + 4));
   expect_layer_conformance(Conv2D(Conv2DOptions(2, 2).dilation_rate({1, 2}).strides(2)).ptr(),
                            LayerConformance({6, 7, 3}, {3, 3, 2}).trainable_params(2 * 2 * 3 * 2 + 2));
+}
+
+// Values against the float64 NumPy reference of TensorFlow's conv2d (tests/layers/reference/): odd sizes,
+// stride 2 and (2, 3), "same" (pad_before = total // 2, the odd pixel after) and "valid", dilation.
+TEST(Conv2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  struct Case {
+    std::vector<int64_t> in, kernel, strides, dilation;
+    std::string padding;
+  };
+  for (const Case& c :
+       {Case{{7, 9, 3}, {3, 3}, {2, 2}, {1, 1}, "same"}, Case{{7, 9, 3}, {2, 4}, {2, 2}, {1, 1}, "same"},
+        Case{{8, 7, 2}, {4, 3}, {2, 3}, {1, 1}, "same"}, Case{{9, 9, 2}, {3, 3}, {2, 2}, {2, 1}, "same"},
+        Case{{7, 9, 3}, {3, 2}, {2, 2}, {1, 1}, "valid"}, Case{{5, 5, 1}, {1, 1}, {2, 2}, {1, 1}, "same"}}) {
+    SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
+    Conv2D conv(Conv2DOptions(4, {c.kernel[0], c.kernel[1]})
+                    .strides({c.strides[0], c.strides[1]})
+                    .dilation_rate({c.dilation[0], c.dilation[1]})
+                    .padding(c.padding));
+    at::manual_seed(3);
+    auto [x, y] = torchfit::testing::random_forward(conv.ptr(), c.in);
+    {
+      at::NoGradGuard g;
+      conv->bias.uniform_(-1, 1);
+    }
+    y = conv->forward(x).detach();
+    nlohmann::json req = {{"op", "conv2d"},
+                          {"x", torchfit::testing::tensor_json(x)},
+                          {"kernel", torchfit::testing::tensor_json(conv->kernel.permute({2, 3, 1, 0}))},
+                          {"bias", torchfit::testing::tensor_json(conv->bias)},
+                          {"strides", c.strides},
+                          {"dilation_rate", c.dilation},
+                          {"padding", c.padding}};
+    torchfit::testing::expect_matches_reference(y, torchfit::testing::keras_reference(req));
+  }
 }

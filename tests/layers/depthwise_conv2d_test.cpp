@@ -5,6 +5,7 @@
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/keras_reference.h"
 
 using namespace torchfit;
 using torchfit::testing::expect_layer_conformance;
@@ -55,4 +56,26 @@ TEST(DepthwiseConv2D, BadArguments) {
   EXPECT_THROW(DepthwiseConv2D(DepthwiseConv2DOptions(3).padding("causal")), ConfigError);
   Sequential m;
   EXPECT_THROW(m->add(DepthwiseConv2D(DepthwiseConv2DOptions(5).input_shape(Shape{3, 3, 1}))), ConfigError);
+}
+
+// Values against the float64 NumPy reference of TensorFlow's depthwise_conv2d: odd sizes, stride 2,
+// "same" with the odd pixel after, depth_multiplier 2 (kernel mapped to Keras's (k_h, k_w, C, m)).
+TEST(DepthwiseConv2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  for (const std::string padding : {"same", "valid"}) {
+    for (const std::vector<int64_t>& in : {std::vector<int64_t>{7, 9, 3}, std::vector<int64_t>{8, 5, 2}}) {
+      SCOPED_TRACE(padding + " input " + format_shape(in));
+      DepthwiseConv2D dw(DepthwiseConv2DOptions({3, 4}).strides(2).depth_multiplier(2).padding(padding));
+      auto [x, y] = torchfit::testing::random_forward(dw.ptr(), in);
+      const int64_t c = in[2];
+      nlohmann::json req = {{"op", "depthwise_conv2d"},
+                            {"x", torchfit::testing::tensor_json(x)},
+                            {"depthwise_kernel", torchfit::testing::tensor_json(
+                                                     dw->depthwise_kernel.reshape({c, 2, 3, 4}).permute({2, 3, 0, 1}))},
+                            {"strides", {2, 2}},
+                            {"dilation_rate", {1, 1}},
+                            {"padding", padding}};
+      torchfit::testing::expect_matches_reference(y, torchfit::testing::keras_reference(req));
+    }
+  }
 }

@@ -3,6 +3,7 @@
 
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/model/sequential.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -22,4 +23,11 @@ TEST(MaxPooling2D, TakesTheMaximum) {
   m->add(p);
   auto x = at::tensor({1.0f, 5.0f, -2.0f, 3.0f}).reshape({1, 1, 2, 2});
   EXPECT_FLOAT_EQ(m->forward(x).item<float>(), 5.0f);
+}
+
+// Values against the float64 NumPy reference of TensorFlow's max_pool: odd sizes, strides 2 and (2, 3), "same"
+// with the odd pixel after (padded pixels never win a maximum nor enter a mean), and "valid".
+TEST(MaxPooling2D, MatchesTensorFlowAtOddSizesAndStrides) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  torchfit::testing::expect_pooling_matches_tensorflow<MaxPooling2D>("max_pool");
 }

@@ -29,3 +29,15 @@ int64_t shape_numel(const Shape& shape) {
 }
 
 }  // namespace torchfit
+
+namespace torchfit {
+
+int64_t keras_to_tensor_axis(const Shape& keras_shape, int64_t axis) {
+  const auto rank = static_cast<int64_t>(keras_shape.size()) + 1;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (a <= 0 || a >= rank) return -1;
+  if (rank == 4) return a == 3 ? 1 : a + 1;  // (N, H, W, C) → (N, C, H, W)
+  return a;
+}
+
+}  // namespace torchfit

@@ -1,9 +1,12 @@
 #pragma once
 /// @file advanced_activations.h
-/// LeakyReLU and ELU layers with a configurable alpha, as keras.layers.LeakyReLU / keras.layers.ELU.
+/// The activation layers with arguments, as Keras's advanced_activations: LeakyReLU, ELU (alpha), ReLU
+/// (max_value, negative_slope, threshold) and Softmax (axis).
 /// (GELU is the activation name "gelu": Activation("gelu") or `.activation("gelu")` on Dense/Conv2D.)
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
+
+#include <optional>
 
 #include <torchfit/layers/layer.h>
 
@@ -74,5 +77,85 @@ class ELUImpl : public Layer {
   Shape build_impl(const Shape& input_shape) override { return input_shape; }
 };
 TORCH_MODULE(ELU);
+
+/// Options of ReLU, with Keras's defaults (a plain ReLU).
+struct ReLUOptions {
+  /// Upper bound of the output (≥ 0), or unset (Keras's None, default): no bound. 6 gives ReLU6.
+  TORCH_ARG(std::optional<double>, max_value) = std::nullopt;
+  /// Slope below the threshold (≥ 0). Default 0.
+  TORCH_ARG(double, negative_slope) = 0.0;
+  /// Inputs above it pass (≥ 0). Default 0.
+  TORCH_ARG(double, threshold) = 0.0;
+  /// Input shape (Keras order) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: re_lu, re_lu_1, … — Keras's snake_case of "ReLU").
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("max_value", max_value());
+    a("negative_slope", negative_slope());
+    a("threshold", threshold());
+  }
+};
+
+/// Keras's backend.relu, exactly (tf.keras 2.x and Keras 3 compute the same):
+///   f(x) = min(x, max_value)                 for x > threshold,
+///   f(x) = negative_slope · (x − threshold)  otherwise
+/// (at x = threshold > 0 the output is 0, as Keras's `x · (x > threshold)`; with threshold 0 it is the
+/// usual max(x, 0) plus the slope). Any input shape; output the same. No parameters.
+/// Errors: ConfigError for a negative max_value, negative_slope or threshold (as Keras).
+class ReLUImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(ReLU);
+
+ public:
+  explicit ReLUImpl(ReLUOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  ReLUOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override { return input_shape; }
+};
+TORCH_MODULE(ReLU);
+
+/// Options of Softmax. Keras default axis −1 (the channels of an image, the features of a vector).
+struct SoftmaxOptions {
+  /// Keras axis over (N, H, W, C) / (N, D) (negatives from the end). Default −1.
+  TORCH_ARG(int64_t, axis) = -1;
+  /// Input shape (Keras order) when this is the first layer.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: softmax, softmax_1, …).
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("axis", axis());
+  }
+};
+
+/// exp(x) / Σ exp(x) along the Keras axis (Keras axis −1 of an (H, W, C) input is tensor axis 1). Any
+/// input shape; output the same. No parameters. Errors: ConfigError for the batch axis or an axis outside
+/// the input (build).
+class SoftmaxImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(Softmax);
+
+ public:
+  explicit SoftmaxImpl(SoftmaxOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  SoftmaxOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+
+ private:
+  int64_t tensor_axis_ = 1;
+};
+TORCH_MODULE(Softmax);
 
 }  // namespace torchfit

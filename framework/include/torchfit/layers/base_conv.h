@@ -4,7 +4,8 @@
 /// Conv2DTranspose build on it too), as Keras's keras/src/layers/convolutional/base_conv.py: the window
 /// arguments every convolution takes (kernel_size, strides, padding, dilation_rate, activation,
 /// use_bias), their checks, the output size with TensorFlow's "same" padding, and the activation.
-/// Each layer adds its own arguments (filters, depth_multiplier), its parameters and its convolution.
+/// Each layer adds its own arguments (filters, depth_multiplier, output_padding), its parameters and,
+/// where it differs, its convolution (SeparableConv2D) and output size (Conv2DTranspose).
 #include <array>
 #include <string>
 #include <vector>
@@ -83,10 +84,7 @@ class BaseConv2DImpl : public Layer {
   at::Tensor forward(const at::Tensor& x) override {
     return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
   }
-  at::Tensor forward_without_activation(const at::Tensor& x) override {
-    return detail::conv2d_window(x, kernel, bias, *options.strides(), *options.dilation_rate(), pad_, groups_,
-                                 contiguous_on_cpu_);
-  }
+  at::Tensor forward_without_activation(const at::Tensor& x) override { return window_conv(x, bias); }
   std::string output_activation() const override { return options.activation(); }
   nlohmann::json config() const override { return base_config(options); }
   /// 2·k_h·k_w·(C_in / groups)·C_out·H'·W'.
@@ -115,21 +113,34 @@ class BaseConv2DImpl : public Layer {
     at::Tensor kernel, bias;
     int64_t groups = 1;
     bool contiguous_on_cpu = false;
+    /// Output channels (0 ⇒ kernel.size(0); SeparableConv2D's and Conv2DTranspose's differ).
+    int64_t filters = 0;
   };
   virtual Weights make_weights(int64_t in_channels) = 0;
+  /// (H', W') for the Keras input (H, W, C); sets the padding. Default: the window's output (valid/same),
+  /// Conv2DTranspose overrides it.
+  virtual std::array<int64_t, 2> output_hw(const Shape& in) {
+    return detail::conv_output_hw(describe(), in, *options.kernel_size(), *options.strides(), *options.dilation_rate(),
+                                  options.padding(), pad_);
+  }
   Shape build_impl(const Shape& in) override {
-    const auto hw = detail::conv_output_hw(describe(), in, *options.kernel_size(), *options.strides(),
-                                           *options.dilation_rate(), options.padding(), pad_);
+    const auto hw = output_hw(in);
     Weights w = make_weights(in[2]);
     kernel = w.kernel;
     bias = w.bias;
     groups_ = w.groups;
     contiguous_on_cpu_ = w.contiguous_on_cpu;
-    return {hw[0], hw[1], kernel.size(0)};
+    return {hw[0], hw[1], w.filters > 0 ? w.filters : kernel.size(0)};
+  }
+  /// The window convolution of `x` with `kernel` and `b` (the layer's padding, strides, groups).
+  at::Tensor window_conv(const at::Tensor& x, const at::Tensor& b) const {
+    return detail::conv2d_window(x, kernel, b, *options.strides(), *options.dilation_rate(), pad_, groups_,
+                                 contiguous_on_cpu_);
   }
 
- private:
   std::vector<int64_t> pad_;  // (top, bottom, left, right) for "same"
+
+ private:
   int64_t groups_ = 1;
   bool contiguous_on_cpu_ = false;
 };

@@ -24,3 +24,12 @@ Shape to_keras_shape(const Shape& tensor_shape);
 int64_t shape_numel(const Shape& shape);
 
 }  // namespace torchfit
+
+namespace torchfit {
+
+/// The tensor axis ((N, C, H, W) or (N, D)) of Keras axis `axis` of a batch of per-sample `keras_shape`
+/// (Keras counts over (N, H, W, C) / (N, D), negatives from the end: −1 is C for an image). −1 when the
+/// axis is the batch axis or outside the rank.
+int64_t keras_to_tensor_axis(const Shape& keras_shape, int64_t axis);
+
+}  // namespace torchfit

@@ -1,0 +1,33 @@
+#include <torchfit/layers/cropping2d.h>
+
+#include <torchfit/layers/registry.h>
+
+namespace torchfit {
+
+Cropping2DImpl::Cropping2DImpl(Cropping2DOptions opts)
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  options.cropping().check_non_negative(describe(), "cropping");
+}
+
+Shape Cropping2DImpl::build_impl(const Shape& in) {
+  if (in.size() != 3) throw ConfigError(describe() + " expects a 3-D input (H, W, C), got " + format_shape(in));
+  const Edges2D& c = options.cropping();
+  const Shape out{in[0] - c.top - c.bottom, in[1] - c.left - c.right, in[2]};
+  if (out[0] <= 0 || out[1] <= 0) {
+    throw ConfigError(describe() + ": cropping ((" + std::to_string(c.top) + ", " + std::to_string(c.bottom) + "), (" +
+                      std::to_string(c.left) + ", " + std::to_string(c.right) + ")) leaves nothing of the input " +
+                      format_shape(in));
+  }
+  return out;
+}
+
+at::Tensor Cropping2DImpl::forward(const at::Tensor& x) {
+  const Shape& out = output_shape();
+  const Edges2D& c = options.cropping();
+  return x.narrow(2, c.top, out[0]).narrow(3, c.left, out[1]);
+}
+
+TORCHFIT_REGISTER_LAYER(Cropping2D);
+
+}  // namespace torchfit

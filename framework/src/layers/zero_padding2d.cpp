@@ -1,0 +1,26 @@
+#include <torchfit/layers/zero_padding2d.h>
+
+#include <torchfit/layers/registry.h>
+
+namespace torchfit {
+
+ZeroPadding2DImpl::ZeroPadding2DImpl(ZeroPadding2DOptions opts)
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  options.padding().check_non_negative(describe(), "padding");
+}
+
+Shape ZeroPadding2DImpl::build_impl(const Shape& in) {
+  if (in.size() != 3) throw ConfigError(describe() + " expects a 3-D input (H, W, C), got " + format_shape(in));
+  const Edges2D& p = options.padding();
+  return {in[0] + p.top + p.bottom, in[1] + p.left + p.right, in[2]};
+}
+
+at::Tensor ZeroPadding2DImpl::forward(const at::Tensor& x) {
+  const Edges2D& p = options.padding();
+  return at::constant_pad_nd(x, {p.left, p.right, p.top, p.bottom}, 0);
+}
+
+TORCHFIT_REGISTER_LAYER(ZeroPadding2D);
+
+}  // namespace torchfit

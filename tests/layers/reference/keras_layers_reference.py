@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""Float64 NumPy references of Keras/TensorFlow layers, written from TensorFlow's and Keras's own
+definitions (not from torchfit's code), for tests/layers/*_test.cpp.
+
+Usage: keras_layers_reference.py REQUEST.json RESULT.json
+REQUEST: {"op": NAME, "x": {"shape": [N, C, H, W], "data": [...]}, <arguments>, <weights>}; tensors in
+LibTorch order (N, C, H, W) as torchfit holds them, weights in KERAS layouts (e.g. a Conv2D kernel
+(kh, kw, C_in, filters)). The script moves x to Keras's (N, H, W, C), computes the layer as TensorFlow
+does and writes {"y": {"shape": ..., "data": ...}} back in (N, C, H, W).
+
+Sources of each rule:
+- "same" padding (convolution, pooling): TensorFlow's GetWindowedOutputSize: out = ceil(in / s),
+  total = max((out - 1) * s + (k - 1) * d + 1 - in, 0), pad_before = total // 2 (the odd pixel after).
+- Conv2DTranspose: TensorFlow's conv2d_transpose is the gradient (adjoint) of conv2d for an input of the
+  output's size, with that same padding; the output size is Keras's conv_utils.deconv_output_length.
+- AveragePooling2D "same": padded pixels are left out of the mean (TensorFlow's avg_pool).
+- UpSampling2D: Keras 2.x backend.resize_images -> tf.image.resize (v2): nearest repeats each pixel;
+  bilinear uses half_pixel_centers: src = (dst + 0.5) / scale - 0.5, lower = max(floor(src), 0),
+  upper = min(ceil(src), in - 1), weight = src - floor(src).
+- ReLU: keras backend.relu (the formula of tf.keras 2.x and Keras 3's ReLU.static_call).
+- LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
+"""
+import json
+import math
+import sys
+
+import numpy as np
+
+
+def tensor(t):
+    return np.array(t["data"], dtype=np.float64).reshape(t["shape"])
+
+
+def out(a):
+    return {"shape": list(a.shape), "data": [float(v) for v in a.reshape(-1)]}
+
+
+def nhwc(x):
+    return x.transpose(0, 2, 3, 1)
+
+
+def nchw(y):
+    return y.transpose(0, 3, 1, 2)
+
+
+def same_pad(n, k, s, d):
+    o = -(-n // s)
+    total = max((o - 1) * s + (k - 1) * d + 1 - n, 0)
+    return o, total // 2
+
+
+def window_geometry(n, k, s, d, padding):
+    if padding == "same":
+        return same_pad(n, k, s, d)
+    return (n - (k - 1) * d - 1) // s + 1, 0
+
+
+def taps(oh, ow, kh, kw, strides, dilation, pt, pl, h, w):
+    """(i, j, a, b, r, q): window (i, j) of an (oh, ow) grid meets pixel (r, q) of an (h, w) image at
+    kernel tap (a, b) -- r = i * s + a * d - pad_before -- for every (r, q) inside the image."""
+    for i in range(oh):
+        for j in range(ow):
+            for a in range(kh):
+                for b in range(kw):
+                    r = i * strides[0] + a * dilation[0] - pt
+                    q = j * strides[1] + b * dilation[1] - pl
+                    if 0 <= r < h and 0 <= q < w:
+                        yield i, j, a, b, r, q
+
+
+def conv2d(x, kernel, strides, dilation, padding):
+    """x (N, H, W, C), kernel (kh, kw, C, F) -> (N, H', W', F)."""
+    n, h, w, c = x.shape
+    kh, kw, _, f = kernel.shape
+    oh, pt = window_geometry(h, kh, strides[0], dilation[0], padding)
+    ow, pl = window_geometry(w, kw, strides[1], dilation[1], padding)
+    y = np.zeros((n, oh, ow, f))
+    for i, j, a, b, r, q in taps(oh, ow, kh, kw, strides, dilation, pt, pl, h, w):
+        y[:, i, j, :] += x[:, r, q, :] @ kernel[a, b]
+    return y
+
+
+def depthwise(x, kernel, strides, dilation, padding):
+    """kernel (kh, kw, C, m): output channel c * m + j (TensorFlow's order)."""
+    kh, kw, c, m = kernel.shape
+    full = np.zeros((kh, kw, c, c * m))
+    for ch in range(c):
+        full[:, :, ch, ch * m:(ch + 1) * m] = kernel[:, :, ch, :]
+    return conv2d(x, full, strides, dilation, padding)
+
+
+def deconv_length(n, k, s, d, padding, output_padding):
+    k = k + (k - 1) * (d - 1)
+    if output_padding is None:
+        return n * s + max(k - s, 0) if padding == "valid" else n * s
+    pad = k // 2 if padding == "same" else 0
+    return (n - 1) * s + k - 2 * pad + output_padding
+
+
+def conv2d_transpose(x, kernel, strides, dilation, padding, output_padding):
+    """kernel (kh, kw, F, C): the adjoint of conv2d over an (L_h, L_w) input with that padding."""
+    n, h, w, c = x.shape
+    kh, kw, f, _ = kernel.shape
+    op = output_padding or [None, None]
+    lh = deconv_length(h, kh, strides[0], dilation[0], padding, op[0])
+    lw = deconv_length(w, kw, strides[1], dilation[1], padding, op[1])
+    pt = pl = 0
+    if padding == "same":
+        pt = max((h - 1) * strides[0] + (kh - 1) * dilation[0] + 1 - lh, 0) // 2
+        pl = max((w - 1) * strides[1] + (kw - 1) * dilation[1] + 1 - lw, 0) // 2
+    y = np.zeros((n, lh, lw, f))
+    # The adjoint: input pixel (i, j) spreads over the output pixels the matching conv2d reads it from.
+    for i, j, a, b, r, q in taps(h, w, kh, kw, strides, dilation, pt, pl, lh, lw):
+        y[:, r, q, :] += x[:, i, j, :] @ kernel[a, b].T
+    return y
+
+
+def pool(x, size, strides, padding, kind):
+    n, h, w, c = x.shape
+    oh, pt = window_geometry(h, size[0], strides[0], 1, padding)
+    ow, pl = window_geometry(w, size[1], strides[1], 1, padding)
+    y = np.zeros((n, oh, ow, c))
+    for i in range(oh):
+        for j in range(ow):
+            r0, q0 = i * strides[0] - pt, j * strides[1] - pl
+            win = x[:, max(r0, 0):min(r0 + size[0], h), max(q0, 0):min(q0 + size[1], w), :]
+            y[:, i, j, :] = win.max(axis=(1, 2)) if kind == "max" else win.mean(axis=(1, 2))
+    return y
+
+
+def bilinear_axis(n_in, scale):
+    """(lower, upper, weight) per output index: TensorFlow's HalfPixelScaler + clamping."""
+    res = []
+    for o in range(n_in * scale):
+        src = (o + 0.5) / scale - 0.5
+        lo = math.floor(src)
+        res.append((max(lo, 0), min(math.ceil(src), n_in - 1), src - lo))
+    return res
+
+
+def upsample(x, size, interpolation):
+    if interpolation == "nearest":
+        return x.repeat(size[0], axis=1).repeat(size[1], axis=2)
+    n, h, w, c = x.shape
+    y = np.zeros((n, h * size[0], w * size[1], c))
+    for i, (t, b, dy) in enumerate(bilinear_axis(h, size[0])):
+        for j, (l, r, dx) in enumerate(bilinear_axis(w, size[1])):
+            top = x[:, t, l] + (x[:, t, r] - x[:, t, l]) * dx
+            bottom = x[:, b, l] + (x[:, b, r] - x[:, b, l]) * dx
+            y[:, i, j] = top + (bottom - top) * dy
+    return y
+
+
+def relu(x, max_value, negative_slope, threshold):
+    # keras.backend.relu (tf.keras 2.x), literally.
+    if negative_slope != 0.0:
+        if max_value is None and threshold == 0:
+            return np.where(x > 0, x, x * negative_slope)
+        negative_part = np.maximum(-x + threshold, 0) if threshold != 0 else np.maximum(-x, 0)
+    clip_max = max_value is not None
+    if threshold != 0:
+        y = x * (x > threshold)
+    else:
+        y = np.maximum(x, 0)
+    if clip_max:
+        y = np.clip(y, 0, max_value)
+    if negative_slope != 0.0:
+        y = y - negative_slope * negative_part
+    return y
+
+
+def keras_axes(axis, rank):
+    axes = axis if isinstance(axis, list) else [axis]
+    return [a % rank for a in axes]
+
+
+def run(req):
+    op = req["op"]
+    x = tensor(req["x"])
+    image = x.ndim == 4
+    xk = nhwc(x) if image else x
+    if op == "conv2d":
+        y = conv2d(xk, tensor(req["kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+    elif op == "depthwise_conv2d":
+        y = depthwise(xk, tensor(req["depthwise_kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+    elif op == "separable_conv2d":
+        d = depthwise(xk, tensor(req["depthwise_kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+        y = conv2d(d, tensor(req["pointwise_kernel"]), [1, 1], [1, 1], "valid")
+    elif op == "conv2d_transpose":
+        y = conv2d_transpose(xk, tensor(req["kernel"]), req["strides"], req["dilation_rate"], req["padding"],
+                             req.get("output_padding"))
+    elif op in ("max_pool", "avg_pool"):
+        y = pool(xk, req["pool_size"], req["strides"], req["padding"], op[:3])
+    elif op == "zero_padding2d":
+        (t, b), (l, r) = req["padding"]
+        y = np.pad(xk, ((0, 0), (t, b), (l, r), (0, 0)))
+    elif op == "cropping2d":
+        (t, b), (l, r) = req["cropping"]
+        y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
+    elif op == "up_sampling2d":
+        y = upsample(xk, req["size"], req["interpolation"])
+    elif op == "relu":
+        y = relu(xk, req.get("max_value"), req["negative_slope"], req["threshold"])
+    elif op == "softmax":
+        e = np.exp(xk - xk.max(axis=req["axis"], keepdims=True))
+        y = e / e.sum(axis=req["axis"], keepdims=True)
+    elif op == "rescaling":
+        y = xk * req["scale"] + req["offset"]
+    elif op == "layer_normalization":
+        axes = tuple(keras_axes(req["axis"], xk.ndim))
+        mean = xk.mean(axis=axes, keepdims=True)
+        var = ((xk - mean) ** 2).mean(axis=axes, keepdims=True)
+        y = (xk - mean) / np.sqrt(var + req["epsilon"])
+        shape = [xk.shape[a] if a in axes else 1 for a in range(xk.ndim)]
+        if "gamma" in req:
+            y = y * tensor(req["gamma"]).reshape(shape)
+        if "beta" in req:
+            y = y + tensor(req["beta"]).reshape(shape)
+    else:
+        raise SystemExit("unknown op " + op)
+    if "bias" in req:
+        y = y + tensor(req["bias"])
+    return nchw(y) if image else y
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        req = json.load(f)
+    y = run(req)
+    with open(sys.argv[2], "w") as f:
+        json.dump({"y": out(y)}, f)
+
+
+if __name__ == "__main__":
+    main()
