@@ -212,7 +212,8 @@ std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::Dire
   if (!a.given.count("--class-weight")) return {};
   std::string lower = a.class_weight;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (a.class_weight.empty() || (lower == "balanced" && !std::filesystem::exists(a.class_weight))) {
+  if (a.class_weight.empty() ||
+      (a.class_weight != "balanced" && lower == "balanced" && !std::filesystem::exists(a.class_weight))) {
     throw apps::UsageError("--class-weight: '" + a.class_weight + "' is neither balanced (lower case) nor a JSON file");
   }
   try {

@@ -23,7 +23,7 @@ expect_exit 2 "--epochs" "$BIN/train_cnn" --epochs five
 expect_exit 2 "--seed: must be a whole number" "$BIN/train_cnn" --data "$WORK/data" --seed -1
 expect_exit 1 "cannot format filepath" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
   --steps-per-epoch 1 --run-dir "$WORK/badname" --checkpoint "$WORK/w.{val_acc:.2f}.ckpt"
-expect_exit 1 "gives a file name of 264 bytes, above NAME_MAX" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 \
+expect_exit 1 "gives a file name of 266 bytes, above NAME_MAX" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 \
   --epochs 1 --steps-per-epoch 1 --run-dir "$WORK/longname" --checkpoint "$WORK/x{epoch:0260d}.ckpt"
 expect_exit 2 "is a directory, not a model config file" "$BIN/train_cnn" --data "$WORK/data" --model-config "$WORK" \
   --dry-run
