@@ -26,8 +26,9 @@ PKGS=(
   libtorch-dev libopenblas0-openmp
   libopencv-dev libopencv-imgcodecs-dev libstb-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev zlib1g-dev libcsv-dev libjpeg-dev
   libgloo-dev
+  libhdf5-dev libzip-dev
   dataset-fashion-mnist
-  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn
+  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py
 )
 
 missing=()

@@ -112,7 +112,7 @@ CLI::Validator existing_file(const std::string& what) {
 }
 
 void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPath>& input_files,
-                               const std::vector<FlagPath>& input_dirs) {
+                               const std::vector<FlagPath>& input_dirs, bool new_files_too) {
   std::error_code ec;
   const fs::path out = fs::weakly_canonical(fs::absolute(output.second), ec);
   for (const auto& [flag, file] : input_files) {
@@ -128,6 +128,10 @@ void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPat
     if (inside && fs::exists(out, ec)) {
       throw UsageError(output.first + " '" + output.second + "' is a file inside " + flag + " '" + dir +
                        "': it would be overwritten");
+    }
+    if (inside && new_files_too) {
+      throw UsageError(output.first + " '" + output.second + "' is inside " + flag + " '" + dir +
+                       "': outputs may not be written among the inputs");
     }
   }
 }

@@ -95,10 +95,11 @@ void add_sixteen_bit_flag(CLI::App& app, std::string& value);
 using FlagPath = std::pair<std::string, std::string>;
 /// Refuses an output that would replace the user's inputs: `output` (named by its flag) must not be one of
 /// `input_files`, nor an existing file inside one of `input_dirs` (compared after resolving "..", symlinks
-/// and relative paths; a new file there is fine). Errors: UsageError, e.g. "--output 'run/model.ckpt' is
-/// the --model file: it would be overwritten".
+/// and relative paths; a new file there is fine unless `new_files_too`, e.g. a checkpoint that would land
+/// among the training images). Errors: UsageError, e.g. "--output 'run/model.ckpt' is the --model file:
+/// it would be overwritten".
 void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPath>& input_files,
-                               const std::vector<FlagPath>& input_dirs);
+                               const std::vector<FlagPath>& input_dirs, bool new_files_too = false);
 
 /// A bad flag value found after parsing (exit status 2), e.g. one that needs the data to check.
 struct UsageError : std::runtime_error {

@@ -1,8 +1,10 @@
-// predict_cnn — class probabilities for a folder of unlabelled images with a train_cnn checkpoint.
+// predict_cnn — class probabilities for a folder of unlabelled images with a train_cnn checkpoint or a
+// Keras model file (.h5, .keras).
 //   predict_cnn --model runs/<run>/model.ckpt --data ./data/pred
-// Writes predictions.csv (file,class,probability); when pred_labels.csv is beside the folder, prints the
-// accuracy and scikit-learn's classification report and confusion matrix, written to report.json next to
-// predictions.csv.
+//   predict_cnn --model mnist.keras --data ./data/pred
+// Writes predictions.csv (file,class,probability, then one probability column per class); when
+// pred_labels.csv is beside the folder, prints the accuracy and scikit-learn's classification report and
+// confusion matrix, written to report.json next to predictions.csv.
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.h"
@@ -23,6 +25,7 @@
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
+#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/predict.h>
 
 namespace fs = std::filesystem;
@@ -31,8 +34,9 @@ using namespace torchfit;
 namespace {
 
 struct Args {
-  std::string model_path, data_dir = "./data/pred", output = "predictions.csv", device = "cpu", labels;
+  std::string model_path, architecture, data_dir = "./data/pred", output = "predictions.csv", device = "cpu", labels;
   int64_t batch_size = 32;
+  double rescale = 1.0 / 255;
   int workers = 0, threads = 0;
   int64_t max_image_pixels = data::kMaxImagePixels;
   std::string sixteen_bit = "high_byte";
@@ -40,13 +44,20 @@ struct Args {
 
 void add_flags(CLI::App& app, Args& a) {
   using namespace apps;
-  app.add_option("--model", a.model_path, "Checkpoint written by train_cnn")
+  app.add_option("--model", a.model_path,
+                 "Checkpoint written by train_cnn, or a Keras model file (.h5 model.save, .h5 save_weights with "
+                 "--architecture, .keras)")
       ->required()
-      ->check(existing_file("checkpoint"));
+      ->check(existing_file("model"));
+  app.add_option("--architecture", a.architecture,
+                 "Keras model JSON (model.to_json()) for a weights-only .h5 file (model.save_weights)")
+      ->check(existing_file("architecture JSON"));
+  app.add_option("--rescale", a.rescale, "Factor the pixel values (0-255) are multiplied by (Keras rescale)")
+      ->default_str("1/255");
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
       ->check(existing_directory());
-  app.add_option("--output", a.output, "CSV to write: file,class,probability")
+  app.add_option("--output", a.output, "CSV to write: file,class,probability and one probability column per class")
       ->capture_default_str()
       ->check(output_file());
   app.add_option("--labels", a.labels,
@@ -64,7 +75,7 @@ void add_flags(CLI::App& app, Args& a) {
 // Keras idiom for a flat folder: flow_from_directory(parent, classes=[folder], class_mode=None).
 std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir, const std::vector<int64_t>& in,
                                                             const Args& a) {
-  data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
+  data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
   auto flow = data::FlowOptions()
                   .target_size({in[0], in[1]})
                   .color_mode(in[2] == 1   ? "grayscale"
@@ -98,6 +109,7 @@ void run_policy_here(Model& model, const c10::Device& device, const std::string&
 struct Prediction {
   std::string file, cls;
   double probability;
+  std::vector<double> all;  // every class's probability, in index order
 };
 
 std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const std::vector<std::string>& names,
@@ -126,42 +138,66 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
     const bool named = k < static_cast<int64_t>(names.size()) && !names[static_cast<size_t>(k)].empty();
     out.push_back({rel.lexically_relative(*rel.begin()).generic_string(),
                    named ? names[static_cast<size_t>(k)] : std::to_string(k),
-                   best_p[static_cast<int64_t>(r)].item<double>()});
+                   best_p[static_cast<int64_t>(r)].item<double>(),
+                   {}});
+    const at::Tensor row = probs[static_cast<int64_t>(r)].to(at::kDouble).contiguous();
+    out.back().all.assign(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
   }
   return out;
 }
 
 // RFC 4180 through libcsv (a file name with a comma or a quote is quoted); written atomically.
-void write_predictions(const std::string& output, const std::vector<Prediction>& rows) {
-  std::string csv = io::csv_line({"file", "class", "probability"});
+// Columns: file, class, probability, then one per class headed by its name (its index when unnamed).
+void write_predictions(const std::string& output, const std::vector<Prediction>& rows,
+                       const std::vector<std::string>& names, int64_t classes) {
+  std::vector<std::string> header = {"file", "class", "probability"};
+  for (int64_t k = 0; k < classes; ++k) {
+    const bool named = k < static_cast<int64_t>(names.size()) && !names[static_cast<size_t>(k)].empty();
+    header.push_back(named ? names[static_cast<size_t>(k)] : std::to_string(k));
+  }
+  std::string csv = io::csv_line(header);
+  auto number = [](double v) {
+    std::ostringstream s;  // the stream's default: 6 significant digits
+    s << v;
+    return s.str();
+  };
   for (const auto& p : rows) {
-    std::ostringstream probability;  // the stream's default: 6 significant digits
-    probability << p.probability;
-    csv += io::csv_line({p.file, p.cls, probability.str()});
+    std::vector<std::string> cells = {p.file, p.cls, number(p.probability)};
+    for (double v : p.all) cells.push_back(number(v));
+    csv += io::csv_line(cells);
   }
   io::write_text_atomically(output, csv);
 }
 
+// The labels file read after predicting: --labels, else <data>_labels.csv beside the --data folder.
+fs::path labels_file(const Args& a, const fs::path& dir) {
+  return a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
+}
+
 int run(Args& a) {
-  apps::check_output_is_not_input({"--output", a.output}, {{"--model", a.model_path}, {"--labels", a.labels}},
-                                  {{"--data", a.data_dir}});
-  runtime::init_process(a.threads);
   fs::path dir = fs::absolute(a.data_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
+  const fs::path labels_path = labels_file(a, dir);
+  // The implicit labels file counts as an input too, whether or not it exists yet: predictions written
+  // there would be read back as the ground truth.
+  apps::check_output_is_not_input(
+      {"--output", a.output},
+      {{"--model", a.model_path},
+       {a.labels.empty() ? "labels (<data>_labels.csv, the default of --labels)" : "--labels", labels_path.string()}},
+      {{"--data", a.data_dir}});
+  runtime::init_process(a.threads);
   {  // --output's folder must take the file before the work is done
     const fs::path out_dir = fs::path(a.output).parent_path();
     io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
   }
   saving::CheckpointInfo info;
-  Model model = saving::load_model(a.model_path, &info);
+  Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());
   for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;
   const auto rows = predict_folder(dir, a, names, model);
-  write_predictions(a.output, rows);
+  write_predictions(a.output, rows, names, model->output_shape().back());
   std::cout << "Predicted " << rows.size() << " images → " << a.output << "\n";
-  const fs::path labels_path =
-      a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
   if (!fs::is_regular_file(labels_path)) return 0;
   std::vector<std::pair<std::string, std::string>> predicted;
   for (const auto& p : rows) predicted.emplace_back(p.file, p.cls);
@@ -176,7 +212,8 @@ int run(Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  CLI::App app{"Predict classes for a folder of images with a torchfit checkpoint.", "predict_cnn"};
+  CLI::App app{"Predict classes for a folder of images with a torchfit checkpoint or a Keras model file.",
+               "predict_cnn"};
   add_flags(app, a);
   TORCHFIT_CLI_PARSE(app, argc, argv);
   return apps::run_reporting_errors("predict_cnn", [&] { return run(a); });

@@ -162,6 +162,14 @@ void add_report_flags(CLI::App& app, Args& a) {
           ->check(output_directory());
   app.add_option("--update-freq", a.update_freq, "TensorBoard: epoch, batch or every N batches")
       ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "epoch" || v == "batch") return "";
+            const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
+            if (digits && v.size() < 10 && std::stoll(v) >= 1) return "";
+            return "must be epoch, batch or a number of batches >= 1, got '" + v + "'";
+          },
+          "epoch|batch|N"))
       ->needs(tb);
   app.add_option("--class-weight", a.class_weight,
                  "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight}");
@@ -182,6 +190,14 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->check(existing_file("checkpoint"))
       ->excludes(dense2)
       ->excludes(config);
+  app.add_option("--load-model", a.load_model,
+                 "Start from this model's architecture and weights: a torchfit checkpoint or a Keras .h5/.keras file "
+                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, 3) and its output the "
+                 "data's classes")
+      ->check(existing_file("model"))
+      ->excludes(dense2)
+      ->excludes(config)
+      ->excludes("--resume");
   app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
 }
 

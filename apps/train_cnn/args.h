@@ -1,6 +1,7 @@
 #pragma once
 // train_cnn's flags: the values, their defaults and their CLI11 checks.
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -26,7 +27,8 @@ struct Args {
   int threads = 0;
   uint64_t seed = 42;
   double lr = 1e-3;
-  bool lr_given = false;  ///< --lr was on the command line (with --resume it replaces the saved rate)
+  std::set<std::string> given;  ///< the long flags on the command line ("--ema", ...)
+  bool lr_given = false;        ///< --lr was on the command line (with --resume it replaces the saved rate)
   int64_t dense2_units = 64;
   std::string run_dir;
   std::string checkpoint;
@@ -39,6 +41,7 @@ struct Args {
   int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
   std::string model_config;
+  std::string load_model;  ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
   std::string memory_format = "auto";
   /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
   /// config's policy, else float32)

@@ -13,5 +13,7 @@ int main(int argc, char** argv) {
   train_cnn::add_flags(app, a);
   TORCHFIT_CLI_PARSE(app, argc, argv);
   a.arguments = torchfit::apps::parsed_arguments(app);
+  for (const CLI::Option* option : app.get_options())
+    if (option->count() > 0 && !option->get_lnames().empty()) a.given.insert("--" + option->get_lnames().front());
   return torchfit::apps::run_reporting_errors("train_cnn", [&] { return train_cnn::run(a); });
 }

@@ -16,7 +16,9 @@ namespace train_cnn {
 
 std::string resolve_model_config(const std::string& file) {
   std::string problem;
-  if (fs::is_regular_file(torchfit::apps::path_status(file, &problem))) return file;
+  const auto status = torchfit::apps::path_status(file, &problem);
+  if (fs::is_regular_file(status)) return file;
+  if (fs::is_directory(status)) throw torchfit::ConfigError("'" + file + "' is a directory, not a model config file");
   if (!problem.empty()) throw torchfit::ConfigError(problem);
   std::string tried = "'" + file + "'";
   if (!fs::path(file).has_parent_path()) {

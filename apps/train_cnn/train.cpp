@@ -18,6 +18,7 @@
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
+#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
@@ -36,6 +37,7 @@ namespace {
 
 struct Sources {
   std::unique_ptr<data::DirectoryIterator> train, test;
+  std::map<int64_t, double> class_weight;  ///< --class-weight, read once the data is found
 };
 
 std::string timestamp() {
@@ -79,10 +81,34 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
-// The article's CNN, a --model-config architecture, or the model of `resumed` (--resume's checkpoint).
+// --load-model: a checkpoint's or Keras file's model with its weights; its input and classes must fit the data.
+Model loaded_model(const Args& a, int64_t classes) {
+  Model model = saving::load_checkpoint_or_keras(a.load_model);
+  const auto& in = model->input_shape();
+  if (in != Shape{a.target_size, a.target_size, 3}) {
+    throw apps::UsageError("--load-model '" + a.load_model + "' takes inputs " + format_shape(in) +
+                           "; train_cnn feeds (" + std::to_string(a.target_size) + ", " +
+                           std::to_string(a.target_size) +
+                           ", 3) RGB images (set --target-size to its size; "
+                           "a grayscale model cannot be fine-tuned here)");
+  }
+  const int64_t outputs = model->output_shape().back();
+  if (outputs != classes) {
+    throw apps::UsageError("--load-model '" + a.load_model + "' has " + std::to_string(outputs) +
+                           " outputs and the data has " + std::to_string(classes) +
+                           " classes: replacing the classification head is not supported yet");
+  }
+  model->train();
+  torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
+  return model;
+}
+
+// The article's CNN, a --model-config architecture, --load-model's model, or the model of `resumed`
+// (--resume's checkpoint).
 Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
+  if (!a.load_model.empty()) return loaded_model(a, train.num_classes());
   if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
   Model model = saving::load_model(*resumed);
   const auto& saved = model->input_shape();
@@ -158,6 +184,12 @@ bool resumes_own_run(const Args& a) {
   return !saved.empty() && fs::weakly_canonical(fs::absolute(saved), ec) == ckpt;
 }
 
+// The folder --checkpoint writes into ("." for a bare file name).
+std::string checkpoint_folder(const Args& a) {
+  const fs::path dir = fs::path(a.checkpoint).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
 // Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
 // fit that their folders can be written; RunLogger locks the run folder). Returns whether the run files
 // already in the folder are continued (a resume into the run's own folder).
@@ -168,8 +200,11 @@ bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
-                                    {{"--data", a.data}});
+                                    {{"--data", a.data}}, /*new_files_too=*/true);
   }
+  // Another live run's folder is refused before anything here warns about or replaces its files.
+  RunLogger::check_not_in_use(a.run_dir);
+  if (!a.no_checkpoint) RunLogger::check_not_in_use(checkpoint_folder(a));
   std::error_code ec;
   if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return false;
   if (resumes_own_run(a)) {
@@ -303,8 +338,11 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
   const int64_t updates = a.epochs * a.steps_per_epoch / std::max<int64_t>(1, a.gradient_accumulation_steps);
   Trainer trainer(model, compile_options(a, updates), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
-  auto run_logger =
-      std::make_shared<RunLogger>(RunLoggerOptions(a.run_dir).run_info(run_arguments(a, s)).append(append));
+  auto run_logger = std::make_shared<RunLogger>(
+      RunLoggerOptions(a.run_dir)
+          .run_info(run_arguments(a, s))
+          .append(append)
+          .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {
@@ -325,7 +363,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                             .resume_checkpoint(resumed)
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
-                            .class_weight(class_weight(a, *s.train))
+                            .class_weight(s.class_weight)
                             .process_group(group));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
@@ -344,6 +382,8 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
 }  // namespace
 
 int run(Args& a) {
+  check_schedule_flags(a);
+  check_metrics_flag(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
   const int threads = runtime::init_process(share_of_cores(a.threads, env));
   a.workers = share_of_cores(a.workers, env);
@@ -353,8 +393,10 @@ int run(Args& a) {
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
+  sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
   Model model = make_model(a, *sources.train, resumed.get());
+  if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -17,6 +18,7 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/image_tree.h"
+#include "support/run_app.h"
 #include "support/temp_dir.h"
 
 // In a namespace of its own, not `using namespace torchfit` (unity batches share it with other files).
@@ -28,21 +30,11 @@ const std::string kPredictCnn = std::string(TORCHFIT_BINARY_DIR) + "/apps/predic
 // Three images with awkward names in <root>/pred (flat, as predict_cnn reads them).
 const std::vector<std::string> kFiles = {"b,1.png", "plain.png", "say \"hi\".png"};
 
-struct AppRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
+using testing::AppRun;
 
 // Runs predict_cnn with `args` (already shell-quoted), stdout and stderr captured.
 AppRun run_predict_cnn(const std::string& args) {
-  AppRun r;
-  std::FILE* p = ::popen((kPredictCnn + " --threads 1 --workers 1 " + args + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int w = ::pclose(p);
-  r.status = WIFEXITED(w) ? WEXITSTATUS(w) : -1;
-  return r;
+  return testing::run_app(kPredictCnn + " --threads 1 --workers 1 " + args);
 }
 
 std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
@@ -86,7 +78,8 @@ class PredictCnn : public ::testing::Test {
   std::map<std::string, std::string> predicted(const fs::path& csv) const {
     const auto rows = io::read_csv(csv.string());
     EXPECT_EQ(rows.size(), kFiles.size() + 1);
-    EXPECT_EQ(rows.at(0).cells, (std::vector<std::string>{"file", "class", "probability"}));
+    // One probability column per class, headed by its name.
+    EXPECT_EQ(rows.at(0).cells, (std::vector<std::string>{"file", "class", "probability", "cat", "dog"}));
     std::map<std::string, std::string> out;
     for (size_t r = 1; r < rows.size(); ++r) out[rows[r].cells.at(0)] = rows[r].cells.at(1);
     return out;
@@ -154,6 +147,47 @@ TEST_F(PredictCnn, ACheckpointOfADivergedRunIsRefusedNamingItAndTheFirstFile) {
             std::string::npos)
       << r.output;
   EXPECT_FALSE(fs::exists(out)) << "no predictions from a broken model";
+}
+
+}  // namespace torchfit::predict_cnn_test
+
+namespace torchfit::predict_cnn_test {
+
+// A Keras model file (tests/saving/keras_fixtures.py's tf.keras 2 model, 11×11 RGB, 5 classes without
+// names): target size and colour mode come from its input, every class gets a column headed by its index.
+TEST_F(PredictCnn, KerasFileWritesEveryClassProbabilityHeadedByIndex) {
+  const std::string fixtures = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
+                               "/tests/saving/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
+  if (std::system(fixtures.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
+  for (size_t i = 0; i < 3; ++i)
+    torchfit::testing::write_png(dir.path / "k" / ("img" + std::to_string(i) + ".png"),
+                                 torchfit::testing::pattern(11, 11, static_cast<int>(i)));
+  const AppRun r = run_predict_cnn("--model " + quoted(dir.path / "tf2_full.h5") + " --data " + quoted(dir.path / "k") +
+                                   " --output " + quoted(dir.path / "k.csv"));
+  if (r.output.find("without the Keras readers") != std::string::npos) GTEST_SKIP() << "Keras import off";
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto rows = io::read_csv((dir.path / "k.csv").string());
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0].cells, (std::vector<std::string>{"file", "class", "probability", "0", "1", "2", "3", "4"}));
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& c = rows[i].cells;
+    ASSERT_EQ(c.size(), 8u);
+    double sum = 0, best = -1;
+    size_t best_k = 0;
+    for (size_t k = 0; k < 5; ++k) {
+      const double p = std::stod(c[3 + k]);
+      sum += p;
+      if (p > best) best = p, best_k = k;
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-4) << c[0];
+    EXPECT_EQ(c[1], std::to_string(best_k)) << c[0];
+    EXPECT_NEAR(std::stod(c[2]), best, 1e-6) << c[0];
+  }
+  // --rescale reaches the pixels: another factor gives other probabilities.
+  const AppRun raw = run_predict_cnn("--model " + quoted(dir.path / "tf2_full.h5") + " --data " +
+                                     quoted(dir.path / "k") + " --rescale 1 --output " + quoted(dir.path / "raw.csv"));
+  ASSERT_EQ(raw.status, 0) << raw.output;
+  EXPECT_NE(io::read_csv((dir.path / "raw.csv").string())[1].cells[3], rows[1].cells[3]);
 }
 
 }  // namespace torchfit::predict_cnn_test

@@ -23,6 +23,10 @@ expect_exit 2 "--epochs" "$BIN/train_cnn" --epochs five
 expect_exit 2 "--seed: must be a whole number" "$BIN/train_cnn" --data "$WORK/data" --seed -1
 expect_exit 1 "cannot format filepath" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
   --steps-per-epoch 1 --run-dir "$WORK/badname" --checkpoint "$WORK/w.{val_acc:.2f}.ckpt"
+expect_exit 1 "gives a file name of 266 bytes, above NAME_MAX" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 \
+  --epochs 1 --steps-per-epoch 1 --run-dir "$WORK/longname" --checkpoint "$WORK/x{epoch:0260d}.ckpt"
+expect_exit 2 "is a directory, not a model config file" "$BIN/train_cnn" --data "$WORK/data" --model-config "$WORK" \
+  --dry-run
 expect_exit 1 "CPU-only" "$BIN/train_cnn" --data "$WORK/data" --device cuda --dry-run
 expect_exit 2 "--resume" "$BIN/train_cnn" --data "$WORK/data" --resume "$WORK/missing.ckpt"
 
@@ -99,12 +103,20 @@ cp "$WORK/run/model.ckpt" "$WORK/keep.ckpt"
 expect_exit 2 "is the --model file: it would be overwritten" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" \
   --data "$WORK/data/pred" --output "$WORK/keep.ckpt"
 cmp -s "$WORK/run/model.ckpt" "$WORK/keep.ckpt" || fail "predict_cnn overwrote its --model"
+# The implicit labels file (<data>_labels.csv) is an input as well: refused, left as it was.
+cp "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv"
+expect_exit 2 "--output '$WORK/data/pred_labels.csv' is the labels (<data>_labels.csv" "$BIN/predict_cnn" \
+  --model "$WORK/keep.ckpt" --data "$WORK/data/pred" --output "$WORK/data/pred_labels.csv"
+cmp -s "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv" || fail "predict_cnn overwrote the labels file"
 first_image=$(ls "$WORK/data/pred" | head -1)
 expect_exit 2 "is a file inside --data" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" --data "$WORK/data/pred" \
   --output "$WORK/data/pred/$first_image"
 train_image=$(find "$WORK/data/train" -name '*.png' | head -1)
 expect_exit 2 "is a file inside --data" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
   --steps-per-epoch 1 --run-dir "$WORK/overwrite" --checkpoint "$train_image"
+expect_exit 2 "is inside --data" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
+  --steps-per-epoch 1 --run-dir "$WORK/overwrite" --checkpoint "$(dirname "$train_image")/new.ckpt"
+[ -e "$(dirname "$train_image")/new.ckpt" ] && fail "a checkpoint was written among the training images"
 expect_exit 2 "--max-image-pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" --data "$WORK/data/pred" \
   --max-image-pixels -1
 expect_exit 1 "image too large: 28 x 28 = 784 pixels" "$BIN/predict_cnn" --model "$WORK/run/model.ckpt" \

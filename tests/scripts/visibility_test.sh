@@ -17,8 +17,40 @@ expect_exit 2 "--clipvalue" "$BIN/train_cnn" "${common[@]}" --clipnorm 1 --clipv
 expect_exit 2 "--gradient-accumulation-steps" "$BIN/train_cnn" "${common[@]}" --gradient-accumulation-steps 1 --dry-run
 expect_exit 2 "--lr-schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule linear --dry-run
 expect_exit 2 "--ema-momentum" "$BIN/train_cnn" "${common[@]}" --ema-momentum 0.5 --dry-run
-expect_exit 1 "unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 --metrics precison \
-  --run-dir "$WORK/bad"
+expect_exit 2 "^train_cnn: --gradient-accumulation-steps 9 is more than the run's 8 batches" "$BIN/train_cnn" \
+  "${common[@]}" --epochs 2 --gradient-accumulation-steps 9 --dry-run
+expect_exit 0 "--lr-warmup-steps 8 reaches past the run's 8 weight updates" "$BIN/train_cnn" "${common[@]}" \
+  --epochs 2 --lr-schedule cosine --lr-warmup-steps 8 --dry-run
+# Schedule flags: each belongs to its schedule; boundaries are strict whole numbers.
+expect_exit 2 "^train_cnn: --lr-warmup-steps: --lr-schedule exponential has no such setting" "$BIN/train_cnn" \
+  "${common[@]}" --lr-schedule exponential --lr-warmup-steps 3 --dry-run
+expect_exit 2 "--decay-rate: --lr-schedule cosine" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
+  --decay-rate 0.5 --dry-run
+expect_exit 2 "--alpha: --lr-schedule exponential" "$BIN/train_cnn" "${common[@]}" --lr-schedule exponential \
+  --alpha 0.1 --dry-run
+expect_exit 2 "--lr-boundaries: --lr-schedule cosine" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
+  --lr-boundaries 2 --lr-values 1e-3,1e-4 --dry-run
+for bad in 99999999999999999999 2.5 -2 "2," "2,,3" "3,2" 0; do
+  expect_exit 2 "^train_cnn: --lr-boundaries: " "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
+    --lr-boundaries "$bad" --lr-values 1e-3,1e-4 --dry-run
+done
+expect_exit 2 "^train_cnn: --lr-values: 2 values for 2" "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
+  --lr-boundaries 2,4 --lr-values 1e-3,1e-4 --dry-run
+expect_exit 2 "^train_cnn: --metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
+  --metrics precison --run-dir "$WORK/bad"
+expect_exit 2 "^train_cnn: --metrics: 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
+  --metrics accuracy,accuracy --dry-run
+expect_exit 0 "Total params" "$BIN/train_cnn" "${common[@]}" --metrics "accuracy, auc" --dry-run
+for freq in 0 -1 foo; do
+  expect_exit 2 "--update-freq" "$BIN/train_cnn" "${common[@]}" --tensorboard "$WORK/tbbad" --update-freq "$freq" \
+    --dry-run
+done
+# --class-weight: every error exits 2 before training, starting with the flag.
+echo '{"0": 1, "1": 1}' >"$WORK/missing_class.json"
+echo 'not json' >"$WORK/not_json.json"
+for bad in "" Balanced "$WORK/nope.json" "$WORK" "$WORK/missing_class.json" "$WORK/not_json.json"; do
+  expect_exit 2 "^train_cnn: --class-weight: " "$BIN/train_cnn" "${common[@]}" --class-weight "$bad" --dry-run
+done
 
 "$BIN/train_cnn" "${common[@]}" --epochs 3 --metrics accuracy,precision,recall,auc --tensorboard "$WORK/tb" \
   --update-freq 2 --run-dir "$WORK/run" >"$WORK/train.log" 2>&1 || { cat "$WORK/train.log"; fail "train_cnn failed"; }
@@ -44,8 +76,13 @@ opts=(--class-weight balanced --clipnorm 1.0 --weight-decay 0.004 --ema --ema-mo
 "$BIN/train_cnn" "${common[@]}" --epochs 2 "${opts[@]}" --run-dir "$WORK/whole" >"$WORK/whole.log" 2>&1 \
   || { cat "$WORK/whole.log"; fail "train_cnn with the optimizer options failed"; }
 "$BIN/train_cnn" "${common[@]}" --epochs 1 "${opts[@]}" --run-dir "$WORK/part" >/dev/null 2>&1 || fail "part 1 failed"
-"$BIN/train_cnn" "${common[@]}" --epochs 2 "${opts[@]}" --run-dir "$WORK/part" --resume "$WORK/part/model.ckpt" \
-  >"$WORK/resume.log" 2>&1 || { cat "$WORK/resume.log"; fail "resume failed"; }
+# The resume repeats none of the optimizer flags: the checkpoint's options, schedule and EMA hold.
+"$BIN/train_cnn" "${common[@]}" --epochs 2 --class-weight balanced --run-dir "$WORK/part" \
+  --resume "$WORK/part/model.ckpt" >"$WORK/resume.log" 2>&1 || { cat "$WORK/resume.log"; fail "resume failed"; }
+grep -q "optimizer settings" "$WORK/resume.log" && { cat "$WORK/resume.log"; fail "the resume changed the options"; }
+expect_exit 2 "--gradient-accumulation-steps 2: the checkpoint is in the middle of an accumulation" \
+  "$BIN/train_cnn" "${common[@]}" --epochs 2 --run-dir "$WORK/part2" --resume "$WORK/part/model.ckpt" \
+  --gradient-accumulation-steps 2
 /usr/bin/python3 - "$WORK/whole/run.json" "$WORK/part/run.json" <<'PY' || fail "run.json"
 import json, sys
 whole, part = (json.load(open(p)) for p in sys.argv[1:3])

@@ -101,3 +101,29 @@ TEST(ClassWeight, JsonFileByNameOrIndex) {
     EXPECT_NE(std::string(e.what()).find("no weight for class 'dog'"), std::string::npos) << e.what();
   }
 }
+
+TEST(ClassWeight, BadFilesNameTheClassOrValue) {
+  torchfit::testing::TempDir dir("class_weight_bad");
+  const std::map<std::string, int64_t> classes = {{"cat", 0}, {"dog", 1}};
+  auto error_of = [&](const std::string& path) -> std::string {
+    try {
+      read_class_weight(path, classes);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  auto file = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir.file(name)) << text;
+    return dir.file(name);
+  };
+  EXPECT_NE(error_of(file("twice.json", R"({"cat": 1, "0": 2, "dog": 1})")).find("class 0 ('cat') is named twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(file("zero.json", R"({"cat": 0, "dog": 0})")).find("every weight is 0"), std::string::npos);
+  EXPECT_NE(error_of(file("huge.json", R"({"cat": 1e308, "dog": 1})")).find("weight of 'cat' is 1e+308"),
+            std::string::npos)
+      << error_of(dir.file("huge.json"));
+  EXPECT_NE(error_of(file("neg.json", R"({"cat": -1, "dog": 1})")).find("weight of 'cat'"), std::string::npos);
+  EXPECT_NE(error_of(dir.str()).find("is a directory"), std::string::npos) << error_of(dir.str());
+  EXPECT_NE(error_of(dir.file("missing.json")).find("(No such file or directory)"), std::string::npos);
+}

@@ -200,6 +200,41 @@ TEST(RunLogger, ASecondRunIntoALiveRunsFolderIsRefusedNamingIt) {
   fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(folder))});  // free again once the run ended
 }
 
+namespace {
+// A second run into its own folder whose checkpoint goes into the live run's folder.
+struct SecondRunCheckpointingInto : Callback {
+  std::string own, into, error, probe_error;
+  SecondRunCheckpointingInto(std::string o, std::string i) : own(std::move(o)), into(std::move(i)) {}
+  void on_train_batch_end(int64_t batch, const Logs&) override {
+    if (batch != 0) return;
+    try {
+      RunLogger::check_not_in_use(into);
+    } catch (const IoError& e) {
+      probe_error = e.what();
+    }
+    try {
+      fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(own).also_lock({into}))});
+    } catch (const IoError& e) {
+      error = e.what();
+    }
+  }
+};
+}  // namespace
+
+// The lock covers the other folders a run writes into (its checkpoint's), and can be asked up front.
+TEST(RunLogger, AnotherFolderIntoALiveRunsFolderIsRefusedToo) {
+  torchfit::testing::TempDir dir("runlogger_lock_also");
+  const std::string live = (dir.path / "live").string(), own = (dir.path / "own").string();
+  auto second = std::make_shared<SecondRunCheckpointingInto>(own, live);
+  fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(live)), second});
+  EXPECT_NE(second->error.find("run folder '" + live + "' is in use by another running process"), std::string::npos)
+      << second->error;
+  EXPECT_NE(second->probe_error.find("run folder '" + live + "' is in use"), std::string::npos) << second->probe_error;
+  EXPECT_FALSE(std::filesystem::exists(dir.path / "own" / "steps.csv")) << "refused before writing";
+  EXPECT_NO_THROW(RunLogger::check_not_in_use(live));  // free once the run ended
+  fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(own).also_lock({live}))});
+}
+
 // Issue 26 (item 10): a loss of exactly zero is written "0", never "-0" (the crossentropy of a certain,
 // right prediction is −(1·0) = −0 in IEEE arithmetic; Keras writes 0.0).
 TEST(RunLogger, ALossOfZeroIsWrittenWithoutASign) {

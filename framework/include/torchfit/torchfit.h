@@ -60,6 +60,8 @@
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
+#include <torchfit/saving/keras_file.h>
+#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/class_weight.h>

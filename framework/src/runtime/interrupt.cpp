@@ -34,8 +34,9 @@ const char* signal_text(int signo) {  // static strings only: used inside the ha
   }
 }
 
-void say(const char* a, const char* b = "", const char* c = "") {  // write(2) only: async-signal-safe
-  for (const char* s : {a, b, c}) (void)!::write(STDERR_FILENO, s, std::strlen(s));
+void say(const char* a, const char* b = "", const char* c = "", const char* d = "", const char* e = "") {
+  // write(2) only: async-signal-safe
+  for (const char* s : {a, b, c, d, e}) (void)!::write(STDERR_FILENO, s, std::strlen(s));
 }
 
 extern "C" void on_interrupt_signal(int signo) {
@@ -51,7 +52,8 @@ extern "C" void on_interrupt_signal(int signo) {
   }
   g_first_ns.store(now);
   g_signal.store(signo);
-  say("\nInterrupt (", name, "): stopping after the current step (Ctrl-C again to exit now).\n");
+  say("\nInterrupt (", name, "): stopping after the current step (",
+      signo == SIGINT ? "Ctrl-C again" : "the same signal again", " to exit now).\n");
 }
 }  // namespace
 

@@ -38,6 +38,10 @@ int check_format(const std::string& path, const nlohmann::json& j) {
   const std::string magic =
       j.is_object() && j.contains("magic") && j["magic"].is_string() ? j["magic"].get<std::string>() : "";
   if (magic.rfind(kMagicFamily, 0) != 0) throw IoError("'" + path + "' is not a torchfit checkpoint (bad magic)");
+  if (j.contains("format_version") && !j["format_version"].is_number_integer()) {
+    throw IoError("'" + path + "': field format_version is " + j["format_version"].dump() +
+                  ", not a whole number (a damaged or foreign checkpoint)");
+  }
   int format = std::atoi(magic.c_str() + std::char_traits<char>::length(kMagicFamily));
   if (j.contains("format_version") && j["format_version"].is_number_integer())
     format = std::max(format, j["format_version"].get<int>());

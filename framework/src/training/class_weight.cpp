@@ -1,6 +1,9 @@
 #include <torchfit/training/class_weight.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
@@ -8,6 +11,10 @@
 #include <torchfit/error.h>
 
 namespace torchfit {
+
+namespace {
+constexpr double kMaxClassWeight = 1e6;  // times a loss of ~100 still far inside float32
+}  // namespace
 
 std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labels, int64_t num_classes) {
   std::vector<int64_t> count(static_cast<size_t>(std::max<int64_t>(num_classes, 0)), 0);
@@ -31,8 +38,11 @@ std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labe
 
 std::map<int64_t, double> read_class_weight(const std::string& path,
                                             const std::map<std::string, int64_t>& class_indices) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ConfigError("class weights '" + path + "' is a directory");
+  errno = 0;
   std::ifstream in(path);
-  if (!in) throw ConfigError("class weights '" + path + "' cannot be read");
+  if (!in) throw ConfigError("class weights '" + path + "' cannot be read (" + std::strerror(errno) + ")");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -50,11 +60,20 @@ std::map<int64_t, double> read_class_weight(const std::string& path,
         if (std::to_string(i) == key) index = i;
     }
     if (index < 0) throw ConfigError("class weights '" + path + "': '" + key + "' is not a class of the data");
-    if (!value.is_number() || !std::isfinite(value.get<double>()) || value.get<double>() < 0) {
-      throw ConfigError("class weights '" + path + "': the weight of '" + key + "' must be a finite number >= 0");
+    if (!value.is_number() || !(value.get<double>() >= 0) || value.get<double>() > kMaxClassWeight) {
+      throw ConfigError("class weights '" + path + "': the weight of '" + key + "' is " + value.dump() +
+                        ": must be a number in [0, 1e6] (larger weights overflow the float32 loss)");
+    }
+    if (w.count(index)) {
+      throw ConfigError("class weights '" + path + "': class " + std::to_string(index) + " ('" + key +
+                        "') is named twice (by name and by index)");
     }
     w[index] = value.get<double>();
   }
+  bool any = false;
+  for (const auto& [i, v] : w) any = any || v > 0;
+  if (!w.empty() && !any)
+    throw ConfigError("class weights '" + path + "': every weight is 0 (nothing would be learned)");
   for (const auto& [name, i] : class_indices)
     if (!w.count(i)) throw ConfigError("class weights '" + path + "': no weight for class '" + name + "'");
   return w;

@@ -44,13 +44,26 @@ std::vector<std::vector<int64_t>> confusion_counts(const std::vector<int64_t>& y
 nlohmann::ordered_json classification_report(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,
                                              const std::vector<std::string>& names) {
   const size_t k = names.size();
-  const auto m = confusion_counts(y_true, y_pred, k);
+  const auto all = confusion_counts(y_true, y_pred, k);
+  std::vector<size_t> present;  // scikit-learn's default labels: unique_labels(y_true, y_pred), sorted
+  for (size_t c = 0; c < k; ++c) {
+    int64_t seen = 0;
+    for (size_t j = 0; j < k; ++j) seen += all[c][j] + all[j][c];
+    if (seen > 0) present.push_back(c);
+  }
+  const size_t n = present.size();
+  std::vector<std::vector<int64_t>> m(n, std::vector<int64_t>(n, 0));
+  std::vector<std::string> labels;
+  for (size_t a = 0; a < n; ++a) {
+    labels.push_back(names[present[a]]);
+    for (size_t b = 0; b < n; ++b) m[a][b] = all[present[a]][present[b]];
+  }
   nlohmann::ordered_json report;
   double macro[3] = {0, 0, 0}, weighted[3] = {0, 0, 0}, correct = 0;
   const auto total = static_cast<int64_t>(y_true.size());
-  for (size_t c = 0; c < k; ++c) {
+  for (size_t c = 0; c < n; ++c) {
     int64_t support = 0, predicted = 0;
-    for (size_t j = 0; j < k; ++j) {
+    for (size_t j = 0; j < n; ++j) {
       support += m[c][j];
       predicted += m[j][c];
     }
@@ -60,16 +73,16 @@ nlohmann::ordered_json classification_report(const std::vector<int64_t>& y_true,
                  r = report_ratio(tp, static_cast<double>(support));
     const double values[3] = {p, r, report_f1(p, r)};
     for (int i = 0; i < 3; ++i) {
-      macro[i] += values[i] / static_cast<double>(k);
+      macro[i] += values[i] / static_cast<double>(n);
       weighted[i] += values[i] * static_cast<double>(support) / static_cast<double>(total);
     }
-    report[names[c]] = report_row(p, r, values[2], support);
+    report[labels[c]] = report_row(p, r, values[2], support);
   }
   report["accuracy"] = correct / static_cast<double>(total);
   report["macro avg"] = report_row(macro[0], macro[1], macro[2], total);
   report["weighted avg"] = report_row(weighted[0], weighted[1], weighted[2], total);
   report["confusion_matrix"] = m;
-  report["labels"] = names;
+  report["labels"] = labels;
   return report;
 }
 

@@ -1,5 +1,6 @@
 #include <torchfit/training/model_checkpoint.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
@@ -118,6 +119,18 @@ void ModelCheckpoint::on_train_begin(const Logs&) {
   namespace fs = std::filesystem;
   saved_on_interrupt_ = false;
   const fs::path path(check_filepath_keys());  // the first file's name: its folder is probed
+  // The last epoch's name too (more digits): a name the file system cannot take fails now, not at a save.
+  Logs last{{"loss", 0.0}, {"lr", 0.0}, {"val_loss", 0.0}};
+  for (const auto& m : trainer().metric_names()) last[m] = last["val_" + m] = 0.0;
+  for (const fs::path& p : {path, fs::path(format_filepath(options_.filepath(), std::max(params().epochs - 1, 0),
+                                                           std::max<int64_t>(params().steps - 1, 0), last))}) {
+    for (const auto& part : p) {
+      if (part.string().size() > 255) {
+        throw ConfigError("ModelCheckpoint: filepath '" + options_.filepath() + "' gives a file name of " +
+                          std::to_string(part.string().size()) + " bytes, above NAME_MAX (255)");
+      }
+    }
+  }
   if (fs::is_directory(path)) {
     throw IoError("ModelCheckpoint: filepath '" + options_.filepath() + "' is a directory; give a file path");
   }

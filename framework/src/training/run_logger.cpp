@@ -1,5 +1,7 @@
 #include <torchfit/training/run_logger.h>
 
+#include <algorithm>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -49,30 +51,62 @@ RunLogger::RunLogger(RunLoggerOptions options) : options_(std::move(options)) {
 
 RunLogger::~RunLogger() { unlock_run_dir(); }
 
-void RunLogger::lock_run_dir() {
-  if (lock_fd_ >= 0) return;
-  const std::string path = (std::filesystem::path(options_.run_dir()) / ".torchfit.lock").string();
+namespace {
+
+// flock(LOCK_EX | LOCK_NB) on dir/.torchfit.lock: the open descriptor, or an IoError naming the folder and
+// the process holding it.
+int flock_run_folder(const std::string& dir) {
+  const std::string path = (std::filesystem::path(dir) / ".torchfit.lock").string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     char pid[32] = {};
     const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
     ::close(fd);
-    throw IoError("run folder '" + options_.run_dir() + "' is in use by another running process" +
+    throw IoError("run folder '" + dir + "' is in use by another running process" +
                   (n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : std::string()) +
                   ": give this run another folder, or wait for that one to end");
   }
-  const std::string pid = std::to_string(::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+  const std::string own = std::to_string(::getpid());
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, own.data(), own.size(), 0) < 0) {
     // the lock holds without the pid; the pid only makes the message of a second run clearer
   }
-  lock_fd_ = fd;
+  return fd;
+}
+
+}  // namespace
+
+void RunLogger::check_not_in_use(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(std::filesystem::path(dir) / ".torchfit.lock", ec)) return;
+  ::close(flock_run_folder(dir));
+}
+
+void RunLogger::lock_run_dir() {
+  if (!lock_fds_.empty()) return;
+  std::vector<std::filesystem::path> done;
+  for (const std::string& dir : [&] {
+         std::vector<std::string> all = {options_.run_dir()};
+         all.insert(all.end(), options_.also_lock().begin(), options_.also_lock().end());
+         return all;
+       }()) {
+    std::error_code ec;
+    const auto canonical = std::filesystem::weakly_canonical(std::filesystem::absolute(dir.empty() ? "." : dir), ec);
+    if (std::find(done.begin(), done.end(), canonical) != done.end()) continue;
+    done.push_back(canonical);
+    try {
+      if (dir != options_.run_dir()) io::ensure_writable_directory(dir.empty() ? "." : dir);
+      lock_fds_.push_back(flock_run_folder(dir.empty() ? "." : dir));
+    } catch (...) {
+      unlock_run_dir();
+      throw;
+    }
+  }
 }
 
 void RunLogger::unlock_run_dir() {
-  if (lock_fd_ < 0) return;
-  ::close(lock_fd_);  // releases the flock
-  lock_fd_ = -1;
+  for (const int fd : lock_fds_) ::close(fd);  // releases the flock
+  lock_fds_.clear();
 }
 
 namespace {

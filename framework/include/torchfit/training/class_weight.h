@@ -15,8 +15,10 @@ std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labe
 
 /// Reads a JSON object of weights keyed by class name or index ({"cat": 1.0, "dog": 3.5} or {"0": 1,
 /// "1": 3.5}); `class_indices`: name → index. Every class must have a weight (as Keras requires keys 0 …
-/// n − 1). Errors: ConfigError naming the file and the key: unreadable JSON, not an object, an unknown
-/// class, a weight that is not a finite number ≥ 0, a missing class.
+/// n − 1). Errors: ConfigError naming the file and the key: a directory, a file that cannot be opened
+/// (with the OS reason), unreadable JSON, not an object, an unknown class, a weight outside [0, 1e6]
+/// (larger ones overflow the float32 loss), a class named twice (by name and by index), every weight 0,
+/// a missing class.
 std::map<int64_t, double> read_class_weight(const std::string& path,
                                             const std::map<std::string, int64_t>& class_indices);
 

@@ -9,13 +9,15 @@
 
 namespace torchfit {
 
-/// sklearn.metrics.classification_report(y_true, y_pred, labels=range(K), target_names=names,
-/// output_dict=True) plus "confusion_matrix" (sklearn.metrics.confusion_matrix(y_true, y_pred,
-/// labels=range(K)): rows true class, columns predicted class) and "labels" (the names, in index order).
+/// sklearn.metrics.classification_report(y_true, y_pred, output_dict=True) with the classes named by
+/// `names`: scikit-learn's default labels, the classes present in y_true or y_pred, in index order (a
+/// class absent from both has no row and does not enter the macro average), plus "confusion_matrix"
+/// (sklearn.metrics.confusion_matrix(y_true, y_pred) over those classes: rows true class, columns
+/// predicted class) and "labels" (their names, in index order).
 /// Keys, in scikit-learn's order: each name → {"precision", "recall", "f1-score", "support"},
 /// "accuracy", "macro avg", "weighted avg". precision = tp / (tp + fp), recall = tp / (tp + fn),
 /// f1 = 2·p·r / (p + r), each 0 where its denominator is 0 (scikit-learn's zero_division="warn"); macro =
-/// the mean over the K classes, weighted = weighted by support. `y_true`, `y_pred`: class indices in
+/// the mean over the present classes, weighted = weighted by support. `y_true`, `y_pred`: class indices in
 /// [0, K), K = names.size(). Errors: std::invalid_argument for lengths that differ, an empty input or an
 /// index outside [0, K).
 nlohmann::ordered_json classification_report(const std::vector<int64_t>& y_true, const std::vector<int64_t>& y_pred,

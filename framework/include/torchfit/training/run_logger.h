@@ -2,6 +2,7 @@
 /// @file run_logger.h
 /// RunLogger — the run files of a training run: steps.csv, epochs.csv and run.json.
 #include <string>
+#include <vector>
 
 #include <torch/arg.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,9 @@ struct RunLoggerOptions {
   /// Continue the run files already in run_dir (Keras CSVLogger(append=True), BackupAndRestore) when
   /// fit() resumes (FitParams::initial_epoch/initial_step > 0): see RunLogger. Default false: replace them.
   TORCH_ARG(bool, append) = false;
+  /// Other folders this run writes into (e.g. the checkpoint's folder), locked as run_dir is, so that
+  /// no run writes into another live run's folder. Default none.
+  TORCH_ARG(std::vector<std::string>, also_lock) = {};
 };
 
 /// Writes, in run_dir (files replaced at the start of fit(), rows flushed as they come):
@@ -42,7 +46,9 @@ struct RunLoggerOptions {
 /// fresh.
 /// run_dir is locked (flock on run_dir/.torchfit.lock) from on_train_begin to the end of the run: a
 /// second RunLogger — in this or another process — on the same folder fails with an IoError naming the
-/// folder and the process holding it, so that a run never writes into another live run's files.
+/// folder and the process holding it, so that a run never writes into another live run's files; the
+/// folders of `also_lock` are locked the same way. `RunLogger::check_not_in_use(dir)` asks the same
+/// question up front (before a run replaces any file) without holding the lock.
 /// The CSV files are written through io::CsvWriter (libcsv, RFC 4180 quoting; LF line ends), one
 /// flushed row at a time. Errors: IoError naming the file when run_dir cannot be written (at
 /// on_train_begin, before any step) or a row cannot be written, with the OS reason (e.g. "cannot write
@@ -67,6 +73,13 @@ class RunLogger : public Callback {
   void open_csv_files();
   void lock_run_dir();
   void unlock_run_dir();
+
+ public:
+  /// Throws the IoError a RunLogger on `dir` would give if another live process holds it; no-op when
+  /// `dir` does not exist or is free (the lock is not kept).
+  static void check_not_in_use(const std::string& dir);
+
+ private:
   bool continue_earlier_files(const std::vector<std::string>& steps_header,
                               const std::vector<std::string>& epochs_header);
   void begin_part();
@@ -78,7 +91,7 @@ class RunLogger : public Callback {
   nlohmann::json run_json_ = nlohmann::json::object();
   nlohmann::json epoch_summaries_ = nlohmann::json::array();
   nlohmann::json earlier_ = nlohmann::json::object();  // run.json of the run this one continues (append)
-  int lock_fd_ = -1;
+  std::vector<int> lock_fds_;
   int epoch_ = 0;
   double epoch_start_ms_ = 0, last_batch_end_ms_ = 0;
 };

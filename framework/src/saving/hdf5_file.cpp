@@ -1,0 +1,164 @@
+#include "saving/hdf5_file.h"
+
+#if TORCHFIT_HAVE_KERAS_IMPORT
+#include <hdf5.h>
+
+#include <filesystem>
+
+#include <ATen/ATen.h>
+
+#include <torchfit/error.h>
+
+namespace torchfit::saving::detail {
+namespace {
+
+// Closes an HDF5 handle on scope exit (H5Aclose, H5Tclose, ...).
+class Hid {
+ public:
+  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
+  ~Hid() {
+    if (id_ >= 0) close_(id_);
+  }
+  Hid(const Hid&) = delete;
+  Hid& operator=(const Hid&) = delete;
+  operator hid_t() const { return id_; }  // NOLINT: used as the handle it wraps
+  bool ok() const { return id_ >= 0; }
+
+ private:
+  hid_t id_;
+  herr_t (*close_)(hid_t);
+};
+
+void silence_hdf5_errors() {
+  // Errors become exceptions with the file's name; HDF5's own stack printout would only be noise.
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+}
+
+std::string strip_nuls(const char* data, size_t size) {
+  std::string s(data, size);
+  const auto end = s.find('\0');
+  return end == std::string::npos ? s : s.substr(0, end);
+}
+
+}  // namespace
+
+Hdf5File::Hdf5File(const std::string& path) : name_(path) {
+  silence_hdf5_errors();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw IoError(path + ": no such file");
+  file_ = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file_ < 0) throw IoError(path + ": not an HDF5 file (or unreadable)");
+}
+
+Hdf5File::Hdf5File(const std::string& bytes, const std::string& name) : name_(name) {
+  silence_hdf5_errors();
+  Hid fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
+  if (!fapl.ok() || H5Pset_fapl_core(fapl, 1 << 16, 0) < 0 ||
+      H5Pset_file_image(fapl, const_cast<char*>(bytes.data()), bytes.size()) < 0) {
+    throw IoError(name + ": cannot set up an in-memory HDF5 file");
+  }
+  file_ = H5Fopen(name.c_str(), H5F_ACC_RDONLY, fapl);
+  if (file_ < 0) throw IoError(name + ": not an HDF5 file");
+}
+
+Hdf5File::~Hdf5File() {
+  if (file_ >= 0) H5Fclose(file_);
+}
+
+std::string Hdf5File::where(const std::string& object) const { return name_ + ": " + object; }
+
+bool Hdf5File::exists(const std::string& path) const {
+  // H5Lexists must be asked link by link: an intermediate group that is missing is an error, not "no".
+  std::string prefix;
+  size_t start = path.front() == '/' ? 1 : 0;
+  while (start <= path.size()) {
+    const size_t slash = path.find('/', start);
+    prefix += "/" + path.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (H5Lexists(file_, prefix.c_str(), H5P_DEFAULT) <= 0) return false;
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return true;
+}
+
+bool Hdf5File::has_attribute(const std::string& object, const std::string& attr) const {
+  if (object != "/" && !exists(object)) return false;
+  return H5Aexists_by_name(file_, object.c_str(), attr.c_str(), H5P_DEFAULT) > 0;
+}
+
+std::vector<std::string> Hdf5File::strings(const std::string& object, const std::string& attr) const {
+  if (!has_attribute(object, attr)) throw IoError(where(object) + " has no attribute '" + attr + "'");
+  Hid a(H5Aopen_by_name(file_, object.c_str(), attr.c_str(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose);
+  Hid type(H5Aget_type(a), H5Tclose);
+  Hid space(H5Aget_space(a), H5Sclose);
+  const hssize_t n = H5Sget_simple_extent_npoints(space);
+  const H5T_class_t cls = H5Tget_class(type);
+  if (cls != H5T_STRING) {
+    if (n == 0) return {};  // Keras: an empty float64 array for "no weights"
+    throw IoError(where(object) + ": attribute '" + attr + "' holds no strings");
+  }
+  std::vector<std::string> out;
+  if (H5Tis_variable_str(type) > 0) {
+    // Read with the file's own type: HDF5 does not convert between ASCII and UTF-8 strings (h5py writes UTF-8).
+    Hid mem(H5Tget_native_type(type, H5T_DIR_ASCEND), H5Tclose);
+    std::vector<char*> buf(static_cast<size_t>(n), nullptr);
+    if (H5Aread(a, mem, buf.data()) < 0) throw IoError(where(object) + ": cannot read attribute '" + attr + "'");
+    for (char* s : buf) {
+      out.emplace_back(s ? s : "");
+      if (s) H5free_memory(s);
+    }
+    return out;
+  }
+  const size_t size = H5Tget_size(type);
+  std::vector<char> buf(static_cast<size_t>(n) * size);
+  if (H5Aread(a, type, buf.data()) < 0) throw IoError(where(object) + ": cannot read attribute '" + attr + "'");
+  for (hssize_t i = 0; i < n; ++i) out.push_back(strip_nuls(buf.data() + static_cast<size_t>(i) * size, size));
+  return out;
+}
+
+std::string Hdf5File::string(const std::string& object, const std::string& attr) const {
+  const auto all = strings(object, attr);
+  if (all.size() != 1) {
+    throw IoError(where(object) + ": attribute '" + attr + "' should hold one string, holds " +
+                  std::to_string(all.size()));
+  }
+  return all.front();
+}
+
+std::vector<std::string> Hdf5File::children(const std::string& group) const {
+  if (group != "/" && !exists(group)) throw IoError(where(group) + ": no such group");
+  Hid g(H5Gopen2(file_, group.c_str(), H5P_DEFAULT), H5Gclose);
+  if (!g.ok()) throw IoError(where(group) + ": not a group");
+  H5G_info_t info;
+  H5Gget_info(g, &info);
+  std::vector<std::string> names;
+  for (hsize_t i = 0; i < info.nlinks; ++i) {
+    const ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, nullptr, 0, H5P_DEFAULT);
+    std::string name(static_cast<size_t>(len) + 1, '\0');
+    H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, name.data(), name.size(), H5P_DEFAULT);
+    name.resize(static_cast<size_t>(len));
+    names.push_back(name);
+  }
+  return names;
+}
+
+at::Tensor Hdf5File::dataset(const std::string& path) const {
+  if (!exists(path)) throw IoError(where(path) + ": no such dataset");
+  Hid d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
+  if (!d.ok()) throw IoError(where(path) + ": not a dataset");
+  Hid type(H5Dget_type(d), H5Tclose);
+  if (H5Tget_class(type) != H5T_FLOAT) throw IoError(where(path) + ": not a floating-point dataset");
+  Hid space(H5Dget_space(d), H5Sclose);
+  const int rank = H5Sget_simple_extent_ndims(space);
+  std::vector<hsize_t> dims(static_cast<size_t>(rank > 0 ? rank : 0));
+  if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+  std::vector<int64_t> sizes(dims.begin(), dims.end());
+  at::Tensor out = at::empty(sizes, at::kDouble);
+  if (out.numel() > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr<double>()) < 0) {
+    throw IoError(where(path) + ": cannot read the dataset");
+  }
+  return out;
+}
+
+}  // namespace torchfit::saving::detail
+#endif  // TORCHFIT_HAVE_KERAS_IMPORT

@@ -1,0 +1,224 @@
+#include <torchfit/saving/keras_file.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/layer.h>
+
+#if TORCHFIT_HAVE_KERAS_IMPORT
+#include <zip.h>
+
+#include "saving/hdf5_file.h"
+#endif
+
+namespace torchfit::saving {
+namespace {
+
+std::string lower_extension(const std::string& path) {
+  const auto dot = path.find_last_of('.');
+  if (dot == std::string::npos || path.find('/', dot) != std::string::npos) return "";
+  std::string ext = path.substr(dot);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
+nlohmann::json parse_model_json(const std::string& text, const std::string& where) {
+  try {
+    auto j = nlohmann::json::parse(text);
+    if (!j.is_object() || !j.contains("class_name") || !j.contains("config")) {
+      throw IoError(where + ": not a Keras model config (expected {\"class_name\", \"config\"})");
+    }
+    return j;
+  } catch (const nlohmann::json::parse_error& e) {
+    throw IoError(where + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(path + ": cannot open the architecture JSON");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_model_json(ss.str(), path);
+}
+
+bool uses_keras1_arguments(const nlohmann::json& layer_config) {
+  for (const char* k : {"nb_filter", "output_dim", "dim_ordering", "border_mode", "subsample", "nb_row"}) {
+    if (layer_config.is_object() && layer_config.contains(k)) return true;
+  }
+  return false;
+}
+
+#if TORCHFIT_HAVE_KERAS_IMPORT
+using detail::Hdf5File;
+
+// Weights of the layer groups under `root` ("/model_weights" or "/"), found through each group's
+// weight_names (HDF5 lists datasets alphabetically: bias before kernel).
+std::vector<KerasLayerWeights> read_h5_weights(const Hdf5File& h5, const std::string& root) {
+  std::vector<KerasLayerWeights> out;
+  const std::string prefix = root == "/" ? "/" : root + "/";
+  for (const auto& layer : h5.strings(root, "layer_names")) {
+    const std::string group = prefix + layer;
+    if (!h5.exists(group))
+      throw IoError(h5.name() + ": layer_names lists '" + layer + "' but there is no group " + group);
+    KerasLayerWeights w{layer, h5.strings(group, "weight_names"), {}};
+    if (w.names.empty()) continue;
+    for (const auto& n : w.names) w.values.push_back(h5.dataset(group + "/" + n));
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+std::string optional_attribute(const Hdf5File& h5, const std::string& object, const std::string& attr) {
+  return h5.has_attribute(object, attr) ? h5.string(object, attr) : std::string();
+}
+
+KerasFile read_h5(const std::string& path, const std::string& architecture_json) {
+  Hdf5File h5(path);
+  KerasFile f;
+  f.path = path;
+  const bool full = h5.has_attribute("/", "model_config");
+  f.kind = full ? "h5 model" : "h5 weights";
+  const std::string root = full ? "/model_weights" : "/";
+  f.keras_version = optional_attribute(h5, root, "keras_version");
+  if (f.keras_version.empty()) f.keras_version = optional_attribute(h5, "/", "keras_version");
+  f.backend = optional_attribute(h5, root, "backend");
+  if (f.backend.empty()) f.backend = optional_attribute(h5, "/", "backend");
+  if (!architecture_json.empty()) {
+    f.model_config = read_json_file(architecture_json);
+  } else if (full) {
+    f.model_config = parse_model_json(h5.string("/", "model_config"), path + " (attribute model_config)");
+  } else {
+    throw IoError(path +
+                  ": holds only weights (model.save_weights); give the architecture JSON of "
+                  "model.to_json() beside it");
+  }
+  if (!h5.has_attribute(root, "layer_names")) {
+    throw IoError(path + ": no layer_names attribute on " + root + " (not a Keras weights file)");
+  }
+  f.weights = read_h5_weights(h5, root);
+  return f;
+}
+
+std::string zip_entry(zip_t* z, const std::string& path, const std::string& name) {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat(z, name.c_str(), 0, &st) != 0) throw IoError(path + ": the .keras zip has no " + name);
+  zip_file_t* zf = zip_fopen(z, name.c_str(), 0);
+  if (!zf) throw IoError(path + ": cannot open " + name + " inside the zip");
+  std::string data(static_cast<size_t>(st.size), '\0');
+  const zip_int64_t got = zip_fread(zf, data.data(), st.size);
+  zip_fclose(zf);
+  if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
+    throw IoError(path + ": cannot read " + name + " inside the zip");
+  return data;
+}
+
+// Keras 3 keys: snake_case class name, then _1, _2, … per class in layer order (InputLayer has none).
+std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlohmann::json& config) {
+  std::vector<KerasLayerWeights> out;
+  std::map<std::string, int> seen;
+  for (const auto& spec : keras_config_layers(config)) {
+    const std::string cls = spec.value("class_name", "");
+    if (cls == "InputLayer") continue;
+    const std::string base = keras_snake_case(cls);
+    const int n = seen[base]++;
+    const std::string key = n == 0 ? base : base + "_" + std::to_string(n);
+    const std::string vars = "/layers/" + key + "/vars";
+    const std::string layer = spec.value("config", nlohmann::json::object()).value("name", key);
+    if (!h5.exists(vars))
+      throw IoError(h5.name() + ": no weights group " + vars + " for layer '" + layer + "' (" + cls + ")");
+    auto names = h5.children(vars);
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
+    });
+    if (names.empty()) continue;
+    KerasLayerWeights w{layer, {}, {}};
+    for (const auto& v : names) {
+      w.names.push_back("vars/" + v);
+      w.values.push_back(h5.dataset(vars + "/" + v));
+    }
+    out.push_back(std::move(w));
+  }
+  return out;
+}
+
+KerasFile read_keras_zip(const std::string& path) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
+  if (!z) throw IoError(path + ": not a zip file (a .keras file is one), or missing/unreadable");
+  KerasFile f;
+  f.path = path;
+  f.kind = "keras zip";
+  try {
+    f.model_config = parse_model_json(zip_entry(z, path, "config.json"), path + " (config.json)");
+    const auto meta = nlohmann::json::parse(zip_entry(z, path, "metadata.json"), nullptr, false);
+    if (meta.is_object()) f.keras_version = meta.value("keras_version", "");
+    const std::string weights = zip_entry(z, path, "model.weights.h5");
+    zip_close(z);
+    z = nullptr;
+    Hdf5File h5(weights, path + " (model.weights.h5)");
+    f.weights = read_keras3_weights(h5, f.model_config);
+  } catch (...) {
+    if (z) zip_close(z);
+    throw;
+  }
+  return f;
+}
+#endif  // TORCHFIT_HAVE_KERAS_IMPORT
+
+}  // namespace
+
+const KerasLayerWeights* KerasFile::find(const std::string& name) const {
+  for (const auto& w : weights) {
+    if (w.layer == name) return &w;
+  }
+  return nullptr;
+}
+
+int KerasFile::keras_major() const {
+  if (!keras_version.empty() && std::isdigit(static_cast<unsigned char>(keras_version[0]))) {
+    return std::stoi(keras_version);
+  }
+  for (const auto& spec : keras_config_layers(model_config)) {
+    if (uses_keras1_arguments(spec.value("config", nlohmann::json::object()))) return 1;
+  }
+  return 2;
+}
+
+bool keras_import_available() { return TORCHFIT_HAVE_KERAS_IMPORT != 0; }
+
+bool is_keras_file(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  return ext == ".h5" || ext == ".hdf5" || ext == ".keras";
+}
+
+std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_config) {
+  const auto& config = model_config.at("config");
+  const nlohmann::json& layers = config.is_array() ? config : config.value("layers", nlohmann::json());
+  if (!layers.is_array()) throw ConfigError("Keras model config: no layer list (config.layers)");
+  return {layers.begin(), layers.end()};
+}
+
+KerasFile read_keras_file(const std::string& path, const std::string& architecture_json) {
+#if TORCHFIT_HAVE_KERAS_IMPORT
+  const std::string ext = lower_extension(path);
+  if (ext == ".keras") {
+    if (!architecture_json.empty()) throw ConfigError(path + ": a .keras file holds its architecture; give none");
+    return read_keras_zip(path);
+  }
+  if (ext == ".h5" || ext == ".hdf5") return read_h5(path, architecture_json);
+  throw IoError(path + ": not a Keras file (expected .h5, .hdf5 or .keras)");
+#else
+  (void)architecture_json;
+  throw ConfigError(path +
+                    ": this torchfit was built without the Keras readers (HDF5 and libzip): "
+                    "apt-get install libhdf5-dev libzip-dev, then reconfigure with TORCHFIT_WITH_KERAS_IMPORT=ON");
+#endif
+}
+
+}  // namespace torchfit::saving

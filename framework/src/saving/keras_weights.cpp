@@ -1,0 +1,253 @@
+// Keras weights → torchfit parameters (keras_import.h): layouts, the Theano flip, Flatten's order.
+#include <map>
+
+#include <torch/torch.h>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/dense.h>
+#include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/saving/keras_import.h>
+
+namespace torchfit::saving {
+namespace {
+
+using nlohmann::json;
+
+// What the mapping of one layer knows: the Keras spec, its stored weights and the model's facts.
+struct WeightSource {
+  const json& spec;                 // {"class_name", "config"}
+  const KerasLayerWeights& stored;  // in Keras's order and layout
+  const KerasFile& file;
+  bool keras1_th;                  // a Keras 1 kernel stored (out, in, kh, kw)
+  bool flip;                       // Theano-trained: convolution kernels flipped in both spatial axes
+  std::optional<Shape> flattened;  // Dense only: the (H, W, C) a Flatten before it flattened in Keras's order
+
+  std::string who() const {
+    return file.path + ": layer '" + stored.layer + "' (" + spec.value("class_name", std::string("?")) + ")";
+  }
+  [[noreturn]] void refuse(const std::string& why) const { throw ConfigError(who() + ": " + why); }
+  const at::Tensor& at(size_t i) const { return stored.values[i]; }
+};
+
+// Copies `value` (already in torchfit's layout) into `param`, which must have its shape.
+void assign(const WeightSource& src, at::Tensor& param, const at::Tensor& value, const std::string& what) {
+  if (!param.defined()) src.refuse("the model layer has no " + what);
+  if (param.sizes() != value.sizes()) {
+    src.refuse(what + " has shape " + c10::str(value.sizes()) + " in torchfit's layout; the layer expects " +
+               c10::str(param.sizes()));
+  }
+  torch::NoGradGuard no_grad;
+  param.copy_(value.to(param.scalar_type()));
+}
+
+void expect_count(const WeightSource& src, size_t n) {
+  if (src.stored.values.size() != n) {
+    src.refuse("the file holds " + std::to_string(src.stored.values.size()) + " weights, the layer takes " +
+               std::to_string(n));
+  }
+}
+
+// A Conv2D kernel in torchfit's (out, in, kh, kw).
+at::Tensor conv_kernel(const WeightSource& src) {
+  const at::Tensor& k = src.at(0);
+  if (k.dim() != 4) src.refuse("the kernel has " + std::to_string(k.dim()) + " dimensions, 4 expected");
+  at::Tensor out = src.keras1_th ? k : k.permute({3, 2, 0, 1});
+  return src.flip ? out.flip({2, 3}) : out;
+}
+
+template <typename Conv>
+void map_conv(Conv& layer, const WeightSource& src, const at::Tensor& kernel) {
+  expect_count(src, layer.bias.defined() ? 2 : 1);
+  assign(src, layer.kernel, kernel, "kernel");
+  if (layer.bias.defined()) assign(src, layer.bias, src.at(1), "bias");
+}
+
+void map_conv2d(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<Conv2DImpl&>(l);
+  map_conv(layer, src, conv_kernel(src));
+}
+
+void map_depthwise_conv2d(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
+  const at::Tensor& k = src.at(0);  // (kh, kw, in, mult); output channel c·mult + m, as a grouped convolution
+  if (k.dim() != 4) src.refuse("the depthwise kernel has " + std::to_string(k.dim()) + " dimensions, 4 expected");
+  at::Tensor t = k.permute({2, 3, 0, 1}).reshape({k.size(2) * k.size(3), 1, k.size(0), k.size(1)});
+  map_conv(layer, src, src.flip ? t.flip({2, 3}) : t);
+}
+
+void map_dense(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<DenseImpl&>(l);
+  expect_count(src, layer.bias.defined() ? 2 : 1);
+  const at::Tensor& k = src.at(0);  // (in, out)
+  if (k.dim() != 2) src.refuse("the kernel has " + std::to_string(k.dim()) + " dimensions, 2 expected");
+  at::Tensor kernel = k.t();
+  if (src.flattened) {
+    // Keras flattened (H, W, C); torchfit's Flatten gives (C, H, W): reorder the kernel's input rows.
+    const Shape& s = *src.flattened;
+    if (k.size(0) != s[0] * s[1] * s[2]) src.refuse("the kernel's input size does not match the Flatten before it");
+    kernel = k.reshape({s[0], s[1], s[2], k.size(1)}).permute({3, 2, 0, 1}).reshape({k.size(1), k.size(0)});
+  }
+  assign(src, layer.kernel, kernel, "kernel");
+  if (layer.bias.defined()) assign(src, layer.bias, src.at(1), "bias");
+}
+
+void map_batch_normalization(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<BatchNormalizationImpl&>(l);
+  // Keras order: gamma (scale), beta (center), moving_mean, moving_variance (Keras 1: running_std, which
+  // holds the variance).
+  std::vector<std::pair<at::Tensor*, const char*>> params;
+  if (layer.gamma.defined()) params.emplace_back(&layer.gamma, "gamma");
+  if (layer.beta.defined()) params.emplace_back(&layer.beta, "beta");
+  params.emplace_back(&layer.moving_mean, "moving_mean");
+  params.emplace_back(&layer.moving_variance, "moving_variance");
+  expect_count(src, params.size());
+  for (size_t i = 0; i < params.size(); ++i) assign(src, *params[i].first, src.at(i), params[i].second);
+}
+
+using Mapper = void (*)(Layer&, const WeightSource&);
+
+// Keras class → mapping of its weights (layers without weights need none).
+const std::map<std::string, Mapper>& mappers() {
+  static const std::map<std::string, Mapper> table = {
+      {"Conv2D", map_conv2d},
+      {"Convolution2D", map_conv2d},
+      {"DepthwiseConv2D", map_depthwise_conv2d},
+      {"Dense", map_dense},
+      {"BatchNormalization", map_batch_normalization},
+  };
+  return table;
+}
+
+// Layers that pass a flattened vector on unchanged in its order.
+bool keeps_order(const std::string& cls) {
+  return cls == "Dropout" || cls == "Activation" || cls == "ReLU" || cls == "LeakyReLU" || cls == "ELU";
+}
+
+// For a Dense: the (H, W, C) input of a Flatten that feeds it (through order-keeping layers) when
+// Keras flattened it in (H, W, C) order, i.e. everywhere except a Keras 1 "th" model.
+std::optional<Shape> flattened_before(const std::vector<json>& layers, size_t i, bool sequential,
+                                      const LayerLookup& get_layer, bool keras1_th) {
+  std::map<std::string, size_t> index;
+  for (size_t j = 0; j < layers.size(); ++j) index[layers[j]["config"].value("name", "")] = j;
+  while (true) {
+    size_t prev;
+    if (sequential) {
+      if (i == 0) return std::nullopt;
+      prev = i - 1;
+    } else {
+      const auto in = keras_inbound_layers(layers[i]);
+      if (in.size() != 1 || !index.count(in[0])) return std::nullopt;
+      prev = index[in[0]];
+    }
+    const std::string cls = layers[prev].value("class_name", "");
+    if (cls == "Flatten") {
+      if (keras1_th) return std::nullopt;  // Keras 1 "th" flattens (C, H, W), as torchfit
+      const Shape& s = get_layer(layers[prev]["config"].value("name", ""))->input_shape();
+      return s.size() == 3 ? std::optional<Shape>(s) : std::nullopt;
+    }
+    if (!keeps_order(cls)) return std::nullopt;
+    i = prev;
+  }
+}
+
+bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, bool channels_first) {
+  if (file.keras_major() != 1) return false;  // Keras 2's Theano backend convolves without the flip
+  std::string backend = !options.keras1_backend.empty() ? options.keras1_backend : file.backend;
+  if (backend.empty()) backend = channels_first ? "theano" : "tensorflow";
+  if (backend != "theano" && backend != "tensorflow") {
+    throw ConfigError(file.path + ": unknown Keras 1 backend \"" + backend + "\" (theano or tensorflow)");
+  }
+  return backend == "theano";
+}
+
+}  // namespace
+
+void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options) {
+  const auto layers = keras_config_layers(file.model_config);
+  const bool sequential = file.model_config.value("class_name", "") == "Sequential";
+  const bool channels_first = keras_model_is_channels_first(file.model_config);
+  const bool keras1_th = file.keras_major() == 1 && channels_first;
+  const bool flip = flips_kernels(file, options, channels_first);
+  size_t used = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& spec = layers[i];
+    const std::string cls = spec.value("class_name", "");
+    const std::string name = spec["config"].value("name", "");
+    if (cls == "InputLayer") continue;
+    const KerasLayerWeights* stored = file.find(name);
+    std::shared_ptr<Layer> layer = get_layer(name);
+    if (!stored) {
+      if (layer->count_params() > 0) {
+        throw ConfigError(file.path + ": layer '" + name + "' (" + cls +
+                          ") has weights but the file holds none for it");
+      }
+      continue;
+    }
+    ++used;
+    const auto it = mappers().find(cls);
+    WeightSource src{spec, *stored, file, keras1_th, flip, std::nullopt};
+    if (it == mappers().end()) src.refuse("torchfit cannot map this class's weights");
+    if (cls == "Dense") src.flattened = flattened_before(layers, i, sequential, get_layer, keras1_th);
+    it->second(*layer, src);
+  }
+  if (used != file.weights.size()) {
+    for (const auto& w : file.weights) {
+      bool found = false;
+      for (const auto& spec : layers) found = found || spec["config"].value("name", "") == w.layer;
+      if (!found) throw ConfigError(file.path + ": weights for layer '" + w.layer + "', which the model config lacks");
+    }
+  }
+}
+
+Sequential load_keras_sequential(const std::string& path, const std::string& architecture_json,
+                                 const KerasImportOptions& options) {
+  const KerasFile file = read_keras_file(path, architecture_json);
+  Sequential model = build_keras_sequential(file);
+  load_keras_weights(
+      file, [&](const std::string& n) { return model->get_layer(n); }, options);
+  model->eval();
+  return model;
+}
+
+std::vector<std::string> keras_inbound_layers(const json& spec) {
+  std::vector<std::string> names;
+  std::function<void(const json&)> visit = [&](const json& j) {
+    if (j.is_object()) {
+      if (j.contains("keras_history") && j["keras_history"].is_array()) {
+        names.push_back(j["keras_history"][0].get<std::string>());
+        return;
+      }
+      for (const auto& [k, v] : j.items()) visit(v);
+    } else if (j.is_array()) {
+      if (j.size() >= 3 && j[0].is_string() && j[1].is_number_integer()) {
+        names.push_back(j[0].get<std::string>());
+        return;
+      }
+      for (const auto& v : j) visit(v);
+    }
+  };
+  if (spec.contains("inbound_nodes")) visit(spec["inbound_nodes"]);
+  return names;
+}
+
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json,
+                               CheckpointInfo* info) {
+  if (!is_keras_file(path)) {
+    if (!architecture_json.empty()) {
+      throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");
+    }
+    Model model = load_model(path, info);
+    model->eval();
+    return model;
+  }
+  Sequential model = load_keras_sequential(path, architecture_json);
+  if (info) {
+    *info = CheckpointInfo{};
+    info->model_config = model->to_json();
+  }
+  return model;
+}
+
+}  // namespace torchfit::saving

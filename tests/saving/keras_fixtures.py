@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""Keras model files written with h5py in Keras's own layouts, and their outputs from a float64 NumPy
+forward pass written from Keras's layer definitions (tests/saving/keras_import_test.cpp).
+
+  keras_fixtures.py OUT_DIR [REAL_KERAS3_FILE [REAL_MOBILENET_H5]]
+
+Writes into OUT_DIR, for each fixture <stem>: the model file(s), <stem>.input.npy (float32, the
+model's own layout: NHWC, NCHW for the Keras 1 "th" model), <stem>.expected.npy (probabilities) and
+<stem>.expected_logits.npy (before the final softmax). With REAL_KERAS3_FILE (a Keras 3 .keras
+Sequential CNN) also its reference output from the file's own weights (real_keras3.*), and with
+REAL_MOBILENET_H5 (a tf.keras functional chain) that of the file (real_mobilenet.*).
+Fixtures:
+  tf2_full.h5            tf.keras 2.x model.save: root model_config, /model_weights, slash weight names,
+                         variable-length strings; Conv2D 'same' stride 2 (odd input), BatchNormalization
+                         axis [3], DepthwiseConv2D x2 without bias, ReLU layer, MaxPooling2D, Flatten,
+                         Dropout, Dense softmax
+  keras1_th_weights.h5   Keras 1 save_weights (Theano, dim_ordering th) + keras1_th_arch.json:
+                         Convolution2D (kernels (out, in, kh, kw), convolved), fixed-length strings,
+                         no keras_version; Flatten in (C, H, W) order
+  keras3.keras           Keras 3 zip: config.json, metadata.json, model.weights.h5 (layers/<key>/vars/<i>)
+  unsupported.h5         a full model with a ZeroPadding2D layer (must be refused, naming it)
+"""
+import io
+import json
+import os
+import sys
+import zipfile
+
+import h5py
+import numpy as np
+
+rng = np.random.default_rng(29)
+STR = h5py.string_dtype()
+
+
+def conv2d(x, k, strides=(1, 1), padding="valid"):
+    """NHWC float64 cross-correlation with a (kh, kw, in, out) kernel; TF 'same' puts the odd pad after."""
+    kh, kw = k.shape[:2]
+    if padding == "same":
+        x = same_pad(x, kh, kw, strides)
+    n, h, w, c = x.shape
+    oh, ow = (h - kh) // strides[0] + 1, (w - kw) // strides[1] + 1
+    out = np.zeros((n, oh, ow, k.shape[3]))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw, :]
+            out[:, i, j, :] = np.tensordot(patch, k, axes=([1, 2, 3], [0, 1, 2]))
+    return out
+
+
+def same_pad(x, kh, kw, strides):
+    pads = []
+    for size, k, s in ((x.shape[1], kh, strides[0]), (x.shape[2], kw, strides[1])):
+        total = max((-(-size // s) - 1) * s + k - size, 0)
+        pads.append((total // 2, total - total // 2))
+    return np.pad(x, ((0, 0), pads[0], pads[1], (0, 0)))
+
+
+def depthwise(x, k, padding="same"):
+    kh, kw, c, m = k.shape
+    if padding == "same":
+        x = same_pad(x, kh, kw, (1, 1))
+    n, h, w, _ = x.shape
+    out = np.zeros((n, h - kh + 1, w - kw + 1, c * m))
+    for i in range(out.shape[1]):
+        for j in range(out.shape[2]):
+            patch = x[:, i:i + kh, j:j + kw, :]  # (n, kh, kw, c)
+            out[:, i, j, :] = np.einsum("nhwc,hwcm->ncm", patch, k).reshape(n, c * m)
+    return out
+
+
+def maxpool(x, p=2):
+    n, h, w, c = x.shape
+    oh, ow = h // p, w // p
+    return x[:, :oh * p, :ow * p, :].reshape(n, oh, p, ow, p, c).max(axis=(2, 4))
+
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def relu(x):
+    return np.maximum(x, 0)
+
+
+def save_outputs(out, stem, x, logits):
+    np.save(os.path.join(out, stem + ".input.npy"), x.astype(np.float32))
+    np.save(os.path.join(out, stem + ".expected_logits.npy"), logits.astype(np.float32))
+    np.save(os.path.join(out, stem + ".expected.npy"), softmax(logits).astype(np.float32))
+
+
+def layer(cls, **config):
+    return {"class_name": cls, "config": config}
+
+
+def write_layer_groups(root, layers, weights, flat_names=False, fixed=False):
+    """Keras's HDF5 weights layout: layer_names on `root`, each group's weight_names (slash names in
+    2.x, flat in Keras 1), datasets where the names say; an empty float64 weight_names when none."""
+    names = [l["config"]["name"] for l in layers]
+    string = (lambda v: np.array([s.encode() for s in v])) if fixed else (lambda v: np.array(v, dtype=STR))
+    root.attrs["layer_names"] = string(names)
+    for name in names:
+        g = root.create_group(name)
+        ws = weights.get(name, [])
+        if not ws:
+            g.attrs["weight_names"] = np.array([], dtype=np.float64)
+            continue
+        wnames = [(name + "_" + w) if flat_names else (name + "/" + w + ":0") for w, _ in ws]
+        g.attrs["weight_names"] = string(wnames)
+        for wname, (_, value) in zip(wnames, ws):
+            g.create_dataset(wname, data=value.astype(np.float32))
+
+
+def tf2_full(out):
+    x = rng.uniform(0, 1, (2, 11, 11, 3))
+    k1, b1 = rng.normal(0, 0.4, (3, 3, 3, 4)), rng.normal(0, 0.1, 4)
+    gamma, beta = rng.uniform(0.5, 1.5, 4), rng.normal(0, 0.2, 4)
+    mean, var = rng.normal(0, 0.3, 4), rng.uniform(0.5, 2.0, 4)
+    kd = rng.normal(0, 0.4, (3, 3, 4, 2))
+    kf, bf = rng.normal(0, 0.3, (3 * 3 * 8, 5)), rng.normal(0, 0.1, 5)
+    h = relu(conv2d(x, k1, (2, 2), "same") + b1)  # 11 -> 6
+    h = (h - mean) / np.sqrt(var + 0.001) * gamma + beta
+    h = relu(depthwise(h, kd))
+    h = maxpool(h).reshape(2, -1)  # Keras flattens (H, W, C)
+    logits = h @ kf + bf
+    layers = [
+        layer("InputLayer", batch_input_shape=[None, 11, 11, 3], dtype="float32", sparse=False, name="input_1"),
+        layer("Conv2D", name="conv2d", trainable=True, dtype="float32", filters=4, kernel_size=[3, 3],
+              strides=[2, 2], padding="same", data_format="channels_last", dilation_rate=[1, 1], groups=1,
+              activation="relu", use_bias=True, kernel_initializer={"class_name": "GlorotUniform", "config": {}}),
+        layer("BatchNormalization", name="bn", axis=[3], momentum=0.9, epsilon=0.001, center=True, scale=True),
+        layer("DepthwiseConv2D", name="dw", kernel_size=[3, 3], strides=[1, 1], padding="same",
+              depth_multiplier=2, activation="linear", use_bias=False, data_format="channels_last"),
+        layer("ReLU", name="re_lu", max_value=None, negative_slope=0.0, threshold=0.0),
+        layer("MaxPooling2D", name="pool", pool_size=[2, 2], padding="valid", strides=[2, 2]),
+        layer("Flatten", name="flatten", data_format="channels_last"),
+        layer("Dropout", name="dropout", rate=0.5),
+        layer("Dense", name="dense", units=5, activation="softmax", use_bias=True),
+    ]
+    config = {"class_name": "Sequential", "config": {"name": "seq", "layers": layers}}
+    weights = {"conv2d": [("kernel", k1), ("bias", b1)],
+               "bn": [("gamma", gamma), ("beta", beta), ("moving_mean", mean), ("moving_variance", var)],
+               "dw": [("depthwise_kernel", kd)], "dense": [("kernel", kf), ("bias", bf)]}
+    with h5py.File(os.path.join(out, "tf2_full.h5"), "w") as f:
+        f.attrs["model_config"] = json.dumps(config)
+        f.attrs["keras_version"] = "2.4.0"
+        f.attrs["backend"] = "tensorflow"
+        mw = f.create_group("model_weights")
+        mw.attrs["keras_version"] = "2.4.0"
+        mw.attrs["backend"] = "tensorflow"
+        write_layer_groups(mw, layers[1:], weights)
+        mw.create_group("input_1").attrs["weight_names"] = np.array([], dtype=np.float64)
+        mw.attrs["layer_names"] = np.array(["input_1"] + [l["config"]["name"] for l in layers[1:]], dtype=STR)
+        f.create_group("optimizer_weights")
+    save_outputs(out, "tf2_full", x, logits)
+    # The same model with a layer torchfit lacks.
+    bad = json.loads(json.dumps(config))
+    bad["config"]["layers"].insert(1, layer("ZeroPadding2D", name="zero_padding2d", padding=[[1, 1], [1, 1]]))
+    with h5py.File(os.path.join(out, "unsupported.h5"), "w") as f:
+        f.attrs["model_config"] = json.dumps(bad)
+        write_layer_groups(f.create_group("model_weights"), layers[1:], weights)
+
+
+def keras1_th(out):
+    x = rng.uniform(0, 1, (2, 2, 6, 5))  # (N, C, H, W)
+    w, b = rng.normal(0, 0.5, (3, 2, 3, 2)), rng.normal(0, 0.1, 3)  # Theano (out, in, kh, kw)
+    wd, bd = rng.normal(0, 0.3, (3 * 2 * 2, 4)), rng.normal(0, 0.1, 4)
+    # Theano convolves: the cross-correlation with the kernel flipped in both spatial axes.
+    k = w[:, :, ::-1, ::-1].transpose(2, 3, 1, 0)  # (kh, kw, in, out)
+    h = relu(conv2d(x.transpose(0, 2, 3, 1), k) + b)  # (2, 4, 4, 3)
+    h = maxpool(h).transpose(0, 3, 1, 2).reshape(2, -1)  # Keras 1 "th" flattens (C, H, W)
+    logits = h @ wd + bd
+    layers = [
+        layer("Convolution2D", name="convolution2d_1", nb_filter=3, nb_row=3, nb_col=2, subsample=[1, 1],
+              border_mode="valid", dim_ordering="th", batch_input_shape=[None, 2, 6, 5], activation="linear",
+              init="glorot_uniform", W_regularizer=None, bias=True, trainable=True),
+        layer("Activation", name="activation_1", activation="relu", trainable=True),
+        layer("MaxPooling2D", name="maxpooling2d_1", pool_size=[2, 2], strides=[2, 2], border_mode="valid",
+              dim_ordering="th"),
+        layer("Flatten", name="flatten_1"),
+        layer("Dense", name="dense_1", output_dim=4, activation="softmax", bias=True, input_dim=None),
+    ]
+    with open(os.path.join(out, "keras1_th_arch.json"), "w") as f:
+        json.dump({"class_name": "Sequential", "config": layers}, f)
+    with h5py.File(os.path.join(out, "keras1_th_weights.h5"), "w") as f:
+        write_layer_groups(f, layers, {"convolution2d_1": [("W", w), ("b", b)], "dense_1": [("W", wd), ("b", bd)]},
+                           flat_names=True, fixed=True)
+    save_outputs(out, "keras1_th", x, logits)
+
+
+def keras3(out):
+    x = rng.uniform(0, 1, (2, 7, 7, 2))
+    k1 = rng.normal(0, 0.4, (3, 3, 2, 3))
+    k2, b2 = rng.normal(0, 0.4, (1, 1, 3, 4)), rng.normal(0, 0.1, 4)
+    gamma, mean, var = rng.uniform(0.5, 1.5, 4), rng.normal(0, 0.3, 4), rng.uniform(0.5, 2.0, 4)
+    kd1, bd1 = rng.normal(0, 0.3, (5 * 5 * 4, 6)), rng.normal(0, 0.1, 6)
+    kd2, bd2 = rng.normal(0, 0.3, (6, 3)), rng.normal(0, 0.1, 3)
+    h = relu(conv2d(x, k1))
+    h = conv2d(h, k2) + b2
+    h = (h - mean) / np.sqrt(var + 1e-5) * gamma  # center=False: no beta
+    h = relu(h.reshape(2, -1) @ kd1 + bd1)
+    logits = h @ kd2 + bd2
+    dtype = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
+    L = lambda cls, **c: {"module": "keras.layers", "class_name": cls, "config": dict(c, dtype=dtype, trainable=True),
+                          "registered_name": None}
+    layers = [
+        {"module": "keras.layers", "class_name": "InputLayer",
+         "config": {"batch_shape": [None, 7, 7, 2], "dtype": "float32", "sparse": False, "name": "input_layer"}},
+        L("Conv2D", name="conv_a", filters=3, kernel_size=[3, 3], strides=[1, 1], padding="valid",
+          data_format="channels_last", dilation_rate=[1, 1], groups=1, activation="relu", use_bias=False),
+        L("Conv2D", name="conv_b", filters=4, kernel_size=[1, 1], strides=[1, 1], padding="valid",
+          data_format="channels_last", dilation_rate=[1, 1], groups=1, activation="linear", use_bias=True),
+        L("BatchNormalization", name="bn", axis=-1, momentum=0.99, epsilon=1e-5, center=False, scale=True),
+        L("Flatten", name="flat", data_format="channels_last"),
+        L("Dense", name="hidden", units=6, activation="relu", use_bias=True),
+        L("Dense", name="out", units=3, activation="softmax", use_bias=True),
+    ]
+    config = {"module": "keras", "class_name": "Sequential",
+              "config": {"name": "sequential", "trainable": True, "dtype": dtype, "layers": layers}}
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
+                   "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
+        for key, vs in vars_of.items():
+            g = f.create_group("layers/" + key + "/vars")
+            for i, v in enumerate(vs):
+                g.create_dataset(str(i), data=v.astype(np.float32))
+        f.create_group("optimizer/vars")
+    with zipfile.ZipFile(os.path.join(out, "keras3.keras"), "w", zipfile.ZIP_STORED) as z:
+        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
+        z.writestr("config.json", json.dumps(config))
+        z.writestr("model.weights.h5", buf.getvalue())
+    save_outputs(out, "keras3", x, logits)
+
+
+def real_keras3(out, path):
+    """Reference output of a Keras 3 Sequential CNN file (Conv2D valid relu, MaxPooling2D, Flatten,
+    Dropout, Dense) from its own weights, for inputs in [0, 1)."""
+    with zipfile.ZipFile(path) as z:
+        config = json.loads(z.read("config.json"))
+        f = h5py.File(io.BytesIO(z.read("model.weights.h5")), "r")
+    shape = config["config"]["layers"][0]["config"]["batch_shape"][1:]
+    x = np.random.default_rng(3).uniform(0, 1, [2] + shape)
+    counts, h, logits = {}, x.astype(np.float64), None
+    layers = [l for l in config["config"]["layers"] if l["class_name"] != "InputLayer"]
+    for i, l in enumerate(layers):
+        cls, c = l["class_name"], l["config"]
+        base = {"Conv2D": "conv2d", "MaxPooling2D": "max_pooling2d", "Flatten": "flatten",
+                "Dropout": "dropout", "Dense": "dense"}[cls]
+        n = counts.get(base, 0)
+        counts[base] = n + 1
+        key = base if n == 0 else base + "_" + str(n)
+        v = [f["layers/" + key + "/vars/" + str(j)][()].astype(np.float64)
+             for j in range(len(f["layers/" + key + "/vars"]))]
+        if cls == "Conv2D":
+            assert c["padding"] == "valid" and c["strides"] == [1, 1]
+            h = conv2d(h, v[0]) + v[1]
+        elif cls == "MaxPooling2D":
+            h = maxpool(h, c["pool_size"][0])
+        elif cls == "Flatten":
+            h = h.reshape(h.shape[0], -1)
+        elif cls == "Dense":
+            h = h @ v[0] + v[1]
+        act = c.get("activation", "linear")
+        if act == "softmax" and i == len(layers) - 1:
+            logits = h
+        elif act == "relu":
+            h = relu(h)
+    save_outputs(out, "real_keras3", x, logits)
+
+
+def h5_chain_reference(out, path, stem):
+    """Reference output of a tf.keras full-model .h5 whose layers form one chain (Conv2D,
+    DepthwiseConv2D, BatchNormalization, Activation, AveragePooling2D, Flatten, Dropout, Dense) from the
+    file's own weights (found through weight_names), for inputs in [0, 1)."""
+    f = h5py.File(path, "r")
+    layers = json.loads(f.attrs["model_config"])["config"]["layers"]
+    shape = layers[0]["config"]["batch_input_shape"][1:]
+    x = np.random.default_rng(5).uniform(0, 1, [2] + shape)
+    h, logits = x.astype(np.float64), None
+    for i, l in enumerate(layers[1:]):
+        cls, c = l["class_name"], l["config"]
+        g = f["model_weights"][c["name"]]
+        names = [n.decode() if isinstance(n, bytes) else n for n in g.attrs["weight_names"]]
+        v = [g[n][()].astype(np.float64) for n in names]
+        if cls in ("Conv2D", "DepthwiseConv2D"):
+            s = tuple(c["strides"])
+            if cls == "Conv2D":
+                h = conv2d(h, v[0], s, c["padding"])
+            else:  # depthwise: one (kh, kw, 1, m) convolution per channel
+                k = v[0]
+                h = np.concatenate([conv2d(h[..., ch:ch + 1], k[:, :, ch:ch + 1, :], s, c["padding"])
+                                    for ch in range(h.shape[3])], axis=3)
+            if c["use_bias"]:
+                h = h + v[1]
+        elif cls == "BatchNormalization":
+            gamma = v.pop(0) if c["scale"] else 1.0
+            beta = v.pop(0) if c["center"] else 0.0
+            h = (h - v[0]) / np.sqrt(v[1] + c["epsilon"]) * gamma + beta
+        elif cls == "AveragePooling2D":
+            p = c["pool_size"][0]
+            assert c["strides"] == c["pool_size"] and c["padding"] == "valid"
+            n, hh, ww, ch = h.shape
+            h = h[:, :hh // p * p, :ww // p * p].reshape(n, hh // p, p, ww // p, p, ch).mean(axis=(2, 4))
+        elif cls == "Flatten":
+            h = h.reshape(h.shape[0], -1)
+        elif cls == "Dense":
+            h = h @ v[0] + v[1]
+        elif cls not in ("Activation", "Dropout"):
+            raise ValueError("no reference for " + cls)
+        act = c.get("activation", "linear")
+        if act == "softmax" and i == len(layers) - 2:
+            logits = h
+        elif act == "relu":
+            h = relu(h)
+        elif act != "linear" and act != "softmax":
+            raise ValueError("no reference for activation " + act)
+    save_outputs(out, stem, x, logits)
+
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    tf2_full(out)
+    keras1_th(out)
+    keras3(out)
+    if len(sys.argv) > 2:
+        real_keras3(out, sys.argv[2])
+    if len(sys.argv) > 3:
+        h5_chain_reference(out, sys.argv[3], "real_mobilenet")

@@ -1,0 +1,200 @@
+// Keras files in (saving/keras_file.h, saving/keras_import.h): h5py fixtures in Keras's layouts checked
+// against a float64 NumPy forward pass (tests/saving/keras_fixtures.py), and the real Keras files in
+// ../shared/keras_models against their expected outputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <torch/torch.h>
+
+#include <torchfit/error.h>
+#include <torchfit/saving/keras_import.h>
+
+#include "support/npy.h"
+#include "support/temp_dir.h"
+
+namespace torchfit {
+namespace {
+
+namespace fs = std::filesystem;
+using saving::load_keras_sequential;
+
+at::Tensor npy_tensor(const std::string& path) {
+  const auto a = testing::read_npy(path);
+  auto v = a.values<float>();
+  return torch::from_blob(v.data(), a.shape, at::kFloat).clone();
+}
+
+// NHWC (the Keras model's input) → torchfit's NCHW.
+at::Tensor nchw(const at::Tensor& nhwc) { return nhwc.permute({0, 3, 1, 2}).contiguous(); }
+
+// Writes the fixtures once per test binary run (python3-h5py; skips when it is missing).
+class KerasImport : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new testing::TempDir("keras_import");
+    const std::string real = shared_dir() + "/seq_cnn_mnist_keras3151.keras";
+    const std::string mobilenet = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
+    const bool have_real = fs::exists(real) && fs::exists(mobilenet);
+    std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/saving/keras_fixtures.py " +
+                      dir_->str() + (have_real ? " " + real + " " + mobilenet : "") + " 2>" + dir_->str() + "/py.err";
+    fixtures_ok_ = std::system(cmd.c_str()) == 0;
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (!saving::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
+    if (!fixtures_ok_)
+      GTEST_SKIP() << "tests/saving/keras_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
+  }
+  static std::string shared_dir() { return std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models"; }
+  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
+
+  // Probabilities within 1e-5 and logits within 1e-4 relative of the NumPy reference.
+  static void expect_outputs(Sequential& model, const at::Tensor& x, const std::string& prefix) {
+    torch::NoGradGuard no_grad;
+    const at::Tensor probs = model->forward(x), logits = model->forward_logits(x);
+    const at::Tensor want = npy_tensor(prefix + ".expected.npy");
+    const at::Tensor want_logits = npy_tensor(prefix + ".expected_logits.npy");
+    EXPECT_LT((probs - want).abs().max().item<double>(), 1e-5) << probs << "\n" << want;
+    const double scale = std::max(1.0, want_logits.abs().max().item<double>());
+    EXPECT_LT((logits - want_logits).abs().max().item<double>() / scale, 1e-4) << logits << "\n" << want_logits;
+  }
+
+  static testing::TempDir* dir_;
+  static bool fixtures_ok_;
+};
+testing::TempDir* KerasImport::dir_ = nullptr;
+bool KerasImport::fixtures_ok_ = false;
+
+TEST_F(KerasImport, TfKeras2FullModelMatchesTheNumpyReference) {
+  // Conv2D 'same' stride 2 on an odd input, BatchNormalization axis [3], DepthwiseConv2D multiplier 2
+  // without bias, ReLU, MaxPooling2D, Flatten (Keras's (H, W, C) order) + Dense.
+  auto f = saving::read_keras_file(file("tf2_full.h5"));
+  EXPECT_EQ(f.kind, "h5 model");
+  EXPECT_EQ(f.keras_version, "2.4.0");
+  ASSERT_EQ(f.weights.size(), 4u);  // weightless layers (empty float64 weight_names) hold none
+  EXPECT_EQ(f.weights[1].names,
+            (std::vector<std::string>{"bn/gamma:0", "bn/beta:0", "bn/moving_mean:0", "bn/moving_variance:0"}));
+  auto model = load_keras_sequential(file("tf2_full.h5"));
+  EXPECT_EQ(model->layers()[1]->class_name(), "BatchNormalization");
+  EXPECT_DOUBLE_EQ(model->layers()[1]->config()["momentum"].get<double>(), 0.9);
+  expect_outputs(model, nchw(npy_tensor(file("tf2_full.input.npy"))), file("tf2_full"));
+}
+
+TEST_F(KerasImport, Keras1TheanoWeightsAndArchitectureMatchTheNumpyReference) {
+  // Kernels stored (out, in, kh, kw) and convolved (flipped); Flatten in (C, H, W); fixed-length names.
+  auto model = load_keras_sequential(file("keras1_th_weights.h5"), file("keras1_th_arch.json"));
+  EXPECT_EQ(model->input_shape(), (Shape{6, 5, 2}));
+  expect_outputs(model, npy_tensor(file("keras1_th.input.npy")), file("keras1_th"));
+}
+
+TEST_F(KerasImport, Keras1TensorflowBackendIsNotFlipped) {
+  // The same file read as if TensorFlow had trained it: the kernels are not flipped, so the outputs differ.
+  saving::KerasImportOptions tf;
+  tf.keras1_backend = "tensorflow";
+  auto model = load_keras_sequential(file("keras1_th_weights.h5"), file("keras1_th_arch.json"), tf);
+  torch::NoGradGuard no_grad;
+  const auto got = model->forward(npy_tensor(file("keras1_th.input.npy")));
+  EXPECT_GT((got - npy_tensor(file("keras1_th.expected.npy"))).abs().max().item<double>(), 1e-3);
+}
+
+TEST_F(KerasImport, Keras3ZipMatchesTheNumpyReference) {
+  // layers/<key>/vars/<i> with keys counted per class (conv2d, conv2d_1, dense, dense_1), not the names.
+  auto f = saving::read_keras_file(file("keras3.keras"));
+  EXPECT_EQ(f.kind, "keras zip");
+  EXPECT_EQ(f.keras_major(), 3);
+  ASSERT_NE(f.find("conv_b"), nullptr);
+  EXPECT_EQ(f.find("conv_b")->values[0].sizes(), (at::IntArrayRef{1, 1, 3, 4}));
+  auto model = load_keras_sequential(file("keras3.keras"));
+  expect_outputs(model, nchw(npy_tensor(file("keras3.input.npy"))), file("keras3"));
+}
+
+TEST_F(KerasImport, WeightsOnlyFileWithoutArchitectureSaysWhatIsMissing) {
+  try {
+    saving::read_keras_file(file("keras1_th_weights.h5"));
+    FAIL() << "no error";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("keras1_th_weights.h5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("architecture JSON"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(KerasImport, UnsupportedLayerIsRefusedNamingFileLayerAndClass) {
+  try {
+    load_keras_sequential(file("unsupported.h5"));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("unsupported.h5"), std::string::npos) << m;
+    EXPECT_NE(m.find("'zero_padding2d'"), std::string::npos) << m;
+    EXPECT_NE(m.find("(ZeroPadding2D)"), std::string::npos) << m;
+  }
+}
+
+TEST_F(KerasImport, NotAKerasFileIsAnIoErrorNamingIt) {
+  const std::string junk = file("junk.h5");
+  { std::ofstream(junk) << "not hdf5"; }
+  EXPECT_THROW(saving::read_keras_file(junk), IoError);
+  EXPECT_THROW(saving::read_keras_file(file("missing.keras")), IoError);
+}
+
+TEST_F(KerasImport, RealKeras1TheanoMnistGivesKerasOwnPrediction) {
+  const std::string d = shared_dir();
+  if (!fs::exists(d + "/mnist_cnn_keras1_th_weights.h5")) GTEST_SKIP() << d << " is absent (real Keras files)";
+  auto model = load_keras_sequential(d + "/mnist_cnn_keras1_th_weights.h5", d + "/mnist_cnn_keras1_th_arch.json");
+  torch::NoGradGuard no_grad;
+  const auto got = model->forward(npy_tensor(d + "/mnist_cnn_keras1_th.sample_input.npy"));
+  const auto want = npy_tensor(d + "/mnist_cnn_keras1_th.sample_keras_output.npy");
+  EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << got << "\n" << want;
+}
+
+TEST_F(KerasImport, RealKeras3SequentialMatchesTheNumpyReference) {
+  if (!fs::exists(shared_dir() + "/seq_cnn_mnist_keras3151.keras")) {
+    GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  }
+  auto model = load_keras_sequential(shared_dir() + "/seq_cnn_mnist_keras3151.keras");
+  EXPECT_EQ(model->input_shape(), (Shape{28, 28, 1}));
+  expect_outputs(model, nchw(npy_tensor(file("real_keras3.input.npy"))), file("real_keras3"));
+}
+
+TEST_F(KerasImport, RealDsCnnFunctionalChainMatchesTheExpectedOutputs) {
+  // tf.keras 2.14 Functional (a single chain): DepthwiseConv2D k×1 and Conv2D 1×1 without bias,
+  // BatchNormalization with "scale": 1, variable-length string attributes; input (30, 1, 40).
+  const std::string stem = shared_dir() + "/dscnn_strww_tfkeras2140";
+  if (!fs::exists(stem + ".h5")) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  auto model = load_keras_sequential(stem + ".h5");
+  EXPECT_EQ(model->input_shape(), (Shape{30, 1, 40}));
+  expect_outputs(model, nchw(npy_tensor(stem + ".input.npy")), stem);
+}
+
+TEST_F(KerasImport, RealMobileNetV1FunctionalChainMatchesTheNumpyReference) {
+  // tf.keras 2.4 MobileNetV1 x0.25: Conv2D and DepthwiseConv2D 'same' at stride 2 (96 -> 48), BN, ReLU,
+  // AveragePooling2D, Flatten, Dense softmax; the reference (keras_fixtures.py) reproduces the DS-CNN's
+  // given outputs exactly.
+  const std::string path = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
+  if (!fs::exists(path)) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  auto model = load_keras_sequential(path);
+  expect_outputs(model, nchw(npy_tensor(file("real_mobilenet.input.npy"))), file("real_mobilenet"));
+}
+
+TEST_F(KerasImport, RealResNet8WithAddIsRefusedUntilTheFunctionalModel) {
+  const std::string path = shared_dir() + "/resnet8_cifar10_tfkeras240.h5";
+  if (!fs::exists(path)) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
+  try {
+    load_keras_sequential(path);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("resnet8_cifar10_tfkeras240.h5"), std::string::npos) << m;
+    EXPECT_NE(m.find("functional Model"), std::string::npos) << m;
+    EXPECT_NE(m.find("layer '"), std::string::npos) << m;
+  }
+}
+
+}  // namespace
+}  // namespace torchfit
