@@ -196,6 +196,65 @@ TEST(Model, RefusesACycleInAJsonGraph) {
             std::string::npos);
 }
 
+// in (3) → d (Dense 2), with d's inbound node and the output reference as given.
+nlohmann::json two_layer_graph(const nlohmann::json& d_inbound, const nlohmann::json& output = {"d", 0, 0}) {
+  return {{"class_name", "Functional"},
+          {"config",
+           {{"name", "g"},
+            {"layers",
+             {{{"class_name", "InputLayer"},
+               {"name", "in"},
+               {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 3}}}},
+               {"inbound_nodes", nlohmann::json::array()}},
+              {{"class_name", "Dense"},
+               {"name", "d"},
+               {"config", {{"name", "d"}, {"units", 2}}},
+               {"inbound_nodes", d_inbound}}}},
+            {"input_layers", {{"in", 0, 0}}},
+            {"output_layers", {output}}}}};
+}
+
+TEST(Model, JsonReferencesAreCheckedAndErrorsNameTheLayerAndReference) {
+  const auto ref = [](const nlohmann::json& node, const nlohmann::json& tensor) {
+    return nlohmann::json::array(
+        {nlohmann::json::array({nlohmann::json::array({"in", node, tensor, nlohmann::json::object()})})});
+  };
+  EXPECT_EQ(model_from_json(two_layer_graph(ref(0, 0)))->count_params(), 8);  // the well-formed graph builds
+  for (const auto& bad : {ref(-1, 0), ref(4000000000LL, 0), ref(0, -1)}) {
+    EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(bad)); }).find("layer 'd' (Dense): bad tensor reference"),
+              std::string::npos)
+        << bad.dump();
+  }
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(0, 3)));
+            }).find("names output 3 of layer 'in', which has one output"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(0, 0), {"d", -1, 0}));
+            }).find("bad tensor reference"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(1, 0)));
+            }).find("layer 'd' (Dense) reads node 1 of layer 'in', which is never made (1 node(s)"),
+            std::string::npos);
+  nlohmann::json missing = ref(0, 0);
+  missing[0][0][0] = "nope";
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(missing));
+            }).find("layer 'd' (Dense) reads layer 'nope', which the model does not have"),
+            std::string::npos);
+  nlohmann::json twice = ref(0, 0);
+  twice[0].push_back(twice[0][0]);
+  EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(twice)); }).find("layer 'd' (Dense): takes one input"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { model_from_json(two_layer_graph("in")); }).find("layer 'd' (Dense): inbound_nodes must be a list"),
+      std::string::npos);
+  nlohmann::json no_outputs = two_layer_graph(ref(0, 0));
+  no_outputs["config"].erase("output_layers");
+  EXPECT_NE(error_of([&] { model_from_json(no_outputs); }).find("needs config.output_layers"), std::string::npos);
+}
+
 TEST(Model, SequentialIsAChainModel) {
   Sequential s;
   s->add(Dense(DenseOptions(4).activation("relu").input_shape(Shape{3})));
