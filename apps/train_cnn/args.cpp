@@ -198,6 +198,14 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->excludes(dense2)
       ->excludes(config)
       ->excludes("--resume");
+  app.add_flag("--new-head", a.new_head,
+               "With --load-model: replace its classification head (the output Dense) by a new Dense(classes, "
+               "softmax) for the data's classes, reading what the old head read (Keras transfer learning)")
+      ->needs("--load-model");
+  app.add_flag("--freeze-base", a.freeze_base,
+               "With --load-model: freeze every layer but the (new) head (Keras base_model.trainable = False; "
+               "frozen BatchNormalization runs in inference mode)")
+      ->needs("--load-model");
   app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
 }
 

@@ -42,6 +42,8 @@ struct Args {
   bool no_checkpoint = false;
   std::string model_config;
   std::string load_model;  ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
+  bool new_head = false;     ///< --new-head: replace --load-model's classification head by Dense(classes, softmax)
+  bool freeze_base = false;  ///< --freeze-base: freeze every layer of --load-model's model but the head
   std::string memory_format = "auto";
   /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
   /// config's policy, else float32)

@@ -92,11 +92,20 @@ Model loaded_model(const Args& a, int64_t classes) {
                            ", 3) RGB images (set --target-size to its size; "
                            "a grayscale model cannot be fine-tuned here)");
   }
+  if (a.new_head) {
+    model = with_new_head(model, classes);
+    torchfit::logger().info("--new-head: the classification head is a new Dense({}, softmax) 'new_head'", classes);
+  }
   const int64_t outputs = model->output_shape().back();
   if (outputs != classes) {
     throw apps::UsageError("--load-model '" + a.load_model + "' has " + std::to_string(outputs) +
                            " outputs and the data has " + std::to_string(classes) +
-                           " classes: replacing the classification head is not supported yet");
+                           " classes: add --new-head to replace its classification head");
+  }
+  if (a.freeze_base) {
+    const int frozen = freeze_all_but_head(*model);
+    torchfit::logger().info("--freeze-base: {} layers frozen, {} trainable parameters left", frozen,
+                            model->trainable_params());
   }
   model->train();
   torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);

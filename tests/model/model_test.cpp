@@ -248,6 +248,43 @@ TEST(Model, FrozenLayersGetNoUpdateAndFrozenBatchNormUsesMovingStatistics) {
   EXPECT_FALSE(bn->moving_mean.requires_grad());
 }
 
+TEST(Model, WithNewHeadReadsWhatTheOldDenseReadAndSharesTheBase) {
+  at::manual_seed(9);
+  auto x = Input({4});
+  Dense hidden(DenseOptions(6).activation("relu").name("hidden"));
+  Dense logits(DenseOptions(3).name("logits"));
+  Activation soft(ActivationOptions("softmax").name("soft"));
+  auto h = hidden->call(x);
+  Model base({x}, {soft->call(logits->call(h))}, "base");
+  // The output is Activation(softmax) after a Dense: both are the head; the new Dense reads `hidden`.
+  Model tuned = with_new_head(base, 5);
+  EXPECT_EQ(tuned->output_shape(), (Shape{5}));
+  auto head = std::dynamic_pointer_cast<DenseImpl>(tuned->get_layer("new_head"));
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->kernel.sizes(), (at::IntArrayRef{5, 6}));
+  EXPECT_EQ(tuned->output_activation(), "softmax");
+  EXPECT_EQ(tuned->get_layer("hidden").get(), hidden.ptr().get());  // shared, not copied
+  EXPECT_THROW(tuned->get_layer("logits"), ConfigError);
+  // Keras's numbers: softmax(relu(x W1 + b1) W2 + b2) with the new head's weights.
+  at::NoGradGuard no_grad;
+  tuned->eval();
+  const auto in = at::randn({2, 4});
+  const auto want = at::softmax(at::relu(in.matmul(hidden->kernel.t()) + hidden->bias).matmul(head->kernel.t()) +
+                                head->bias, 1);
+  EXPECT_TRUE(at::allclose(tuned->forward(in), want, 1e-6, 1e-6));
+  EXPECT_EQ(freeze_all_but_head(*tuned), 1);
+  EXPECT_FALSE(hidden->trainable());
+  EXPECT_TRUE(head->trainable());
+  EXPECT_EQ(tuned->trainable_params(), 5 * 6 + 5);
+  // No Dense head: an error naming the output layer.
+  Activation soft2(ActivationOptions("softmax").name("soft2"));
+  Model no_dense({x}, {soft2->call(x)}, "nodense");
+  EXPECT_NE(error_of([&] { with_new_head(no_dense, 2); }).find("output layer 'soft2' (Activation)"), std::string::npos);
+  auto y = Input({2, 2, 1});
+  Model bare({y}, {Flatten(FlattenOptions().name("f"))->call(y)}, "bare");
+  EXPECT_NE(error_of([&] { with_new_head(bare, 2); }).find("'f' (Flatten) is not a Dense layer"), std::string::npos);
+}
+
 TEST(Model, ReadsTfKeras24ResNet8Architecture) {
   const std::string path = shared_file("resnet8_cifar10_tfkeras240.h5");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "../shared/keras_models is absent (" << path << ")";
