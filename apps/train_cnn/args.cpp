@@ -62,6 +62,11 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(seed_value());
   app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
+  app.add_option("--rescale", a.rescale,
+                 "Factor the pixel values (0-255) are multiplied by, in training and validation (Keras rescale; "
+                 "1 for a model trained on raw pixels, such as MLPerf Tiny's ResNet-8)")
+      ->default_str("1/255")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_training_flags(CLI::App& app, Args& a) {

@@ -42,6 +42,7 @@ struct Args {
   bool no_checkpoint = false;
   std::string model_config;
   std::string load_model;  ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
+  double rescale = 1.0 / 255;  ///< --rescale: factor the 0-255 pixel values are multiplied by (Keras rescale)
   bool new_head = false;     ///< --new-head: replace --load-model's classification head by Dense(classes, softmax)
   bool freeze_base = false;  ///< --freeze-base: freeze every layer of --load-model's model but the head
   std::string memory_format = "auto";

@@ -51,9 +51,9 @@ std::string timestamp() {
 // "Found" lines (rank 0 of a data-parallel run, or the only process).
 Sources make_sources(const Args& a, bool chief) {
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
-  data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(1.0 / 255)
-                                                  : data::article_augmentation());
-  data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
+  data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(a.rescale)
+                                                  : data::article_augmentation().rescale(a.rescale));
+  data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
   auto flow = data::FlowOptions()
                   .target_size({a.target_size, a.target_size})
                   .batch_size(a.batch_size)

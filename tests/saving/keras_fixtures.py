@@ -118,6 +118,21 @@ def write_layer_groups(root, layers, weights, flat_names=False, fixed=False):
             g.create_dataset(wname, data=value.astype(np.float32))
 
 
+def write_keras3_zip(path, config, vars_of):
+    """A Keras 3 .keras zip: config.json, metadata.json and model.weights.h5 with layers/<key>/vars/<i>."""
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        for key, vs in vars_of.items():
+            g = f.create_group("layers/" + key + "/vars")
+            for i, v in enumerate(vs):
+                g.create_dataset(str(i), data=v.astype(np.float32))
+        f.create_group("optimizer/vars")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
+        z.writestr("config.json", json.dumps(config))
+        z.writestr("model.weights.h5", buf.getvalue())
+
+
 def tf2_full(out):
     x = rng.uniform(0, 1, (2, 11, 11, 3))
     k1, b1 = rng.normal(0, 0.4, (3, 3, 3, 4)), rng.normal(0, 0.1, 4)
@@ -285,24 +300,16 @@ def graph_keras3(out, w):
     config = {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name": "Functional",
               "config": {"name": "graph", "trainable": True, "layers": layers,
                          "input_layers": [["img", 0, 0]], "output_layers": [["dense", 0, 0]]}}
-    buf = io.BytesIO()
-    with h5py.File(buf, "w") as f:
-        seen = {}
-        for cls, name, _, _ in graph_layers():  # keys: snake_case class name counted in layer order
-            base = {"InputLayer": "input_layer", "ReLU": "re_lu", "SeparableConv2D": "separable_conv2d",
-                    "Conv2DTranspose": "conv2d_transpose", "ZeroPadding2D": "zero_padding2d",
-                    "UpSampling2D": "up_sampling2d", "LayerNormalization": "layer_normalization",
-                    "Cropping2D": "cropping2d"}.get(cls, cls.lower())
-            key = base if base not in seen else base + "_" + str(seen[base])
-            seen[base] = seen.get(base, 0) + 1
-            g = f.create_group("layers/" + key + "/vars")
-            for i, (_, value) in enumerate(w.get(name, [])):
-                g.create_dataset(str(i), data=value.astype(np.float32))
-        f.create_group("optimizer/vars")
-    with zipfile.ZipFile(os.path.join(out, "graph.keras"), "w", zipfile.ZIP_STORED) as z:
-        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
-        z.writestr("config.json", json.dumps(config))
-        z.writestr("model.weights.h5", buf.getvalue())
+    vars_of, seen = {}, {}
+    for cls, name, _, _ in graph_layers():  # keys: snake_case class name counted in layer order
+        base = {"InputLayer": "input_layer", "ReLU": "re_lu", "SeparableConv2D": "separable_conv2d",
+                "Conv2DTranspose": "conv2d_transpose", "ZeroPadding2D": "zero_padding2d",
+                "UpSampling2D": "up_sampling2d", "LayerNormalization": "layer_normalization",
+                "Cropping2D": "cropping2d"}.get(cls, cls.lower())
+        key = base if base not in seen else base + "_" + str(seen[base])
+        seen[base] = seen.get(base, 0) + 1
+        vars_of[key] = [value for _, value in w.get(name, [])]
+    write_keras3_zip(os.path.join(out, "graph.keras"), config, vars_of)
 
 
 def graph(out):
@@ -369,19 +376,9 @@ def keras3(out):
     ]
     config = {"module": "keras", "class_name": "Sequential",
               "config": {"name": "sequential", "trainable": True, "dtype": dtype, "layers": layers}}
-    buf = io.BytesIO()
-    with h5py.File(buf, "w") as f:
-        vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
-                   "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
-        for key, vs in vars_of.items():
-            g = f.create_group("layers/" + key + "/vars")
-            for i, v in enumerate(vs):
-                g.create_dataset(str(i), data=v.astype(np.float32))
-        f.create_group("optimizer/vars")
-    with zipfile.ZipFile(os.path.join(out, "keras3.keras"), "w", zipfile.ZIP_STORED) as z:
-        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
-        z.writestr("config.json", json.dumps(config))
-        z.writestr("model.weights.h5", buf.getvalue())
+    vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
+               "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
+    write_keras3_zip(os.path.join(out, "keras3.keras"), config, vars_of)
     save_outputs(out, "keras3", x, logits)
 
 
