@@ -13,28 +13,40 @@ using Json = nlohmann::json;
 
 // Keras 1 class names and Keras's aliases → the class names torchfit registers.
 const std::map<std::string, std::string>& keras1_classes() {
-  static const std::map<std::string, std::string> m = {
-      {"Convolution2D", "Conv2D"},         {"MaxPool2D", "MaxPooling2D"},
-      {"AvgPool2D", "AveragePooling2D"},   {"GlobalAvgPool2D", "GlobalAveragePooling2D"},
-      {"GlobalMaxPool2D", "GlobalMaxPooling2D"}, {"Convolution2DTranspose", "Conv2DTranspose"},
-      {"SeparableConvolution2D", "SeparableConv2D"}, {"AtrousConvolution2D", "Conv2D"}};
+  static const std::map<std::string, std::string> m = {{"Convolution2D", "Conv2D"},
+                                                       {"MaxPool2D", "MaxPooling2D"},
+                                                       {"AvgPool2D", "AveragePooling2D"},
+                                                       {"GlobalAvgPool2D", "GlobalAveragePooling2D"},
+                                                       {"GlobalMaxPool2D", "GlobalMaxPooling2D"},
+                                                       {"Convolution2DTranspose", "Conv2DTranspose"},
+                                                       {"SeparableConvolution2D", "SeparableConv2D"},
+                                                       {"AtrousConvolution2D", "Conv2D"}};
   return m;
 }
 
 // Keras 1 argument names → Keras 2 names (the values need no conversion except where noted).
 const std::map<std::string, std::string>& keras1_args() {
-  static const std::map<std::string, std::string> m = {
-      {"nb_filter", "filters"}, {"subsample", "strides"},   {"border_mode", "padding"},
-      {"atrous_rate", "dilation_rate"}, {"gamma_init", "gamma_initializer"}, {"beta_init", "beta_initializer"},
-      {"output_dim", "units"},  {"p", "rate"},              {"init", "kernel_initializer"},
-      {"bias", "use_bias"},     {"W_regularizer", "kernel_regularizer"}, {"b_regularizer", "bias_regularizer"},
-      {"W_constraint", "kernel_constraint"}, {"b_constraint", "bias_constraint"}};
+  static const std::map<std::string, std::string> m = {{"nb_filter", "filters"},
+                                                       {"subsample", "strides"},
+                                                       {"border_mode", "padding"},
+                                                       {"atrous_rate", "dilation_rate"},
+                                                       {"gamma_init", "gamma_initializer"},
+                                                       {"beta_init", "beta_initializer"},
+                                                       {"output_dim", "units"},
+                                                       {"p", "rate"},
+                                                       {"init", "kernel_initializer"},
+                                                       {"bias", "use_bias"},
+                                                       {"W_regularizer", "kernel_regularizer"},
+                                                       {"b_regularizer", "bias_regularizer"},
+                                                       {"W_constraint", "kernel_constraint"},
+                                                       {"b_constraint", "bias_constraint"}};
   return m;
 }
 
 std::string object_name(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string()) return v["class_name"].get<std::string>();
+  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string())
+    return v["class_name"].get<std::string>();
   return v.dump();
 }
 
@@ -199,8 +211,9 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
       }
     } else if (ends_with(k, "_regularizer") || ends_with(k, "_constraint")) {
       if (!v.is_null()) {
-        throw ConfigError(who + ": " + k + " " + object_name(v) +
-                          " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
+        throw ConfigError(
+            who + ": " + k + " " + object_name(v) +
+            " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
       }
       c.erase(k);
     } else if (ends_with(k, "_initializer")) {

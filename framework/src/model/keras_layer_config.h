@@ -10,8 +10,8 @@ namespace torchfit::keras_config {
 
 /// What reading a model's layers found beyond the layers themselves.
 struct Findings {
-  std::string dtype_policy;                  // a mixed policy named by the layers' "dtype", else ""
-  std::vector<std::string> initializers;     // "layer: kernel_initializer HeNormal" not applied by torchfit
+  std::string dtype_policy;               // a mixed policy named by the layers' "dtype", else ""
+  std::vector<std::string> initializers;  // "layer: kernel_initializer HeNormal" not applied by torchfit
 };
 
 /// Whether a model's layers (Keras specs) are Keras 1 "th"-ordered (a layer with dim_ordering "th"): their
