@@ -386,6 +386,41 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
   EXPECT_EQ(model_from_json(seq)->input_shape(), (Shape{3}));
 }
 
+TEST(Model, KerasArgumentsWithoutEffectAreDroppedAndOthersRefused) {
+  // One layer after a (None, 4, 4, 2) input, as tf.keras 2.x / Keras 3 write it.
+  auto seq = [](const nlohmann::json& cls, nlohmann::json config) {
+    config["name"] = "x";
+    return nlohmann::json{
+        {"class_name", "Sequential"},
+        {"config",
+         {{"name", "s"},
+          {"layers",
+           {{{"class_name", "InputLayer"}, {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 4, 4, 2}}}}},
+            {{"class_name", cls}, {"config", config}}}}}}};
+  };
+  EXPECT_EQ(model_from_json(seq("GlobalAveragePooling2D", {{"keepdims", false}}))->output_shape(), (Shape{2}));
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("GlobalMaxPooling2D", {{"keepdims", true}}));
+            }).find("keepdims true"),
+            std::string::npos);
+  Model bn = model_from_json(seq(
+      "BatchNormalization",
+      {{"axis", {3}}, {"fused", true}, {"renorm", false}, {"renorm_clipping", nullptr}, {"center", 0}, {"scale", 1}}));
+  EXPECT_FALSE(bn->get_layer("x")->config()["center"].get<bool>());
+  EXPECT_TRUE(bn->get_layer("x")->config()["scale"].get<bool>());
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("BatchNormalization", {{"renorm", true}}));
+            }).find("renorm true"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("BatchNormalization", {{"axis", 1}}));
+            }).find("not the channel axis"),
+            std::string::npos);
+  Model leaky = model_from_json(seq("LeakyReLU", {{"negative_slope", 0.2}}));  // Keras 3's name of alpha
+  EXPECT_DOUBLE_EQ(leaky->get_layer("x")->config()["alpha"].get<double>(), 0.2);
+  EXPECT_EQ(model_from_json(seq("MaxPool2D", {{"pool_size", {2, 2}}}))->get_layer("x")->class_name(), "MaxPooling2D");
+}
+
 TEST(Model, WeightRegularizersAddKerasPenaltyToTheLoss) {
   at::manual_seed(8);
   Dense d(DenseOptions(3).name("d").input_shape(Shape{4}));
