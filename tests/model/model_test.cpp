@@ -282,6 +282,27 @@ TEST(Model, FrozenLayersGetNoUpdateAndFrozenBatchNormUsesMovingStatistics) {
   EXPECT_FALSE(bn->moving_mean.requires_grad());
 }
 
+TEST(Model, FrozenLayersKeepTheirWeightsUnderDecoupledWeightDecay) {
+  // Keras's optimizers decay only the variables they update (trainable ones): --freeze-base with
+  // --weight-decay must leave the base alone.
+  at::manual_seed(6);
+  auto x = Input({4});
+  Dense first(DenseOptions(6).activation("relu").name("first"));
+  Dense last(DenseOptions(2).activation("softmax").name("last"));
+  Model model({x}, {last->call(first->call(x))}, "decayed");
+  first->set_trainable(false);
+  const at::Tensor w_before = first->kernel.clone(), last_before = last->kernel.clone();
+  Trainer t(
+      model,
+      CompileOptions().loss("categorical_crossentropy").optimizer(OptimizerOptions().name("sgd").weight_decay(0.5)));
+  data::TensorIterator it(at::randn({16, 4}), at::one_hot(at::arange(16) % 2, 2).to(at::kFloat), 8);
+  FitOptions fo;
+  fo.epochs(1).verbose(0);
+  t.fit(it, fo);
+  EXPECT_TRUE(at::equal(first->kernel, w_before));
+  EXPECT_FALSE(at::equal(last->kernel, last_before));
+}
+
 TEST(Model, WithNewHeadReadsWhatTheOldDenseReadAndSharesTheBase) {
   at::manual_seed(9);
   auto x = Input({4});
