@@ -131,10 +131,11 @@ Model sequential_from_json(const Json& json) {
   const Json& specs = config.is_array() ? config : config.value("layers", Json());
   if (!specs.is_array()) throw ConfigError("model JSON: Sequential config.layers must be an array");
   keras_config::Findings findings;
+  const bool channels_first = keras_config::keras1_channels_first(specs);
   Json layers = Json::array();
   for (size_t i = 0; i < specs.size(); ++i) {
     try {
-      layers.push_back(keras_config::layer_spec(specs[i], findings));
+      layers.push_back(keras_config::layer_spec(specs[i], findings, channels_first));
     } catch (const ConfigError& e) {
       // As SequentialImpl::from_json names a layer: "config.layers[2] ('dense_1', Dense): …".
       const Json c = specs[i].is_object() ? specs[i].value("config", Json::object()) : Json::object();
@@ -164,8 +165,9 @@ Model functional_from_json(const Json& config) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<KerasTensor>> made;  // layer → its nodes' outputs, in order
   keras_config::Findings findings;
+  const bool channels_first = keras_config::keras1_channels_first(specs);
   for (const auto& spec : specs) {
-    auto layer = layer_from_json(keras_config::layer_spec(spec, findings));
+    auto layer = layer_from_json(keras_config::layer_spec(spec, findings, channels_first));
     const std::string name = spec_name(spec).empty() ? layer->name() : spec_name(spec);
     layer->set_name(name);
     if (!layers.emplace(name, layer).second) throw ConfigError("model JSON: two layers are named '" + name + "'");
