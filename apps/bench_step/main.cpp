@@ -1,7 +1,8 @@
 // bench_step — times torchfit's fit() step on the article's CNN with synthetic data (batch 32 of
 // 150×150×3 random images, 8 classes, Adam, categorical cross-entropy), the torchfit side of
 // scripts/bench.sh goal 1/2 (and, with --device cuda, of scripts/gpu_check.sh's step comparison). Prints one
-// JSON line with the median step time (warm-up excluded; on CUDA each step's clock reads are synchronised).
+// JSON line with the median step time (warm-up excluded; on CUDA each step's clock reads are synchronised)
+// and the step's FLOPs counted from the model (train_gflop_per_step: 28.9 for the article's CNN at batch 32).
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.h"
@@ -70,6 +71,9 @@ int main(int argc, char** argv) {
         {"median_ms", median},
         {"steps_ms", timing.step_ms},
         {"gflops_per_s", achieved_gflops_per_s(timing, flops_per_sample)},
+        // The step's FLOPs, counted from the model: 3x forward (forward, input and weight gradients) of
+        // every Conv2D and Dense, less the first layer's input gradient, times the batch.
+        {"train_gflop_per_step", flops_per_sample * static_cast<double>(batch) / 1e9},
         {"steps_run", trainer.position().train_batches},
         {"memory_format", memory_format},
         {"mixed_precision", policy},

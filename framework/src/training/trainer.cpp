@@ -1,5 +1,7 @@
 #include <torchfit/training/trainer.h>
 
+#include <torchfit/distributed/gradient_reducer.h>
+
 #include <ATen/Context.h>
 #include <cmath>
 #include <limits>
@@ -233,6 +235,7 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
   if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
   if (opt.warmup_steps() < 0) throw ConfigError("fit: warmup_steps must be >= 0");
+  distributed::parse_gradient_compression(opt.gradient_compression(), "fit: gradient_compression");
   if (opt.verbose() < 0 || opt.verbose() > 2) {
     throw ConfigError("fit: verbose must be 0, 1 or 2, got " + std::to_string(opt.verbose()));
   }
