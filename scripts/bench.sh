@@ -65,6 +65,10 @@ bf16_skip_reason() {
 BF16_SKIP=$(bf16_skip_reason)
 # NumPy's sgemm on the OpenBLAS core torchfit uses (goal 8's rate).
 NP_ENV=(); [ -z "$CORE" ] || NP_ENV=(OPENBLAS_CORETYPE=$CORE)
+# The machine's load at the start and the end goes into the row: on a shared host every figure moves with it
+# (a 2-thread parallel region waits for a descheduled thread; see docs/benchmarks.md, "AVX2 paths").
+LOAD0=$(cut -d' ' -f1 /proc/loadavg)
+echo "load average at the start: $LOAD0 ($(nproc) cores)"
 for var in OPENBLAS_CORETYPE OPENBLAS_L2_SIZE ONEDNN_MAX_CPU_ISA DNNL_MAX_CPU_ISA ATEN_CPU_CAPABILITY OMP_WAIT_POLICY; do
   [ -z "$(printenv $var)" ] || echo "environment: $var=$(printenv $var)"
 done
@@ -83,8 +87,8 @@ for r in $(seq "$REPS"); do
   env "${NP_ENV[@]}" $PY scripts/bench/numpy_sgemm.py 2048 | field gflops >>"$OUT/np8"
   env "${TUNED_ENV[@]}" $PY scripts/bench/pytorch_step.py 6 | field median_ms >>"$OUT/pyt"
   echo "  rep $r: torchfit $(tail -2 "$OUT/tf" | tr '\n' ' ')ms, pytorch $(tail -1 "$OUT/py") ms, pytorch+settings $(tail -1 "$OUT/pyt") ms;" \
-       "numpy sgemm $(tail -2 "$OUT/np8" | xargs printf '%.0f ')GFLOP/s${BF16_SKIP:+;}" \
-       "${BF16_SKIP:-bf16: torchfit $(tail -1 "$OUT/tfb" 2>/dev/null) ms, pytorch+settings autocast+channels_last $(tail -1 "$OUT/pyb" 2>/dev/null) ms}"
+       "numpy sgemm $(tail -2 "$OUT/np8" | xargs printf '%.0f ')GFLOP/s;" \
+       "${BF16_SKIP:+bf16 skipped}${BF16_SKIP:-bf16: torchfit $(tail -1 "$OUT/tfb" 2>/dev/null) ms, pytorch+settings autocast+channels_last $(tail -1 "$OUT/pyb" 2>/dev/null) ms}"
 done
 TF=$(median <"$OUT/tf"); PYD=$(median <"$OUT/py"); PYT=$(median <"$OUT/pyt")
 TFB=nan; PYB=nan
@@ -145,7 +149,7 @@ print(f"8. float32 step / its FLOP time:        {tf:.0f} / {floor:.0f} ms = {tf/
 PY
 if [ -n "$BF16_SKIP" ]; then BF16_CELLS="skipped (${BF16_SKIP%% (*}) | – | –"
 else BF16_CELLS="$(printf %.0f "$TFB") / $(printf %.0f "$PYB") ms | $(sed -n 6p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 7p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/')"; fi
-row="| $(date +%F) | $(hostname) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*GFLOP\/s = \([0-9]*\) %.*/\1/') % | $BF16_CELLS | $(sed -n 8p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') |"
+row="| $(date +%F) | $(hostname) (load $LOAD0 → $(cut -d' ' -f1 /proc/loadavg)) | $(git rev-parse --short HEAD) | $(printf %.0f "$TF") / $(printf %.0f "$PYD") / $(printf %.0f "$PYT") ms | $(sed -n 1p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | $(sed -n 2p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') | ${G3:-n/a}x | $G4 % | $(sed -n 5p "$OUT/summary" | sed 's/.*GFLOP\/s = \([0-9]*\) %.*/\1/') % | $BF16_CELLS | $(sed -n 8p "$OUT/summary" | sed 's/.*= \([0-9.]*\) .*/\1/') |"
 if ! grep -q "^## Goals (scripts/bench.sh)" docs/benchmarks.md 2>/dev/null; then
   cat >>docs/benchmarks.md <<'MD'
 

@@ -31,7 +31,12 @@ p.add_argument("--warmup", type=int, default=2)
 p.add_argument("--threads", type=int, default=os.cpu_count())
 p.add_argument("--top", type=int, default=14)
 p.add_argument("--json", default="")
+p.add_argument("--memory-format", choices=("channels_last", "contiguous"), default="channels_last",
+               help="activation layout (torchfit's default on the CPU: channels_last)")
+p.add_argument("--no-onednn", action="store_true", help="convolutions on ATen's own kernels (torch.backends.mkldnn off)")
 args = p.parse_args()
+if args.no_onednn:
+    torch.backends.mkldnn.enabled = False
 torch.set_num_threads(args.threads)
 torch.manual_seed(0)
 
@@ -52,9 +57,11 @@ model = nn.Sequential(
     PoolThenRelu(3, 32), PoolThenRelu(32, 64), nn.Flatten(),
     nn.Linear(36 * 36 * 64, 512), nn.ReLU(inplace=True), nn.Dropout(0.2),
     nn.Linear(512, 64), nn.ReLU(inplace=True), nn.Dropout(0.2), nn.Linear(64, 8),
-).to(memory_format=torch.channels_last)
+)
+FORMAT = torch.channels_last if args.memory_format == "channels_last" else torch.contiguous_format
+model = model.to(memory_format=FORMAT)
 opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-x = torch.rand(32, 3, 150, 150).contiguous(memory_format=torch.channels_last)
+x = torch.rand(32, 3, 150, 150).contiguous(memory_format=FORMAT)
 y = torch.randint(0, 8, (32,))
 loss_fn = nn.CrossEntropyLoss()
 
@@ -105,7 +112,7 @@ for e in prof.function_events:
 rows = sorted(((us / 1000 / args.steps, ph, op) for (ph, op), us in per_op.items()), reverse=True)
 totals = {ph: sum(ms for ms, p2, _ in rows if p2 == ph) for ph in PHASES + ("other",)}
 wall = statistics.median(walls)
-print(f"median step {wall:.1f} ms (profiled, {args.steps} steps, {args.threads} threads); "
+print(f"median step {wall:.1f} ms (profiled, {args.steps} steps, {args.threads} threads, {args.memory_format}); "
       + ", ".join(f"{ph} {totals[ph]:.1f} ms" for ph in PHASES) + " (self CPU time per step)")
 print("| phase | operator | ms per step |")
 print("|---|---|---|")

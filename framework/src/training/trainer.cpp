@@ -3,6 +3,7 @@
 #include <torchfit/distributed/gradient_reducer.h>
 
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <cmath>
 #include <limits>
 
@@ -156,12 +157,23 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
     apply_gradients();
     return 0.0;
   }
-  at::Tensor out = model_output(x);
-  at::Tensor loss = training_loss(out, y);
-  at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
-  (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
-  last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
-  apply_gradients();
+  // Named scopes for LibTorch's profiler (bench_step --profile); free when no profiler runs.
+  at::Tensor out, loss;
+  {
+    RECORD_USER_SCOPE("torchfit::forward");
+    out = model_output(x);
+    loss = training_loss(out, y);
+  }
+  {
+    RECORD_USER_SCOPE("torchfit::backward");
+    at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
+    (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
+    last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
+  }
+  {
+    RECORD_USER_SCOPE("torchfit::optimizer");
+    apply_gradients();
+  }
   if (metric_sums) metrics_->update(out.detach(), y, *metric_sums);
   return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
