@@ -29,7 +29,7 @@ bool ends_with_json(const std::string& path) {
 int run(const Args& a) {
   apps::check_output_is_not_input({"OUT", a.out}, {{"IN", a.in}, {"--architecture", a.architecture}}, {});
   saving::CheckpointInfo info;
-  Sequential model = saving::load_checkpoint_or_keras(a.in, a.architecture, &info);
+  Model model = saving::load_checkpoint_or_keras(a.in, a.architecture, &info);
   if (ends_with_json(a.out)) {
     io::write_text_atomically(a.out, model->to_json().dump(2) + "\n");
     std::cout << "Architecture of " << a.in << " (" << model->layers().size() << " layers) → " << a.out << "\n";

@@ -93,7 +93,7 @@ std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir,
 
 // A model trained under a policy this device cannot run (mixed_float16 on the CPU) predicts in float32:
 // the weights are float32 under every policy. Said in a warning, never silently.
-void run_policy_here(Sequential& model, const c10::Device& device, const std::string& path) {
+void run_policy_here(Model& model, const c10::Device& device, const std::string& path) {
   try {
     mixed_precision::check_supported(model->dtype_policy(), device);
   } catch (const ConfigError& e) {
@@ -113,7 +113,7 @@ struct Prediction {
 };
 
 std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const std::vector<std::string>& names,
-                                       Sequential& model) {
+                                       Model& model) {
   const auto& in = model->input_shape();
   if (in.size() != 3) throw ConfigError("checkpoint '" + a.model_path + "' is not an image model");
   auto source = flat_folder_source(dir, in, a);
@@ -191,7 +191,7 @@ int run(Args& a) {
     io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
   }
   saving::CheckpointInfo info;
-  Sequential model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info);
+  Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());
   for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;

@@ -185,7 +185,7 @@ void add_model_flags(CLI::App& app, Args& a) {
                      ->capture_default_str()
                      ->check(int_range(1));
   auto* config = app.add_option("--model-config", a.model_config,
-                                "Train this architecture (JSON, Sequential::to_json format) instead of the article's "
+                                "Train this architecture (JSON, Keras or torchfit model JSON) instead of the article's "
                                 "CNN; input and last Dense units follow the data. Bare names are also looked up next "
                                 "to train_cnn (seed_cnn.json = the article's CNN)")
                      ->transform(model_config_file())

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <torchfit/error.h>
+#include <torchfit/model/keras_json.h>
 
 #include "../common/cli.h"
 
@@ -41,7 +42,7 @@ std::string resolve_model_config(const std::string& file) {
   throw torchfit::ConfigError("file not found (tried " + tried + ")");
 }
 
-torchfit::Sequential load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes) {
+torchfit::Model load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes) {
   const std::string where = "model config '" + path + "'";
   std::ifstream in(path);
   if (!in) throw torchfit::ConfigError(where + ": cannot be read");
@@ -72,7 +73,17 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
     auto& first = (*layers)[0];
     if (!first.contains("config") || !first["config"].is_object()) first["config"] = nlohmann::json::object();
     const nlohmann::json input = {size, size, channels};
-    if (first["config"].value("input_shape", nlohmann::json()) != input) {
+    if (first.value("class_name", std::string()) == "InputLayer") {
+      // Keras's InputLayer: batch_input_shape [null, H, W, C] (tf.keras 2.x) or batch_shape (Keras 3).
+      auto& c = first["config"];
+      const char* key = c.contains("batch_shape") ? "batch_shape" : "batch_input_shape";
+      const nlohmann::json batch = {nullptr, size, size, channels};
+      if (c.value(key, nlohmann::json()) != batch) {
+        torchfit::logger().info("{}: {} {} -> {} (--target-size)", where, key, c.value(key, nlohmann::json()).dump(),
+                                batch.dump());
+        c[key] = batch;
+      }
+    } else if (first["config"].value("input_shape", nlohmann::json()) != input) {
       torchfit::logger().info("{}: input_shape {} -> {} (--target-size)", where,
                               first["config"].value("input_shape", nlohmann::json()).dump(), input.dump());
       first["config"]["input_shape"] = input;
@@ -88,13 +99,13 @@ torchfit::Sequential load_model_config(const std::string& path, int64_t size, in
                               (*last_dense)["config"].value("name", std::string("?")), units.dump(), classes);
       units = classes;
     }
-    auto model = torchfit::SequentialImpl::from_json(json);
+    torchfit::Model model = torchfit::model_from_json(json);
     if (model->output_shape() != torchfit::Shape{classes}) {
       throw torchfit::ConfigError("the model outputs " + torchfit::format_shape(model->output_shape()) +
                                   " but the data has " + std::to_string(classes) +
                                   " classes: the last layer must output (None, classes)");
     }
-    return torchfit::Sequential(model);
+    return model;
   } catch (const torchfit::ConfigError& e) {
     throw torchfit::ConfigError(where + ": " + e.what());
   } catch (const std::exception& e) {

@@ -1,5 +1,5 @@
 #pragma once
-// train_cnn --model-config: find and load a model architecture JSON (Sequential::to_json format).
+// train_cnn --model-config: find and load a model architecture JSON (Keras or torchfit model JSON).
 #include <string>
 
 #include <torchfit/model/sequential.h>
@@ -16,6 +16,6 @@ std::string resolve_model_config(const std::string& file);
 /// become `classes`; each change is logged. Errors: ConfigError naming the file for unreadable/invalid
 /// JSON, an unknown layer class or bad field (naming the layer and field), no Dense layer, or a model
 /// whose output is not (classes).
-torchfit::Sequential load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes);
+torchfit::Model load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes);
 
 }  // namespace train_cnn

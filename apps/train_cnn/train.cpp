@@ -82,8 +82,8 @@ Sources make_sources(const Args& a, bool chief) {
 }
 
 // --load-model: a checkpoint's or Keras file's model with its weights; its input and classes must fit the data.
-Sequential loaded_model(const Args& a, int64_t classes) {
-  Sequential model = saving::load_checkpoint_or_keras(a.load_model);
+Model loaded_model(const Args& a, int64_t classes) {
+  Model model = saving::load_checkpoint_or_keras(a.load_model);
   const auto& in = model->input_shape();
   if (in != Shape{a.target_size, a.target_size, 3}) {
     throw apps::UsageError("--load-model '" + a.load_model + "' takes inputs " + format_shape(in) +
@@ -105,12 +105,12 @@ Sequential loaded_model(const Args& a, int64_t classes) {
 
 // The article's CNN, a --model-config architecture, --load-model's model, or the model of `resumed`
 // (--resume's checkpoint).
-Sequential make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
+Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
   if (!a.load_model.empty()) return loaded_model(a, train.num_classes());
   if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  Sequential model = saving::load_model(*resumed);
+  Model model = saving::load_model(*resumed);
   const auto& saved = model->input_shape();
   if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
     throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
@@ -122,7 +122,7 @@ Sequential make_model(const Args& a, const data::DirectoryIterator& train, const
 
 // --mixed-precision, or the policy the checkpoint / model config saved (float32 for the article's CNN);
 // a flag that changes a saved policy is logged, as --lr is. Checked against the device before training.
-void apply_dtype_policy(const Args& a, SequentialImpl& model, const c10::Device& device) {
+void apply_dtype_policy(const Args& a, ModelImpl& model, const c10::Device& device) {
   const std::string saved = model.dtype_policy().name();
   const std::string source = !a.resume.empty()         ? "the checkpoint '" + a.resume + "'"
                              : !a.model_config.empty() ? "the model config '" + a.model_config + "'"
@@ -331,7 +331,7 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
-int train(Args& a, Sequential model, Sources& s, const c10::Device& device,
+int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed) {
   const bool chief = !group || group->rank() == 0;
@@ -396,7 +396,7 @@ int run(Args& a) {
   Sources sources = make_sources(a, chief);
   sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
-  Sequential model = make_model(a, *sources.train, resumed.get());
+  Model model = make_model(a, *sources.train, resumed.get());
   if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);

@@ -10,6 +10,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
     // 3. Save, then reload from the checkpoint alone: the registry rebuilds Swish and ResidualBlock.
     const auto ckpt = (work / "custom.ckpt").string();
     trainer.save_checkpoint(ckpt);
-    Sequential loaded = saving::load_model(ckpt);
+    Model loaded = saving::load_model(ckpt);
     model->eval();
     loaded->eval();
     const auto probe = at::rand({5, 3, 16, 16});

@@ -14,6 +14,7 @@
 #include <torchfit/io/csv.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/image_tree.h"

@@ -56,7 +56,7 @@ TEST_F(TrainCnnLoadModel, TrainsTheKerasModelFromItsWeights) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("starting from the model and weights of"), std::string::npos) << r.output;
   // The checkpoint holds the Keras model's layers (names kept), trained from there.
-  Sequential m = saving::load_model((dir.path / "run.ckpt").string());
+  Model m = saving::load_model((dir.path / "run.ckpt").string());
   EXPECT_EQ(m->layers().size(), 8u);
   EXPECT_EQ(m->get_layer("dw")->class_name(), "DepthwiseConv2D");
   EXPECT_EQ(m->output_shape(), (Shape{5}));

@@ -139,6 +139,6 @@ TEST(NonFiniteWeights, ModelCheckpointKeepsTheLastFiniteCheckpoint) {
   EXPECT_EQ(checkpoint->last_saved(), path);
   const saving::CheckpointInfo info = saving::read_checkpoint_info(path);
   EXPECT_EQ(info.position.step, 1);
-  Sequential loaded = saving::load_model(path);
+  Model loaded = saving::load_model(path);
   for (const auto& p : loaded->parameters()) EXPECT_TRUE(torch::isfinite(p).all().item<bool>());
 }

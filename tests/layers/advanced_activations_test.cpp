@@ -7,6 +7,7 @@
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 using namespace torchfit;

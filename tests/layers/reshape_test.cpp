@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/layers/reshape.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 using namespace torchfit;

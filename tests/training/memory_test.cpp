@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include <torchfit/layers/dense.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
 using namespace torchfit;

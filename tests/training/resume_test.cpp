@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
+#include <torchfit/model/keras_json.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/trainer.h>
+
+#include <fstream>
 
 #include "support/temp_dir.h"
 
@@ -325,4 +328,40 @@ TEST(Resume, PositionCountsTheSamplesActuallyTaken) {
   t->fit(train, FitOptions().epochs(1).verbose(0));
   EXPECT_EQ(t->position().train_batches, 3);
   EXPECT_EQ(t->position().train_samples, 40);
+}
+
+// A functional model (apps/train_cnn/branches_cnn.json: Concatenate + Add + BatchNormalization +
+// GlobalAveragePooling2D) resumes exactly, the resumed run's model rebuilt from the checkpoint's JSON.
+TEST(Resume, FunctionalModelFromJsonResumesExactly) {
+  torchfit::testing::TempDir dir("resume_functional");
+  std::ifstream f(std::string(TORCHFIT_SOURCE_DIR) + "/apps/train_cnn/branches_cnn.json");
+  ASSERT_TRUE(f);
+  auto json = nlohmann::json::parse(f);
+  json["config"]["layers"][0]["config"]["batch_input_shape"] = {nullptr, 16, 16, 3};
+  json["config"]["layers"].back()["config"]["units"] = 3;
+  auto make = [&] {
+    at::manual_seed(11);
+    return std::make_unique<Trainer>(model_from_json(json), CompileOptions().metrics({"accuracy"}));
+  };
+  auto [x, y] = make_data();
+  auto ref = make();
+  auto rec_ref = std::make_shared<LossRecorder>();
+  data::TensorIterator train_r(x, y, 8, true, 3);
+  ref->fit(train_r, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).callbacks({rec_ref}));
+
+  auto first = make();
+  auto rec = std::make_shared<LossRecorder>();
+  data::TensorIterator train_b(x, y, 8, true, 3);
+  first->fit(train_b, FitOptions().epochs(1).steps_per_epoch(4).verbose(0).callbacks({rec}));
+  const std::string ckpt = (dir.path / "e1.ckpt").string();
+  first->save_checkpoint(ckpt);
+
+  at::manual_seed(999);
+  Model loaded = saving::load_model(ckpt);
+  EXPECT_FALSE(loaded->is_chain());
+  EXPECT_EQ(loaded->get_layer("concat")->class_name(), "Concatenate");
+  Trainer resumed(loaded, CompileOptions().metrics({"accuracy"}));
+  data::TensorIterator train_c(x, y, 8, true, 3);
+  resumed.fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec}));
+  expect_same_run(*rec_ref, *ref, *rec, resumed);
 }

@@ -192,7 +192,7 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
   auto before = t.evaluate(*test);
   EXPECT_NEAR(before.at("loss"), h.last("val_loss"), 1e-5);
   saving::CheckpointInfo info;
-  Sequential reloaded = saving::load_model(ckpt, &info);
+  Model reloaded = saving::load_model(ckpt, &info);
   EXPECT_EQ(info.position.epoch, 2);
   EXPECT_EQ(info.position.train_batches, 6);
   EXPECT_EQ(info.position.val_batches, 0);

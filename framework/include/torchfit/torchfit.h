@@ -32,10 +32,13 @@
 #include <torchfit/layers/edges2d.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
+#include <torchfit/layers/input_layer.h>
+#include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/layers/merge.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
@@ -44,7 +47,9 @@
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/compile.h>
+#include <torchfit/model/keras_json.h>
 #include <torchfit/model/mixed_precision.h>
+#include <torchfit/model/model.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/runtime/cleanup.h>

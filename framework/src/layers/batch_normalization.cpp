@@ -33,7 +33,9 @@ Shape BatchNormalizationImpl::build_impl(const Shape& in) {
 }
 
 at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
-  if (is_training() && x.numel() / std::max<int64_t>(x.size(1), 1) <= 1) {
+  // A frozen BatchNormalization runs in inference mode (tf.keras >= 2.0: trainable = False).
+  const bool training = is_training() && trainable();
+  if (training && x.numel() / std::max<int64_t>(x.size(1), 1) <= 1) {
     std::ostringstream os;
     os << describe() << ": a training batch needs more than one value per channel to compute a variance, got "
        << "a batch of shape (";
@@ -41,7 +43,7 @@ at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
     os << ") — use batch_size >= 2, or call eval() to use the moving statistics";
     throw Error(os.str());
   }
-  return at::batch_norm(x, gamma, beta, moving_mean, moving_variance, is_training(),
+  return at::batch_norm(x, gamma, beta, moving_mean, moving_variance, training,
                         /*momentum (LibTorch's, = 1 − Keras's)=*/1.0 - options.momentum(), options.epsilon(),
                         /*cudnn_enabled=*/true);
 }

@@ -8,6 +8,10 @@ Layer::Layer(std::string class_name, std::string name)
     : torch::nn::Module(class_name), class_name_(std::move(class_name)), name_(std::move(name)) {}
 
 Shape Layer::build(const Shape& input_shape) {
+  if (takes_list()) {
+    throw ConfigError(describe() + " takes a list of inputs (build_multi / call({a, b})), got one input " +
+                      format_shape(input_shape));
+  }
   if (built_) {
     if (input_shape != built_input_) {
       throw ConfigError(describe() + " was built for input " + format_shape(built_input_) +
@@ -20,8 +24,120 @@ Shape Layer::build(const Shape& input_shape) {
   }
   built_output_ = build_impl(input_shape);
   built_input_ = input_shape;
+  built_inputs_ = {input_shape};
   built_ = true;
+  apply_trainable();
   return built_output_;
+}
+
+namespace {
+std::string shapes_text(const std::vector<Shape>& shapes) {
+  std::string s = "[";
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + format_shape(shapes[i]);
+  return s + "]";
+}
+}  // namespace
+
+Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
+  if (!takes_list()) {
+    if (input_shapes.size() != 1) {
+      throw ConfigError(describe() + " takes one input, got " + std::to_string(input_shapes.size()) + ": " +
+                        shapes_text(input_shapes));
+    }
+    return build(input_shapes[0]);
+  }
+  if (built_) {
+    if (input_shapes != built_inputs_) {
+      throw ConfigError(describe() + " was built for inputs " + shapes_text(built_inputs_) +
+                        " and cannot be rebuilt for " + shapes_text(input_shapes));
+    }
+    return built_output_;
+  }
+  for (const auto& s : input_shapes) {
+    for (auto d : s) {
+      if (d <= 0) throw ConfigError(describe() + ": invalid input shape " + format_shape(s));
+    }
+  }
+  built_output_ = build_multi_impl(input_shapes);
+  built_inputs_ = input_shapes;
+  built_input_ = input_shapes.empty() ? Shape{} : input_shapes[0];
+  built_ = true;
+  apply_trainable();
+  return built_output_;
+}
+
+Shape Layer::build_multi_impl(const std::vector<Shape>& input_shapes) {
+  throw ConfigError(describe() + " does not take a list of inputs, got " + shapes_text(input_shapes));
+}
+
+at::Tensor Layer::forward_multi(const std::vector<at::Tensor>& xs) {
+  if (xs.size() != 1) {
+    throw ConfigError(describe() + " takes one input tensor, got " + std::to_string(xs.size()));
+  }
+  return forward(xs[0]);
+}
+
+KerasTensor Layer::call(const KerasTensor& x) { return call(std::vector<KerasTensor>{x}); }
+
+KerasTensor Layer::call(const std::vector<KerasTensor>& xs) {
+  std::vector<Shape> shapes;
+  for (const auto& x : xs) {
+    if (!x.defined()) throw ConfigError(describe() + ": called on an empty KerasTensor");
+    shapes.push_back(x.shape());
+  }
+  auto self = std::dynamic_pointer_cast<Layer>(shared_from_this());
+  Shape out = (takes_list() || shapes.size() != 1) ? build_multi(shapes) : build(shapes[0]);
+  auto node = std::make_shared<Node>();
+  node->layer = std::move(self);
+  node->inputs = xs;
+  node->output_shapes = {out};
+  node->node_index = call_count_++;
+  return KerasTensor(std::move(node), 0, std::move(out));
+}
+
+void Layer::set_regularizer(const std::string& weight, Regularizer r) {
+  if (!(r.l1 >= 0.0) || !(r.l2 >= 0.0)) {
+    throw ConfigError(describe() + ": regularizer factors of '" + weight + "' must be >= 0");
+  }
+  regularizers_[weight] = r;
+}
+
+at::Tensor Layer::regularization_loss() const {
+  at::Tensor total;
+  if (regularizers_.empty() || !built_) return total;
+  auto params = named_parameters(/*recurse=*/false);
+  for (const auto& [weight, r] : regularizers_) {
+    const auto* w = params.find(weight);
+    if (!w) throw ConfigError(describe() + " has no weight '" + weight + "' to regularize");
+    at::Tensor term = at::zeros({}, w->options());
+    if (r.l1 != 0.0) term = term + r.l1 * w->abs().sum();
+    if (r.l2 != 0.0) term = term + r.l2 * w->square().sum();
+    total = total.defined() ? total + term : term;
+  }
+  return total;
+}
+
+void Layer::set_trainable(bool trainable) {
+  trainable_ = trainable;
+  apply_trainable();
+}
+
+void Layer::apply_trainable() {
+  if (!built_) return;
+  if (trainable_weights_.empty()) {
+    for (const auto& p : named_parameters(/*recurse=*/true)) {
+      if (p.value().requires_grad()) trainable_weights_.push_back(p.key());
+    }
+  }
+  auto params = named_parameters(true);
+  for (const auto& key : trainable_weights_) {
+    if (auto* p = params.find(key)) p->set_requires_grad(trainable_);
+  }
+}
+
+const std::vector<Shape>& Layer::input_shapes() const {
+  if (!built_) throw ConfigError(describe() + " is not built yet");
+  return built_inputs_;
 }
 
 const Shape& Layer::input_shape() const {
@@ -61,6 +177,17 @@ nlohmann::json Layer::base_config() const {
   nlohmann::json c;
   c["name"] = name_;
   if (input_shape_) c["input_shape"] = *input_shape_;
+  if (!trainable_) c["trainable"] = false;
+  for (const auto& [weight, r] : regularizers_) {
+    const std::string key = (weight == "depthwise_kernel" ? std::string("depthwise") : weight) + "_regularizer";
+    if (r.l1 == 0.0) {
+      c[key] = {{"class_name", "L2"}, {"config", {{"l2", r.l2}}}};
+    } else if (r.l2 == 0.0) {
+      c[key] = {{"class_name", "L1"}, {"config", {{"l1", r.l1}}}};
+    } else {
+      c[key] = {{"class_name", "L1L2"}, {"config", {{"l1", r.l1}, {"l2", r.l2}}}};
+    }
+  }
   return c;
 }
 
@@ -85,6 +212,22 @@ std::string keras_snake_case(const std::string& s) {
     b += static_cast<char>(std::tolower(static_cast<unsigned char>(a[i])));
   }
   return b;
+}
+
+}  // namespace torchfit
+
+namespace torchfit {
+
+const std::shared_ptr<Layer>& KerasTensor::layer() const {
+  static const std::shared_ptr<Layer> none;
+  return node_ ? node_->layer : none;
+}
+
+int KerasTensor::node_index() const { return node_ ? node_->node_index : 0; }
+
+std::string KerasTensor::describe() const {
+  if (!node_) return "<empty KerasTensor>";
+  return node_->layer->name() + "[" + std::to_string(node_->node_index) + "][" + std::to_string(tensor_index_) + "]";
 }
 
 }  // namespace torchfit

@@ -15,7 +15,8 @@ namespace torchfit {
   X(MaxPooling2D) X(Reshape)                                                                          \
   X(Conv2DTranspose) X(SeparableConv2D)                                                               \
   X(Cropping2D) X(UpSampling2D) X(ZeroPadding2D)                                                      \
-  X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax)
+  X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax)                                               \
+  X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -62,6 +63,46 @@ LayerFactory find_factory(const std::string& cls) {
   throw ConfigError("unknown layer class '" + cls + "' (known: " + known + ")");
 }
 
+// "<weight>_regularizer" keys (Keras's L1, L2, L1L2 objects or "l1"/"l2" names; null = none) → per weight,
+// removed from the config. activity_regularizer and other classes are errors naming the layer.
+std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const std::string& who) {
+  std::map<std::string, Layer::Regularizer> out;
+  if (!config.is_object()) return out;
+  std::vector<std::string> keys;
+  for (const auto& item : config.items()) {
+    const std::string& k = item.key();
+    if (k.size() > 12 && k.compare(k.size() - 12, 12, "_regularizer") == 0) keys.push_back(k);
+  }
+  for (const auto& k : keys) {
+    const Json v = config[k];
+    config.erase(k);
+    if (v.is_null()) continue;
+    std::string cls = v.is_string() ? v.get<std::string>() : v.value("class_name", std::string());
+    const Json args = v.is_object() ? v.value("config", Json::object()) : Json::object();
+    Layer::Regularizer r;
+    auto factor = [&](const char* name, double fallback) {
+      if (!args.contains(name) || args[name].is_null()) return fallback;
+      if (!args[name].is_number()) throw ConfigError(who + ": " + k + " " + name + " must be a number");
+      return args[name].get<double>();
+    };
+    if (cls == "L2" || cls == "l2") {
+      r.l2 = factor("l2", 0.01);
+    } else if (cls == "L1" || cls == "l1") {
+      r.l1 = factor("l1", 0.01);
+    } else if (cls == "L1L2" || cls == "l1_l2") {
+      r.l1 = factor("l1", 0.0);
+      r.l2 = factor("l2", 0.0);
+    } else {
+      throw ConfigError(who + ": " + k + " " + (cls.empty() ? v.dump() : cls) +
+                        " is not supported (L1, L2, L1L2 on weights; no activity_regularizer)");
+    }
+    if (k == "activity_regularizer") throw ConfigError(who + ": activity_regularizer is not supported");
+    const std::string weight = k.substr(0, k.size() - 12);
+    out[weight == "depthwise" ? "depthwise_kernel" : weight] = r;
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_layer(const std::string& class_name, LayerFactory factory) {
@@ -86,13 +127,27 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
     throw ConfigError("layer spec must be an object with a string \"class_name\": " + spec.dump());
   }
   const auto cls = spec["class_name"].get<std::string>();
-  const Json config = spec.value("config", Json::object());
+  Json config = spec.value("config", Json::object());
+  // trainable is a base Layer argument (Keras's layer.trainable): set for every class, user layers too.
+  std::optional<bool> trainable;
+  if (config.is_object() && config.contains("trainable")) {
+    if (!config["trainable"].is_boolean()) {
+      throw ConfigError("layer '" + config.value("name", std::string("?")) + "' (" + cls +
+                        "): field 'trainable' must be true or false, got " + config["trainable"].dump());
+    }
+    trainable = config["trainable"].get<bool>();
+    config.erase("trainable");
+  }
+  const auto regularizers =
+      take_regularizers(config, "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")");
   const LayerFactory factory = find_factory(cls);
   const std::string who = "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")";
   try {
     auto layer = factory(config);
     // input_shape is a base Layer argument: restore it for every class, including user layers.
     if (auto shape = opt_shape(config)) layer->set_declared_input_shape(shape);
+    if (trainable) layer->set_trainable(*trainable);
+    for (const auto& [weight, r] : regularizers) layer->set_regularizer(weight, r);
     return layer;
   } catch (const ConfigError&) {
     throw;

@@ -5,6 +5,7 @@
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
+#include <torchfit/model/keras_json.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
@@ -106,9 +107,9 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
 
 // The checkpoint's model; a config this torchfit cannot build (an unknown layer class, a field it does not
 // know) is a ConfigError naming the file and the version that wrote it.
-std::shared_ptr<SequentialImpl> model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
+Model model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
   try {
-    return SequentialImpl::from_json(info.model_config);
+    return model_from_json(info.model_config);
   } catch (const std::exception& e) {
     const std::string by = info.torchfit_version.empty() ? "an unknown torchfit" : "torchfit " + info.torchfit_version;
     throw ConfigError("checkpoint '" + path + "' (written by " + by + ", checkpoint format " +
@@ -117,7 +118,7 @@ std::shared_ptr<SequentialImpl> model_from_checkpoint(const std::string& path, c
   }
 }
 
-void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, SequentialImpl& model) {
+void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, ModelImpl& model) {
   torch::serialize::InputArchive weights;
   if (!archive.try_read("weights", weights)) throw IoError("checkpoint '" + path + "' has no weights");
   at::NoGradGuard no_grad;
@@ -219,20 +220,20 @@ std::shared_ptr<const Checkpoint> Checkpoint::read(const std::string& path) {
 
 CheckpointInfo read_checkpoint_info(const std::string& path) { return Checkpoint::read(path)->info(); }
 
-Sequential load_model(const Checkpoint& checkpoint) {
-  Sequential model(model_from_checkpoint(checkpoint.path(), checkpoint.info()));
+Model load_model(const Checkpoint& checkpoint) {
+  Model model = model_from_checkpoint(checkpoint.path(), checkpoint.info());
   copy_weights(checkpoint.path(), checkpoint.contents().archive, *model);
   return model;
 }
 
-Sequential load_model(const std::string& path, CheckpointInfo* info_out) {
+Model load_model(const std::string& path, CheckpointInfo* info_out) {
   const auto checkpoint = Checkpoint::read(path);
-  Sequential model = load_model(*checkpoint);
+  Model model = load_model(*checkpoint);
   if (info_out) *info_out = checkpoint->info();
   return model;
 }
 
-void load_weights(const std::string& path, SequentialImpl& model) {
+void load_weights(const std::string& path, ModelImpl& model) {
   const auto checkpoint = Checkpoint::read(path);
   copy_weights(path, checkpoint->contents().archive, model);
 }

@@ -46,7 +46,7 @@ void add_source_identity(Settings& s, const std::string& prefix, const data::Bat
 
 // A hash of the weights' bytes (thread-count independent): ranks that resumed from different checkpoints
 // at the same position would otherwise go on with different optimizer states.
-std::string weights_hash(Sequential& model) {
+std::string weights_hash(Model& model) {
   std::string hashes;  // one hash per tensor, hashed together: no copy of the weights' bytes
   for (const auto& p : model->parameters()) {
     const at::Tensor c = p.detach().cpu().contiguous();
@@ -162,7 +162,7 @@ void DataParallel::start(Trainer& trainer, const data::StreamConfig& data, const
   train_.shard(rank, world);
   if (validation_) validation_->shard(rank, world);
   // Rank 0's weights (fresh, or the resumed checkpoint's) on every rank.
-  Sequential& model = trainer.model();
+  Model& model = trainer.model();
   std::vector<at::Tensor> state = model->parameters();
   for (const auto& b : model->buffers()) state.push_back(b);
   {

@@ -9,12 +9,12 @@
 namespace torchfit {
 namespace {
 
-void move_to(SequentialImpl& model, c10::Device device) {
+void move_to(ModelImpl& model, c10::Device device) {
   const auto params = model.parameters();
   if (params.empty() || params.front().device() != device) model.to(device);
 }
 
-at::Tensor forward_eval(SequentialImpl& model, const at::Tensor& x, c10::Device device) {
+at::Tensor forward_eval(ModelImpl& model, const at::Tensor& x, c10::Device device) {
   at::NoGradGuard no_grad;
   move_to(model, device);
   const bool was_training = model.is_training();
@@ -44,7 +44,7 @@ int64_t first_non_finite_row(const at::Tensor& out, std::string* value) {
 
 }  // namespace
 
-at::Tensor predict(SequentialImpl& model, const at::Tensor& x, c10::Device device) {
+at::Tensor predict(ModelImpl& model, const at::Tensor& x, c10::Device device) {
   at::Tensor out = forward_eval(model, x, device);
   std::string value;
   const int64_t row = first_non_finite_row(out, &value);
@@ -52,7 +52,7 @@ at::Tensor predict(SequentialImpl& model, const at::Tensor& x, c10::Device devic
   return out;
 }
 
-at::Tensor predict(SequentialImpl& model, data::BatchIterator& source, c10::Device device, int64_t steps,
+at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device device, int64_t steps,
                    std::vector<int64_t>* indices) {
   if (steps < 0) throw ConfigError("predict: steps must be >= 0, got " + std::to_string(steps));
   if (steps == 0) {

@@ -49,7 +49,7 @@ struct Trainer::EpochMeans {
   }
 };
 
-Trainer::Trainer(Sequential model, CompileOptions options, c10::Device device)
+Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
   runtime::init_process();
   check_loss(options_.loss());
@@ -163,6 +163,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
     RECORD_USER_SCOPE("torchfit::forward");
     out = model_output(x);
     loss = training_loss(out, y);
+    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
   }
   {
     RECORD_USER_SCOPE("torchfit::backward");
@@ -402,7 +403,9 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     at::Tensor out = model_output(x);
     std::vector<double> batch_sums(metrics_->state_size(), 0.0);
     metrics_->update(out, y, batch_sums);
-    sums.add(compute_loss(options_.loss(), out, y, from_logits_).item<double>() + 0.0, batch_sums, batch.size());
+    at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
+    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
+    sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);

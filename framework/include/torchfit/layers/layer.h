@@ -2,11 +2,13 @@
 /// @file layer.h
 /// The Layer base: a torch::nn::Module with a Keras name, a JSON config, lazy build and parameter counts.
 #include <torch/nn/module.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/shape.h>
 
@@ -23,6 +25,8 @@ namespace torchfit {
 ///   for a layer whose options struct lists its arguments (layer_args.h); the registry rebuilds the
 ///   layer from it (TORCHFIT_REGISTER_LAYER, registry.h).
 /// Errors: ConfigError naming the layer and shapes when the layer cannot be built.
+/// Multi-input layers (Merge, merge.h) return true from takes_list() and implement build_multi_impl and
+/// forward_multi; their single-tensor forward and build throw.
 class Layer : public torch::nn::Module {
  public:
   /// `class_name` is the Keras class name ("Conv2D"), `name` the user-given name ("" ⇒ automatic).
@@ -41,12 +45,53 @@ class Layer : public torch::nn::Module {
 
   /// Builds the layer for `input_shape` (Keras order, batch excluded); returns the output shape.
   Shape build(const Shape& input_shape);
+  /// Builds for a list of input shapes (multi-input layers; a single-input layer takes a list of one).
+  /// Errors: ConfigError naming the layer and the shapes (wrong count, shapes that do not fit).
+  Shape build_multi(const std::vector<Shape>& input_shapes);
   bool built() const { return built_; }
+  /// The input shape it was built for (the first one for a multi-input layer).
   const Shape& input_shape() const;
+  /// Every input shape it was built for (one for a single-input layer).
+  const std::vector<Shape>& input_shapes() const;
   const Shape& output_shape() const;
 
   /// Forward pass on a batch (N, C, H, W) or (N, D).
   virtual at::Tensor forward(const at::Tensor& x) = 0;
+
+  /// Whether the layer takes a list of tensors (Add, Concatenate, …). Default false.
+  virtual bool takes_list() const { return false; }
+  /// Forward pass on a list of tensors: multi-input layers override it; the default takes a list of one.
+  virtual at::Tensor forward_multi(const std::vector<at::Tensor>& xs);
+
+  /// Calls the layer on a symbolic tensor (Keras `layer(x)`): builds it for x's shape (or checks that
+  /// shape against the one it was built for: a layer called twice is shared, its weights exist once) and
+  /// returns the symbolic output of a new node. Errors: ConfigError naming the layer and both shapes.
+  KerasTensor call(const KerasTensor& x);
+  /// The same on a list of symbolic tensors (merge layers: `Add()->call({a, b})`).
+  KerasTensor call(const std::vector<KerasTensor>& xs);
+  /// Number of calls on symbolic tensors so far (Keras's len(layer._inbound_nodes)).
+  int call_count() const { return call_count_; }
+
+  /// Keras `layer.trainable` (default true). false freezes the layer: its weights get no gradient (so
+  /// no optimizer update and no optimizer state change) and count as non-trainable in summary();
+  /// a frozen BatchNormalization normalises with its moving statistics even in training (tf.keras >= 2.0).
+  /// Works before and after build. Written to config() as "trainable": false.
+  bool trainable() const { return trainable_; }
+  void set_trainable(bool trainable);
+
+  /// A Keras weight regularizer (keras.regularizers L1, L2, L1L2): adds l1·Σ|w| + l2·Σw² to the loss.
+  struct Regularizer {
+    double l1 = 0.0;
+    double l2 = 0.0;
+  };
+  /// Regularizes the weight `weight` ("kernel", "bias", "depthwise_kernel", "gamma", "beta"), as Keras's
+  /// `kernel_regularizer=L2(l2)` etc. Config: "<weight>_regularizer" ("depthwise_regularizer" for the
+  /// depthwise kernel) as Keras writes it, {"class_name": "L2", "config": {"l2": …}}.
+  void set_regularizer(const std::string& weight, Regularizer r);
+  const std::map<std::string, Regularizer>& regularizers() const { return regularizers_; }
+  /// Σ over the regularized weights (a 0-dim tensor on the weights' device), undefined when there are
+  /// none. Errors: ConfigError naming the layer and a weight it does not have.
+  at::Tensor regularization_loss() const;
 
   /// The same forward without the output activation (for numerically stable losses): only layers with
   /// an `activation` override it. Default: forward(x).
@@ -68,16 +113,22 @@ class Layer : public torch::nn::Module {
  protected:
   /// Creates parameters for `input_shape` and returns the output shape; throw ConfigError on bad shapes.
   virtual Shape build_impl(const Shape& input_shape) = 0;
+  /// Multi-input layers: creates parameters for the list of shapes and returns the output shape.
+  virtual Shape build_multi_impl(const std::vector<Shape>& input_shapes);
   /// "layer 'conv2d' (Conv2D)" — for error messages.
   std::string describe() const;
-  /// Adds "name" and, when declared, "input_shape" to a config.
+  /// Adds "name", when declared "input_shape", and "trainable" when false to a config.
   nlohmann::json base_config() const;
   /// base_config() plus every argument `options.args()` lists (layer_args.h), in their Keras JSON form.
   template <typename Options>
   nlohmann::json base_config(Options options) const {  // a copy: args() visits the fields non-const
     nlohmann::json config = base_config();
+    const bool trainable = config.value("trainable", true);
     LayerArgWriter writer(config);
     options.args(writer);
+    // A user layer whose options list "trainable" too: frozen when either says so (set_trainable(false)
+    // from a config or the API, or the option), so the config round trip keeps it.
+    if (config.contains("trainable")) config["trainable"] = trainable && config["trainable"].get<bool>();
     return config;
   }
 
@@ -85,7 +136,14 @@ class Layer : public torch::nn::Module {
   std::string class_name_;
   std::string name_;
   std::optional<Shape> input_shape_;
+  void apply_trainable();
+
   bool built_ = false;
+  bool trainable_ = true;
+  int call_count_ = 0;
+  std::vector<std::string> trainable_weights_;
+  std::map<std::string, Regularizer> regularizers_;  // parameters trainable by nature (set at build)
+  std::vector<Shape> built_inputs_;
   Shape built_input_;
   Shape built_output_;
 };

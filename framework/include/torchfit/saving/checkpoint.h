@@ -17,7 +17,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <torchfit/model/compile.h>
-#include <torchfit/model/sequential.h>
+#include <torchfit/model/model.h>
 
 namespace torchfit::saving {
 
@@ -52,7 +52,7 @@ struct CheckpointInfo {
 
 /// What a checkpoint saves and restores.
 struct TrainingState {
-  Sequential model{nullptr};
+  Model model{nullptr};
   /// Saved/restored with its state and learning rate; nullptr ⇒ none (e.g. a model for predict()).
   torch::optim::Optimizer* optimizer = nullptr;
   /// Loss, optimizer name and hyper-parameters, metrics (stored as metadata).
@@ -99,9 +99,9 @@ class Checkpoint {
 CheckpointInfo read_checkpoint_info(const std::string& path);
 
 /// Rebuilds the model from the checkpoint's config alone and loads its weights.
-Sequential load_model(const std::string& path, CheckpointInfo* info = nullptr);
+Model load_model(const std::string& path, CheckpointInfo* info = nullptr);
 /// The same from a checkpoint already read.
-Sequential load_model(const Checkpoint& checkpoint);
+Model load_model(const Checkpoint& checkpoint);
 
 /// Loads into an existing state: the weights into `state.model`; when `state.optimizer` is set and the
 /// checkpoint's optimizer has the name of `state.compile`'s, its state and learning rate; and the CPU
@@ -113,6 +113,6 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
 CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState& state);
 
 /// Copies weights from the checkpoint into `model` (names and shapes must match, see load_checkpoint).
-void load_weights(const std::string& path, SequentialImpl& model);
+void load_weights(const std::string& path, ModelImpl& model);
 
 }  // namespace torchfit::saving

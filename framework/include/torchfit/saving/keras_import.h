@@ -80,7 +80,7 @@ Sequential load_keras_sequential(const std::string& path, const std::string& arc
 /// Keras file (load_keras_sequential; `architecture_json` for a weights-only .h5). For a Keras file
 /// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
 /// Errors: as load_model and load_keras_sequential; ConfigError for an architecture with a checkpoint.
-Sequential load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
-                                    CheckpointInfo* info = nullptr);
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
+                               CheckpointInfo* info = nullptr);
 
 }  // namespace torchfit::saving

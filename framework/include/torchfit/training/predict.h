@@ -8,7 +8,7 @@
 #include <c10/core/Device.h>
 
 #include <torchfit/data/batch_iterator.h>
-#include <torchfit/model/sequential.h>
+#include <torchfit/model/model.h>
 
 namespace torchfit {
 
@@ -22,11 +22,11 @@ namespace torchfit {
 /// has file names) whose output holds NaN or ±inf, e.g. "predict: the model's output for 'pred/001.png'
 /// (sample 0) is not finite (nan); its weights may hold NaN or inf (diverged training or a damaged
 /// checkpoint)"; what the source throws.
-at::Tensor predict(SequentialImpl& model, data::BatchIterator& source, c10::Device device = c10::Device(c10::kCPU),
+at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device device = c10::Device(c10::kCPU),
                    int64_t steps = 0, std::vector<int64_t>* indices = nullptr);
 
 /// Outputs of `model` for one batch `x` (N, C, H, W), on the CPU; as above (NumericError names the
 /// sample's row in `x`).
-at::Tensor predict(SequentialImpl& model, const at::Tensor& x, c10::Device device = c10::Device(c10::kCPU));
+at::Tensor predict(ModelImpl& model, const at::Tensor& x, c10::Device device = c10::Device(c10::kCPU));
 
 }  // namespace torchfit

@@ -15,7 +15,7 @@
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/model/compile.h>
-#include <torchfit/model/sequential.h>
+#include <torchfit/model/model.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/history.h>
@@ -130,7 +130,7 @@ struct FitOptions {
 /// the device cannot run, or invalid loss-scaling settings.
 class Trainer {
  public:
-  Trainer(Sequential model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
+  Trainer(Model model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
 
   /// Trains for epochs × steps; returns the per-epoch History. Everything it reports goes through
   /// callbacks, called in this order: ProgbarLogger (verbose > 0), RunLogger (run_dir set), the
@@ -163,7 +163,7 @@ class Trainer {
   /// The same from a checkpoint already read.
   saving::CheckpointInfo load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer = true);
 
-  Sequential& model() { return model_; }
+  Model& model() { return model_; }
   torch::optim::Optimizer& optimizer() { return *optimizer_; }
   /// The loss scaling around optimizer() (mixed_float16 or CompileOptions::loss_scale), else nullptr.
   LossScaleOptimizer* loss_scale_optimizer() { return loss_scaler_.get(); }
@@ -224,7 +224,7 @@ class Trainer {
   bool interrupt_agreed() const;  // Ctrl-C here, or (data-parallel) on any rank at the last step
   std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
   at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
-  Sequential model_;
+  Model model_;
   CompileOptions options_;
   c10::Device device_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;

@@ -1,0 +1,48 @@
+#pragma once
+/// @file input_layer.h
+/// InputLayer and Input() — the entry of a functional model, as keras.layers.InputLayer / keras.Input.
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options of InputLayer.
+struct InputLayerOptions {
+  /// Per-sample shape, Keras order ((H, W, C) or (D)), batch excluded. Required.
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: input_1, input_2, … as tf.keras).
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  template <typename Args>
+  void args(Args&) {}
+};
+
+/// The layer behind Input(): no parameters, forward is the identity on (N, C, H, W) / (N, D) tensors.
+/// Config (Keras's): {"name", "batch_input_shape": [null, H, W, C], "dtype": "float32", "sparse": false,
+/// "ragged": false}; read also with Keras 3's "batch_shape" or torchfit's "input_shape".
+/// Errors: ConfigError when no shape is given or a dimension is not positive.
+class InputLayerImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(InputLayer);
+
+ public:
+  explicit InputLayerImpl(InputLayerOptions options);
+  at::Tensor forward(const at::Tensor& x) override { return x; }
+  nlohmann::json config() const override;
+  InputLayerOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(InputLayer);
+
+/// A symbolic input of per-sample shape `shape` (Keras order, batch excluded: {32, 32, 3} is a
+/// (N, 3, 32, 32) tensor), as keras.Input(shape, name=name). Errors: ConfigError for an empty shape or a
+/// dimension <= 0.
+KerasTensor Input(const Shape& shape, const std::string& name = "");
+/// The symbolic tensor an existing InputLayer produces (a new input node; model_from_json, Sequential).
+KerasTensor input_tensor_of(const std::shared_ptr<InputLayerImpl>& layer);
+
+}  // namespace torchfit

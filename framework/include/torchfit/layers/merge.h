@@ -1,0 +1,120 @@
+#pragma once
+/// @file merge.h
+/// Merge layers — layers taking a list of tensors, as keras.layers.Add, Subtract, Multiply, Average,
+/// Maximum, Minimum (Keras's _Merge base) and Concatenate. Called on symbolic tensors with
+/// `Add()->call({a, b})`; in a graph the Model passes them the list of their inputs.
+#include <torch/arg.h>
+#include <torch/nn/pimpl.h>
+
+#include <torchfit/layers/layer.h>
+
+namespace torchfit {
+
+/// Options of the element-wise merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum): only
+/// the name. `input_shape` is accepted for symmetry with other layers and ignored.
+struct MergeOptions {
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: add, add_1, …).
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  template <typename Args>
+  void args(Args&) {}
+};
+
+/// Base of the layers that take a list of tensors (Keras's _Merge): build_multi checks the input count
+/// and shapes, forward_multi the tensor count. The single-tensor forward/build throw ConfigError.
+///
+/// Element-wise merges: inputs of one rank whose dimensions are equal or 1 (broadcast as Keras); the output
+/// shape is the per-dimension maximum. Inputs (N, C, H, W) [Keras (H, W, C)] or (N, D); output the same.
+/// Errors: ConfigError naming the layer and every shape when the count or the shapes do not fit.
+class MergeImpl : public Layer {
+ public:
+  bool takes_list() const override { return true; }
+  at::Tensor forward(const at::Tensor& x) override;
+  at::Tensor forward_multi(const std::vector<at::Tensor>& xs) override;
+
+ protected:
+  /// `min_inputs`..`max_inputs` tensors (max_inputs 0 = unlimited).
+  MergeImpl(const char* class_name, const std::string& name, size_t min_inputs, size_t max_inputs);
+  Shape build_impl(const Shape& input_shape) override;
+  Shape build_multi_impl(const std::vector<Shape>& input_shapes) override;
+  /// The merge itself on checked tensors.
+  virtual at::Tensor merge(const std::vector<at::Tensor>& xs) = 0;
+  /// Checks the count (shapes are checked by the subclass); "layer 'add' (Add) needs …" errors.
+  void check_count(size_t n, const std::string& shapes) const;
+
+ private:
+  size_t min_inputs_, max_inputs_;
+};
+
+// One element-wise merge layer: its class, options, config and merge. y = the operation over the list.
+#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                 \
+  class CLASS##Impl : public MergeImpl {                                            \
+    TORCHFIT_LAYER_CLASS(CLASS);                                                    \
+                                                                                    \
+   public:                                                                          \
+    explicit CLASS##Impl(MergeOptions o = {})                                       \
+        : MergeImpl(keras_class_name, o.name(), MIN, MAX), options(std::move(o)) {} \
+    nlohmann::json config() const override { return base_config(options); }         \
+    MergeOptions options;                                                           \
+                                                                                    \
+   protected:                                                                       \
+    at::Tensor merge(const std::vector<at::Tensor>& xs) override;                   \
+  };                                                                                \
+  TORCH_MODULE(CLASS)
+
+/// Add: x0 + x1 + … (2 or more inputs; Keras's keras.layers.Add).
+TORCHFIT_ELEMENTWISE_MERGE(Add, 2, 0);
+/// Subtract: x0 − x1 (exactly 2 inputs).
+TORCHFIT_ELEMENTWISE_MERGE(Subtract, 2, 2);
+/// Multiply: x0 · x1 · … element-wise.
+TORCHFIT_ELEMENTWISE_MERGE(Multiply, 2, 0);
+/// Average: (x0 + x1 + …) / n.
+TORCHFIT_ELEMENTWISE_MERGE(Average, 2, 0);
+/// Maximum: element-wise maximum.
+TORCHFIT_ELEMENTWISE_MERGE(Maximum, 2, 0);
+/// Minimum: element-wise minimum.
+TORCHFIT_ELEMENTWISE_MERGE(Minimum, 2, 0);
+#undef TORCHFIT_ELEMENTWISE_MERGE
+
+/// Options of Concatenate.
+struct ConcatenateOptions {
+  /// Keras axis over the full shape including the batch: −1 (default) is the last Keras axis, the channels
+  /// of (H, W, C) (tensor dim 1 of (N, C, H, W)); 1 and 2 are H and W (tensor dims 2 and 3). 0 (the batch)
+  /// is refused.
+  TORCH_ARG(int64_t, axis) = -1;
+  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic: concatenate, concatenate_1, …).
+  TORCH_ARG(std::string, name) = "";
+
+ public:
+  template <typename Args>
+  void args(Args& a) {
+    a("axis", axis());
+  }
+};
+
+/// Concatenate: joins 2 or more inputs along `axis` (keras.layers.Concatenate); every other dimension must
+/// be equal. Output: the inputs' shape with the axis summed. Errors: ConfigError naming the layer and the
+/// shapes, or the axis when it is 0 or out of range.
+class ConcatenateImpl : public MergeImpl {
+  TORCHFIT_LAYER_CLASS(Concatenate);
+
+ public:
+  explicit ConcatenateImpl(ConcatenateOptions options = {});
+  nlohmann::json config() const override { return base_config(options); }
+  /// The tensor dimension (N, C, H, W order) the Keras axis maps to; valid after build.
+  int64_t tensor_dim() const { return tensor_dim_; }
+  ConcatenateOptions options;
+
+ protected:
+  Shape build_multi_impl(const std::vector<Shape>& input_shapes) override;
+  at::Tensor merge(const std::vector<at::Tensor>& xs) override;
+
+ private:
+  int64_t tensor_dim_ = 1;
+};
+TORCH_MODULE(Concatenate);
+
+}  // namespace torchfit

@@ -1,0 +1,174 @@
+#pragma once
+/// @file model.h
+/// Model — a functional graph of layers, as keras.Model(inputs, outputs) (Keras's Functional).
+/// Sequential (sequential.h) is a Model whose graph is a chain.
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+#include <nlohmann/json.hpp>
+
+#include <torchfit/layers/keras_tensor.h>
+#include <torchfit/layers/layer.h>
+#include <torchfit/model/mixed_precision.h>
+
+namespace torchfit {
+
+/// A graph of layers from symbolic inputs to symbolic outputs (several of each allowed):
+///
+///   auto x = Input({32, 32, 3});
+///   auto y = Conv2D(Conv2DOptions(16, 3).padding("same"))->call(x);
+///   auto z = Add()->call({x2, y});  ...
+///   Model model({x}, {out}, "resnet");
+///
+/// The constructor walks back from the outputs, orders the nodes topologically, names unnamed layers
+/// per class as Keras (conv2d, conv2d_1, …; inputs input_1, …) and registers each layer once (a layer
+/// called twice is shared: its weights exist once). forward() runs the nodes in that order.
+/// Errors (ConfigError, naming them): an output that depends on an Input not among `inputs` (dangling
+/// input), an input no output depends on (unused input), the same input twice, two different layers with
+/// one name, an empty input or output list.
+/// fit/evaluate/predict and the apps train single-input single-output models; several inputs/outputs
+/// are built, run (forward_multi), saved and summarized through the API.
+class ModelImpl : public torch::nn::Module {
+ public:
+  ModelImpl(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name = "model");
+  ~ModelImpl() override = default;
+
+  /// Forward pass of a single-input single-output model: (N, C, H, W) / (N, D) → the output, float32 under
+  /// every dtype policy. Errors: ConfigError naming both shapes when x does not fit input_shape(), when the
+  /// model has several inputs/outputs, or when the dtype policy cannot run on x's device.
+  at::Tensor forward(const at::Tensor& x);
+  /// The same pass with the output layer's activation left out (logits for a softmax/sigmoid output).
+  at::Tensor forward_logits(const at::Tensor& x);
+  /// Forward pass on one tensor per input (in `inputs` order); one tensor per output.
+  std::vector<at::Tensor> forward_multi(const std::vector<at::Tensor>& xs, bool logits = false);
+  /// The (single) output layer's activation ("softmax", "sigmoid", "linear", …).
+  std::string output_activation() const;
+
+  /// The model's layers, each once, in topological order (a functional model's InputLayers first;
+  /// Sequential leaves its implicit input out, as Keras's model.layers).
+  const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
+  /// The layer called `name`. Errors: ConfigError listing the names.
+  std::shared_ptr<Layer> get_layer(const std::string& name) const;
+  const std::vector<KerasTensor>& inputs() const { return inputs_; }
+  const std::vector<KerasTensor>& outputs() const { return outputs_; }
+  /// Whether the graph is a chain (one input, each node feeding the next): Sequential's layout.
+  bool is_chain() const;
+
+  /// Input shape (Keras order) of a single-input model / output shape of a single-output model.
+  /// Errors: ConfigError when the model is empty or has several.
+  const Shape& input_shape() const;
+  const Shape& output_shape() const;
+
+  /// Sum of the layers' weight regularization terms (Keras's sum(model.losses)), added to the loss by fit
+  /// and evaluate as Keras does; undefined when no layer has a regularizer.
+  at::Tensor regularization_loss() const;
+
+  int64_t count_params() const;
+  int64_t trainable_params() const;
+  int64_t non_trainable_params() const;
+  /// Forward FLOPs for one sample (2 per multiply-add; a layer called twice counts twice).
+  int64_t flops_per_sample() const;
+  /// FLOPs of one training step per sample: ≈ 3× forward minus the input gradient of the layers that
+  /// read a model input (never needed).
+  int64_t train_flops_per_sample() const;
+
+  /// Keras's summary text, ending with a newline: the functional layout with `Connected to` (tf.keras
+  /// 2.4–2.10, 98 columns) for a graph, the Sequential layout (65 columns) for Sequential.
+  /// line_length 0 = the layout's default.
+  virtual std::string summary(int line_length = 0) const;
+  void print_summary(std::ostream& os) const;
+
+  /// Architecture as tf.keras 2.x functional JSON (Keras model.to_json()): {"class_name": "Functional",
+  /// "config": {"name", "layers": [{"class_name", "config", "name", "inbound_nodes"}], "input_layers",
+  /// "output_layers", "dtype_policy"}, "keras_version", "backend", "format_version"}. Read by
+  /// model_from_json (keras_json.h).
+  virtual nlohmann::json to_json() const;
+
+  const std::string& model_name() const { return name_; }
+
+  /// Memory layout of 4-D activations: "auto" (default: channels_last on the CPU), "channels_last",
+  /// "contiguous"; the logical order stays (N, C, H, W). Errors: ConfigError naming another value.
+  void set_memory_format(const std::string& name);
+  const std::string& memory_format() const { return memory_format_; }
+  bool uses_channels_last(const c10::Device& device) const;
+
+  /// A node whose layer's output activation is "relu", whose only consumer is the next node, a
+  /// MaxPooling2D, runs as layer without ReLU → pooling → ReLU (exact: ReLU is monotonic). Default true.
+  void set_pool_before_relu(bool on) {
+    pool_before_relu_ = on;
+    plan();
+  }
+  bool pool_before_relu() const { return pool_before_relu_; }
+
+  /// The dtype policy the layers compute under (mixed_precision.h). Saved in to_json() ("dtype_policy").
+  void set_dtype_policy(const mixed_precision::Policy& policy) { dtype_policy_ = policy; }
+  void set_dtype_policy(const std::string& name) { dtype_policy_ = mixed_precision::Policy(name); }
+  const mixed_precision::Policy& dtype_policy() const { return dtype_policy_; }
+
+  /// Orders layers() as `names` (model_from_json keeps the file's order, as Keras's summary does).
+  void reorder_layers(const std::vector<std::string>& names);
+
+ protected:
+  explicit ModelImpl(std::string name);
+  /// (Re)builds the execution plan from inputs to outputs; registers new layers. Errors as the constructor.
+  void set_graph(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, bool include_input_layers);
+  /// Model-local index of a node among its layer's nodes in this model (Keras's node_index in summaries/JSON).
+  int local_node_index(const Node* node) const;
+  std::string functional_summary(int line_length) const;
+  std::string describe() const;
+
+  std::string name_;
+  std::string kind_ = "Model";  // "Sequential" in messages of a Sequential
+  std::vector<std::shared_ptr<Layer>> layers_;
+
+ private:
+  struct Step {
+    std::shared_ptr<Node> node;
+    std::vector<size_t> in;  // slots read
+    size_t out = 0;          // slot written
+    bool fuse_pool = false;  // runs with the next step (a MaxPooling2D) as layer → pool → ReLU
+    bool output = false;     // its tensor is a model output
+    bool consumed = false;   // its tensor is also read by other nodes
+  };
+  void plan();
+  void name_layers(const std::vector<std::shared_ptr<Node>>& order);
+  at::Tensor prepare_input(const at::Tensor& x, size_t i) const;
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& xs, bool logits);
+  void run_steps(std::vector<at::Tensor>& values, bool logits);
+
+  std::string memory_format_ = "auto";
+  bool pool_before_relu_ = true;
+  mixed_precision::Policy dtype_policy_ = mixed_precision::global_policy();
+  std::vector<KerasTensor> inputs_, outputs_;
+  std::vector<std::shared_ptr<Node>> nodes_;  // topological order, input nodes excluded
+  std::map<const Node*, size_t> slot_;        // node → value slot (inputs first)
+  std::map<const Node*, int> local_index_;
+  std::vector<Step> steps_;
+  std::vector<int> uses_;  // consumers per slot (outputs never freed)
+};
+
+/// Holder of a ModelImpl (as TORCH_MODULE). A Sequential converts to it, so everything that takes a
+/// Model takes a Sequential.
+class Model : public torch::nn::ModuleHolder<ModelImpl> {
+ public:
+  Model(std::nullptr_t) : ModuleHolder(nullptr) {}  // NOLINT: implicit, as TORCH_MODULE's holders
+  Model(std::shared_ptr<ModelImpl> impl) : ModuleHolder(std::move(impl)) {}  // NOLINT
+  Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name = "model")
+      : ModuleHolder(std::make_shared<ModelImpl>(std::move(inputs), std::move(outputs), std::move(name))) {}
+  template <typename Derived,
+            typename = std::enable_if_t<std::is_base_of_v<ModelImpl, Derived> && !std::is_same_v<ModelImpl, Derived>>>
+  Model(const torch::nn::ModuleHolder<Derived>& derived)  // NOLINT: implicit, as a derived-to-base pointer
+      : ModuleHolder(derived.is_empty() ? std::shared_ptr<ModelImpl>()
+                                        : std::static_pointer_cast<ModelImpl>(derived.ptr())) {}
+};
+
+/// Current torchfit JSON format version written by to_json().
+constexpr int kModelFormatVersion = 1;
+
+}  // namespace torchfit

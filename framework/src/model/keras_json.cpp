@@ -1,0 +1,258 @@
+#include <torchfit/model/keras_json.h>
+
+#include <map>
+#include <set>
+
+#include <torchfit/layers/input_layer.h>
+#include <torchfit/layers/registry.h>
+#include <torchfit/model/sequential.h>
+#include <torchfit/runtime/logging.h>
+
+#include "keras_layer_config.h"
+
+namespace torchfit {
+namespace {
+
+using Json = nlohmann::json;
+
+// [name, node_index, tensor_index] from a tf.keras 2.x entry ([name, n, t, kwargs]) or a Keras 3
+// __keras_tensor__ ({"config": {"keras_history": [name, n, t]}}).
+struct TensorRef {
+  std::string layer;
+  int node = 0;
+  int tensor = 0;
+};
+
+TensorRef tensor_ref(const Json& j, const std::string& who) {
+  const Json* h = &j;
+  if (j.is_object() && j.contains("config") && j["config"].contains("keras_history")) h = &j["config"]["keras_history"];
+  if (!h->is_array() || h->size() < 3 || !(*h)[0].is_string() || !(*h)[1].is_number_integer() ||
+      !(*h)[2].is_number_integer()) {
+    throw ConfigError(who + ": bad tensor reference " + j.dump() + " (expected [layer, node, tensor])");
+  }
+  return {(*h)[0].get<std::string>(), (*h)[1].get<int>(), (*h)[2].get<int>()};
+}
+
+// The inputs of one inbound node, in the tf.keras 2.x form [[name, n, t, {}], …] or Keras 3's
+// {"args": [tensor or [tensors…]], "kwargs": {}}.
+std::vector<TensorRef> node_inputs(const Json& node, const std::string& who) {
+  std::vector<TensorRef> refs;
+  if (node.is_object() && node.contains("args")) {
+    const Json& args = node["args"];
+    if (!args.is_array() || args.empty()) throw ConfigError(who + ": inbound node without args: " + node.dump());
+    const Json& first = args[0];
+    if (first.is_array()) {
+      for (const auto& t : first) refs.push_back(tensor_ref(t, who));
+    } else {
+      refs.push_back(tensor_ref(first, who));
+    }
+    return refs;
+  }
+  if (!node.is_array()) throw ConfigError(who + ": bad inbound node " + node.dump());
+  if (!node.empty() && node[0].is_string()) return {tensor_ref(node, who)};  // Keras 1: one flat reference
+  for (const auto& t : node) refs.push_back(tensor_ref(t, who));
+  return refs;
+}
+
+// input_layers / output_layers: [[name, n, t], …] or (Keras 3, one tensor) [name, n, t].
+std::vector<TensorRef> endpoint_refs(const Json& j, const std::string& what) {
+  if (!j.is_array()) throw ConfigError("model JSON: config." + what + " must be a list");
+  if (!j.empty() && j[0].is_string()) return {tensor_ref(j, "model JSON " + what)};
+  std::vector<TensorRef> refs;
+  for (const auto& e : j) refs.push_back(tensor_ref(e, "model JSON " + what));
+  return refs;
+}
+
+std::string spec_name(const Json& spec) {
+  if (spec.contains("name") && spec["name"].is_string()) return spec["name"].get<std::string>();
+  return spec.value("config", Json::object()).value("name", std::string());
+}
+
+// After reading: a mixed policy named by the layers, and one warning for initializers torchfit does not apply.
+void apply_findings(ModelImpl& model, const keras_config::Findings& f, const Json& config) {
+  if (!config.contains("dtype_policy") && !f.dtype_policy.empty()) model.set_dtype_policy(f.dtype_policy);
+  std::string list;
+  for (const auto& i : f.initializers) {
+    const bool default_init = i.find("GlorotUniform") != std::string::npos ||
+                              i.find("glorot_uniform") != std::string::npos || i.find("Zeros") != std::string::npos ||
+                              i.find("zeros") != std::string::npos || i.find("Ones") != std::string::npos ||
+                              i.find("ones") != std::string::npos;
+    if (!default_init) list += (list.empty() ? "" : "; ") + i;
+  }
+  if (!list.empty()) {
+    logger().warn(
+        "model '{}': torchfit initialises weights as Keras's defaults (glorot_uniform kernels, zero biases); "
+        "not applied: {}",
+        model.model_name(), list);
+  }
+}
+
+Model sequential_from_json(const Json& json) {
+  const Json& config = json["config"];
+  const Json& specs = config.is_array() ? config : config.value("layers", Json());
+  if (!specs.is_array()) throw ConfigError("model JSON: Sequential config.layers must be an array");
+  keras_config::Findings findings;
+  Json layers = Json::array();
+  for (size_t i = 0; i < specs.size(); ++i) {
+    try {
+      layers.push_back(keras_config::layer_spec(specs[i], findings));
+    } catch (const ConfigError& e) {
+      // As SequentialImpl::from_json names a layer: "config.layers[2] ('dense_1', Dense): …".
+      const Json c = specs[i].is_object() ? specs[i].value("config", Json::object()) : Json::object();
+      const std::string name = c.is_object() ? c.value("name", std::string("?")) : "?";
+      const std::string cls = specs[i].is_object() ? specs[i].value("class_name", std::string("?")) : "?";
+      std::string what = e.what();
+      const std::string same = "layer '" + name + "' (" + cls + "): ";
+      if (what.rfind(same, 0) == 0) what = what.substr(same.size());
+      throw ConfigError("config.layers[" + std::to_string(i) + "] ('" + name + "', " + cls + "): " + what);
+    }
+  }
+  Json own = {{"format_version", json.value("format_version", kModelFormatVersion)},
+              {"class_name", "Sequential"},
+              {"config",
+               {{"name", config.is_object() ? config.value("name", std::string("sequential")) : "sequential"},
+                {"layers", layers}}}};
+  if (config.is_object() && config.contains("dtype_policy")) own["config"]["dtype_policy"] = config["dtype_policy"];
+  Model model(SequentialImpl::from_json(own));
+  apply_findings(*model, findings, config.is_object() ? config : Json::object());
+  return model;
+}
+
+Model functional_from_json(const Json& config) {
+  const auto& specs = config.at("layers");
+  if (!specs.is_array() || specs.empty()) throw ConfigError("model JSON: config.layers must be a non-empty list");
+  std::map<std::string, std::shared_ptr<Layer>> layers;
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<KerasTensor>> made;  // layer → its nodes' outputs, in order
+  keras_config::Findings findings;
+  for (const auto& spec : specs) {
+    auto layer = layer_from_json(keras_config::layer_spec(spec, findings));
+    const std::string name = spec_name(spec).empty() ? layer->name() : spec_name(spec);
+    layer->set_name(name);
+    if (!layers.emplace(name, layer).second) throw ConfigError("model JSON: two layers are named '" + name + "'");
+    order.push_back(name);
+    if (auto input = std::dynamic_pointer_cast<InputLayerImpl>(layer)) made[name].push_back(input_tensor_of(input));
+  }
+  // Create the nodes as their inputs become available (the file lists layers in any order).
+  std::map<std::string, size_t> next;  // next inbound node per layer
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (const auto& spec : specs) {
+      const std::string name = spec_name(spec).empty() ? order[&spec - &specs[0]] : spec_name(spec);
+      const auto& inbound = spec.value("inbound_nodes", Json::array());
+      const std::string who = "layer '" + name + "' (" + spec.value("class_name", std::string()) + ")";
+      while (next[name] < inbound.size()) {
+        std::vector<KerasTensor> xs;
+        for (const auto& ref : node_inputs(inbound[next[name]], who)) {
+          auto it = made.find(ref.layer);
+          if (it == made.end() || ref.node >= static_cast<int>(it->second.size())) break;
+          xs.push_back(it->second[static_cast<size_t>(ref.node)]);
+        }
+        if (xs.size() != node_inputs(inbound[next[name]], who).size()) break;
+        auto& layer = layers.at(name);
+        made[name].push_back(layer->takes_list() ? layer->call(xs) : layer->call(xs.at(0)));
+        ++next[name];
+        progress = true;
+      }
+    }
+  }
+  std::string stuck;
+  for (const auto& spec : specs) {
+    const std::string name = spec_name(spec);
+    if (next[name] < spec.value("inbound_nodes", Json::array()).size()) stuck += (stuck.empty() ? "" : ", ") + name;
+  }
+  if (!stuck.empty()) {
+    throw ConfigError("model JSON: the inputs of layer(s) " + stuck +
+                      " never become available (a cycle, or a reference to a missing layer or node)");
+  }
+  auto resolve = [&](const std::vector<TensorRef>& refs, const std::string& what) {
+    std::vector<KerasTensor> ts;
+    for (const auto& r : refs) {
+      auto it = made.find(r.layer);
+      if (it == made.end() || r.node >= static_cast<int>(it->second.size())) {
+        throw ConfigError("model JSON: " + what + " names layer '" + r.layer + "' node " + std::to_string(r.node) +
+                          ", which does not exist");
+      }
+      ts.push_back(it->second[static_cast<size_t>(r.node)]);
+    }
+    return ts;
+  };
+  Model model(resolve(endpoint_refs(config.at("input_layers"), "input_layers"), "input_layers"),
+              resolve(endpoint_refs(config.at("output_layers"), "output_layers"), "output_layers"),
+              config.value("name", std::string("model")));
+  model->reorder_layers(order);
+  apply_findings(*model, findings, config);
+  if (config.contains("dtype_policy")) {
+    if (!config["dtype_policy"].is_string()) throw ConfigError("model JSON: config.dtype_policy must be a string");
+    model->set_dtype_policy(config["dtype_policy"].get<std::string>());
+  }
+  return model;
+}
+
+}  // namespace
+
+Model model_from_json(const Json& json) {
+  if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() ||
+      !json.contains("config")) {
+    throw ConfigError(
+        "model JSON: expected {\"class_name\": \"Functional\" | \"Model\" | \"Sequential\", \"config\": ...}");
+  }
+  const auto cls = json["class_name"].get<std::string>();
+  if (cls == "Sequential") return sequential_from_json(json);
+  if (cls == "Functional" || cls == "Model") return functional_from_json(json["config"]);
+  throw ConfigError("model JSON: model class '" + cls + "' is not supported (Functional, Model, Sequential)");
+}
+
+Model model_from_json_text(const std::string& text, const std::string& source) {
+  Json json;
+  try {
+    json = Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    throw ConfigError((source.empty() ? std::string("model JSON") : "'" + source + "'") +
+                      ": not valid JSON: " + e.what());
+  }
+  return model_from_json(json);
+}
+
+nlohmann::json ModelImpl::to_json() const {
+  Json layers = Json::array();
+  auto ref = [this](const KerasTensor& x) {
+    return Json::array({x.layer()->name(), local_node_index(x.node().get()), x.tensor_index()});
+  };
+  std::map<const Layer*, std::vector<const Node*>> nodes_of;
+  for (const auto& [node, index] : local_index_) nodes_of[node->layer.get()].push_back(node);
+  for (const auto& l : layers_) {
+    auto nodes = nodes_of[l.get()];
+    std::sort(nodes.begin(), nodes.end(),
+              [this](const Node* a, const Node* b) { return local_node_index(a) < local_node_index(b); });
+    Json inbound = Json::array();
+    for (const Node* n : nodes) {
+      if (n->inputs.empty()) continue;
+      Json args = Json::array();
+      for (const auto& x : n->inputs) {
+        Json r = ref(x);
+        r.push_back(Json::object());
+        args.push_back(r);
+      }
+      inbound.push_back(args);
+    }
+    layers.push_back(
+        {{"class_name", l->class_name()}, {"config", l->config()}, {"name", l->name()}, {"inbound_nodes", inbound}});
+  }
+  Json ins = Json::array(), outs = Json::array();
+  for (const auto& x : inputs()) ins.push_back(ref(x));
+  for (const auto& y : outputs()) outs.push_back(ref(y));
+  Json config = {{"name", name_},
+                 {"layers", layers},
+                 {"input_layers", ins},
+                 {"output_layers", outs},
+                 {"dtype_policy", dtype_policy().name()}};
+  return {{"class_name", "Functional"},
+          {"config", config},
+          {"keras_version", "2.4.0"},
+          {"backend", "tensorflow"},
+          {"format_version", kModelFormatVersion}};
+}
+
+}  // namespace torchfit

@@ -1,0 +1,182 @@
+#include "keras_layer_config.h"
+
+#include <algorithm>
+#include <map>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/registry.h>
+
+namespace torchfit::keras_config {
+namespace {
+
+using Json = nlohmann::json;
+
+// Keras 1 class names → Keras 2 names.
+const std::map<std::string, std::string>& keras1_classes() {
+  static const std::map<std::string, std::string> m = {{"Convolution2D", "Conv2D"}};
+  return m;
+}
+
+// Keras 1 argument names → Keras 2 names (the values need no conversion except where noted).
+const std::map<std::string, std::string>& keras1_args() {
+  static const std::map<std::string, std::string> m = {{"nb_filter", "filters"},
+                                                       {"subsample", "strides"},
+                                                       {"border_mode", "padding"},
+                                                       {"output_dim", "units"},
+                                                       {"p", "rate"},
+                                                       {"init", "kernel_initializer"},
+                                                       {"bias", "use_bias"},
+                                                       {"W_regularizer", "kernel_regularizer"},
+                                                       {"b_regularizer", "bias_regularizer"},
+                                                       {"W_constraint", "kernel_constraint"},
+                                                       {"b_constraint", "bias_constraint"}};
+  return m;
+}
+
+std::string object_name(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string())
+    return v["class_name"].get<std::string>();
+  return v.dump();
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string supported_classes() {
+  std::string s;
+  for (const auto& c : registered_layers()) s += (s.empty() ? "" : ", ") + c;
+  return s;
+}
+
+// dtype: "float32", a policy name, or {"class_name": "DTypePolicy"/"Policy", "config": {"name": …}}.
+void read_dtype(const Json& v, const std::string& who, Findings& f) {
+  std::string name = v.is_string() ? v.get<std::string>() : "";
+  if (v.is_object()) name = v.value("config", Json::object()).value("name", std::string());
+  if (name == "float32") return;
+  if (name == "mixed_float16" || name == "mixed_bfloat16") {
+    f.dtype_policy = name;
+    return;
+  }
+  throw ConfigError(who + ": dtype " + v.dump() + " is not supported (float32, mixed_float16, mixed_bfloat16)");
+}
+
+// Shape from a Keras batch shape [null, d1, …]; Keras 1 "th" ordering (C, H, W) → (H, W, C).
+Json per_sample(const Json& batch, bool channels_first) {
+  Json s = Json::array();
+  for (size_t i = 1; i < batch.size(); ++i) s.push_back(batch[i]);
+  if (channels_first && s.size() == 3) s = Json::array({s[1], s[2], s[0]});
+  return s;
+}
+
+// The Keras-only keys of one config: checked, dropped or renamed. Returns the torchfit config.
+Json convert_config(const std::string& cls, Json c, const std::string& who, Findings& f) {
+  for (const auto& [k1, k2] : keras1_args()) {
+    if (c.contains(k1)) {
+      c[k2] = c[k1];
+      c.erase(k1);
+    }
+  }
+  bool channels_first = false;
+  if (c.contains("dim_ordering")) {  // Keras 1: "th" = channels first
+    channels_first = c["dim_ordering"] == "th";
+    c.erase("dim_ordering");
+  }
+  if (c.contains("nb_row") && c.contains("nb_col")) {
+    c["kernel_size"] = Json::array({c["nb_row"], c["nb_col"]});
+    c.erase("nb_row");
+    c.erase("nb_col");
+  }
+  for (const char* k : {"input_dtype", "batch_size", "seed", "noise_shape", "module", "registered_name"}) {
+    if (c.contains(k) && !c[k].is_null() && std::string(k) == "noise_shape") {
+      throw ConfigError(who + ": noise_shape " + c[k].dump() + " is not supported");
+    }
+    c.erase(k);
+  }
+  for (const char* k : {"quantization_config", "lora_rank"}) {  // Keras 3, null unless quantized / LoRA
+    if (c.contains(k) && !c[k].is_null()) throw ConfigError(who + ": " + k + " " + c[k].dump() + " is not supported");
+    c.erase(k);
+  }
+  if (c.contains("dtype")) {
+    read_dtype(c["dtype"], who, f);
+    c.erase("dtype");
+  }
+  if (c.contains("data_format")) {
+    if (c["data_format"] != "channels_last") {
+      throw ConfigError(who + ": data_format " + c["data_format"].dump() + " is not supported (channels_last)");
+    }
+    c.erase("data_format");
+  }
+  if (c.contains("groups")) {
+    if (c["groups"] != 1) throw ConfigError(who + ": groups " + c["groups"].dump() + " is not supported (1)");
+    c.erase("groups");
+  }
+  if (cls == "BatchNormalization" && c.contains("axis")) {
+    const Json& a = c["axis"];
+    const bool last =
+        a == -1 || a == 3 || a == Json::array({3}) || a == Json::array({-1}) || a == 1 || a == Json::array({1});
+    if (!last) throw ConfigError(who + ": axis " + a.dump() + " is not supported (the channel axis, -1)");
+    c.erase("axis");
+  }
+  if (cls != "InputLayer") {
+    for (const char* k : {"batch_input_shape", "batch_shape"}) {
+      if (c.contains(k)) {
+        if (!c[k].is_null()) c["input_shape"] = per_sample(c[k], channels_first);
+        c.erase(k);
+      }
+    }
+    if (c.contains("input_dim")) {  // Keras 1 Dense
+      if (!c["input_dim"].is_null()) c["input_shape"] = Json::array({c["input_dim"]});
+      c.erase("input_dim");
+    }
+  }
+  std::vector<std::string> keys;
+  for (const auto& item : c.items()) keys.push_back(item.key());
+  for (const auto& k : keys) {
+    const Json& v = c[k];
+    const bool weight_regularizer = ends_with(k, "_regularizer") && k != "activity_regularizer";
+    if (weight_regularizer && !v.is_null()) {
+      const std::string cls = object_name(v);
+      if (cls != "L1" && cls != "L2" && cls != "L1L2" && cls != "l1" && cls != "l2" && cls != "l1_l2") {
+        throw ConfigError(who + ": " + k + " " + cls + " is not supported (L1, L2, L1L2)");
+      }
+    } else if (ends_with(k, "_regularizer") || ends_with(k, "_constraint")) {
+      if (!v.is_null()) {
+        throw ConfigError(
+            who + ": " + k + " " + object_name(v) +
+            " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
+      }
+      c.erase(k);
+    } else if (ends_with(k, "_initializer")) {
+      f.initializers.push_back(who + " " + k + " " + object_name(v));
+      c.erase(k);
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+Json layer_spec(const Json& spec, Findings& f) {
+  if (!spec.is_object() || !spec.contains("class_name") || !spec["class_name"].is_string()) {
+    throw ConfigError("model JSON: a layer must be an object with a string \"class_name\", got " + spec.dump());
+  }
+  std::string cls = spec["class_name"].get<std::string>();
+  if (auto it = keras1_classes().find(cls); it != keras1_classes().end()) cls = it->second;
+  const Json config = spec.value("config", Json::object());
+  const std::string name = config.is_object() ? config.value("name", spec.value("name", std::string("?"))) : "?";
+  const std::string who = "layer '" + name + "' (" + cls + ")";
+  const auto known = registered_layers();
+  if (std::find(known.begin(), known.end(), cls) == known.end()) {
+    throw ConfigError(who + ": unknown layer class '" + cls + "'" +
+                      (spec.contains("module") && spec["module"].is_string() && spec["module"] != "keras.layers"
+                           ? " (a custom object from module " + spec["module"].dump() + ")"
+                           : "") +
+                      " (known: " + supported_classes() + ")");
+  }
+  if (!config.is_object()) throw ConfigError(who + ": config must be an object");
+  return {{"class_name", cls}, {"config", convert_config(cls, config, who, f)}};
+}
+
+}  // namespace torchfit::keras_config

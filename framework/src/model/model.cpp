@@ -1,0 +1,376 @@
+#include <torchfit/model/model.h>
+
+#include <algorithm>
+#include <functional>
+#include <ostream>
+#include <set>
+
+#include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/input_layer.h>
+#include <torchfit/layers/max_pooling2d.h>
+
+namespace torchfit {
+namespace {
+
+bool is_input_node(const Node& node) { return node.inputs.empty(); }
+
+std::string tensor_shape_text(at::IntArrayRef sizes) {
+  std::string s = "(";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + ")";
+}
+
+}  // namespace
+
+ModelImpl::ModelImpl(std::string name) : torch::nn::Module("Model"), name_(std::move(name)) {}
+
+ModelImpl::ModelImpl(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name)
+    : ModelImpl(std::move(name)) {
+  set_graph(std::move(inputs), std::move(outputs), /*include_input_layers=*/true);
+}
+
+std::string ModelImpl::describe() const { return kind_ + " '" + name_ + "'"; }
+
+void ModelImpl::name_layers(const std::vector<std::shared_ptr<Node>>& order) {
+  std::set<std::string> taken;
+  for (const auto& n : order) {
+    if (!n->layer->name().empty()) taken.insert(n->layer->name());
+  }
+  for (const auto& n : order) {
+    Layer& layer = *n->layer;
+    if (!layer.name().empty()) continue;
+    const bool input = layer.class_name() == "InputLayer";
+    const std::string base = input ? "input" : keras_snake_case(layer.class_name());
+    int count = input ? 1 : 0;
+    std::string candidate = input ? base + "_1" : base;
+    while (taken.count(candidate)) candidate = base + "_" + std::to_string(++count);
+    layer.set_name(candidate);
+    taken.insert(candidate);
+  }
+}
+
+void ModelImpl::set_graph(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs,
+                          bool include_input_layers) {
+  if (inputs.empty() || outputs.empty()) throw ConfigError(describe() + " needs at least one input and one output");
+  std::set<const Node*> input_nodes;
+  for (const auto& x : inputs) {
+    if (!x.defined() || !is_input_node(*x.node())) {
+      throw ConfigError(describe() + ": every input must come from Input(), got " +
+                        (x.defined() ? "the output of layer '" + x.layer()->name() + "'" : "an empty KerasTensor"));
+    }
+    if (!input_nodes.insert(x.node().get()).second) {
+      throw ConfigError(describe() + ": input '" + x.layer()->name() + "' is given twice");
+    }
+  }
+  // Depth-first from the outputs: post-order is a topological order.
+  std::vector<std::shared_ptr<Node>> order;
+  std::set<const Node*> done, active, reached_inputs;
+  std::function<void(const std::shared_ptr<Node>&, const Node*)> visit = [&](const std::shared_ptr<Node>& n,
+                                                                             const Node* consumer) {
+    if (done.count(n.get())) return;
+    if (is_input_node(*n)) {
+      if (!input_nodes.count(n.get())) {
+        std::string names;
+        for (const auto& x : inputs) names += (names.empty() ? "" : ", ") + x.layer()->name();
+        throw ConfigError(describe() + ": graph disconnected: layer '" +
+                          (consumer ? consumer->layer->name() : std::string("?")) + "' (" +
+                          (consumer ? consumer->layer->class_name() : std::string("?")) + ") reads input '" +
+                          n->layer->name() + "' " + format_shape(n->output_shapes[0]) +
+                          ", which is not among the model's inputs (" + names + ")");
+      }
+      reached_inputs.insert(n.get());
+      done.insert(n.get());
+      return;
+    }
+    if (!active.insert(n.get()).second) {
+      throw ConfigError(describe() + ": the graph has a cycle through layer '" + n->layer->name() + "'");
+    }
+    for (const auto& x : n->inputs) visit(x.node(), n.get());
+    active.erase(n.get());
+    done.insert(n.get());
+    order.push_back(n);
+  };
+  for (const auto& y : outputs) {
+    if (!y.defined()) throw ConfigError(describe() + ": an output is an empty KerasTensor");
+    visit(y.node(), nullptr);
+  }
+  std::vector<std::shared_ptr<Node>> all;
+  for (const auto& x : inputs) all.push_back(x.node());
+  all.insert(all.end(), order.begin(), order.end());
+  name_layers(all);
+  for (const auto& x : inputs) {
+    if (!reached_inputs.count(x.node().get())) {
+      throw ConfigError(describe() + ": input '" + x.layer()->name() + "' " + format_shape(x.shape()) +
+                        " is not used by any output");
+    }
+  }
+  // Unique layers, one name each.
+  std::vector<std::shared_ptr<Layer>> layers;
+  std::map<std::string, const Layer*> by_name;
+  for (const auto& n : all) {
+    const auto& l = n->layer;
+    auto [it, fresh] = by_name.emplace(l->name(), l.get());
+    if (!fresh && it->second != l.get()) {
+      throw ConfigError(describe() + ": two different layers are named '" + l->name() +
+                        "'; layer names must be unique in a model");
+    }
+    if (fresh && (include_input_layers || !is_input_node(*n))) layers.push_back(l);
+  }
+  for (const auto& l : layers) {
+    if (!named_children().contains(l->name())) register_module(l->name(), l);
+  }
+  inputs_ = std::move(inputs);
+  outputs_ = std::move(outputs);
+  nodes_ = std::move(order);
+  layers_ = std::move(layers);
+  slot_.clear();
+  local_index_.clear();
+  std::map<const Layer*, int> calls;
+  for (const auto& n : all) {
+    slot_[n.get()] = slot_.size();
+    local_index_[n.get()] = calls[n->layer.get()]++;
+  }
+  plan();
+}
+
+void ModelImpl::plan() {
+  steps_.clear();
+  uses_.assign(slot_.size(), 0);
+  std::set<const Node*> outputs;
+  for (const auto& y : outputs_) outputs.insert(y.node().get());
+  for (const auto& n : nodes_) {
+    Step s;
+    s.node = n;
+    s.out = slot_.at(n.get());
+    s.output = outputs.count(n.get()) > 0;
+    for (const auto& x : n->inputs) {
+      s.in.push_back(slot_.at(x.node().get()));
+      ++uses_[s.in.back()];
+    }
+    steps_.push_back(std::move(s));
+  }
+  for (auto& s : steps_) s.consumed = uses_[s.out] > 0;
+  for (const auto& y : outputs_) uses_[slot_.at(y.node().get())] = -1;  // never freed
+  for (size_t i = 0; pool_before_relu_ && i + 1 < steps_.size(); ++i) {
+    const Step& a = steps_[i];
+    const Step& b = steps_[i + 1];
+    steps_[i].fuse_pool = !a.output && uses_[a.out] == 1 && a.node->inputs.size() == 1 &&
+                          !a.node->layer->takes_list() && a.node->layer->output_activation() == "relu" &&
+                          b.in.size() == 1 && b.in[0] == a.out &&
+                          dynamic_cast<const MaxPooling2DImpl*>(b.node->layer.get()) != nullptr;
+    if (steps_[i].fuse_pool) ++i;
+  }
+}
+
+int ModelImpl::local_node_index(const Node* node) const {
+  auto it = local_index_.find(node);
+  return it == local_index_.end() ? 0 : it->second;
+}
+
+bool ModelImpl::is_chain() const {
+  if (inputs_.size() != 1 || outputs_.size() != 1) return false;
+  const Node* prev = inputs_[0].node().get();
+  for (const auto& n : nodes_) {
+    if (n->inputs.size() != 1 || n->inputs[0].node().get() != prev) return false;
+    prev = n.get();
+  }
+  return prev == outputs_[0].node().get();
+}
+
+void ModelImpl::set_memory_format(const std::string& name) {
+  if (name != "auto" && name != "channels_last" && name != "contiguous")
+    throw ConfigError("memory_format must be auto, channels_last or contiguous, got \"" + name + "\"");
+  memory_format_ = name;
+}
+
+bool ModelImpl::uses_channels_last(const c10::Device& device) const {
+  return memory_format_ == "channels_last" || (memory_format_ == "auto" && device.is_cpu());
+}
+
+at::Tensor ModelImpl::prepare_input(const at::Tensor& x, size_t i) const {
+  const Shape& keras = inputs_[i].shape();
+  const Shape expected = to_tensor_shape(keras);
+  const auto got = x.sizes();
+  if (static_cast<size_t>(x.dim()) != expected.size() + 1 ||
+      !std::equal(expected.begin(), expected.end(), got.begin() + 1)) {
+    std::string tensor = "(N";
+    for (int64_t e : expected) tensor += ", " + std::to_string(e);
+    throw ConfigError(describe() + ": an input tensor of shape " + tensor_shape_text(got) +
+                      " does not fit the model's input_shape " + format_shape(keras) + ", which takes tensors " +
+                      tensor + ")" + (keras.size() == 3 ? " (N, C, H, W)" : ""));
+  }
+  const bool channels_last = x.dim() == 4 && uses_channels_last(x.device());
+  // A mixed policy: the layers take their input in the compute dtype (Keras casts a layer's floating
+  // inputs); one pass converts layout and dtype together.
+  const bool cast = dtype_policy_.is_mixed() && at::isFloatingType(x.scalar_type());
+  if (!cast) return channels_last ? x.contiguous(at::MemoryFormat::ChannelsLast) : x;
+  return x.to(dtype_policy_.compute_dtype(), /*non_blocking=*/false, /*copy=*/false,
+              channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Preserve);
+}
+
+void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
+  std::vector<int> uses = uses_;
+  auto release = [&](const Step& s) {
+    for (size_t slot : s.in) {
+      if (uses[slot] > 0 && --uses[slot] == 0) values[slot].reset();
+    }
+  };
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step& s = steps_[i];
+    Layer& layer = *s.node->layer;
+    if (s.fuse_pool) {
+      // max(relu(a), relu(b), …) = relu(max(a, b, …)) and the gradient reaches the same element, so the
+      // ReLU and its backward run on the pooled tensor (4× smaller for 2×2 pooling).
+      const Step& pool = steps_[i + 1];
+      at::Tensor h = pool.node->layer->forward(layer.forward_without_activation(values[s.in[0]]));
+      values[pool.out] = apply_activation("relu", h, /*inplace=*/true);  // the pool has no activation to leave out
+      release(s);
+      ++i;
+      continue;
+    }
+    if (s.output && logits) {
+      at::Tensor h = s.in.size() == 1 && !layer.takes_list() ? layer.forward_without_activation(values[s.in[0]])
+                                                             : layer.forward_multi([&] {
+                                                                 std::vector<at::Tensor> xs;
+                                                                 for (size_t k : s.in) xs.push_back(values[k]);
+                                                                 return xs;
+                                                               }());
+      values[s.out] = h;
+      // Nodes reading this output get it activated, as forward() gives it.
+      if (s.consumed)
+        throw ConfigError(describe() + ": output layer '" + layer.name() +
+                          "' also feeds other layers; run forward() instead of forward_logits()");
+    } else if (s.in.size() == 1 && !layer.takes_list()) {
+      values[s.out] = layer.forward(values[s.in[0]]);
+    } else {
+      std::vector<at::Tensor> xs;
+      for (size_t k : s.in) xs.push_back(values[k]);
+      values[s.out] = layer.forward_multi(xs);
+    }
+    release(s);
+  }
+}
+
+std::vector<at::Tensor> ModelImpl::run(const std::vector<at::Tensor>& xs, bool logits) {
+  if (xs.size() != inputs_.size()) {
+    throw ConfigError(describe() + " takes " + std::to_string(inputs_.size()) + " input tensor(s), got " +
+                      std::to_string(xs.size()));
+  }
+  const bool mixed = dtype_policy_.is_mixed();
+  std::vector<at::Tensor> values(slot_.size());
+  {
+    mixed_precision::AutocastScope autocast(dtype_policy_, xs.empty() ? c10::Device(c10::kCPU) : xs[0].device());
+    for (size_t i = 0; i < xs.size(); ++i) values[slot_.at(inputs_[i].node().get())] = prepare_input(xs[i], i);
+    run_steps(values, logits || mixed);
+  }
+  std::vector<at::Tensor> out;
+  for (const auto& y : outputs_) {
+    at::Tensor h = values[slot_.at(y.node().get())];
+    if (mixed) {
+      // Keras's mixed-precision rule: the output activation (softmax/sigmoid) and the loss in float32.
+      h = h.to(at::kFloat);
+      if (!logits && !is_input_node(*y.node())) h = apply_activation(y.layer()->output_activation(), h);
+    }
+    out.push_back(h.dim() == 4 ? h.contiguous() : h);
+  }
+  return out;
+}
+
+std::vector<at::Tensor> ModelImpl::forward_multi(const std::vector<at::Tensor>& xs, bool logits) {
+  return run(xs, logits);
+}
+
+at::Tensor ModelImpl::forward(const at::Tensor& x) {
+  if (inputs_.size() != 1 || outputs_.size() != 1) {
+    throw ConfigError(describe() + " has " + std::to_string(inputs_.size()) + " inputs and " +
+                      std::to_string(outputs_.size()) + " outputs: use forward_multi");
+  }
+  return run({x}, false)[0];
+}
+
+at::Tensor ModelImpl::forward_logits(const at::Tensor& x) {
+  if (inputs_.size() != 1 || outputs_.size() != 1) {
+    throw ConfigError(describe() + " has several inputs or outputs: use forward_multi(xs, /*logits=*/true)");
+  }
+  return run({x}, true)[0];
+}
+
+std::string ModelImpl::output_activation() const {
+  if (outputs_.size() != 1 || is_input_node(*outputs_[0].node())) return "linear";
+  return outputs_[0].layer()->output_activation();
+}
+
+std::shared_ptr<Layer> ModelImpl::get_layer(const std::string& name) const {
+  std::string known;
+  for (const auto& l : layers_) {
+    if (l->name() == name) return l;
+    known += (known.empty() ? "" : ", ") + l->name();
+  }
+  throw ConfigError("no layer named '" + name + "' in " + describe() + " (layers: " + known + ")");
+}
+
+void ModelImpl::reorder_layers(const std::vector<std::string>& names) {
+  std::vector<std::shared_ptr<Layer>> ordered;
+  for (const auto& n : names) {
+    for (const auto& l : layers_) {
+      if (l->name() == n) ordered.push_back(l);
+    }
+  }
+  if (ordered.size() == layers_.size()) layers_ = std::move(ordered);
+}
+
+const Shape& ModelImpl::input_shape() const {
+  if (inputs_.size() != 1) {
+    throw ConfigError(describe() + (inputs_.empty() ? " has no layers" : " has several inputs"));
+  }
+  return inputs_[0].shape();
+}
+
+const Shape& ModelImpl::output_shape() const {
+  if (outputs_.size() != 1) {
+    throw ConfigError(describe() + (outputs_.empty() ? " has no layers" : " has several outputs"));
+  }
+  return outputs_[0].shape();
+}
+
+at::Tensor ModelImpl::regularization_loss() const {
+  at::Tensor total;
+  for (const auto& l : layers_) {
+    at::Tensor r = l->regularization_loss();
+    if (r.defined()) total = total.defined() ? total + r : r;
+  }
+  return total;
+}
+
+int64_t ModelImpl::count_params() const { return trainable_params() + non_trainable_params(); }
+int64_t ModelImpl::trainable_params() const {
+  int64_t n = 0;
+  for (const auto& l : layers_) n += l->trainable_params();
+  return n;
+}
+int64_t ModelImpl::non_trainable_params() const {
+  int64_t n = 0;
+  for (const auto& l : layers_) n += l->non_trainable_params();
+  return n;
+}
+int64_t ModelImpl::flops_per_sample() const {
+  int64_t n = 0;
+  for (const auto& node : nodes_) n += node->layer->flops_per_sample();
+  return n;
+}
+
+int64_t ModelImpl::train_flops_per_sample() const {
+  int64_t first = 0;
+  for (const auto& node : nodes_) {
+    const bool reads_input = std::all_of(node->inputs.begin(), node->inputs.end(),
+                                         [](const KerasTensor& x) { return is_input_node(*x.node()); });
+    if (reads_input) first += node->layer->flops_per_sample();
+  }
+  return 3 * flops_per_sample() - first;
+}
+
+std::string ModelImpl::summary(int line_length) const { return functional_summary(line_length > 0 ? line_length : 98); }
+
+void ModelImpl::print_summary(std::ostream& os) const { os << summary(); }
+
+}  // namespace torchfit
