@@ -58,7 +58,8 @@ class GradientReducer {
   /// re-arms the buckets. Call before each backward.
   void zero_grad();
   /// After backward: starts the buckets backward did not complete (parameters without a gradient this
-  /// step), in bucket order, and waits for all. The gradients are then the sums over the ranks (scale
+  /// step), in bucket order, and waits for all. The gradients are then the sums over the ranks (with
+  /// compression: the rounded sums of the rounded gradients, GradientCompression; scale
   /// the loss so that they are the means). Returns the time spent waiting, in milliseconds.
   /// Errors: CommunicationError.
   double finish();
