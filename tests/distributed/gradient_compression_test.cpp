@@ -11,6 +11,7 @@
 #include <torchfit/error.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/fashion_mnist.h"
