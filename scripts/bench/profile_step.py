@@ -17,13 +17,16 @@ and with the AVX2 paths forced: ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
 """
 import argparse
 import collections
-import json
 import os
 import statistics
+import sys
 import time
 
 import torch
 from torch import nn
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_table import op_table, print_table  # noqa: E402
 
 p = argparse.ArgumentParser()
 p.add_argument("--steps", type=int, default=6)
@@ -109,16 +112,8 @@ for e in prof.function_events:
             break
         parent = parent.cpu_parent
     per_op[(phase, e.name)] += e.self_cpu_time_total
-rows = sorted(((us / 1000 / args.steps, ph, op) for (ph, op), us in per_op.items()), reverse=True)
-totals = {ph: sum(ms for ms, p2, _ in rows if p2 == ph) for ph in PHASES + ("other",)}
+rows, totals = op_table(per_op, args.steps)
 wall = statistics.median(walls)
 print(f"median step {wall:.1f} ms (profiled, {args.steps} steps, {args.threads} threads, {args.memory_format}); "
-      + ", ".join(f"{ph} {totals[ph]:.1f} ms" for ph in PHASES) + " (self CPU time per step)")
-print("| phase | operator | ms per step |")
-print("|---|---|---|")
-for ms, ph, op in rows[: args.top]:
-    print(f"| {ph} | {op} | {ms:.1f} |")
-if args.json:
-    with open(args.json, "w") as f:
-        json.dump({"median_ms": wall, "totals": totals,
-                   "ops": [{"phase": ph, "op": op, "ms": ms} for ms, ph, op in rows]}, f, indent=1)
+      + ", ".join(f"{ph} {totals.get(ph, 0.0):.1f} ms" for ph in PHASES) + " (self CPU time per step)")
+print_table(rows, totals, args.top, args.json, median_ms=wall)

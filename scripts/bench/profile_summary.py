@@ -13,6 +13,11 @@ operator) is listed as "(own code)".
 import argparse
 import collections
 import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from op_table import op_table, print_table  # noqa: E402
 
 PHASES = ("torchfit::forward", "torchfit::backward", "torchfit::optimizer")
 
@@ -52,16 +57,7 @@ for evs in by_thread.values():
     while stack:
         close(stack.pop())
 
-rows = sorted(((us / 1000 / args.steps, ph, op) for (ph, op), us in per_op.items()), reverse=True)
-totals = collections.defaultdict(float)
-for ms, ph, _ in rows:
-    totals[ph] += ms
+rows, totals = op_table(per_op, args.steps)
 print(", ".join(f"{ph} {totals[ph]:.1f} ms" for ph in ("forward", "backward", "optimizer", "other") if ph in totals)
       + f" per step ({args.steps} steps)")
-print("| phase | operator | ms per step |")
-print("|---|---|---|")
-for ms, ph, op in rows[: args.top]:
-    print(f"| {ph} | {op} | {ms:.1f} |")
-if args.json:
-    with open(args.json, "w") as f:
-        json.dump({"totals": totals, "ops": [{"phase": ph, "op": op, "ms": ms} for ms, ph, op in rows]}, f, indent=1)
+print_table(rows, totals, args.top, args.json)
