@@ -1,12 +1,15 @@
 // bench_step — times torchfit's fit() step on the article's CNN with synthetic data (batch 32 of
 // 150×150×3 random images, 8 classes, Adam, categorical cross-entropy), the torchfit side of
 // scripts/bench.sh goal 1/2 (and, with --device cuda, of scripts/gpu_check.sh's step comparison). Prints one
-// JSON line with the median step time (warm-up excluded; on CUDA each step's clock reads are synchronised).
+// JSON line with the median step time (warm-up excluded; on CUDA each step's clock reads are synchronised)
+// and the step's FLOPs counted from the model (train_gflop_per_step: 28.9 for the article's CNN at batch 32).
 #include <CLI/CLI.hpp>
 
 #include "../common/cli.h"
 
 #include <iostream>
+
+#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <torchfit/error.h>
 #include <torchfit/model/seed_cnn.h>
@@ -37,6 +40,11 @@ int main(int argc, char** argv) {
   torchfit::apps::add_device_flag(app, device_spec);
   torchfit::apps::add_mixed_precision_flag(app, policy,
                                            "Dtype policy: float32, mixed_bfloat16, mixed_float16 (CUDA only)");
+  std::string profile;
+  app.add_option("--profile", profile,
+                 "Also write LibTorch's profiler trace of the timed steps to this file (Chrome trace JSON; "
+                 "scripts/bench/profile_summary.py tables it per operator); the warm-up runs as a fit() of its own")
+      ->check(torchfit::apps::output_file());
   app.add_flag("--relu-before-pool", as_written,
                "Run Conv2D(relu) -> MaxPooling2D as written instead of pooling before the ReLU (comparisons)");
   TORCHFIT_CLI_PARSE(app, argc, argv);
@@ -60,7 +68,14 @@ int main(int argc, char** argv) {
         model, CompileOptions().metrics({"categorical_accuracy"}).optimizer(OptimizerOptions().fused(!reference_adam)),
         device);
     std::ostringstream quiet;
-    trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
+    if (profile.empty()) {
+      trainer.fit(it,
+                  FitOptions().epochs(1).steps_per_epoch(steps + warmup).warmup_steps(warmup).verbose(0).out(&quiet));
+    } else {  // only the timed steps under the profiler
+      if (warmup > 0) trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(warmup).verbose(0).out(&quiet));
+      torch::autograd::profiler::RecordProfile guard(profile);
+      trainer.fit(it, FitOptions().epochs(1).steps_per_epoch(steps).warmup_steps(0).verbose(0).out(&quiet));
+    }
     const TimingSummary timing = summarize_timings(trainer.step_timings());  // the statistics of epochs.csv
     const double median = timing.median_ms;
     const double flops_per_sample = static_cast<double>(trainer.model()->train_flops_per_sample());
@@ -70,6 +85,9 @@ int main(int argc, char** argv) {
         {"median_ms", median},
         {"steps_ms", timing.step_ms},
         {"gflops_per_s", achieved_gflops_per_s(timing, flops_per_sample)},
+        // The step's FLOPs, counted from the model: 3x forward (forward, input and weight gradients) of
+        // every Conv2D and Dense, less the first layer's input gradient, times the batch.
+        {"train_gflop_per_step", flops_per_sample * static_cast<double>(batch) / 1e9},
         {"steps_run", trainer.position().train_batches},
         {"memory_format", memory_format},
         {"mixed_precision", policy},

@@ -101,6 +101,11 @@ void add_training_flags(CLI::App& app, Args& a) {
                  "Under torchrun (data-parallel): auto (NCCL on CUDA, else Gloo), gloo or nccl")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "gloo", "nccl"}));
+  app.add_option("--grad-compression", a.grad_compression,
+                 "Under torchrun: how gradients travel between the processes: none (float32), bf16 or fp16 "
+                 "(half the bytes, summed in float32, as PyTorch DDP's bf16/fp16_compress_hook)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "bf16", "fp16"}));
   app.add_option("--dist-timeout", a.dist_timeout,
                  "Under torchrun: seconds to wait for the other processes at the start and in each allreduce "
                  "(a killed peer is reported at once, a stuck one after this)")

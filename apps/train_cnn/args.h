@@ -62,8 +62,9 @@ struct Args {
   int64_t lr_warmup_steps = 0;              ///< cosine: linear warm-up from 0 to --lr
   int64_t decay_steps = 0;                  ///< 0 = the run's remaining updates
   double decay_rate = 0.5, alpha = 0.0;
-  std::string lr_boundaries, lr_values;  ///< piecewise: comma-separated
-  std::string dist_backend = "auto";     ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
+  std::string lr_boundaries, lr_values;   ///< piecewise: comma-separated
+  std::string dist_backend = "auto";      ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
+  std::string grad_compression = "none";  ///< under torchrun: none, bf16, fp16 (FitOptions::gradient_compression)
   int dist_timeout = 300;  ///< seconds: rendezvous and each collective (distributed::kDefaultTimeoutSeconds)
   /// The parsed command line (apps::parsed_arguments), for run.json's "arguments".
   nlohmann::json arguments;

@@ -373,7 +373,8 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                             .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
                             .warmup_steps(a.warmup_steps)
                             .class_weight(s.class_weight)
-                            .process_group(group));
+                            .process_group(group)
+                            .gradient_compression(a.grad_compression));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
   if (a.ema && checkpoint && !checkpoint->last_saved().empty()) {

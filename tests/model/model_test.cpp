@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/layers/activation.h>

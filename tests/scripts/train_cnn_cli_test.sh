@@ -21,6 +21,8 @@ expect_exit 2 "no train/" "$BIN/train_cnn" --data "$WORK/empty"
 expect_exit 2 "bogus" "$BIN/train_cnn" --bogus
 expect_exit 2 "--epochs" "$BIN/train_cnn" --epochs five
 expect_exit 2 "--seed: must be a whole number" "$BIN/train_cnn" --data "$WORK/data" --seed -1
+expect_exit 2 "--grad-compression: int8 not in {none,bf16,fp16}" "$BIN/train_cnn" --data "$WORK/data" \
+  --grad-compression int8
 expect_exit 1 "cannot format filepath" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --epochs 1 \
   --steps-per-epoch 1 --run-dir "$WORK/badname" --checkpoint "$WORK/w.{val_acc:.2f}.ckpt"
 expect_exit 1 "gives a file name of 266 bytes, above NAME_MAX" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 \

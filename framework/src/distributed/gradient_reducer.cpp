@@ -10,7 +10,27 @@
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 
+#include "gradient_compression.h"
+
 namespace torchfit::distributed {
+
+GradientCompression parse_gradient_compression(const std::string& name, const std::string& what) {
+  for (auto c : {GradientCompression::none, GradientCompression::bf16, GradientCompression::fp16}) {
+    if (name == to_string(c)) return c;
+  }
+  throw ConfigError(what + " '" + name + "' is not one of none, bf16, fp16");
+}
+
+std::string to_string(GradientCompression compression) {
+  switch (compression) {
+    case GradientCompression::bf16:
+      return "bf16";
+    case GradientCompression::fp16:
+      return "fp16";
+    default:
+      return "none";
+  }
+}
 
 struct GradientReducer::Impl {
   struct Bucket {
@@ -19,6 +39,12 @@ struct GradientReducer::Impl {
     int parameters = 0;  // parameters whose gradients it holds
     int pending = 0;     // of those, not yet accumulated this step
     std::unique_ptr<Work> work;
+    // Compressed only: 16-bit patterns as bytes, world_size slices of `slice` elements each. `sent`
+    // holds this rank's compressed gradient, then (slice r) rank r's reduced slice; `received` slice r
+    // is rank r's values of this rank's slice.
+    at::Tensor sent, received;
+    int64_t slice = 0;
+    std::vector<std::unique_ptr<Work>> gathers;
   };
   struct Hook {
     std::shared_ptr<torch::autograd::Node> accumulator;  // kept alive: the tensor holds it weakly
@@ -33,8 +59,12 @@ struct GradientReducer::Impl {
   size_t next = 0;  // the next bucket to start: buckets start in order, the same on every rank
   std::mutex mutex;
   std::vector<Hook> hooks;
+  GradientCompression compression = GradientCompression::none;
 
   void layout(int64_t bucket_bytes);
+  void allocate_compressed();
+  void start(Bucket& b);
+  void finish_compressed(Bucket& b);
   void hook(size_t index, const std::shared_ptr<Impl>& self);
   void ready(size_t index);
   void start_ready();  // with the mutex held
@@ -92,10 +122,44 @@ void GradientReducer::Impl::ready(size_t index) {
 }
 
 void GradientReducer::Impl::start_ready() {
-  while (next < buckets.size() && buckets[next].pending == 0) {
-    Bucket& b = buckets[next++];
-    b.work = group->allreduce_sum_async(flat.narrow(0, b.offset, b.numel));
+  while (next < buckets.size() && buckets[next].pending == 0) start(buckets[next++]);
+}
+
+void GradientReducer::Impl::allocate_compressed() {
+  if (!flat.device().is_cpu() || flat.scalar_type() != at::kFloat) {
+    throw ConfigError("GradientReducer: gradient compression " + to_string(compression) +
+                      " needs float32 gradients on the CPU (Gloo), these are " +
+                      std::string(c10::toString(flat.scalar_type())) + " on " + flat.device().str());
   }
+  const int64_t ranks = group->world_size();
+  for (auto& b : buckets) {
+    b.slice = (b.numel + ranks - 1) / ranks;
+    b.sent = at::zeros({2 * ranks * b.slice}, at::kByte);  // the padding stays zero
+    b.received = at::empty({2 * ranks * b.slice}, at::kByte);
+  }
+}
+
+// Uncompressed: the float32 allreduce. Compressed: the gradient rounded into `sent`, whose slices go to
+// their owners (the reduce-scatter half).
+void GradientReducer::Impl::start(Bucket& b) {
+  at::Tensor values = flat.narrow(0, b.offset, b.numel);
+  if (compression == GradientCompression::none) {
+    b.work = group->allreduce_sum_async(values);
+    return;
+  }
+  compression::compress(compression, values.data_ptr<float>(), reinterpret_cast<uint16_t*>(b.sent.data_ptr()), b.numel);
+  b.work = group->alltoall_async(b.received, b.sent);
+}
+
+// Compressed, after the alltoall: this rank sums its slice, every owner broadcasts its reduced slice
+// (the all-gather half), and the whole bucket is cast back into the float32 gradient.
+void GradientReducer::Impl::finish_compressed(Bucket& b) {
+  const int ranks = group->world_size(), rank = group->rank();
+  auto* sent = reinterpret_cast<uint16_t*>(b.sent.data_ptr());
+  compression::reduce(compression, reinterpret_cast<const uint16_t*>(b.received.data_ptr()), b.slice, ranks,
+                      sent + rank * b.slice, b.slice);
+  for (int r = 0; r < ranks; ++r)
+    b.gathers.push_back(group->broadcast_async(b.sent.narrow(0, 2 * r * b.slice, 2 * b.slice), r));
 }
 
 GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vector<at::Tensor> parameters,
@@ -104,10 +168,12 @@ GradientReducer::GradientReducer(std::shared_ptr<ProcessGroup> group, std::vecto
   if (!group) throw ConfigError("GradientReducer: no process group");
   if (options.bucket_bytes <= 0) throw ConfigError("GradientReducer: bucket_bytes must be > 0");
   impl_->group = std::move(group);
+  impl_->compression = options.compression;
   for (auto& p : parameters)
     if (p.requires_grad()) impl_->parameters.push_back(p);
   if (impl_->parameters.empty()) throw ConfigError("GradientReducer: the model has no trainable parameters");
   impl_->layout(options.bucket_bytes);
+  if (impl_->compression != GradientCompression::none) impl_->allocate_compressed();
   for (size_t i = 0; i < impl_->parameters.size(); ++i) impl_->hook(i, impl_);
   zero_grad();
 }
@@ -122,6 +188,7 @@ void GradientReducer::zero_grad() {
   for (auto& b : impl_->buckets) {
     b.pending = b.parameters;
     b.work.reset();
+    b.gathers.clear();
   }
   impl_->next = 0;
 }
@@ -134,9 +201,26 @@ double GradientReducer::finish() {
   for (auto& b : impl_->buckets) {
     b.work->wait();
     b.work.reset();
+    if (impl_->compression != GradientCompression::none) impl_->finish_compressed(b);
+  }
+  for (auto& b : impl_->buckets) {
+    if (b.gathers.empty()) continue;
+    for (auto& w : b.gathers) w->wait();
+    b.gathers.clear();
+    compression::decompress(impl_->compression, reinterpret_cast<const uint16_t*>(b.sent.data_ptr()),
+                            impl_->flat.data_ptr<float>() + b.offset, b.numel);
   }
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+
+int64_t GradientReducer::wire_bytes() const {
+  if (impl_->compression == GradientCompression::none) return bytes();
+  int64_t total = 0;
+  for (const auto& b : impl_->buckets) total += b.sent.numel();
+  return total;
+}
+
+GradientCompression GradientReducer::compression() const { return impl_->compression; }
 
 int64_t GradientReducer::buckets() const { return static_cast<int64_t>(impl_->buckets.size()); }
 

@@ -254,18 +254,20 @@ namespace {
 
 class C10dWork : public Work {
  public:
-  C10dWork(c10::intrusive_ptr<c10d::Work> work, ProcessGroup* group) : work_(std::move(work)), group_(group) {}
+  C10dWork(c10::intrusive_ptr<c10d::Work> work, ProcessGroup* group, const char* operation)
+      : work_(std::move(work)), group_(group), operation_(operation) {}
   void wait() override {
     try {
       work_->wait();
     } catch (const std::exception& e) {
-      group_->fail("allreduce", e);
+      group_->fail(operation_, e);
     }
   }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
   ProcessGroup* group_;
+  const char* operation_;
 };
 
 }  // namespace
@@ -275,9 +277,31 @@ std::unique_ptr<Work> ProcessGroup::allreduce_sum_async(at::Tensor tensor) {
   c10d::AllreduceOptions o;
   o.reduceOp = c10d::ReduceOp::SUM;  // Gloo refuses AVG: callers scale
   try {
-    return std::make_unique<C10dWork>(impl_->collectives->allreduce(tensors, o), this);
+    return std::make_unique<C10dWork>(impl_->collectives->allreduce(tensors, o), this, "allreduce");
   } catch (const std::exception& e) {
     fail("allreduce", e);
+  }
+}
+
+std::unique_ptr<Work> ProcessGroup::alltoall_async(at::Tensor output, at::Tensor input) {
+  std::vector<int64_t> equal_splits;  // empty: world_size equal slices
+  c10d::AllToAllOptions o;
+  try {
+    return std::make_unique<C10dWork>(impl_->collectives->alltoall_base(output, input, equal_splits, equal_splits, o),
+                                      this, "alltoall");
+  } catch (const std::exception& e) {
+    fail("alltoall", e);
+  }
+}
+
+std::unique_ptr<Work> ProcessGroup::broadcast_async(at::Tensor tensor, int root) {
+  std::vector<at::Tensor> one{std::move(tensor)};
+  c10d::BroadcastOptions o;
+  o.rootRank = root;
+  try {
+    return std::make_unique<C10dWork>(impl_->collectives->broadcast(one, o), this, "broadcast");
+  } catch (const std::exception& e) {
+    fail("broadcast", e);
   }
 }
 
@@ -340,6 +364,8 @@ void ProcessGroup::fail(const std::string& operation, const std::exception& caus
   throw CommunicationError(operation + ": " + cause.what());
 }
 std::unique_ptr<Work> ProcessGroup::allreduce_sum_async(at::Tensor) { throw Error(unavailable_reason()); }
+std::unique_ptr<Work> ProcessGroup::alltoall_async(at::Tensor, at::Tensor) { throw Error(unavailable_reason()); }
+std::unique_ptr<Work> ProcessGroup::broadcast_async(at::Tensor, int) { throw Error(unavailable_reason()); }
 std::vector<double> ProcessGroup::allreduce_sum(const std::vector<double>&) { throw Error(unavailable_reason()); }
 void ProcessGroup::broadcast(std::vector<at::Tensor>, int) { throw Error(unavailable_reason()); }
 void ProcessGroup::barrier() { throw Error(unavailable_reason()); }

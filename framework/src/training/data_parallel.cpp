@@ -76,6 +76,7 @@ Settings rank_settings(Trainer& t, const data::BatchIterator& train, const data:
   s["loss"] = t.compile_options().loss();
   s["optimizer"] = t.compile_options().optimizer().name();
   s["learning rate"] = nlohmann::json(t.learning_rate()).dump();
+  s["gradient compression"] = opt.gradient_compression();
   return s;
 }
 
@@ -168,7 +169,10 @@ void DataParallel::start(Trainer& trainer, const data::StreamConfig& data, const
     at::NoGradGuard no_grad;
     group_->broadcast(state, 0);
   }
-  reducer_ = std::make_shared<distributed::GradientReducer>(group_, model->parameters());
+  distributed::GradientReducerOptions reducer_options;
+  reducer_options.compression =
+      distributed::parse_gradient_compression(options.gradient_compression(), "fit: gradient_compression");
+  reducer_ = std::make_shared<distributed::GradientReducer>(group_, model->parameters(), reducer_options);
   // Dropout: a random stream per rank, derived from the shared state (the same on every run).
   {
     auto gen = at::detail::getDefaultCPUGenerator();
@@ -177,9 +181,10 @@ void DataParallel::start(Trainer& trainer, const data::StreamConfig& data, const
     gen.set_current_seed(base ^ (0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(rank + 1)));
   }
   torchfit::logger().info(
-      "data-parallel: rank {} of {} ({}), global batch {} = {} per rank, {} gradient buckets ({:.1f} MB)", rank, world,
-      group_->backend(), train_.batch_size(), train_.batch_size() / world, reducer_->buckets(),
-      static_cast<double>(reducer_->bytes()) / 1e6);
+      "data-parallel: rank {} of {} ({}), global batch {} = {} per rank, {} gradient buckets ({:.1f} MB, sent as {})",
+      rank, world, group_->backend(), train_.batch_size(), train_.batch_size() / world, reducer_->buckets(),
+      static_cast<double>(reducer_->bytes()) / 1e6,
+      options.gradient_compression() == "none" ? "float32" : options.gradient_compression());
 }
 
 void DataParallel::zero_grad() { reducer_->zero_grad(); }
@@ -224,7 +229,12 @@ void DataParallel::reduce_sums(double& loss_sum, int64_t& seen, std::vector<doub
 nlohmann::json DataParallel::info() const {
   nlohmann::json info = {
       {"world_size", group_->world_size()}, {"backend", group_->backend()}, {"timeout_s", group_->timeout().count()}};
-  if (reducer_) info.update({{"gradient_buckets", reducer_->buckets()}, {"gradient_bytes", reducer_->bytes()}});
+  if (reducer_) {
+    info.update({{"gradient_buckets", reducer_->buckets()},
+                 {"gradient_bytes", reducer_->bytes()},
+                 {"gradient_compression", distributed::to_string(reducer_->compression())},
+                 {"gradient_wire_bytes", reducer_->wire_bytes()}});
+  }
   return info;
 }
 

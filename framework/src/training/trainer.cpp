@@ -1,6 +1,9 @@
 #include <torchfit/training/trainer.h>
 
+#include <torchfit/distributed/gradient_reducer.h>
+
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 #include <cmath>
 #include <limits>
 
@@ -154,13 +157,24 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
     apply_gradients();
     return 0.0;
   }
-  at::Tensor out = model_output(x);
-  at::Tensor loss = training_loss(out, y);
-  if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
-  at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
-  (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
-  last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
-  apply_gradients();
+  // Named scopes for LibTorch's profiler (bench_step --profile); free when no profiler runs.
+  at::Tensor out, loss;
+  {
+    RECORD_USER_SCOPE("torchfit::forward");
+    out = model_output(x);
+    loss = training_loss(out, y);
+    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
+  }
+  {
+    RECORD_USER_SCOPE("torchfit::backward");
+    at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
+    (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
+    last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
+  }
+  {
+    RECORD_USER_SCOPE("torchfit::optimizer");
+    apply_gradients();
+  }
   if (metric_sums) metrics_->update(out.detach(), y, *metric_sums);
   return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
@@ -234,6 +248,7 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
   if (opt.epochs() < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(opt.epochs()));
   if (opt.steps_per_epoch() < 0) throw ConfigError("fit: steps_per_epoch must be >= 0");
   if (opt.warmup_steps() < 0) throw ConfigError("fit: warmup_steps must be >= 0");
+  distributed::parse_gradient_compression(opt.gradient_compression(), "fit: gradient_compression");
   if (opt.verbose() < 0 || opt.verbose() > 2) {
     throw ConfigError("fit: verbose must be 0, 1 or 2, got " + std::to_string(opt.verbose()));
   }

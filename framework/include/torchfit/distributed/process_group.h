@@ -76,6 +76,12 @@ class ProcessGroup {
 
   /// Sums `tensor` over the ranks in place (every rank gets the same bits), asynchronously.
   std::unique_ptr<Work> allreduce_sum_async(at::Tensor tensor);
+  /// Exchanges equal slices (c10d's alltoall_base): `input` (contiguous, length divisible by the world
+  /// size) is cut into world_size slices, slice r goes to rank r; `output` (same length and dtype) receives
+  /// rank r's slice for this rank at slice r. Any dtype the backend moves (bytes always), asynchronously.
+  std::unique_ptr<Work> alltoall_async(at::Tensor output, at::Tensor input);
+  /// Copies rank `root`'s `tensor` (contiguous) into every rank's, asynchronously.
+  std::unique_ptr<Work> broadcast_async(at::Tensor tensor, int root);
   /// Sums the values over the ranks (blocking).
   std::vector<double> allreduce_sum(const std::vector<double>& values);
   /// Copies rank `root`'s tensors into every rank's (blocking; same shapes everywhere).

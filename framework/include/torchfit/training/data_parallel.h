@@ -72,7 +72,8 @@ class DataParallel {
   /// Sums an evaluation's `loss_sum`, `seen` and `metric_sums` over the ranks.
   void reduce_sums(double& loss_sum, int64_t& seen, std::vector<double>& metric_sums);
 
-  /// {"world_size", "backend", "timeout_s", and once started "gradient_buckets", "gradient_bytes"}.
+  /// {"world_size", "backend", "timeout_s", and once started "gradient_buckets", "gradient_bytes",
+  /// "gradient_compression" (none, bf16, fp16), "gradient_wire_bytes" (bytes per rank handed to the collectives)}.
   nlohmann::json info() const;
 
  private:

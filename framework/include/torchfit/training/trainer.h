@@ -100,6 +100,10 @@ struct FitOptions {
   /// the global ones; callbacks that print or write files run on rank 0 only (Callback::chief_only).
   /// Every rank must call fit with the same options. BatchNormalization statistics stay per rank.
   TORCH_ARG(std::shared_ptr<distributed::ProcessGroup>, process_group) = nullptr;
+  /// How a data-parallel fit sends its gradients: "none" (float32), "bf16" or "fp16" (PyTorch DDP's
+  /// bf16/fp16_compress_hook: half the bytes, summed in float32; distributed/gradient_reducer.h
+  /// GradientCompression). Ignored in one process. Errors: ConfigError for another name.
+  TORCH_ARG(std::string, gradient_compression) = "none";
   /// Keras `class_weight`: class index → weight, for every class of the model's output (training/class_weight.h
   /// gives scikit-learn's "balanced" weights). Each training sample's loss is multiplied by its class's
   /// weight and the batch's sum divided by the batch size (losses.h compute_weighted_loss); the reported
