@@ -12,6 +12,7 @@
 
 #include <torchfit/runtime/logging.h>
 
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -36,7 +37,7 @@ namespace {
 struct Args {
   std::string model_path, architecture, data_dir = "./data/pred", output = "predictions.csv", device = "cpu", labels;
   int64_t batch_size = 32;
-  double rescale = 1.0 / 255;
+  double rescale = std::nan("");  // not given: the training run's (a checkpoint's), else 1/255
   int workers = 0, threads = 0;
   int64_t max_image_pixels = data::kMaxImagePixels;
   std::string sixteen_bit = "high_byte";
@@ -52,7 +53,9 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--architecture", a.architecture,
                  "Keras model JSON (model.to_json()) for a weights-only .h5 file (model.save_weights)")
       ->check(existing_file("architecture JSON"));
-  app.add_option("--rescale", a.rescale, "Factor the pixel values (0-255) are multiplied by (Keras rescale)")
+  app.add_option("--rescale", a.rescale,
+                 "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
+                 "checkpoint's training run used (train_cnn --rescale), 1/255 for Keras files and older checkpoints")
       ->default_str("1/255");
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
@@ -174,6 +177,19 @@ fs::path labels_file(const Args& a, const fs::path& dir) {
   return a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
 }
 
+// The rescale factor the checkpoint's training run fed its images with (its saved augmentation
+// "rescale=F ..."), so predictions see pixels as training did; 1/255 (Keras's usual) when not recorded.
+double training_rescale(const saving::CheckpointInfo& info, const std::string& path) {
+  const auto it = info.position.data.find("augmentation");
+  const std::string key = "rescale=";
+  const size_t at = it == info.position.data.end() ? std::string::npos : it->second.find(key);
+  if (at == std::string::npos) return 1.0 / 255;
+  const double r = std::stod(it->second.substr(at + key.size()));  // printed to 6 significant digits
+  if (std::abs(r - 1.0 / 255) < 1e-6 * r) return 1.0 / 255;
+  torchfit::logger().info("--rescale {} (the training run's, from '{}')", r, path);
+  return r;
+}
+
 int run(Args& a) {
   fs::path dir = fs::absolute(a.data_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
@@ -183,6 +199,7 @@ int run(Args& a) {
   apps::check_output_is_not_input(
       {"--output", a.output},
       {{"--model", a.model_path},
+       {"--architecture", a.architecture},
        {a.labels.empty() ? "labels (<data>_labels.csv, the default of --labels)" : "--labels", labels_path.string()}},
       {{"--data", a.data_dir}});
   runtime::init_process(a.threads);
@@ -192,6 +209,7 @@ int run(Args& a) {
   }
   saving::CheckpointInfo info;
   Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info);
+  if (std::isnan(a.rescale)) a.rescale = training_rescale(info, a.model_path);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());
   for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;

@@ -158,6 +158,15 @@ torchfit::Model load_model_config(const std::string& path, int64_t size, int64_t
   try {
     json = Json::parse(in);
   } catch (const std::exception& e) {
+    std::ifstream raw(path, std::ios::binary);
+    char head[4] = {};
+    raw.read(head, 4);
+    if (std::string(head, 4) == "\x89HDF" || std::string(head, 2) == "PK") {
+      throw torchfit::ConfigError(where +
+                                  " is a model file (HDF5 or zip: a Keras .h5/.keras or a checkpoint), not an "
+                                  "architecture JSON: start from it with --load-model, or write its architecture "
+                                  "with convert_model FILE arch.json");
+    }
     throw torchfit::ConfigError(where + ": not valid JSON: " + e.what());
   }
   try {

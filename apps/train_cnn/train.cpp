@@ -208,7 +208,8 @@ bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   }
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
-    apps::check_output_is_not_input({"--checkpoint", a.checkpoint}, {{"--model-config", a.model_config}},
+    apps::check_output_is_not_input({"--checkpoint", a.checkpoint},
+                                    {{"--model-config", a.model_config}, {"--load-model", a.load_model}},
                                     {{"--data", a.data}}, /*new_files_too=*/true);
   }
   // Another live run's folder is refused before anything here warns about or replaces its files.

@@ -105,6 +105,26 @@ cp "$WORK/run/model.ckpt" "$WORK/keep.ckpt"
 expect_exit 2 "is the --model file: it would be overwritten" "$BIN/predict_cnn" --model "$WORK/keep.ckpt" \
   --data "$WORK/data/pred" --output "$WORK/keep.ckpt"
 cmp -s "$WORK/run/model.ckpt" "$WORK/keep.ckpt" || fail "predict_cnn overwrote its --model"
+# A checkpoint saved under a Keras-style .h5 name is read as the checkpoint it is; it is not overwritten
+# as --load-model's file by --checkpoint, nor an --architecture JSON by --output.
+cp "$WORK/run/model.ckpt" "$WORK/keep.h5"
+"$BIN/predict_cnn" --model "$WORK/keep.h5" --data "$WORK/data/pred" --output "$WORK/h5.csv" >"$WORK/h5.log" 2>&1 \
+  || { cat "$WORK/h5.log"; fail "a checkpoint named .h5 was not read"; }
+expect_exit 2 "is the --load-model file: it would be overwritten" "$BIN/train_cnn" --data "$WORK/data" \
+  --target-size 32 --load-model "$WORK/keep.h5" --checkpoint "$WORK/keep.h5" --epochs 1 --steps-per-epoch 1
+cmp -s "$WORK/run/model.ckpt" "$WORK/keep.h5" || fail "train_cnn overwrote its --load-model"
+echo '{}' >"$WORK/arch.json"
+expect_exit 2 "is the --architecture file: it would be overwritten" "$BIN/predict_cnn" --model "$WORK/keep.h5" \
+  --architecture "$WORK/arch.json" --data "$WORK/data/pred" --output "$WORK/arch.json"
+# predict_cnn feeds pixels as the checkpoint's training run did (train_cnn --rescale 1 → 1 by default).
+"$BIN/train_cnn" --data "$WORK/data" --target-size 32 --rescale 1 --epochs 1 --steps-per-epoch 1 --validation-steps 1 \
+  --batch-size 4 --run-dir "$WORK/raw" >"$WORK/raw.log" 2>&1 || { cat "$WORK/raw.log"; fail "--rescale 1 run failed"; }
+expect_exit 0 "rescale 1 (the training run's" "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" \
+  --output "$WORK/raw_default.csv"
+"$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" --output "$WORK/raw_given.csv" --rescale 1 \
+  >/dev/null 2>&1 || fail "predict_cnn --rescale 1 failed"
+cmp -s "$WORK/raw_default.csv" "$WORK/raw_given.csv" || fail "the default rescale is not the training run's"
+expect_exit 1 "is a model file (HDF5 or zip" "$BIN/train_cnn" --data "$WORK/data" --model-config "$WORK/keep.h5" --dry-run
 # The implicit labels file (<data>_labels.csv) is an input as well: refused, left as it was.
 cp "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv"
 expect_exit 2 "--output '$WORK/data/pred_labels.csv' is the labels (<data>_labels.csv" "$BIN/predict_cnn" \

@@ -194,7 +194,13 @@ bool keras_import_available() { return TORCHFIT_HAVE_KERAS_IMPORT != 0; }
 
 bool is_keras_file(const std::string& path) {
   const std::string ext = lower_extension(path);
-  return ext == ".h5" || ext == ".hdf5" || ext == ".keras";
+  if (ext == ".keras") return true;
+  if (ext != ".h5" && ext != ".hdf5") return false;
+  // A torchfit checkpoint written under a .h5 name (train_cnn --checkpoint model.h5, as Keras users name
+  // files) is a zip archive: read it as the checkpoint it is. HDF5 files start with "\x89HDF\r\n\x1a\n".
+  std::ifstream in(path, std::ios::binary);
+  char head[4] = {};
+  return !(in.read(head, 4) && std::string(head, 4) == std::string("PK\x03\x04", 4));
 }
 
 std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_config) {
