@@ -2,8 +2,8 @@
 /// @file layer.h
 /// The Layer base: a torch::nn::Module with a Keras name, a JSON config, lazy build and parameter counts.
 #include <torch/nn/module.h>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -13,6 +13,10 @@
 #include <torchfit/layers/shape.h>
 
 namespace torchfit {
+
+namespace saving {
+class OnnxGraph;  // saving/onnx.h
+}
 
 /// Base class of every torchfit layer (as keras.layers.Layer).
 ///
@@ -101,6 +105,13 @@ class Layer : public torch::nn::Module {
 
   /// Keras-style config: {"name": ..., <arguments>}. Shapes inside are in Keras order.
   virtual nlohmann::json config() const = 0;
+
+  /// ONNX export hook (saving/onnx.h; docs/extending.md has an example). A layer of your own overrides it:
+  /// append to `graph` the nodes that compute this (built) layer's output from `inputs` — the ONNX names
+  /// of its input tensors, float32, (N, C, H, W) / (N, D) as forward() takes them — and return the output's
+  /// name. The default returns "": no exporter, and saving::export_onnx fails naming the layer and its
+  /// class. torchfit's own layers need no override (saving/onnx_layers.cpp exports them).
+  virtual std::string export_onnx(saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const { return {}; }
 
   /// Number of parameters (trainable + non-trainable); 0 before build.
   int64_t count_params() const;

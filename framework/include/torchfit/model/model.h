@@ -55,6 +55,8 @@ class ModelImpl : public torch::nn::Module {
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
   /// The layer called `name`. Errors: ConfigError listing the names.
   std::shared_ptr<Layer> get_layer(const std::string& name) const;
+  /// The graph's nodes (layer calls) in topological order, input nodes excluded: what forward() runs.
+  const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
   /// Whether the graph is a chain (one input, each node feeding the next): Sequential's layout.
@@ -100,7 +102,10 @@ class ModelImpl : public torch::nn::Module {
 
   /// A node whose layer's output activation is "relu", whose only consumer is the next node, a
   /// MaxPooling2D, runs as layer without ReLU → pooling → ReLU (exact: ReLU is monotonic). Default true.
-  void set_pool_before_relu(bool on) { pool_before_relu_ = on; plan(); }
+  void set_pool_before_relu(bool on) {
+    pool_before_relu_ = on;
+    plan();
+  }
   bool pool_before_relu() const { return pool_before_relu_; }
 
   /// The dtype policy the layers compute under (mixed_precision.h). Saved in to_json() ("dtype_policy").
@@ -158,8 +163,8 @@ class Model : public torch::nn::ModuleHolder<ModelImpl> {
   Model(std::shared_ptr<ModelImpl> impl) : ModuleHolder(std::move(impl)) {}  // NOLINT
   Model(std::vector<KerasTensor> inputs, std::vector<KerasTensor> outputs, std::string name = "model")
       : ModuleHolder(std::make_shared<ModelImpl>(std::move(inputs), std::move(outputs), std::move(name))) {}
-  template <typename Derived, typename = std::enable_if_t<std::is_base_of_v<ModelImpl, Derived> &&
-                                                          !std::is_same_v<ModelImpl, Derived>>>
+  template <typename Derived,
+            typename = std::enable_if_t<std::is_base_of_v<ModelImpl, Derived> && !std::is_same_v<ModelImpl, Derived>>>
   Model(const torch::nn::ModuleHolder<Derived>& derived)  // NOLINT: implicit, as a derived-to-base pointer
       : ModuleHolder(derived.is_empty() ? std::shared_ptr<ModelImpl>()
                                         : std::static_pointer_cast<ModelImpl>(derived.ptr())) {}
