@@ -103,12 +103,23 @@ cv::Mat load_image(const fs::path& file, int height, int width, int channels) {
   return img;
 }
 
+// The CSV header; classes named by index ("0", "1", …) when the model has no class names, as predict_cnn.
+void write_header(std::ofstream& out, std::vector<std::string>& names, int classes) {
+  if (static_cast<int>(names.size()) != classes) {
+    names.clear();
+    for (int j = 0; j < classes; ++j) names.push_back(std::to_string(j));
+  }
+  out << "file,class,probability";
+  for (const auto& name : names) out << "," << name;
+  out << "\n";
+}
+
 void write_row(std::ofstream& out, const std::string& file, const cv::Mat& probs, int row,
                const std::vector<std::string>& names) {
   const float* p = probs.ptr<float>(row);
   const int k = probs.size[1];
   const int best = static_cast<int>(std::max_element(p, p + k) - p);
-  out << file << "," << (best < static_cast<int>(names.size()) ? names[best] : std::to_string(best));
+  out << file << "," << names[best];
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.9g", p[best]);
   out << "," << buf;
@@ -127,9 +138,7 @@ int run(const Args& a) {
             w = static_cast<int>(info.input_dims[3]);
   cv::dnn::Net net = cv::dnn::readNetFromONNX(bytes.data(), bytes.size());
   std::ofstream out(a.output);
-  out << "file,class,probability";
-  for (size_t j = 0; j < info.class_names.size(); ++j) out << "," << info.class_names[j];
-  out << "\n";
+  std::vector<std::string> names = info.class_names;
   const auto files = image_files(a.folder);
   const size_t batch = 32;
   for (size_t start = 0; start < files.size(); start += batch) {
@@ -139,8 +148,9 @@ int run(const Args& a) {
     // (N, C, H, W) float32, pixel × rescale; the images are RGB already (swapRB false), no resize, no crop.
     net.setInput(cv::dnn::blobFromImages(images, a.rescale, cv::Size(), cv::Scalar(), false, false, CV_32F));
     const cv::Mat probs = net.forward();
+    if (start == 0) write_header(out, names, probs.size[1]);
     for (size_t i = 0; i < images.size(); ++i)
-      write_row(out, files[start + i].filename().string(), probs, static_cast<int>(i), info.class_names);
+      write_row(out, files[start + i].filename().string(), probs, static_cast<int>(i), names);
   }
   if (!out) throw std::runtime_error("cannot write " + a.output);
   std::cout << "onnx_classify: " << files.size() << " images → " << a.output << " (OpenCV " << CV_VERSION << ", input '"
