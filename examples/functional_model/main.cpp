@@ -65,9 +65,8 @@ std::pair<at::Tensor, at::Tensor> fashion_mnist(int64_t n) {
                      .to(at::kFloat)
                      .div(255.0);
   x = at::constant_pad_nd(x, {2, 2, 2, 2}).expand({n, 3, 32, 32}).contiguous();
-  at::Tensor y = at::from_blob(const_cast<uint8_t*>(labels.data.data()), {labels.dims[0]}, at::kByte)
-                     .slice(0, 0, n)
-                     .to(at::kLong);
+  at::Tensor y =
+      at::from_blob(const_cast<uint8_t*>(labels.data.data()), {labels.dims[0]}, at::kByte).slice(0, 0, n).to(at::kLong);
   return {x, at::one_hot(y, 10).to(at::kFloat)};
 }
 

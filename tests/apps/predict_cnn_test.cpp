@@ -11,10 +11,10 @@
 #include <fstream>
 #include <limits>
 
-#include <torchfit/model/sequential.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/flatten.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/image_tree.h"

@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include <torchfit/model/sequential.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 using namespace torchfit;

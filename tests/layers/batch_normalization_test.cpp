@@ -4,10 +4,10 @@
 
 #include <cmath>
 
-#include <torchfit/model/sequential.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/testing/layer_conformance.h>
 #include <torchfit/training/trainer.h>

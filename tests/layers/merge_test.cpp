@@ -32,9 +32,7 @@ std::shared_ptr<Layer> make_merge(const nlohmann::json& c) {
   return layer_from_json({{"class_name", c.at("layer")}, {"config", config}});
 }
 
-Shape keras_shape(const at::Tensor& t) {
-  return to_keras_shape(Shape(t.sizes().begin() + 1, t.sizes().end()));
-}
+Shape keras_shape(const at::Tensor& t) { return to_keras_shape(Shape(t.sizes().begin() + 1, t.sizes().end())); }
 
 }  // namespace
 
@@ -53,8 +51,8 @@ TEST(Merge, ValuesMatchNumPy) {
     EXPECT_EQ(layer->build_multi(shapes), keras_shape(expected)) << c.at("layer");
     const at::Tensor y = layer->forward_multi(xs);
     ASSERT_EQ(y.sizes(), expected.sizes()) << c.at("layer");
-    EXPECT_TRUE(at::allclose(y, expected, 1e-6, 1e-6)) << c.at("layer") << " max diff "
-                                                        << (y - expected).abs().max().item<float>();
+    EXPECT_TRUE(at::allclose(y, expected, 1e-6, 1e-6))
+        << c.at("layer") << " max diff " << (y - expected).abs().max().item<float>();
     // channels_last tensors give the same values
     std::vector<at::Tensor> cl;
     for (const auto& x : xs) cl.push_back(x.contiguous(at::MemoryFormat::ChannelsLast));
@@ -84,19 +82,23 @@ TEST(Merge, ErrorsNameTheLayerAndTheShapes) {
     }
     return std::string("no error");
   };
-  EXPECT_NE(msg([] { Add(MergeOptions().name("a"))->build_multi({{4, 4, 3}, {4, 4, 2}}); })
-                .find("layer 'a' (Add): inputs with shapes (None, 4, 4, 3), (None, 4, 4, 2) cannot be merged"),
+  EXPECT_NE(msg([] {
+              Add(MergeOptions().name("a"))->build_multi({{4, 4, 3}, {4, 4, 2}});
+            }).find("layer 'a' (Add): inputs with shapes (None, 4, 4, 3), (None, 4, 4, 2) cannot be merged"),
             std::string::npos);
-  EXPECT_NE(msg([] { Subtract(MergeOptions().name("s"))->build_multi({{3}, {3}, {3}}); })
-                .find("layer 's' (Subtract) takes a list of exactly 2 inputs, got 3"),
+  EXPECT_NE(msg([] {
+              Subtract(MergeOptions().name("s"))->build_multi({{3}, {3}, {3}});
+            }).find("layer 's' (Subtract) takes a list of exactly 2 inputs, got 3"),
             std::string::npos);
   EXPECT_NE(msg([] { Add(MergeOptions().name("a"))->build_multi({{3}}); }).find("at least 2 inputs, got 1"),
             std::string::npos);
-  EXPECT_NE(msg([] { Concatenate(ConcatenateOptions().name("c"))->build_multi({{4, 4, 3}, {5, 4, 2}}); })
-                .find("cannot be concatenated on axis -1"),
+  EXPECT_NE(msg([] {
+              Concatenate(ConcatenateOptions().name("c"))->build_multi({{4, 4, 3}, {5, 4, 2}});
+            }).find("cannot be concatenated on axis -1"),
             std::string::npos);
-  EXPECT_NE(msg([] { Concatenate(ConcatenateOptions().axis(4).name("c"))->build_multi({{4, 4, 3}, {4, 4, 2}}); })
-                .find("axis 4 is out of range"),
+  EXPECT_NE(msg([] {
+              Concatenate(ConcatenateOptions().axis(4).name("c"))->build_multi({{4, 4, 3}, {4, 4, 2}});
+            }).find("axis 4 is out of range"),
             std::string::npos);
   EXPECT_THROW(Concatenate(ConcatenateOptions().axis(0)), ConfigError);
   EXPECT_NE(msg([] { Add(MergeOptions().name("a"))->build(Shape{3}); }).find("takes a list of inputs"),
@@ -105,7 +107,8 @@ TEST(Merge, ErrorsNameTheLayerAndTheShapes) {
 
 TEST(Merge, ConfigRoundTripAndRegistration) {
   const auto known = registered_layers();
-  for (const char* cls : {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "InputLayer"}) {
+  for (const char* cls :
+       {"Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "InputLayer"}) {
     EXPECT_NE(std::find(known.begin(), known.end(), cls), known.end()) << cls;
   }
   Concatenate c(ConcatenateOptions().axis(2).name("cat"));

@@ -1,8 +1,8 @@
 // Reshape: Keras (channels-last) element order, −1 inference, conformance, errors.
 #include <gtest/gtest.h>
 
-#include <torchfit/model/sequential.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 
 using namespace torchfit;

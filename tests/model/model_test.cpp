@@ -53,8 +53,10 @@ struct Residual {
 
 // Keras's model_config attribute of a real .h5 file, read with h5py ("" when unavailable).
 std::string keras_h5_config(const std::string& path) {
-  const std::string cmd = "/usr/bin/python3 -c \"import h5py,sys; a=h5py.File(sys.argv[1],'r').attrs['model_config'];"
-                          " sys.stdout.write(a.decode() if isinstance(a, bytes) else a)\" '" + path + "' 2>/dev/null";
+  const std::string cmd =
+      "/usr/bin/python3 -c \"import h5py,sys; a=h5py.File(sys.argv[1],'r').attrs['model_config'];"
+      " sys.stdout.write(a.decode() if isinstance(a, bytes) else a)\" '" +
+      path + "' 2>/dev/null";
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
@@ -129,7 +131,9 @@ TEST(Model, RefusesDanglingUnusedAndDuplicateInputsAndNames) {
                 .find("graph disconnected: layer 'd' (Dense) reads input 'other' (None, 4), which is not among the "
                       "model's inputs (x)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { Model({x, other}, {y}); }).find("input 'x' (None, 4) is not used by any output"),
+  EXPECT_NE(error_of([&] {
+              Model({x, other}, {y});
+            }).find("input 'x' (None, 4) is not used by any output"),
             std::string::npos);
   EXPECT_NE(error_of([&] { Model({other, other}, {y}); }).find("input 'other' is given twice"), std::string::npos);
   auto z = Dense(DenseOptions(2).name("d"))->call(y);
@@ -138,11 +142,13 @@ TEST(Model, RefusesDanglingUnusedAndDuplicateInputsAndNames) {
   // Calling a built layer on another shape names the layer and both shapes.
   Dense d(DenseOptions(2).name("dd"));
   d->call(Input({4}));
-  EXPECT_NE(error_of([&] { d->call(Input({6})); })
-                .find("layer 'dd' (Dense) was built for input (None, 4) and cannot be rebuilt for (None, 6)"),
+  EXPECT_NE(error_of([&] {
+              d->call(Input({6}));
+            }).find("layer 'dd' (Dense) was built for input (None, 4) and cannot be rebuilt for (None, 6)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { Add(MergeOptions().name("a"))->call({Input({3}), Input({4})}); })
-                .find("layer 'a' (Add): inputs with shapes (None, 3), (None, 4) cannot be merged"),
+  EXPECT_NE(error_of([&] {
+              Add(MergeOptions().name("a"))->call({Input({3}), Input({4})});
+            }).find("layer 'a' (Add): inputs with shapes (None, 3), (None, 4) cannot be merged"),
             std::string::npos);
 }
 
@@ -152,11 +158,17 @@ TEST(Model, RefusesACycleInAJsonGraph) {
       {"config",
        {{"name", "loop"},
         {"layers",
-         {{{"class_name", "InputLayer"}, {"name", "in"}, {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 3}}}},
+         {{{"class_name", "InputLayer"},
+           {"name", "in"},
+           {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 3}}}},
            {"inbound_nodes", nlohmann::json::array()}},
-          {{"class_name", "Add"}, {"name", "a"}, {"config", {{"name", "a"}}},
+          {{"class_name", "Add"},
+           {"name", "a"},
+           {"config", {{"name", "a"}}},
            {"inbound_nodes", {{{"in", 0, 0, nlohmann::json::object()}, {"b", 0, 0, nlohmann::json::object()}}}}},
-          {{"class_name", "Dense"}, {"name", "b"}, {"config", {{"name", "b"}, {"units", 3}}},
+          {{"class_name", "Dense"},
+           {"name", "b"},
+           {"config", {{"name", "b"}, {"units", 3}}},
            {"inbound_nodes", {{{"a", 0, 0, nlohmann::json::object()}}}}}}},
         {"input_layers", {{"in", 0, 0}}},
         {"output_layers", {{"b", 0, 0}}}}}};
@@ -173,8 +185,9 @@ TEST(Model, SequentialIsAChainModel) {
   Model m = s;
   EXPECT_EQ(m->count_params(), 4 * 3 + 4 + 4 * 2 + 2);
   EXPECT_EQ(m->summary(), s->summary());
-  EXPECT_NE(m->summary().find("Model: \"sequential\"\n_________________________________________________________________\n"),
-            std::string::npos);
+  EXPECT_NE(
+      m->summary().find("Model: \"sequential\"\n_________________________________________________________________\n"),
+      std::string::npos);
   EXPECT_EQ(m->to_json().at("class_name"), "Sequential");
 }
 
@@ -209,9 +222,10 @@ TEST(Model, FunctionalSummaryFollowsKerasLayout) {
       "input_1 (InputLayer)            [(None, 8, 8, 3)]    0                                            \n" + rule +
       "\n" + "conv2d (Conv2D)                 (None, 8, 8, 4)      112         input_1[0][0]                    \n";
   EXPECT_EQ(s.substr(0, expected_head.size()), expected_head) << s;
-  EXPECT_NE(s.find("add (Add)                       (None, 8, 8, 4)      0           conv2d_1[0][0]                   \n"
-                   "                                                                 conv2d_2[0][0]                   \n"),
-            std::string::npos)
+  EXPECT_NE(
+      s.find("add (Add)                       (None, 8, 8, 4)      0           conv2d_1[0][0]                   \n"
+             "                                                                 conv2d_2[0][0]                   \n"),
+      std::string::npos)
       << s;
   EXPECT_NE(s.find("Total params: 291\nTrainable params: 291\nNon-trainable params: 0\n" + rule + "\n"),
             std::string::npos)
@@ -260,10 +274,12 @@ TEST(Model, ReadsTfKeras24ResNet8Architecture) {
   EXPECT_EQ(model->input_shape(), (Shape{32, 32, 3}));
   EXPECT_EQ(model->output_shape(), (Shape{10}));
   const std::string s = model->summary();
-  EXPECT_NE(s.find("Total params: 78,666\nTrainable params: 78,186\nNon-trainable params: 480\n"), std::string::npos) << s;
-  EXPECT_NE(s.find("add (Add)                       (None, 32, 32, 16)   0           activation[0][0]                 \n"
-                   "                                                                 batch_normalization_2[0][0]      \n"),
-            std::string::npos)
+  EXPECT_NE(s.find("Total params: 78,666\nTrainable params: 78,186\nNon-trainable params: 480\n"), std::string::npos)
+      << s;
+  EXPECT_NE(
+      s.find("add (Add)                       (None, 32, 32, 16)   0           activation[0][0]                 \n"
+             "                                                                 batch_normalization_2[0][0]      \n"),
+      std::string::npos)
       << s;
   model->eval();
   EXPECT_EQ(model->forward(at::randn({2, 3, 32, 32})).sizes(), (at::IntArrayRef{2, 10}));
@@ -290,8 +306,10 @@ TEST(Model, ReadsKeras3Functional) {
   const std::string path = shared_file("seq_cnn_mnist_keras3151.keras");
   if (!std::filesystem::exists(path)) GTEST_SKIP() << "../shared/keras_models is absent (" << path << ")";
   std::string text;
-  const std::string cmd = "/usr/bin/python3 -c \"import zipfile,sys; sys.stdout.write(zipfile.ZipFile(sys.argv[1])"
-                          ".read('config.json').decode())\" '" + path + "' 2>/dev/null";
+  const std::string cmd =
+      "/usr/bin/python3 -c \"import zipfile,sys; sys.stdout.write(zipfile.ZipFile(sys.argv[1])"
+      ".read('config.json').decode())\" '" +
+      path + "' 2>/dev/null";
   if (FILE* p = popen(cmd.c_str(), "r")) {
     char buf[4096];
     size_t n;
@@ -305,17 +323,23 @@ TEST(Model, ReadsKeras3Functional) {
 }
 
 TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
-  nlohmann::json seq = {{"class_name", "Sequential"},
-                        {"config", {{"name", "s"},
-                                    {"layers", {{{"class_name", "Conv3D"}, {"config", {{"name", "c3"}}}}}}}}};
-  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("config.layers[0] ('c3', Conv3D): unknown layer class 'Conv3D' (known: "),
+  nlohmann::json seq = {
+      {"class_name", "Sequential"},
+      {"config", {{"name", "s"}, {"layers", {{{"class_name", "Conv3D"}, {"config", {{"name", "c3"}}}}}}}}};
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq);
+            }).find("config.layers[0] ('c3', Conv3D): unknown layer class 'Conv3D' (known: "),
             std::string::npos);
-  seq["config"]["layers"] = {{{"class_name", "Dense"},
-                              {"config",
-                               {{"name", "d"}, {"units", 2}, {"batch_input_shape", {nullptr, 3}},
-                                {"kernel_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.1}}}}}}}}};
-  EXPECT_NE(error_of([&] { model_from_json(seq); })
-                .find("('d', Dense): kernel_regularizer OrthogonalRegularizer is not supported (L1, L2, L1L2)"),
+  seq["config"]["layers"] = {
+      {{"class_name", "Dense"},
+       {"config",
+        {{"name", "d"},
+         {"units", 2},
+         {"batch_input_shape", {nullptr, 3}},
+         {"kernel_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.1}}}}}}}}};
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq);
+            }).find("('d', Dense): kernel_regularizer OrthogonalRegularizer is not supported (L1, L2, L1L2)"),
             std::string::npos);
   seq["config"]["layers"][0]["config"].erase("kernel_regularizer");
   seq["config"]["layers"][0]["config"]["dtype"] = "float64";

@@ -43,6 +43,21 @@ grep -q "Non-trainable params: 16" train.log || { cat train.log; fail "BN moving
 grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "no final progress line"; }
 grep -q '"model_config": "small.json"' run/run.json || fail "run.json lacks model_config"
 
+# The shipped functional configs (tf.keras 2.x JSON): ResNet-8 has Keras's 78,666 parameters for
+# 32x32x3 and 10 classes (MLCommons Tiny's model as Keras counts it); both train two steps.
+"$BIN/prepare_data" --output "$WORK/data10" --images-per-class 4 --classes 10 --pred-count 0 >/dev/null \
+  || fail "prepare_data (10 classes) failed"
+expect_exit 0 "Total params: 78,666" "$BIN/train_cnn" --data data10 --target-size 32 --model-config resnet8.json --dry-run
+grep -q "Non-trainable params: 480" out || { cat out; fail "ResNet-8: BN statistics not 480"; }
+grep -q "Connected to" out || { cat out; fail "ResNet-8: no functional summary"; }
+for config in resnet8.json mobilenetv2_tiny.json; do
+  [ -f "$BIN/$config" ] || fail "$config was not copied next to train_cnn"
+  "$BIN/train_cnn" --data data --model-config "$config" --epochs 1 --steps-per-epoch 2 --batch-size 8 \
+    --target-size 32 --validation-steps 1 --run-dir "run-$config" --seed 1 >train.log 2>&1 \
+    || { cat train.log; fail "$config did not train"; }
+  grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
+done
+
 # Errors: the file, the layer and the field.
 sed 's/"Conv2D"/"Conv3D"/' small.json >unknown.json
 expect_exit 1 "unknown layer class 'Conv3D' (known: " "$BIN/train_cnn" --data data --model-config unknown.json --dry-run

@@ -5,8 +5,8 @@
 #include <unistd.h>
 #include <fstream>
 
-#include <torchfit/model/sequential.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
 using namespace torchfit;

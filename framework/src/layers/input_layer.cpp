@@ -4,7 +4,8 @@
 
 namespace torchfit {
 
-InputLayerImpl::InputLayerImpl(InputLayerOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+InputLayerImpl::InputLayerImpl(InputLayerOptions opts)
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   if (!options.input_shape() || options.input_shape()->empty()) {
     throw ConfigError(describe() + ": needs a shape, e.g. Input({32, 32, 3}) (H, W, C)");
   }
@@ -16,8 +17,8 @@ Shape InputLayerImpl::build_impl(const Shape& in) { return in; }
 nlohmann::json InputLayerImpl::config() const {
   nlohmann::json batch = nlohmann::json::array({nullptr});
   for (auto d : *options.input_shape()) batch.push_back(d);
-  nlohmann::json c = {{"batch_input_shape", batch}, {"dtype", "float32"}, {"sparse", false},
-                      {"ragged", false}, {"name", name()}};
+  nlohmann::json c = {
+      {"batch_input_shape", batch}, {"dtype", "float32"}, {"sparse", false}, {"ragged", false}, {"name", name()}};
   return c;
 }
 
@@ -44,8 +45,7 @@ Shape per_sample(const nlohmann::json& batch, const std::string& who, const std:
   Shape s;
   for (size_t i = 1; i < batch.size(); ++i) {
     if (!batch[i].is_number_integer()) {
-      throw ConfigError(who + ": field '" + field + "' needs every dimension but the batch known, got " +
-                        batch.dump());
+      throw ConfigError(who + ": field '" + field + "' needs every dimension but the batch known, got " + batch.dump());
     }
     s.push_back(batch[i].get<int64_t>());
   }

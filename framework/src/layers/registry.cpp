@@ -138,7 +138,8 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
     trainable = config["trainable"].get<bool>();
     config.erase("trainable");
   }
-  const auto regularizers = take_regularizers(config, "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")");
+  const auto regularizers =
+      take_regularizers(config, "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")");
   const LayerFactory factory = find_factory(cls);
   const std::string who = "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")";
   try {

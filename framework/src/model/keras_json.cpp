@@ -73,14 +73,17 @@ void apply_findings(ModelImpl& model, const keras_config::Findings& f, const Jso
   if (!config.contains("dtype_policy") && !f.dtype_policy.empty()) model.set_dtype_policy(f.dtype_policy);
   std::string list;
   for (const auto& i : f.initializers) {
-    const bool default_init = i.find("GlorotUniform") != std::string::npos || i.find("glorot_uniform") != std::string::npos ||
-                              i.find("Zeros") != std::string::npos || i.find("zeros") != std::string::npos ||
-                              i.find("Ones") != std::string::npos || i.find("ones") != std::string::npos;
+    const bool default_init = i.find("GlorotUniform") != std::string::npos ||
+                              i.find("glorot_uniform") != std::string::npos || i.find("Zeros") != std::string::npos ||
+                              i.find("zeros") != std::string::npos || i.find("Ones") != std::string::npos ||
+                              i.find("ones") != std::string::npos;
     if (!default_init) list += (list.empty() ? "" : "; ") + i;
   }
   if (!list.empty()) {
-    logger().warn("model '{}': torchfit initialises weights as Keras's defaults (glorot_uniform kernels, zero biases); "
-                  "not applied: {}", model.model_name(), list);
+    logger().warn(
+        "model '{}': torchfit initialises weights as Keras's defaults (glorot_uniform kernels, zero biases); "
+        "not applied: {}",
+        model.model_name(), list);
   }
 }
 
@@ -106,8 +109,9 @@ Model sequential_from_json(const Json& json) {
   }
   Json own = {{"format_version", json.value("format_version", kModelFormatVersion)},
               {"class_name", "Sequential"},
-              {"config", {{"name", config.is_object() ? config.value("name", std::string("sequential")) : "sequential"},
-                          {"layers", layers}}}};
+              {"config",
+               {{"name", config.is_object() ? config.value("name", std::string("sequential")) : "sequential"},
+                {"layers", layers}}}};
   if (config.is_object() && config.contains("dtype_policy")) own["config"]["dtype_policy"] = config["dtype_policy"];
   Model model(SequentialImpl::from_json(own));
   apply_findings(*model, findings, config.is_object() ? config : Json::object());
@@ -189,8 +193,10 @@ Model functional_from_json(const Json& config) {
 }  // namespace
 
 Model model_from_json(const Json& json) {
-  if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() || !json.contains("config")) {
-    throw ConfigError("model JSON: expected {\"class_name\": \"Functional\" | \"Model\" | \"Sequential\", \"config\": ...}");
+  if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() ||
+      !json.contains("config")) {
+    throw ConfigError(
+        "model JSON: expected {\"class_name\": \"Functional\" | \"Model\" | \"Sequential\", \"config\": ...}");
   }
   const auto cls = json["class_name"].get<std::string>();
   if (cls == "Sequential") return sequential_from_json(json);
@@ -203,7 +209,8 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
   try {
     json = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    throw ConfigError((source.empty() ? std::string("model JSON") : "'" + source + "'") + ": not valid JSON: " + e.what());
+    throw ConfigError((source.empty() ? std::string("model JSON") : "'" + source + "'") +
+                      ": not valid JSON: " + e.what());
   }
   return model_from_json(json);
 }
@@ -230,15 +237,21 @@ nlohmann::json ModelImpl::to_json() const {
       }
       inbound.push_back(args);
     }
-    layers.push_back({{"class_name", l->class_name()}, {"config", l->config()}, {"name", l->name()},
-                      {"inbound_nodes", inbound}});
+    layers.push_back(
+        {{"class_name", l->class_name()}, {"config", l->config()}, {"name", l->name()}, {"inbound_nodes", inbound}});
   }
   Json ins = Json::array(), outs = Json::array();
   for (const auto& x : inputs()) ins.push_back(ref(x));
   for (const auto& y : outputs()) outs.push_back(ref(y));
-  Json config = {{"name", name_}, {"layers", layers}, {"input_layers", ins}, {"output_layers", outs},
+  Json config = {{"name", name_},
+                 {"layers", layers},
+                 {"input_layers", ins},
+                 {"output_layers", outs},
                  {"dtype_policy", dtype_policy().name()}};
-  return {{"class_name", "Functional"}, {"config", config}, {"keras_version", "2.4.0"}, {"backend", "tensorflow"},
+  return {{"class_name", "Functional"},
+          {"config", config},
+          {"keras_version", "2.4.0"},
+          {"backend", "tensorflow"},
           {"format_version", kModelFormatVersion}};
 }
 

@@ -19,17 +19,24 @@ const std::map<std::string, std::string>& keras1_classes() {
 
 // Keras 1 argument names → Keras 2 names (the values need no conversion except where noted).
 const std::map<std::string, std::string>& keras1_args() {
-  static const std::map<std::string, std::string> m = {
-      {"nb_filter", "filters"}, {"subsample", "strides"},   {"border_mode", "padding"},
-      {"output_dim", "units"},  {"p", "rate"},              {"init", "kernel_initializer"},
-      {"bias", "use_bias"},     {"W_regularizer", "kernel_regularizer"}, {"b_regularizer", "bias_regularizer"},
-      {"W_constraint", "kernel_constraint"}, {"b_constraint", "bias_constraint"}};
+  static const std::map<std::string, std::string> m = {{"nb_filter", "filters"},
+                                                       {"subsample", "strides"},
+                                                       {"border_mode", "padding"},
+                                                       {"output_dim", "units"},
+                                                       {"p", "rate"},
+                                                       {"init", "kernel_initializer"},
+                                                       {"bias", "use_bias"},
+                                                       {"W_regularizer", "kernel_regularizer"},
+                                                       {"b_regularizer", "bias_regularizer"},
+                                                       {"W_constraint", "kernel_constraint"},
+                                                       {"b_constraint", "bias_constraint"}};
   return m;
 }
 
 std::string object_name(const Json& v) {
   if (v.is_string()) return v.get<std::string>();
-  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string()) return v["class_name"].get<std::string>();
+  if (v.is_object() && v.contains("class_name") && v["class_name"].is_string())
+    return v["class_name"].get<std::string>();
   return v.dump();
 }
 
@@ -107,8 +114,8 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
   }
   if (cls == "BatchNormalization" && c.contains("axis")) {
     const Json& a = c["axis"];
-    const bool last = a == -1 || a == 3 || a == Json::array({3}) || a == Json::array({-1}) || a == 1 ||
-                      a == Json::array({1});
+    const bool last =
+        a == -1 || a == 3 || a == Json::array({3}) || a == Json::array({-1}) || a == 1 || a == Json::array({1});
     if (!last) throw ConfigError(who + ": axis " + a.dump() + " is not supported (the channel axis, -1)");
     c.erase("axis");
   }
@@ -136,8 +143,9 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
       }
     } else if (ends_with(k, "_regularizer") || ends_with(k, "_constraint")) {
       if (!v.is_null()) {
-        throw ConfigError(who + ": " + k + " " + object_name(v) +
-                          " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
+        throw ConfigError(
+            who + ": " + k + " " + object_name(v) +
+            " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
       }
       c.erase(k);
     } else if (ends_with(k, "_initializer")) {

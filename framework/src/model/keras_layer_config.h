@@ -10,8 +10,8 @@ namespace torchfit::keras_config {
 
 /// What reading a model's layers found beyond the layers themselves.
 struct Findings {
-  std::string dtype_policy;                  // a mixed policy named by the layers' "dtype", else ""
-  std::vector<std::string> initializers;     // "layer: kernel_initializer HeNormal" not applied by torchfit
+  std::string dtype_policy;               // a mixed policy named by the layers' "dtype", else ""
+  std::vector<std::string> initializers;  // "layer: kernel_initializer HeNormal" not applied by torchfit
 };
 
 /// {"class_name", "config", …} as Keras writes it (2.x, 1.x, 3.x) → {"class_name", "config"} that

@@ -66,7 +66,7 @@ void ModelImpl::set_graph(std::vector<KerasTensor> inputs, std::vector<KerasTens
   std::vector<std::shared_ptr<Node>> order;
   std::set<const Node*> done, active, reached_inputs;
   std::function<void(const std::shared_ptr<Node>&, const Node*)> visit = [&](const std::shared_ptr<Node>& n,
-                                                                               const Node* consumer) {
+                                                                             const Node* consumer) {
     if (done.count(n.get())) return;
     if (is_input_node(*n)) {
       if (!input_nodes.count(n.get())) {
@@ -230,15 +230,16 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
     }
     if (s.output && logits) {
       at::Tensor h = s.in.size() == 1 && !layer.takes_list() ? layer.forward_without_activation(values[s.in[0]])
-                                                              : layer.forward_multi([&] {
-                                                                  std::vector<at::Tensor> xs;
-                                                                  for (size_t k : s.in) xs.push_back(values[k]);
-                                                                  return xs;
-                                                                }());
+                                                             : layer.forward_multi([&] {
+                                                                 std::vector<at::Tensor> xs;
+                                                                 for (size_t k : s.in) xs.push_back(values[k]);
+                                                                 return xs;
+                                                               }());
       values[s.out] = h;
       // Nodes reading this output get it activated, as forward() gives it.
-      if (s.consumed) throw ConfigError(describe() + ": output layer '" + layer.name() +
-                                        "' also feeds other layers; run forward() instead of forward_logits()");
+      if (s.consumed)
+        throw ConfigError(describe() + ": output layer '" + layer.name() +
+                          "' also feeds other layers; run forward() instead of forward_logits()");
     } else if (s.in.size() == 1 && !layer.takes_list()) {
       values[s.out] = layer.forward(values[s.in[0]]);
     } else {

@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include <torch/serialize/input-archive.h>
-#include <torchfit/model/keras_json.h>
 #include <torch/serialize/output-archive.h>
+#include <torchfit/model/keras_json.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>

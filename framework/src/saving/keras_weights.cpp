@@ -232,8 +232,7 @@ std::vector<std::string> keras_inbound_layers(const json& spec) {
   return names;
 }
 
-Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json,
-                               CheckpointInfo* info) {
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {
   if (!is_keras_file(path)) {
     if (!architecture_json.empty()) {
       throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");

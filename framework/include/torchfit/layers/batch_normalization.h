@@ -44,9 +44,9 @@ struct BatchNormalizationOptions {
 /// (requires_grad = false), as Keras's non-trainable weights: the summary counts 4·C parameters of which
 /// 2·C are non-trainable, and checkpoints, EarlyStopping's best weights and `load_weights` carry them.
 /// A frozen layer (set_trainable(false), config "trainable": false) always normalises with the moving
-/// statistics and leaves them unchanged, as tf.keras >= 2.0. Otherwise, in train() mode every forward updates them: moving = moving·momentum + batch·(1 − momentum); the batch
-/// variance used for the update is the unbiased one (n/(n−1), as TensorFlow's fused kernel and LibTorch),
-/// the one used to normalise is the biased one (as Keras).
+/// statistics and leaves them unchanged, as tf.keras >= 2.0. Otherwise, in train() mode every forward updates them:
+/// moving = moving·momentum + batch·(1 − momentum); the batch variance used for the update is the unbiased one
+/// (n/(n−1), as TensorFlow's fused kernel and LibTorch), the one used to normalise is the biased one (as Keras).
 /// Errors: ConfigError for momentum outside [0, 1), epsilon ≤ 0, an input of rank other than 1 or 3;
 /// torchfit::Error when a training batch holds a single value per channel (e.g. a batch of one sample of
 /// a (D) input): its variance is undefined, use batch_size ≥ 2 or eval().

@@ -134,8 +134,12 @@ class Layer : public torch::nn::Module {
   template <typename Options>
   nlohmann::json base_config(Options options) const {  // a copy: args() visits the fields non-const
     nlohmann::json config = base_config();
+    const bool trainable = config.value("trainable", true);
     LayerArgWriter writer(config);
     options.args(writer);
+    // A user layer whose options list "trainable" too: frozen when either says so (set_trainable(false)
+    // from a config or the API, or the option), so the config round trip keeps it.
+    if (config.contains("trainable")) config["trainable"] = trainable && config["trainable"].get<bool>();
     return config;
   }
 

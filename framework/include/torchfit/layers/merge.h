@@ -49,19 +49,19 @@ class MergeImpl : public Layer {
 };
 
 // One element-wise merge layer: its class, options, config and merge. y = the operation over the list.
-#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                              \
-  class CLASS##Impl : public MergeImpl {                                                          \
-    TORCHFIT_LAYER_CLASS(CLASS);                                                                  \
-                                                                                                  \
-   public:                                                                                        \
-    explicit CLASS##Impl(MergeOptions o = {})                                                     \
-        : MergeImpl(keras_class_name, o.name(), MIN, MAX), options(std::move(o)) {}               \
-    nlohmann::json config() const override { return base_config(options); }                      \
-    MergeOptions options;                                                                         \
-                                                                                                  \
-   protected:                                                                                     \
-    at::Tensor merge(const std::vector<at::Tensor>& xs) override;                                 \
-  };                                                                                              \
+#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                 \
+  class CLASS##Impl : public MergeImpl {                                            \
+    TORCHFIT_LAYER_CLASS(CLASS);                                                    \
+                                                                                    \
+   public:                                                                          \
+    explicit CLASS##Impl(MergeOptions o = {})                                       \
+        : MergeImpl(keras_class_name, o.name(), MIN, MAX), options(std::move(o)) {} \
+    nlohmann::json config() const override { return base_config(options); }         \
+    MergeOptions options;                                                           \
+                                                                                    \
+   protected:                                                                       \
+    at::Tensor merge(const std::vector<at::Tensor>& xs) override;                   \
+  };                                                                                \
   TORCH_MODULE(CLASS)
 
 /// Add: x0 + x1 + … (2 or more inputs; Keras's keras.layers.Add).
