@@ -2,7 +2,8 @@
 # The deployment story end to end: train_cnn → convert_model model.ckpt model.onnx → examples/onnx_classify
 # (OpenCV DNN alone) gives predict_cnn's class probabilities within 1e-5 on the same image folder, for the
 # seed CNN (Sequential) and the functional apps/train_cnn/branches_cnn.json (Concatenate, Add, BN, global
-# pooling). Skipped (exit 0 with SKIP)
+# pooling), resnet8.json (stride-2 "same" convolutions: TensorFlow's asymmetric padding) and
+# mobilenetv2_tiny.json (ReLU(6), ZeroPadding2D, DepthwiseConv2D). Skipped (exit 0 with SKIP)
 # when onnx_classify was not built (no OpenCV DNN / imgcodecs) or /usr/bin/python3 is missing.
 set -uo pipefail
 TEST_NAME=onnx_deploy source "$(dirname "$0")/common.sh"
@@ -43,5 +44,9 @@ train seed --target-size 40
 same_probabilities seed "$WORK/seed/model.ckpt"
 train branches --target-size 32 --model-config "$SRC/apps/train_cnn/branches_cnn.json"
 same_probabilities branches "$WORK/branches/model.ckpt"
+train resnet8 --target-size 32 --model-config "$SRC/apps/train_cnn/resnet8.json"
+same_probabilities resnet8 "$WORK/resnet8/model.ckpt"
+train mobilenetv2 --target-size 32 --model-config "$SRC/apps/train_cnn/mobilenetv2_tiny.json"
+same_probabilities mobilenetv2 "$WORK/mobilenetv2/model.ckpt"
 
 echo "PASS"
