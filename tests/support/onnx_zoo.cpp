@@ -1,5 +1,6 @@
 // onnx_zoo OUT_DIR — writes every model of tests/support/onnx_models.h for tests/scripts/onnx_export_test.sh:
-//   OUT_DIR/<model>.opset<N>.onnx  (N = 13, 17)
+//   OUT_DIR/<model>.opset<N>.onnx  (N = 13, 17), and "user_layers": examples/custom_layer's Swish and
+//                                  ResidualBlock through their Layer::export_onnx hooks
 //   OUT_DIR/<model>.input.npy      float32 (2, C, H, W) input, uniform [0, 1)
 //   OUT_DIR/<model>.output.npy     torchfit's forward of it (float32)
 //   OUT_DIR/seed_cnn.ckpt          the seed CNN above as a checkpoint with five class names (convert_model)
@@ -9,7 +10,9 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/onnx.h>
 
+#include "residual_block.h"  // examples/custom_layer: user layers with export_onnx hooks
 #include "support/onnx_models.h"
+#include "swish.h"
 
 using namespace torchfit;
 
@@ -43,7 +46,14 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   try {
     saving::TrainingState state;
-    for (const auto& [name, build] : testing::onnx_test_models()) {
+    auto models = testing::onnx_test_models();
+    models["user_layers"] = [] {
+      return testing::image_model("user_layers", {6, 6, 3}, [](KerasTensor x) {
+        x = ResidualBlock()->call(Swish(SwishOptions().beta(1.5))->call(x));
+        return Swish()->call(x);
+      });
+    };
+    for (const auto& [name, build] : models) {
       Model model = build();
       if (name == "seed_cnn") state.model = model;
       testing::randomize_weights(model, 21);
