@@ -199,6 +199,12 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return LayerNormalization(LayerNormalizationOptions().center(false))->call(x);
     });
   };
+  m["shared_layer"] = [] {
+    return image_model("shared_layer", {5, 5, 3}, [](KerasTensor x) {
+      auto conv = Conv2D(Conv2DOptions(3, 3).padding("same").activation("tanh"));
+      return conv->call(conv->call(x));  // one layer, two nodes: its weights once in the file
+    });
+  };
   m["merges"] = [] {
     return image_model("merges", {4, 4, 3}, [](KerasTensor x) {
       KerasTensor a = conv(x, 3, 1, 1, "valid");

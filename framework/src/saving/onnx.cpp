@@ -115,8 +115,11 @@ std::string OnnxGraph::add_initializer(const std::string& name_hint, const at::T
   if (!is_float && !at::isIntegralType(value.scalar_type(), /*includeBool=*/false)) {
     throw ConfigError("ONNX export: initializer '" + name_hint + "' has an unsupported dtype");
   }
+  const auto key = std::make_pair(static_cast<const void*>(value.data_ptr()), value.sizes().vec());
+  if (const auto it = written_.find(key); it != written_.end()) return it->second.second;
   const at::Tensor t = value.detach().to(at::kCPU, is_float ? at::kFloat : at::kLong).contiguous();
   const std::string name = unique_name(name_hint);
+  written_[key] = {value, name};
   proto::Writer tensor;
   tensor.varints(1, t.sizes().vec()).varint(2, is_float ? kOnnxFloat : kOnnxInt64).bytes(8, name);
   tensor.bytes(9, std::string(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size()));

@@ -62,7 +62,8 @@ class OnnxGraph {
   std::string add_node(const std::string& op_type, const std::vector<std::string>& inputs,
                        const std::vector<OnnxAttribute>& attributes, const std::string& name_hint);
   /// A weight or constant (an initializer): float tensors are written as float32, integer ones as int64.
-  /// Returns its unique name. Errors: ConfigError for another dtype or an undefined tensor.
+  /// Returns its unique name; the same tensor added again (a shared layer called twice) is written once
+  /// and gets its first name. Errors: ConfigError for another dtype or an undefined tensor.
   std::string add_initializer(const std::string& name_hint, const at::Tensor& value);
   /// An int64 1-D constant (shapes, pads, axes).
   std::string add_int64s(const std::string& name_hint, const std::vector<int64_t>& values);
@@ -86,6 +87,8 @@ class OnnxGraph {
   std::set<std::string> used_;
   std::vector<std::string> nodes_;         // serialized NodeProtos
   std::vector<std::string> initializers_;  // serialized TensorProtos
+  // Tensors already written, by storage address and shape; the tensor is kept so the address stays its own.
+  std::map<std::pair<const void*, std::vector<int64_t>>, std::pair<at::Tensor, std::string>> written_;
 };
 
 /// Appends `layer` (built, as called on `inputs`) to `graph`: its export_onnx hook when it has one, else
