@@ -277,6 +277,16 @@ at::Tensor layer_norm_param(const LayerNormalizationImpl& l, const at::Tensor& p
   return v.dim() == 4 ? v.permute({0, 3, 1, 2}).contiguous() : v;
 }
 
+// Mean over `axes` (keepdims) as one ReduceMean per axis, last axis first — the same mean (equal-sized
+// groups); OpenCV 4.10 computes a ReduceMean over several axes of a batch wrongly (checked: LN over (H, W, C)).
+std::string reduce_mean(const Layer& l, OnnxGraph& g, std::string x, const std::vector<int64_t>& axes,
+                        const std::string& what) {
+  for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
+    x = g.add_node("ReduceMean", {x}, {{"axes", std::vector<int64_t>{*a}}, {"keepdims", 1}}, op(l, what));
+  }
+  return x;
+}
+
 std::string layer_normalization(const Layer& layer, OnnxGraph& g, const Inputs& in) {
   const auto& l = dynamic_cast<const LayerNormalizationImpl&>(layer);
   std::vector<int64_t> axes;
@@ -296,10 +306,10 @@ std::string layer_normalization(const Layer& layer, OnnxGraph& g, const Inputs& 
                       op(l, "LayerNormalization"));
   }
   // Decomposed as layer_normalization.cpp computes it: (x − mean) / √(var + ε) · γ + β.
-  const std::string mean = g.add_node("ReduceMean", {in[0]}, {{"axes", axes}, {"keepdims", 1}}, op(l, "mean"));
+  const std::string mean = reduce_mean(l, g, in[0], axes, "mean");
   const std::string centred = g.add_node("Sub", {in[0], mean}, {}, op(l, "centred"));
   const std::string squared = g.add_node("Mul", {centred, centred}, {}, op(l, "squared"));
-  const std::string var = g.add_node("ReduceMean", {squared}, {{"axes", axes}, {"keepdims", 1}}, op(l, "variance"));
+  const std::string var = reduce_mean(l, g, squared, axes, "variance");
   const std::string eps =
       g.add_node("Add", {var, g.add_scalar(op(l, "epsilon"), l.options.epsilon())}, {}, op(l, "var_eps"));
   const std::string std_dev = g.add_node("Sqrt", {eps}, {}, op(l, "std"));
