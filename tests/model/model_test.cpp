@@ -123,6 +123,26 @@ TEST(Model, SharedLayerKeepsOneSetOfWeightsAndSeveralInputsAndOutputsRun) {
   EXPECT_EQ(back->count_params(), 12);
 }
 
+// The README's functional example, line for line; parameter counts by hand: Conv2D 3·3·3·16 + 16 = 448,
+// Conv2D 3·3·16·16 + 16 = 2,320, BatchNormalization 4·16 = 64 (32 moving statistics), the 1×1 branch
+// 3·8 + 8 = 32, Dense (16 + 8)·10 + 10 = 250.
+TEST(Model, ReadmeFunctionalExampleBuildsTheGraphItDescribes) {
+  KerasTensor inputs = Input({32, 32, 3});
+  KerasTensor x = Conv2D(Conv2DOptions(16, 3).padding("same").activation("relu"))->call(inputs);
+  KerasTensor y = BatchNormalization()->call(Conv2D(Conv2DOptions(16, 3).padding("same"))->call(x));
+  x = Activation(ActivationOptions("relu"))->call(Add()->call({x, y}));
+  x = Concatenate()->call({x, Conv2D(Conv2DOptions(8, 1))->call(inputs)});
+  KerasTensor outputs = Dense(DenseOptions(10).activation("softmax"))->call(GlobalAveragePooling2D()->call(x));
+  Model model({inputs}, {outputs}, "small_resnet");
+  EXPECT_EQ(model->count_params(), 448 + 2320 + 64 + 32 + 250);
+  EXPECT_EQ(model->non_trainable_params(), 32);
+  EXPECT_EQ(x.shape(), (Shape{32, 32, 24}));
+  model->eval();
+  at::Tensor p = model->forward(at::rand({2, 3, 32, 32}));
+  EXPECT_EQ(p.sizes(), at::IntArrayRef({2, 10}));
+  EXPECT_TRUE(at::allclose(p.sum(1), at::ones({2})));
+}
+
 TEST(Model, RefusesDanglingUnusedAndDuplicateInputsAndNames) {
   auto x = Input({4}, "x");
   auto other = Input({4}, "other");

@@ -119,8 +119,7 @@ Shape ConcatenateImpl::build_multi_impl(const std::vector<Shape>& shapes) {
     }
     out[k] += s[k];
   }
-  // Keras (H, W, C) ↔ tensor (C, H, W): C is tensor dim 1, H and W dims 2 and 3; other ranks keep their order.
-  tensor_dim_ = rank == 3 ? (k == 2 ? 1 : static_cast<int64_t>(k) + 2) : static_cast<int64_t>(k) + 1;
+  tensor_dim_ = keras_to_tensor_axis(shapes[0], axis);  // Keras (H, W, C) ↔ tensor (C, H, W)
   return out;
 }
 
