@@ -337,11 +337,8 @@ std::string average(const Layer& l, OnnxGraph& g, const Inputs& in) {
 
 std::string concatenate(const Layer& layer, OnnxGraph& g, const Inputs& in) {
   const auto& l = dynamic_cast<const ConcatenateImpl&>(layer);
-  const auto rank = static_cast<int64_t>(l.input_shapes()[0].size());
-  const int64_t axis = l.options.axis() < 0 ? l.options.axis() + rank + 1 : l.options.axis();
-  const int64_t k = axis - 1;  // per-sample Keras index; (H, W, C) ↔ (C, H, W) as merge.cpp
-  const int64_t tensor_axis = rank == 3 ? (k == 2 ? 1 : k + 2) : k + 1;
-  return g.add_node("Concat", in, {{"axis", tensor_axis}}, op(l, "Concat"));
+  const int64_t axis = keras_to_tensor_axis(l.input_shapes()[0], l.options.axis());  // as merge.cpp
+  return g.add_node("Concat", in, {{"axis", axis}}, op(l, "Concat"));
 }
 
 const std::map<std::string, Exporter>& exporters() {
