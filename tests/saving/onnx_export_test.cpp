@@ -87,6 +87,17 @@ TEST(OnnxExport, RefusesAnOpsetOutside13To17) {
   }
 }
 
+TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {
+  Model model = onnx_test_models().at("padding_cropping")();
+  const std::string path = "/nonexistent-torchfit-dir/model.onnx";
+  try {
+    saving::export_onnx(model, path);
+    FAIL() << "wrote " << path;
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  }
+}
+
 namespace {
 
 // A layer of the test's own: y = x². Without a hook it cannot be exported; SquareWithHook can.
