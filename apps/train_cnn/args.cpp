@@ -62,6 +62,11 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(seed_value());
   app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
+  app.add_option("--rescale", a.rescale,
+                 "Factor the pixel values (0-255) are multiplied by, in training and validation (Keras rescale; "
+                 "1 for a model trained on raw pixels, such as MLPerf Tiny's ResNet-8)")
+      ->default_str("1/255")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_training_flags(CLI::App& app, Args& a) {
@@ -198,6 +203,14 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->excludes(dense2)
       ->excludes(config)
       ->excludes("--resume");
+  app.add_flag("--new-head", a.new_head,
+               "With --load-model: replace its classification head (the output Dense) by a new Dense(classes, "
+               "softmax) for the data's classes, reading what the old head read (Keras transfer learning)")
+      ->needs("--load-model");
+  app.add_flag("--freeze-base", a.freeze_base,
+               "With --load-model: freeze every layer but the (new) head (Keras base_model.trainable = False; "
+               "frozen BatchNormalization runs in inference mode)")
+      ->needs("--load-model");
   app.add_flag("--dry-run", a.dry_run, "Print the header, the Found lines and the summary, then exit");
 }
 

@@ -41,7 +41,10 @@ struct Args {
   int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
   std::string model_config;
-  std::string load_model;  ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
+  std::string load_model;      ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
+  double rescale = 1.0 / 255;  ///< --rescale: factor the 0-255 pixel values are multiplied by (Keras rescale)
+  bool new_head = false;       ///< --new-head: replace --load-model's classification head by Dense(classes, softmax)
+  bool freeze_base = false;    ///< --freeze-base: freeze every layer of --load-model's model but the head
   std::string memory_format = "auto";
   /// dtype policy: float32, mixed_bfloat16, mixed_float16; "" = not given (the checkpoint's or the model
   /// config's policy, else float32)

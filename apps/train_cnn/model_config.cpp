@@ -4,6 +4,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <torchfit/error.h>
 #include <torchfit/model/keras_json.h>
@@ -42,72 +45,129 @@ std::string resolve_model_config(const std::string& file) {
   throw torchfit::ConfigError("file not found (tried " + tried + ")");
 }
 
+namespace {
+
+using Json = nlohmann::json;
+
+// The layer list of a Sequential config (torchfit's and tf.keras's config.layers, Keras 1's bare list).
+Json* sequential_layers(Json& json) {
+  if (json.value("class_name", std::string()) != "Sequential" || !json.contains("config")) return nullptr;
+  Json& config = json["config"];
+  if (config.is_array()) return &config;
+  if (config.is_object() && config.contains("layers") && config["layers"].is_array()) return &config["layers"];
+  return nullptr;
+}
+
+// A Sequential whose first layer declares no input shape gets the data's (a functional config always has
+// its InputLayer): the file's own shapes build the model once, the data's shapes are set afterwards.
+void declare_missing_input(Json& json, const Json& input) {
+  Json* layers = sequential_layers(json);
+  if (!layers || layers->empty() || !(*layers)[0].is_object()) return;
+  Json& first = (*layers)[0];
+  if (first.value("class_name", std::string()) == "InputLayer") return;
+  if (!first.contains("config") || !first["config"].is_object()) first["config"] = Json::object();
+  for (const char* key : {"input_shape", "batch_input_shape", "batch_shape", "input_dim"}) {
+    if (first["config"].contains(key)) return;
+  }
+  first["config"]["input_shape"] = input;
+}
+
+// The Dense layer whose units are the class scores: the output layer, or the Dense an output Activation,
+// Softmax or Dropout reads. nullptr when the output is computed otherwise (a merge of two heads, …).
+std::shared_ptr<torchfit::Layer> class_scores_dense(const torchfit::Model& model) {
+  std::shared_ptr<torchfit::Node> node = model->outputs().at(0).node();
+  for (;;) {
+    const std::string cls = node->layer->class_name();
+    if (cls == "Dense") return node->layer;
+    if ((cls != "Activation" && cls != "Softmax" && cls != "Dropout") || node->inputs.size() != 1) return nullptr;
+    node = node->inputs[0].node();
+  }
+}
+
+// `model`'s JSON with the data's input (size, size, channels) and `classes` units in the class-score Dense.
+Json for_the_data(const torchfit::Model& model, const std::string& where, const Json& input, int64_t classes) {
+  Json json = model->to_json();  // Sequential: torchfit's layer list; otherwise tf.keras 2.x functional
+  Json& config = json["config"];
+  for (auto& l : config["layers"]) {
+    Json& c = l["config"];
+    const bool is_input = l["class_name"] == "InputLayer";
+    if (!is_input && !(json["class_name"] == "Sequential" && &l == &config["layers"][0])) continue;
+    const char* key = is_input ? "batch_input_shape" : "input_shape";
+    Json want = input;
+    if (is_input) want.insert(want.begin(), nullptr);
+    if (c.value(key, Json()) != want) {
+      torchfit::logger().info("{}: {} {} -> {} (--target-size)", where, key, c.value(key, Json()).dump(), want.dump());
+      c[key] = want;
+    }
+  }
+  const auto dense = class_scores_dense(model);
+  if (!dense) return json;  // the output check after the rebuild names the layer
+  for (auto& l : config["layers"]) {
+    if (l["config"].value("name", std::string()) != dense->name()) continue;
+    Json& units = l["config"]["units"];
+    if (units != classes) {
+      torchfit::logger().info("{}: last Dense layer '{}' units {} -> {} (classes in the training data)", where,
+                              dense->name(), units.dump(), classes);
+      units = classes;
+    }
+  }
+  return json;
+}
+
+torchfit::Model build_for_the_data(Json json, const std::string& where, int64_t size, int64_t channels,
+                                   int64_t classes) {
+  const Json input = {size, size, channels};
+  declare_missing_input(json, input);
+  // Built as the file says first (any format model_from_json reads), with the random state kept, so the
+  // model for the data draws the same initial weights as one built directly.
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  at::Tensor state;
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    state = gen.get_state();
+  }
+  torchfit::Model as_written = torchfit::model_from_json(json);
+  if (as_written->inputs().size() != 1 || as_written->outputs().size() != 1) {
+    throw torchfit::ConfigError("'" + as_written->model_name() + "' has " +
+                                std::to_string(as_written->inputs().size()) + " inputs and " +
+                                std::to_string(as_written->outputs().size()) +
+                                " outputs; train_cnn trains models with one image input and one output "
+                                "(several are built and run through the API: docs/extending.md)");
+  }
+  if (!class_scores_dense(as_written) && as_written->output_shape() != torchfit::Shape{classes}) {
+    const auto& out = as_written->outputs()[0].layer();
+    throw torchfit::ConfigError("no Dense layer to produce one output per class: the output layer '" + out->name() +
+                                "' (" + out->class_name() +
+                                ") is not a Dense (or an Activation, Softmax or Dropout after one)");
+  }
+  Json fitted = for_the_data(as_written, where, input, classes);
+  {
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_state(state);
+  }
+  return torchfit::model_from_json(fitted);
+}
+
+}  // namespace
+
 torchfit::Model load_model_config(const std::string& path, int64_t size, int64_t channels, int64_t classes) {
   const std::string where = "model config '" + path + "'";
   std::ifstream in(path);
   if (!in) throw torchfit::ConfigError(where + ": cannot be read");
-  nlohmann::json json;
+  Json json;
   try {
-    json = nlohmann::json::parse(in);
+    json = Json::parse(in);
   } catch (const std::exception& e) {
     throw torchfit::ConfigError(where + ": not valid JSON: " + e.what());
   }
   try {
-    auto* layers = json.is_object() && json.contains("config") && json["config"].is_object() &&
-                           json["config"].contains("layers") && json["config"]["layers"].is_array()
-                       ? &json["config"]["layers"]
-                       : nullptr;
-    if (!layers || layers->empty()) throw torchfit::ConfigError("expected config.layers, a non-empty array");
-    for (size_t i = 0; i < layers->size(); ++i) {  // before anything reads them (the rest names the layer too)
-      const auto& l = (*layers)[i];
-      const bool ok = l.is_object() && l.contains("class_name") && l["class_name"].is_string() &&
-                      (!l.contains("config") ||
-                       (l["config"].is_object() && (!l["config"].contains("name") || l["config"]["name"].is_string())));
-      if (!ok) {
-        throw torchfit::ConfigError(
-            "config.layers[" + std::to_string(i) +
-            "]: expected a layer object {\"class_name\": \"<class>\", \"config\": {\"name\": ...}}, got " + l.dump());
-      }
-    }
-    // The data decides the input (size × size × channels images) and the output (one unit per class).
-    auto& first = (*layers)[0];
-    if (!first.contains("config") || !first["config"].is_object()) first["config"] = nlohmann::json::object();
-    const nlohmann::json input = {size, size, channels};
-    if (first.value("class_name", std::string()) == "InputLayer") {
-      // Keras's InputLayer: batch_input_shape [null, H, W, C] (tf.keras 2.x) or batch_shape (Keras 3).
-      auto& c = first["config"];
-      const char* key = c.contains("batch_shape") ? "batch_shape" : "batch_input_shape";
-      const nlohmann::json batch = {nullptr, size, size, channels};
-      if (c.value(key, nlohmann::json()) != batch) {
-        torchfit::logger().info("{}: {} {} -> {} (--target-size)", where, key, c.value(key, nlohmann::json()).dump(),
-                                batch.dump());
-        c[key] = batch;
-      }
-    } else if (first["config"].value("input_shape", nlohmann::json()) != input) {
-      torchfit::logger().info("{}: input_shape {} -> {} (--target-size)", where,
-                              first["config"].value("input_shape", nlohmann::json()).dump(), input.dump());
-      first["config"]["input_shape"] = input;
-    }
-    nlohmann::json* last_dense = nullptr;
-    for (auto& l : *layers) {
-      if (l.value("class_name", std::string()) == "Dense") last_dense = &l;
-    }
-    if (!last_dense) throw torchfit::ConfigError("no Dense layer to produce one output per class");
-    auto& units = (*last_dense)["config"]["units"];
-    if (units != classes) {
-      torchfit::logger().info("{}: last Dense layer '{}' units {} -> {} (classes in the training data)", where,
-                              (*last_dense)["config"].value("name", std::string("?")), units.dump(), classes);
-      units = classes;
-    }
-    torchfit::Model model = torchfit::model_from_json(json);
+    torchfit::Model model = build_for_the_data(std::move(json), where, size, channels, classes);
     if (model->output_shape() != torchfit::Shape{classes}) {
       throw torchfit::ConfigError("the model outputs " + torchfit::format_shape(model->output_shape()) +
                                   " but the data has " + std::to_string(classes) +
                                   " classes: the last layer must output (None, classes)");
     }
     return model;
-  } catch (const torchfit::ConfigError& e) {
-    throw torchfit::ConfigError(where + ": " + e.what());
   } catch (const std::exception& e) {
     throw torchfit::ConfigError(where + ": " + e.what());
   }

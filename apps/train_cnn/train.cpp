@@ -51,9 +51,9 @@ std::string timestamp() {
 // "Found" lines (rank 0 of a data-parallel run, or the only process).
 Sources make_sources(const Args& a, bool chief) {
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
-  data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(1.0 / 255)
-                                                  : data::article_augmentation());
-  data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(1.0 / 255));
+  data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(a.rescale)
+                                                  : data::article_augmentation().rescale(a.rescale));
+  data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
   auto flow = data::FlowOptions()
                   .target_size({a.target_size, a.target_size})
                   .batch_size(a.batch_size)
@@ -92,11 +92,20 @@ Model loaded_model(const Args& a, int64_t classes) {
                            ", 3) RGB images (set --target-size to its size; "
                            "a grayscale model cannot be fine-tuned here)");
   }
+  if (a.new_head) {
+    model = with_new_head(model, classes);
+    torchfit::logger().info("--new-head: the classification head is a new Dense({}, softmax) 'new_head'", classes);
+  }
   const int64_t outputs = model->output_shape().back();
   if (outputs != classes) {
     throw apps::UsageError("--load-model '" + a.load_model + "' has " + std::to_string(outputs) +
                            " outputs and the data has " + std::to_string(classes) +
-                           " classes: replacing the classification head is not supported yet");
+                           " classes: add --new-head to replace its classification head");
+  }
+  if (a.freeze_base) {
+    const int frozen = freeze_all_but_head(*model);
+    torchfit::logger().info("--freeze-base: {} layers frozen, {} trainable parameters left", frozen,
+                            model->trainable_params());
   }
   model->train();
   torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);

@@ -5,8 +5,14 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <torch/torch.h>
+
+#include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/dense.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/keras_file.h>
+#include <torchfit/saving/keras_import.h>
 
 #include "support/image_tree.h"
 #include "support/run_app.h"
@@ -65,7 +71,50 @@ TEST_F(TrainCnnLoadModel, TrainsTheKerasModelFromItsWeights) {
 TEST_F(TrainCnnLoadModel, AClassCountThatDoesNotFitTheDataIsAUsageError) {
   const Ran r = run(args(data(3), "bad"));
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("has 5 outputs and the data has 3 classes"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("has 5 outputs and the data has 3 classes: add --new-head"), std::string::npos) << r.output;
+}
+
+// The weights of layer `name` of the model in `ckpt` and of the Keras fixture, for comparison.
+struct Trained {
+  Model saved, keras;
+  at::Tensor conv_kernel(bool from_keras) const {
+    return std::dynamic_pointer_cast<Conv2DImpl>((from_keras ? keras : saved)->get_layer("conv2d"))->kernel;
+  }
+  std::shared_ptr<BatchNormalizationImpl> bn(bool from_keras) const {
+    return std::dynamic_pointer_cast<BatchNormalizationImpl>((from_keras ? keras : saved)->get_layer("bn"));
+  }
+};
+
+TEST_F(TrainCnnLoadModel, NewHeadIsADenseForTheDataClassesAndTheBaseTrains) {
+  const Ran r = run(args(data(3), "head") + " --new-head");
+  ASSERT_EQ(r.status, 0) << r.output;
+  Trained t{saving::load_model((dir.path / "head.ckpt").string()),
+            saving::load_keras_model((dir.path / "tf2_full.h5").string())};
+  // Dense(3, softmax) reading the Dropout's 72 features (3 × 3 × 8), in place of the file's Dense(5).
+  auto head = std::dynamic_pointer_cast<DenseImpl>(t.saved->get_layer("new_head"));
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->kernel.sizes(), (at::IntArrayRef{3, 72}));
+  EXPECT_EQ(head->options.activation(), "softmax");
+  EXPECT_THROW(t.saved->get_layer("dense"), ConfigError);
+  EXPECT_EQ(t.saved->output_shape(), (Shape{3}));
+  // Not frozen: the base's weights and BatchNormalization's moving statistics moved.
+  EXPECT_FALSE(at::equal(t.conv_kernel(false), t.conv_kernel(true)));
+  EXPECT_FALSE(at::equal(t.bn(false)->moving_mean, t.bn(true)->moving_mean));
+}
+
+TEST_F(TrainCnnLoadModel, FreezeBaseKeepsTheBaseWeightsAndBatchNormStatistics) {
+  const Ran r = run(args(data(3), "frozen") + " --new-head --freeze-base");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("--freeze-base: 7 layers frozen"), std::string::npos) << r.output;
+  Trained t{saving::load_model((dir.path / "frozen.ckpt").string()),
+            saving::load_keras_model((dir.path / "tf2_full.h5").string())};
+  EXPECT_TRUE(at::equal(t.conv_kernel(false), t.conv_kernel(true)));
+  EXPECT_TRUE(at::equal(t.bn(false)->gamma, t.bn(true)->gamma));
+  EXPECT_TRUE(at::equal(t.bn(false)->moving_mean, t.bn(true)->moving_mean));  // inference mode
+  EXPECT_TRUE(at::equal(t.bn(false)->moving_variance, t.bn(true)->moving_variance));
+  EXPECT_FALSE(t.saved->get_layer("conv2d")->trainable());
+  EXPECT_TRUE(t.saved->get_layer("new_head")->trainable());
+  EXPECT_EQ(t.saved->trainable_params(), 3 * 72 + 3);
 }
 
 }  // namespace torchfit::train_cnn_load_model_test

@@ -196,6 +196,65 @@ TEST(Model, RefusesACycleInAJsonGraph) {
             std::string::npos);
 }
 
+// in (3) → d (Dense 2), with d's inbound node and the output reference as given.
+nlohmann::json two_layer_graph(const nlohmann::json& d_inbound, const nlohmann::json& output = {"d", 0, 0}) {
+  return {{"class_name", "Functional"},
+          {"config",
+           {{"name", "g"},
+            {"layers",
+             {{{"class_name", "InputLayer"},
+               {"name", "in"},
+               {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 3}}}},
+               {"inbound_nodes", nlohmann::json::array()}},
+              {{"class_name", "Dense"},
+               {"name", "d"},
+               {"config", {{"name", "d"}, {"units", 2}}},
+               {"inbound_nodes", d_inbound}}}},
+            {"input_layers", {{"in", 0, 0}}},
+            {"output_layers", {output}}}}};
+}
+
+TEST(Model, JsonReferencesAreCheckedAndErrorsNameTheLayerAndReference) {
+  const auto ref = [](const nlohmann::json& node, const nlohmann::json& tensor) {
+    return nlohmann::json::array(
+        {nlohmann::json::array({nlohmann::json::array({"in", node, tensor, nlohmann::json::object()})})});
+  };
+  EXPECT_EQ(model_from_json(two_layer_graph(ref(0, 0)))->count_params(), 8);  // the well-formed graph builds
+  for (const auto& bad : {ref(-1, 0), ref(4000000000LL, 0), ref(0, -1)}) {
+    EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(bad)); }).find("layer 'd' (Dense): bad tensor reference"),
+              std::string::npos)
+        << bad.dump();
+  }
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(0, 3)));
+            }).find("names output 3 of layer 'in', which has one output"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(0, 0), {"d", -1, 0}));
+            }).find("bad tensor reference"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(ref(1, 0)));
+            }).find("layer 'd' (Dense) reads node 1 of layer 'in', which is never made (1 node(s)"),
+            std::string::npos);
+  nlohmann::json missing = ref(0, 0);
+  missing[0][0][0] = "nope";
+  EXPECT_NE(error_of([&] {
+              model_from_json(two_layer_graph(missing));
+            }).find("layer 'd' (Dense) reads layer 'nope', which the model does not have"),
+            std::string::npos);
+  nlohmann::json twice = ref(0, 0);
+  twice[0].push_back(twice[0][0]);
+  EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(twice)); }).find("layer 'd' (Dense): takes one input"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { model_from_json(two_layer_graph("in")); }).find("layer 'd' (Dense): inbound_nodes must be a list"),
+      std::string::npos);
+  nlohmann::json no_outputs = two_layer_graph(ref(0, 0));
+  no_outputs["config"].erase("output_layers");
+  EXPECT_NE(error_of([&] { model_from_json(no_outputs); }).find("needs config.output_layers"), std::string::npos);
+}
+
 TEST(Model, SequentialIsAChainModel) {
   Sequential s;
   s->add(Dense(DenseOptions(4).activation("relu").input_shape(Shape{3})));
@@ -280,6 +339,64 @@ TEST(Model, FrozenLayersGetNoUpdateAndFrozenBatchNormUsesMovingStatistics) {
   bn->set_trainable(true);
   EXPECT_TRUE(bn->gamma.requires_grad());
   EXPECT_FALSE(bn->moving_mean.requires_grad());
+}
+
+TEST(Model, FrozenLayersKeepTheirWeightsUnderDecoupledWeightDecay) {
+  // Keras's optimizers decay only the variables they update (trainable ones): --freeze-base with
+  // --weight-decay must leave the base alone.
+  at::manual_seed(6);
+  auto x = Input({4});
+  Dense first(DenseOptions(6).activation("relu").name("first"));
+  Dense last(DenseOptions(2).activation("softmax").name("last"));
+  Model model({x}, {last->call(first->call(x))}, "decayed");
+  first->set_trainable(false);
+  const at::Tensor w_before = first->kernel.clone(), last_before = last->kernel.clone();
+  Trainer t(
+      model,
+      CompileOptions().loss("categorical_crossentropy").optimizer(OptimizerOptions().name("sgd").weight_decay(0.5)));
+  data::TensorIterator it(at::randn({16, 4}), at::one_hot(at::arange(16) % 2, 2).to(at::kFloat), 8);
+  FitOptions fo;
+  fo.epochs(1).verbose(0);
+  t.fit(it, fo);
+  EXPECT_TRUE(at::equal(first->kernel, w_before));
+  EXPECT_FALSE(at::equal(last->kernel, last_before));
+}
+
+TEST(Model, WithNewHeadReadsWhatTheOldDenseReadAndSharesTheBase) {
+  at::manual_seed(9);
+  auto x = Input({4});
+  Dense hidden(DenseOptions(6).activation("relu").name("hidden"));
+  Dense logits(DenseOptions(3).name("logits"));
+  Activation soft(ActivationOptions("softmax").name("soft"));
+  auto h = hidden->call(x);
+  Model base({x}, {soft->call(logits->call(h))}, "base");
+  // The output is Activation(softmax) after a Dense: both are the head; the new Dense reads `hidden`.
+  Model tuned = with_new_head(base, 5);
+  EXPECT_EQ(tuned->output_shape(), (Shape{5}));
+  auto head = std::dynamic_pointer_cast<DenseImpl>(tuned->get_layer("new_head"));
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->kernel.sizes(), (at::IntArrayRef{5, 6}));
+  EXPECT_EQ(tuned->output_activation(), "softmax");
+  EXPECT_EQ(tuned->get_layer("hidden").get(), hidden.ptr().get());  // shared, not copied
+  EXPECT_THROW(tuned->get_layer("logits"), ConfigError);
+  // Keras's numbers: softmax(relu(x W1 + b1) W2 + b2) with the new head's weights.
+  at::NoGradGuard no_grad;
+  tuned->eval();
+  const auto in = at::randn({2, 4});
+  const auto want =
+      at::softmax(at::relu(in.matmul(hidden->kernel.t()) + hidden->bias).matmul(head->kernel.t()) + head->bias, 1);
+  EXPECT_TRUE(at::allclose(tuned->forward(in), want, 1e-6, 1e-6));
+  EXPECT_EQ(freeze_all_but_head(*tuned), 1);
+  EXPECT_FALSE(hidden->trainable());
+  EXPECT_TRUE(head->trainable());
+  EXPECT_EQ(tuned->trainable_params(), 5 * 6 + 5);
+  // No Dense head: an error naming the output layer.
+  Activation soft2(ActivationOptions("softmax").name("soft2"));
+  Model no_dense({x}, {soft2->call(x)}, "nodense");
+  EXPECT_NE(error_of([&] { with_new_head(no_dense, 2); }).find("output layer 'soft2' (Activation)"), std::string::npos);
+  auto y = Input({2, 2, 1});
+  Model bare({y}, {Flatten(FlattenOptions().name("f"))->call(y)}, "bare");
+  EXPECT_NE(error_of([&] { with_new_head(bare, 2); }).find("'f' (Flatten) is not a Dense layer"), std::string::npos);
 }
 
 TEST(Model, ReadsTfKeras24ResNet8Architecture) {
@@ -367,6 +484,41 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
             std::string::npos);
   seq["config"]["layers"][0]["config"]["dtype"] = "float32";
   EXPECT_EQ(model_from_json(seq)->input_shape(), (Shape{3}));
+}
+
+TEST(Model, KerasArgumentsWithoutEffectAreDroppedAndOthersRefused) {
+  // One layer after a (None, 4, 4, 2) input, as tf.keras 2.x / Keras 3 write it.
+  auto seq = [](const nlohmann::json& cls, nlohmann::json config) {
+    config["name"] = "x";
+    return nlohmann::json{
+        {"class_name", "Sequential"},
+        {"config",
+         {{"name", "s"},
+          {"layers",
+           {{{"class_name", "InputLayer"}, {"config", {{"name", "in"}, {"batch_input_shape", {nullptr, 4, 4, 2}}}}},
+            {{"class_name", cls}, {"config", config}}}}}}};
+  };
+  EXPECT_EQ(model_from_json(seq("GlobalAveragePooling2D", {{"keepdims", false}}))->output_shape(), (Shape{2}));
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("GlobalMaxPooling2D", {{"keepdims", true}}));
+            }).find("keepdims true"),
+            std::string::npos);
+  Model bn = model_from_json(seq(
+      "BatchNormalization",
+      {{"axis", {3}}, {"fused", true}, {"renorm", false}, {"renorm_clipping", nullptr}, {"center", 0}, {"scale", 1}}));
+  EXPECT_FALSE(bn->get_layer("x")->config()["center"].get<bool>());
+  EXPECT_TRUE(bn->get_layer("x")->config()["scale"].get<bool>());
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("BatchNormalization", {{"renorm", true}}));
+            }).find("renorm true"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              model_from_json(seq("BatchNormalization", {{"axis", 1}}));
+            }).find("not the channel axis"),
+            std::string::npos);
+  Model leaky = model_from_json(seq("LeakyReLU", {{"negative_slope", 0.2}}));  // Keras 3's name of alpha
+  EXPECT_DOUBLE_EQ(leaky->get_layer("x")->config()["alpha"].get<double>(), 0.2);
+  EXPECT_EQ(model_from_json(seq("MaxPool2D", {{"pool_size", {2, 2}}}))->get_layer("x")->class_name(), "MaxPooling2D");
 }
 
 TEST(Model, WeightRegularizersAddKerasPenaltyToTheLoss) {

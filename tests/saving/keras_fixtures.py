@@ -18,7 +18,13 @@ Fixtures:
                          Convolution2D (kernels (out, in, kh, kw), convolved), fixed-length strings,
                          no keras_version; Flatten in (C, H, W) order
   keras3.keras           Keras 3 zip: config.json, metadata.json, model.weights.h5 (layers/<key>/vars/<i>)
-  unsupported.h5         a full model with a ZeroPadding2D layer (must be refused, naming it)
+  unsupported.h5         a full model with a LocallyConnected2D layer (must be refused, naming it)
+  graph.h5, graph.keras  the same functional model as tf.keras 2.x model.save and as a Keras 3 zip:
+                         Rescaling, Conv2D 'same' stride 2 on an even input (TF pads only after),
+                         SeparableConv2D, Conv2DTranspose 'same' stride 2, ZeroPadding2D, Cropping2D,
+                         UpSampling2D, Concatenate, LayerNormalization, ReLU (max_value, negative_slope),
+                         Softmax (axis -1), Multiply, Add, Flatten -> Dropout -> Dense (Keras's (H, W, C)
+                         order, found by following the Dense's inbound layers)
 """
 import io
 import json
@@ -112,6 +118,21 @@ def write_layer_groups(root, layers, weights, flat_names=False, fixed=False):
             g.create_dataset(wname, data=value.astype(np.float32))
 
 
+def write_keras3_zip(path, config, vars_of):
+    """A Keras 3 .keras zip: config.json, metadata.json and model.weights.h5 with layers/<key>/vars/<i>."""
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        for key, vs in vars_of.items():
+            g = f.create_group("layers/" + key + "/vars")
+            for i, v in enumerate(vs):
+                g.create_dataset(str(i), data=v.astype(np.float32))
+        f.create_group("optimizer/vars")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
+        z.writestr("config.json", json.dumps(config))
+        z.writestr("model.weights.h5", buf.getvalue())
+
+
 def tf2_full(out):
     x = rng.uniform(0, 1, (2, 11, 11, 3))
     k1, b1 = rng.normal(0, 0.4, (3, 3, 3, 4)), rng.normal(0, 0.1, 4)
@@ -156,10 +177,147 @@ def tf2_full(out):
     save_outputs(out, "tf2_full", x, logits)
     # The same model with a layer torchfit lacks.
     bad = json.loads(json.dumps(config))
-    bad["config"]["layers"].insert(1, layer("ZeroPadding2D", name="zero_padding2d", padding=[[1, 1], [1, 1]]))
+    bad["config"]["layers"].insert(1, layer("LocallyConnected2D", name="locally_connected2d", filters=2,
+                                            kernel_size=[3, 3]))
     with h5py.File(os.path.join(out, "unsupported.h5"), "w") as f:
         f.attrs["model_config"] = json.dumps(bad)
         write_layer_groups(f.create_group("model_weights"), layers[1:], weights)
+
+
+def conv2d_transpose(x, k, strides, padding):
+    """TF conv2d_transpose: the adjoint of conv2d (k (kh, kw, out, in)); output H*s ('same') or
+    H*s + max(k - s, 0) ('valid'); 'same' crops pad_before = total // 2 of the full result."""
+    kh, kw, f, c = k.shape
+    n, h, w, _ = x.shape
+    full = np.zeros((n, (h - 1) * strides[0] + kh, (w - 1) * strides[1] + kw, f))
+    for i in range(h):
+        for j in range(w):
+            full[:, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw, :] += \
+                np.einsum("nc,hwfc->nhwf", x[:, i, j, :], k)
+    if padding == "valid":
+        return full
+    oh, ow = h * strides[0], w * strides[1]
+    top, left = (full.shape[1] - oh) // 2, (full.shape[2] - ow) // 2
+    return full[:, top:top + oh, left:left + ow, :]
+
+
+def layer_norm(x, gamma, beta, eps):
+    mean, var = x.mean(axis=-1, keepdims=True), x.var(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * gamma + beta
+
+
+def keras_relu(x, max_value, negative_slope, threshold):
+    """keras.backend.relu: min(x, max_value) above the threshold, negative_slope * (x - threshold) below."""
+    return np.where(x > threshold, np.minimum(x, max_value), negative_slope * (x - threshold))
+
+
+def graph_weights():
+    return {"conv": [("kernel", rng.normal(0, 0.4, (3, 3, 3, 4))), ("bias", rng.normal(0, 0.1, 4))],
+            "sep": [("depthwise_kernel", rng.normal(0, 0.4, (3, 3, 4, 2))),
+                    ("pointwise_kernel", rng.normal(0, 0.4, (1, 1, 8, 4))), ("bias", rng.normal(0, 0.1, 4))],
+            "deconv": [("kernel", rng.normal(0, 0.4, (3, 3, 3, 4))), ("bias", rng.normal(0, 0.1, 3))],
+            "ln": [("gamma", rng.uniform(0.5, 1.5, 7)), ("beta", rng.normal(0, 0.2, 7))],
+            "dense": [("kernel", rng.normal(0, 0.2, (8 * 8 * 7, 5))), ("bias", rng.normal(0, 0.1, 5))]}
+
+
+def graph_forward(x, w):
+    v = {k: [a for _, a in vs] for k, vs in w.items()}
+    r = x * 0.5 - 0.1                                                    # Rescaling(0.5, offset=-0.1)
+    a = conv2d(r, v["conv"][0], (2, 2), "same") + v["conv"][1]           # 8 -> 4, pad (0, 1)
+    kd = v["sep"][0]
+    b = np.concatenate([conv2d(a[..., c:c + 1], kd[:, :, c:c + 1, :], (1, 1), "same") for c in range(4)], axis=3)
+    b = relu(conv2d(b, v["sep"][1]) + v["sep"][2])                       # SeparableConv2D relu
+    c = conv2d_transpose(b, v["deconv"][0], (2, 2), "same") + v["deconv"][1]  # 4 -> 8
+    c = np.pad(c, ((0, 0), (1, 0), (0, 2), (0, 0)))[:, 1:, :-2, :]       # ZeroPadding2D then Cropping2D
+    u = a.repeat(2, axis=1).repeat(2, axis=2)                            # UpSampling2D nearest
+    cat = np.concatenate([c, u], axis=3)                                 # (8, 8, 7)
+    ln = layer_norm(cat, v["ln"][0], v["ln"][1], 1e-3)
+    act = keras_relu(ln, 0.8, 0.1, 0.0)
+    e = np.exp(cat - cat.max(axis=3, keepdims=True))
+    m = act * (e / e.sum(axis=3, keepdims=True)) + ln                    # Multiply, then Add
+    return m.reshape(m.shape[0], -1) @ v["dense"][0] + v["dense"][1]     # Flatten (H, W, C), Dense
+
+
+def graph_layers():
+    """(class, name, config, inbound layer names) in topological order, tf.keras 2.x argument names."""
+    conv = dict(strides=[2, 2], padding="same", data_format="channels_last", dilation_rate=[1, 1],
+                activation="linear", use_bias=True)
+    return [
+        ("InputLayer", "img", dict(batch_input_shape=[None, 8, 8, 3], dtype="float32", sparse=False, ragged=False), []),
+        ("Rescaling", "rescale", dict(scale=0.5, offset=-0.1), ["img"]),
+        ("Conv2D", "conv", dict(conv, filters=4, kernel_size=[3, 3], groups=1), ["rescale"]),
+        ("SeparableConv2D", "sep", dict(conv, filters=4, kernel_size=[3, 3], strides=[1, 1], depth_multiplier=2,
+                                        activation="relu"), ["conv"]),
+        ("Conv2DTranspose", "deconv", dict(conv, filters=3, kernel_size=[3, 3], output_padding=None), ["sep"]),
+        ("ZeroPadding2D", "pad", dict(padding=[[1, 0], [0, 2]], data_format="channels_last"), ["deconv"]),
+        ("Cropping2D", "crop", dict(cropping=[[1, 0], [0, 2]], data_format="channels_last"), ["pad"]),
+        ("UpSampling2D", "up", dict(size=[2, 2], data_format="channels_last", interpolation="nearest"), ["conv"]),
+        ("Concatenate", "cat", dict(axis=-1), ["crop", "up"]),
+        ("LayerNormalization", "ln", dict(axis=[3], epsilon=0.001, center=True, scale=True), ["cat"]),
+        ("ReLU", "relu", dict(max_value=0.8, negative_slope=0.1, threshold=0.0), ["ln"]),
+        ("Softmax", "soft", dict(axis=-1), ["cat"]),
+        ("Multiply", "mul", dict(), ["relu", "soft"]),
+        ("Add", "add", dict(), ["mul", "ln"]),
+        ("Flatten", "flat", dict(data_format="channels_last"), ["add"]),
+        ("Dropout", "drop", dict(rate=0.3, noise_shape=None, seed=None), ["flat"]),
+        ("Dense", "dense", dict(units=5, activation="softmax", use_bias=True), ["drop"]),
+    ]
+
+
+def graph_tf2(out, w):
+    layers = []
+    for cls, name, c, ins in graph_layers():
+        inbound = [[[i, 0, 0, {}] for i in ins]] if ins else []
+        layers.append({"class_name": cls, "config": dict(c, name=name, trainable=True) if cls != "InputLayer"
+                       else dict(c, name=name), "name": name, "inbound_nodes": inbound})
+    config = {"class_name": "Functional", "config": {"name": "graph", "layers": layers,
+                                                     "input_layers": [["img", 0, 0]],
+                                                     "output_layers": [["dense", 0, 0]]},
+              "keras_version": "2.4.0", "backend": "tensorflow"}
+    with h5py.File(os.path.join(out, "graph.h5"), "w") as f:
+        f.attrs["model_config"] = json.dumps(config)
+        f.attrs["keras_version"] = "2.4.0"
+        f.attrs["backend"] = "tensorflow"
+        write_layer_groups(f.create_group("model_weights"), [l for l in layers], w)
+
+
+def graph_keras3(out, w):
+    dtype = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
+    tensor = lambda n: {"class_name": "__keras_tensor__", "config": {"shape": None, "dtype": "float32",
+                                                                     "keras_history": [n, 0, 0]}}
+    layers = []
+    for cls, name, c, ins in graph_layers():
+        c = dict(c, name=name)
+        if cls == "InputLayer":
+            c = {"batch_shape": c["batch_input_shape"], "dtype": "float32", "sparse": False, "name": name}
+        else:
+            c.update(dtype=dtype, trainable=True)
+        if cls == "ReLU":
+            c["negative_slope"] = 0.1
+        args = [] if not ins else [[tensor(i) for i in ins] if len(ins) > 1 else tensor(ins[0])]
+        layers.append({"module": "keras.layers", "class_name": cls, "config": c, "registered_name": None,
+                       "name": name, "inbound_nodes": [{"args": args, "kwargs": {}}] if ins else []})
+    config = {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name": "Functional",
+              "config": {"name": "graph", "trainable": True, "layers": layers,
+                         "input_layers": [["img", 0, 0]], "output_layers": [["dense", 0, 0]]}}
+    vars_of, seen = {}, {}
+    for cls, name, _, _ in graph_layers():  # keys: snake_case class name counted in layer order
+        base = {"InputLayer": "input_layer", "ReLU": "re_lu", "SeparableConv2D": "separable_conv2d",
+                "Conv2DTranspose": "conv2d_transpose", "ZeroPadding2D": "zero_padding2d",
+                "UpSampling2D": "up_sampling2d", "LayerNormalization": "layer_normalization",
+                "Cropping2D": "cropping2d"}.get(cls, cls.lower())
+        key = base if base not in seen else base + "_" + str(seen[base])
+        seen[base] = seen.get(base, 0) + 1
+        vars_of[key] = [value for _, value in w.get(name, [])]
+    write_keras3_zip(os.path.join(out, "graph.keras"), config, vars_of)
+
+
+def graph(out):
+    x = rng.uniform(0, 1, (2, 8, 8, 3))
+    w = graph_weights()
+    graph_tf2(out, w)
+    graph_keras3(out, w)
+    save_outputs(out, "graph", x, graph_forward(x, w))
 
 
 def keras1_th(out):
@@ -218,19 +376,9 @@ def keras3(out):
     ]
     config = {"module": "keras", "class_name": "Sequential",
               "config": {"name": "sequential", "trainable": True, "dtype": dtype, "layers": layers}}
-    buf = io.BytesIO()
-    with h5py.File(buf, "w") as f:
-        vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
-                   "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
-        for key, vs in vars_of.items():
-            g = f.create_group("layers/" + key + "/vars")
-            for i, v in enumerate(vs):
-                g.create_dataset(str(i), data=v.astype(np.float32))
-        f.create_group("optimizer/vars")
-    with zipfile.ZipFile(os.path.join(out, "keras3.keras"), "w", zipfile.ZIP_STORED) as z:
-        z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))
-        z.writestr("config.json", json.dumps(config))
-        z.writestr("model.weights.h5", buf.getvalue())
+    vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
+               "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
+    write_keras3_zip(os.path.join(out, "keras3.keras"), config, vars_of)
     save_outputs(out, "keras3", x, logits)
 
 
@@ -324,6 +472,7 @@ if __name__ == "__main__":
     tf2_full(out)
     keras1_th(out)
     keras3(out)
+    graph(out)
     if len(sys.argv) > 2:
         real_keras3(out, sys.argv[2])
     if len(sys.argv) > 3:

@@ -58,6 +58,50 @@ for config in resnet8.json mobilenetv2_tiny.json; do
   grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
 done
 
+# Keras 1 / Keras 2.0 Sequential JSON (config a bare list, batch_input_shape on the first layer, Keras 1
+# names, "th" ordering): train_cnn sets the data's input and classes on it as on any other format.
+cat >k1.json <<'JSON'
+{"class_name": "Sequential", "keras_version": "1.2.2", "config": [
+  {"class_name": "Convolution2D", "config": {"name": "c1", "nb_filter": 4, "nb_row": 3, "nb_col": 3,
+   "border_mode": "valid", "subsample": [1, 1], "dim_ordering": "th", "activation": "relu", "bias": true,
+   "batch_input_shape": [null, 1, 28, 28]}},
+  {"class_name": "Flatten", "config": {"name": "f"}},
+  {"class_name": "Dense", "config": {"name": "out", "output_dim": 10, "activation": "softmax"}}]}
+JSON
+# 16x16x3 and 2 classes by hand: conv 4·(3·3·3) + 4 = 112, Dense 14·14·4·2 + 2 = 1,570.
+expect_exit 0 "Total params: 1,682" "$BIN/train_cnn" --data data --target-size 16 --model-config k1.json --dry-run
+grep -q "units 10 -> 2" out || { cat out; fail "Keras 1: the last Dense did not follow the classes"; }
+
+# A functional file listing its layers out of order: the class-score Dense is found through the graph
+# (Dense → Activation output), not by file position.
+cat >reversed.json <<'JSON'
+{"class_name": "Functional", "config": {"name": "rev", "layers": [
+  {"class_name": "Activation", "name": "probs", "config": {"name": "probs", "activation": "softmax"},
+   "inbound_nodes": [[["scores", 0, 0, {}]]]},
+  {"class_name": "Dense", "name": "scores", "config": {"name": "scores", "units": 7},
+   "inbound_nodes": [[["gap", 0, 0, {}]]]},
+  {"class_name": "GlobalAveragePooling2D", "name": "gap", "config": {"name": "gap"},
+   "inbound_nodes": [[["img", 0, 0, {}]]]},
+  {"class_name": "InputLayer", "name": "img", "config": {"name": "img", "batch_input_shape": [null, 9, 9, 3]},
+   "inbound_nodes": []}],
+ "input_layers": [["img", 0, 0]], "output_layers": [["probs", 0, 0]]}}
+JSON
+expect_exit 0 "Total params: 8" "$BIN/train_cnn" --data data --target-size 48 --model-config reversed.json --dry-run
+grep -q "units 7 -> 2" out || { cat out; fail "reversed file: the class-score Dense not resized"; }
+
+# Two inputs: refused before training, naming the reason.
+cat >two_inputs.json <<'JSON'
+{"class_name": "Functional", "config": {"name": "two", "layers": [
+  {"class_name": "InputLayer", "name": "a", "config": {"name": "a", "batch_input_shape": [null, 8, 8, 3]}, "inbound_nodes": []},
+  {"class_name": "InputLayer", "name": "b", "config": {"name": "b", "batch_input_shape": [null, 8, 8, 3]}, "inbound_nodes": []},
+  {"class_name": "Add", "name": "sum", "config": {"name": "sum"}, "inbound_nodes": [[["a", 0, 0, {}], ["b", 0, 0, {}]]]},
+  {"class_name": "Flatten", "name": "f", "config": {"name": "f"}, "inbound_nodes": [[["sum", 0, 0, {}]]]},
+  {"class_name": "Dense", "name": "d", "config": {"name": "d", "units": 2}, "inbound_nodes": [[["f", 0, 0, {}]]]}],
+ "input_layers": [["a", 0, 0], ["b", 0, 0]], "output_layers": [["d", 0, 0]]}}
+JSON
+expect_exit 1 "has 2 inputs and 1 outputs; train_cnn trains models with one image input" \
+  "$BIN/train_cnn" --data data --model-config two_inputs.json --dry-run
+
 # Errors: the file, the layer and the field.
 sed 's/"Conv2D"/"Conv3D"/' small.json >unknown.json
 expect_exit 1 "unknown layer class 'Conv3D' (known: " "$BIN/train_cnn" --data data --model-config unknown.json --dry-run

@@ -26,11 +26,21 @@ struct TensorRef {
 TensorRef tensor_ref(const Json& j, const std::string& who) {
   const Json* h = &j;
   if (j.is_object() && j.contains("config") && j["config"].contains("keras_history")) h = &j["config"]["keras_history"];
-  if (!h->is_array() || h->size() < 3 || !(*h)[0].is_string() || !(*h)[1].is_number_integer() ||
-      !(*h)[2].is_number_integer()) {
-    throw ConfigError(who + ": bad tensor reference " + j.dump() + " (expected [layer, node, tensor])");
+  auto index = [&](size_t i) {
+    const Json& v = (*h)[i];
+    if (v.is_number_unsigned()) return v.get<uint64_t>() <= 1000000000;
+    return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 1000000000;
+  };
+  if (!h->is_array() || h->size() < 3 || !(*h)[0].is_string() || !index(1) || !index(2)) {
+    throw ConfigError(who + ": bad tensor reference " + j.dump() +
+                      " (expected [layer name, node index >= 0, tensor index >= 0])");
   }
-  return {(*h)[0].get<std::string>(), (*h)[1].get<int>(), (*h)[2].get<int>()};
+  TensorRef ref{(*h)[0].get<std::string>(), (*h)[1].get<int>(), (*h)[2].get<int>()};
+  if (ref.tensor != 0) {  // every torchfit layer call has one output tensor
+    throw ConfigError(who + ": tensor reference " + j.dump() + " names output " + std::to_string(ref.tensor) +
+                      " of layer '" + ref.layer + "', which has one output (index 0)");
+  }
+  return ref;
 }
 
 // The inputs of one inbound node, in the tf.keras 2.x form [[name, n, t, {}], …] or Keras 3's
@@ -48,7 +58,7 @@ std::vector<TensorRef> node_inputs(const Json& node, const std::string& who) {
     }
     return refs;
   }
-  if (!node.is_array()) throw ConfigError(who + ": bad inbound node " + node.dump());
+  if (!node.is_array() || node.empty()) throw ConfigError(who + ": bad inbound node " + node.dump());
   if (!node.empty() && node[0].is_string()) return {tensor_ref(node, who)};  // Keras 1: one flat reference
   for (const auto& t : node) refs.push_back(tensor_ref(t, who));
   return refs;
@@ -65,7 +75,36 @@ std::vector<TensorRef> endpoint_refs(const Json& j, const std::string& what) {
 
 std::string spec_name(const Json& spec) {
   if (spec.contains("name") && spec["name"].is_string()) return spec["name"].get<std::string>();
-  return spec.value("config", Json::object()).value("name", std::string());
+  const Json config = spec.is_object() ? spec.value("config", Json::object()) : Json();
+  return config.is_object() && config.contains("name") && config["name"].is_string() ? config["name"].get<std::string>()
+                                                                                     : std::string();
+}
+
+// A layer's inbound_nodes: a list (none for an InputLayer).
+const Json& inbound_nodes(const Json& spec, const std::string& who) {
+  static const Json none = Json::array();
+  if (!spec.contains("inbound_nodes")) return none;
+  if (!spec["inbound_nodes"].is_array()) {
+    throw ConfigError(who + ": inbound_nodes must be a list of nodes, got " + spec["inbound_nodes"].dump());
+  }
+  return spec["inbound_nodes"];
+}
+
+// Why a layer's next node cannot be made: the first of its references that names a missing layer or a
+// node its layer never gets (a cycle or a wrong node index), for the error of a graph that does not close.
+std::string first_unresolved(const std::vector<TensorRef>& refs,
+                             const std::map<std::string, std::shared_ptr<Layer>>& layers,
+                             const std::map<std::string, std::vector<KerasTensor>>& made) {
+  for (const auto& r : refs) {
+    if (!layers.count(r.layer)) return "reads layer '" + r.layer + "', which the model does not have";
+    const auto it = made.find(r.layer);
+    const size_t have = it == made.end() ? 0 : it->second.size();
+    if (static_cast<size_t>(r.node) >= have) {
+      return "reads node " + std::to_string(r.node) + " of layer '" + r.layer + "', which is never made (" +
+             std::to_string(have) + " node(s) of it are: a wrong node index, or a cycle)";
+    }
+  }
+  return "waits for an input that is never made";
 }
 
 // After reading: a mixed policy named by the layers, and one warning for initializers torchfit does not apply.
@@ -92,10 +131,11 @@ Model sequential_from_json(const Json& json) {
   const Json& specs = config.is_array() ? config : config.value("layers", Json());
   if (!specs.is_array()) throw ConfigError("model JSON: Sequential config.layers must be an array");
   keras_config::Findings findings;
+  const bool channels_first = keras_config::keras1_channels_first(specs);
   Json layers = Json::array();
   for (size_t i = 0; i < specs.size(); ++i) {
     try {
-      layers.push_back(keras_config::layer_spec(specs[i], findings));
+      layers.push_back(keras_config::layer_spec(specs[i], findings, channels_first));
     } catch (const ConfigError& e) {
       // As SequentialImpl::from_json names a layer: "config.layers[2] ('dense_1', Dense): …".
       const Json c = specs[i].is_object() ? specs[i].value("config", Json::object()) : Json::object();
@@ -125,8 +165,9 @@ Model functional_from_json(const Json& config) {
   std::vector<std::string> order;
   std::map<std::string, std::vector<KerasTensor>> made;  // layer → its nodes' outputs, in order
   keras_config::Findings findings;
+  const bool channels_first = keras_config::keras1_channels_first(specs);
   for (const auto& spec : specs) {
-    auto layer = layer_from_json(keras_config::layer_spec(spec, findings));
+    auto layer = layer_from_json(keras_config::layer_spec(spec, findings, channels_first));
     const std::string name = spec_name(spec).empty() ? layer->name() : spec_name(spec);
     layer->set_name(name);
     if (!layers.emplace(name, layer).second) throw ConfigError("model JSON: two layers are named '" + name + "'");
@@ -140,8 +181,8 @@ Model functional_from_json(const Json& config) {
     progress = false;
     for (const auto& spec : specs) {
       const std::string name = spec_name(spec).empty() ? order[&spec - &specs[0]] : spec_name(spec);
-      const auto& inbound = spec.value("inbound_nodes", Json::array());
       const std::string who = "layer '" + name + "' (" + spec.value("class_name", std::string()) + ")";
+      const Json& inbound = inbound_nodes(spec, who);
       while (next[name] < inbound.size()) {
         std::vector<KerasTensor> xs;
         for (const auto& ref : node_inputs(inbound[next[name]], who)) {
@@ -151,20 +192,30 @@ Model functional_from_json(const Json& config) {
         }
         if (xs.size() != node_inputs(inbound[next[name]], who).size()) break;
         auto& layer = layers.at(name);
+        if (!layer->takes_list() && xs.size() != 1) {
+          throw ConfigError(who + ": takes one input, but its inbound node " + inbound[next[name]].dump() + " gives " +
+                            std::to_string(xs.size()));
+        }
         made[name].push_back(layer->takes_list() ? layer->call(xs) : layer->call(xs.at(0)));
         ++next[name];
         progress = true;
       }
     }
   }
-  std::string stuck;
+  std::string stuck, why;
   for (const auto& spec : specs) {
     const std::string name = spec_name(spec);
-    if (next[name] < spec.value("inbound_nodes", Json::array()).size()) stuck += (stuck.empty() ? "" : ", ") + name;
+    const std::string who = "layer '" + name + "' (" + spec.value("class_name", std::string()) + ")";
+    const Json& inbound = inbound_nodes(spec, who);
+    if (next[name] >= inbound.size()) continue;
+    stuck += (stuck.empty() ? "" : ", ") + name;
+    if (why.empty()) why = who + " " + first_unresolved(node_inputs(inbound[next[name]], who), layers, made);
   }
   if (!stuck.empty()) {
-    throw ConfigError("model JSON: the inputs of layer(s) " + stuck +
-                      " never become available (a cycle, or a reference to a missing layer or node)");
+    throw ConfigError("model JSON: the inputs of layer(s) " + stuck + " never become available: " + why);
+  }
+  for (const char* key : {"input_layers", "output_layers"}) {
+    if (!config.contains(key)) throw ConfigError(std::string("model JSON: a functional config needs config.") + key);
   }
   auto resolve = [&](const std::vector<TensorRef>& refs, const std::string& what) {
     std::vector<KerasTensor> ts;
@@ -199,8 +250,12 @@ Model model_from_json(const Json& json) {
         "model JSON: expected {\"class_name\": \"Functional\" | \"Model\" | \"Sequential\", \"config\": ...}");
   }
   const auto cls = json["class_name"].get<std::string>();
-  if (cls == "Sequential") return sequential_from_json(json);
-  if (cls == "Functional" || cls == "Model") return functional_from_json(json["config"]);
+  try {
+    if (cls == "Sequential") return sequential_from_json(json);
+    if (cls == "Functional" || cls == "Model") return functional_from_json(json["config"]);
+  } catch (const Json::exception& e) {  // a value of the wrong JSON type where the checks above do not look
+    throw ConfigError("model JSON (" + cls + "): a field has the wrong type or is missing: " + e.what());
+  }
   throw ConfigError("model JSON: model class '" + cls + "' is not supported (Functional, Model, Sequential)");
 }
 

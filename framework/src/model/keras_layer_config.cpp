@@ -11,9 +11,16 @@ namespace {
 
 using Json = nlohmann::json;
 
-// Keras 1 class names → Keras 2 names.
+// Keras 1 class names and Keras's aliases → the class names torchfit registers.
 const std::map<std::string, std::string>& keras1_classes() {
-  static const std::map<std::string, std::string> m = {{"Convolution2D", "Conv2D"}};
+  static const std::map<std::string, std::string> m = {{"Convolution2D", "Conv2D"},
+                                                       {"MaxPool2D", "MaxPooling2D"},
+                                                       {"AvgPool2D", "AveragePooling2D"},
+                                                       {"GlobalAvgPool2D", "GlobalAveragePooling2D"},
+                                                       {"GlobalMaxPool2D", "GlobalMaxPooling2D"},
+                                                       {"Convolution2DTranspose", "Conv2DTranspose"},
+                                                       {"SeparableConvolution2D", "SeparableConv2D"},
+                                                       {"AtrousConvolution2D", "Conv2D"}};
   return m;
 }
 
@@ -22,6 +29,9 @@ const std::map<std::string, std::string>& keras1_args() {
   static const std::map<std::string, std::string> m = {{"nb_filter", "filters"},
                                                        {"subsample", "strides"},
                                                        {"border_mode", "padding"},
+                                                       {"atrous_rate", "dilation_rate"},
+                                                       {"gamma_init", "gamma_initializer"},
+                                                       {"beta_init", "beta_initializer"},
                                                        {"output_dim", "units"},
                                                        {"p", "rate"},
                                                        {"init", "kernel_initializer"},
@@ -70,19 +80,64 @@ Json per_sample(const Json& batch, bool channels_first) {
   return s;
 }
 
+// Drops `key` when its value is null or one of `harmless` (values that leave the computation as torchfit
+// does it); any other value is refused, saying `why`.
+void drop_if(Json& c, const char* key, const std::vector<Json>& harmless, const std::string& who, const char* why) {
+  if (!c.contains(key)) return;
+  const Json& v = c[key];
+  if (!v.is_null() && std::find(harmless.begin(), harmless.end(), v) == harmless.end()) {
+    throw ConfigError(who + ": " + key + " " + v.dump() + " is not supported (" + why + ")");
+  }
+  c.erase(key);
+}
+
+// Class-specific Keras arguments torchfit's layer does not have: dropped when they do not change the
+// computation, refused when they do; Keras's other spellings read.
+void convert_class_args(const std::string& cls, Json& c, const std::string& who, bool channels_first) {
+  if (cls == "BatchNormalization" || cls == "LayerNormalization") {
+    for (const char* k : {"center", "scale"}) {  // the DS-CNN file stores "scale": 1
+      if (c.contains(k) && c[k].is_number()) c[k] = c[k].get<double>() != 0.0;
+    }
+  }
+  if (cls == "BatchNormalization") {
+    drop_if(c, "mode", {0}, who, "Keras 1 feature-wise mode 0 only");
+    drop_if(c, "renorm", {false}, who, "batch renormalisation");
+    if (!c.contains("renorm")) {
+      c.erase("renorm_clipping");
+      c.erase("renorm_momentum");
+    }
+    drop_if(c, "fused", {true, false}, who, "");
+    drop_if(c, "synchronized", {false}, who, "synchronised batch statistics");
+    drop_if(c, "virtual_batch_size", {}, who, "ghost batch normalisation");
+    drop_if(c, "adjustment", {}, who, "a custom adjustment");
+  }
+  if (cls == "GlobalAveragePooling2D" || cls == "GlobalMaxPooling2D") {
+    drop_if(c, "keepdims", {false}, who, "the output is (C); keepdims false");
+  }
+  if (cls == "LeakyReLU" && c.contains("negative_slope")) {  // Keras 3's name of alpha
+    c["alpha"] = c["negative_slope"];
+    c.erase("negative_slope");
+  }
+  if (cls == "Reshape" && channels_first) {
+    throw ConfigError(who + ": Reshape in a Keras 1 \"th\" (channels-first) model is not supported");
+  }
+}
+
 // The Keras-only keys of one config: checked, dropped or renamed. Returns the torchfit config.
-Json convert_config(const std::string& cls, Json c, const std::string& who, Findings& f) {
+Json convert_config(const std::string& cls, Json c, const std::string& who, Findings& f, bool channels_first) {
   for (const auto& [k1, k2] : keras1_args()) {
     if (c.contains(k1)) {
       c[k2] = c[k1];
       c.erase(k1);
     }
   }
-  bool channels_first = false;
-  if (c.contains("dim_ordering")) {  // Keras 1: "th" = channels first
-    channels_first = c["dim_ordering"] == "th";
+  if (c.contains("dim_ordering")) {  // Keras 1: "th" = channels first (the model's, keras1_channels_first)
+    if (c["dim_ordering"] != "th" && c["dim_ordering"] != "tf" && c["dim_ordering"] != "default") {
+      throw ConfigError(who + ": dim_ordering " + c["dim_ordering"].dump() + " is not supported (th, tf, default)");
+    }
     c.erase("dim_ordering");
   }
+  convert_class_args(cls, c, who, channels_first);
   if (c.contains("nb_row") && c.contains("nb_col")) {
     c["kernel_size"] = Json::array({c["nb_row"], c["nb_col"]});
     c.erase("nb_row");
@@ -114,10 +169,23 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
   }
   if (cls == "BatchNormalization" && c.contains("axis")) {
     const Json& a = c["axis"];
-    const bool last =
-        a == -1 || a == 3 || a == Json::array({3}) || a == Json::array({-1}) || a == 1 || a == Json::array({1});
-    if (!last) throw ConfigError(who + ": axis " + a.dump() + " is not supported (the channel axis, -1)");
+    const Json one = a.is_array() && a.size() == 1 ? a[0] : a;
+    const bool channel = channels_first ? one == 1 : (one == -1 || one == 3);
+    if (!channel) {
+      throw ConfigError(who + ": axis " + a.dump() + " is not the channel axis (" +
+                        (channels_first ? "1 in a Keras 1 \"th\" model" : "-1") +
+                        "; only per-channel normalisation is supported)");
+    }
     c.erase("axis");
+  }
+  if (cls == "InputLayer" && channels_first) {
+    for (const char* k : {"batch_input_shape", "batch_shape"}) {
+      if (c.contains(k) && c[k].is_array() && c[k].size() == 4) {
+        Json shape = per_sample(c[k], true);
+        shape.insert(shape.begin(), nullptr);
+        c[k] = shape;
+      }
+    }
   }
   if (cls != "InputLayer") {
     for (const char* k : {"batch_input_shape", "batch_shape"}) {
@@ -158,7 +226,16 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
 
 }  // namespace
 
-Json layer_spec(const Json& spec, Findings& f) {
+bool keras1_channels_first(const Json& layer_specs) {
+  if (!layer_specs.is_array()) return false;
+  for (const auto& spec : layer_specs) {
+    const Json c = spec.is_object() ? spec.value("config", Json::object()) : Json::object();
+    if (c.is_object() && c.value("dim_ordering", std::string()) == "th") return true;
+  }
+  return false;
+}
+
+Json layer_spec(const Json& spec, Findings& f, bool channels_first) {
   if (!spec.is_object() || !spec.contains("class_name") || !spec["class_name"].is_string()) {
     throw ConfigError("model JSON: a layer must be an object with a string \"class_name\", got " + spec.dump());
   }
@@ -176,7 +253,7 @@ Json layer_spec(const Json& spec, Findings& f) {
                       " (known: " + supported_classes() + ")");
   }
   if (!config.is_object()) throw ConfigError(who + ": config must be an object");
-  return {{"class_name", cls}, {"config", convert_config(cls, config, who, f)}};
+  return {{"class_name", cls}, {"config", convert_config(cls, config, who, f, channels_first)}};
 }
 
 }  // namespace torchfit::keras_config

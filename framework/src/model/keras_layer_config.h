@@ -14,9 +14,21 @@ struct Findings {
   std::vector<std::string> initializers;  // "layer: kernel_initializer HeNormal" not applied by torchfit
 };
 
+/// Whether a model's layers (Keras specs) are Keras 1 "th"-ordered (a layer with dim_ordering "th"): their
+/// shapes are (C, H, W), Flatten runs in (C, H, W) order and BatchNormalization's channel axis is 1.
+bool keras1_channels_first(const nlohmann::json& layer_specs);
+
 /// {"class_name", "config", …} as Keras writes it (2.x, 1.x, 3.x) → {"class_name", "config"} that
-/// layer_from_json reads. Errors: ConfigError naming the layer and class (unsupported class, with the
-/// supported ones; regularizer, constraint, custom object, data_format, dtype).
-nlohmann::json layer_spec(const nlohmann::json& spec, Findings& findings);
+/// layer_from_json reads. `channels_first`: the model is Keras 1 "th"-ordered (keras1_channels_first):
+/// input shapes (C, H, W) become (H, W, C). Arguments that do not change the computation are dropped
+/// (initializers, noted in `findings`; constraints and regularizers that are null; renorm, keepdims,
+/// fused, synchronized when false/null); Keras 1 names renamed (Convolution2D, nb_filter, nb_row/nb_col,
+/// subsample, border_mode, atrous_rate, output_dim, p, bias, init, W_regularizer, BatchNormalization mode 0);
+/// BatchNormalization/LayerNormalization center and scale given as 0/1 read as false/true; Keras 3's
+/// LeakyReLU negative_slope read as alpha. Errors: ConfigError naming the layer and class (unsupported
+/// class, with the supported ones; regularizer, constraint, custom object, data_format, dtype, or an
+/// argument whose value torchfit cannot honour: renorm, keepdims true, Keras 1 BatchNormalization modes 1
+/// and 2, a Reshape in a "th" model).
+nlohmann::json layer_spec(const nlohmann::json& spec, Findings& findings, bool channels_first = false);
 
 }  // namespace torchfit::keras_config

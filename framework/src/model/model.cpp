@@ -6,6 +6,7 @@
 #include <set>
 
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/dense.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/max_pooling2d.h>
 
@@ -372,5 +373,50 @@ int64_t ModelImpl::train_flops_per_sample() const {
 std::string ModelImpl::summary(int line_length) const { return functional_summary(line_length > 0 ? line_length : 98); }
 
 void ModelImpl::print_summary(std::ostream& os) const { os << summary(); }
+
+namespace {
+// The Dense that computes a single-output model's classification scores: the output layer, or the Dense
+// that an output Activation / Softmax layer reads.
+std::shared_ptr<Node> head_dense_node(const ModelImpl& model) {
+  if (model.inputs().size() != 1 || model.outputs().size() != 1) {
+    throw ConfigError("a new classification head needs a model with one input and one output ('" + model.model_name() +
+                      "' has " + std::to_string(model.inputs().size()) + " and " +
+                      std::to_string(model.outputs().size()) + ")");
+  }
+  std::shared_ptr<Node> node = model.outputs()[0].node();
+  const std::string out_cls = node->layer->class_name();
+  if ((out_cls == "Activation" || out_cls == "Softmax") && node->inputs.size() == 1) node = node->inputs[0].node();
+  if (node->layer->class_name() != "Dense" || node->inputs.size() != 1) {
+    const auto& out = model.outputs()[0].layer();
+    throw ConfigError("cannot replace the classification head of '" + model.model_name() + "': its output layer '" +
+                      out->name() + "' (" + out->class_name() +
+                      ") is not a Dense layer (or an Activation/Softmax after one)");
+  }
+  return node;
+}
+}  // namespace
+
+Model with_new_head(const Model& base, int64_t classes, const std::string& name) {
+  if (classes < 1) throw ConfigError("a new classification head needs classes >= 1, got " + std::to_string(classes));
+  const std::shared_ptr<Node> head = head_dense_node(*base);
+  for (const auto& l : base->layers()) {
+    if (l->name() == name) throw ConfigError("the new head's name '" + name + "' is taken by a layer of the model");
+  }
+  Dense dense(DenseOptions(classes).activation("softmax").name(name));
+  KerasTensor out = dense->call(head->inputs[0]);
+  return Model(base->inputs(), {out}, base->model_name());
+}
+
+int freeze_all_but_head(ModelImpl& model) {
+  if (model.outputs().size() != 1) throw ConfigError("freezing the base needs a model with one output");
+  const Layer* head = model.outputs()[0].layer().get();
+  int frozen = 0;
+  for (const auto& l : model.layers()) {
+    if (l.get() == head || l->class_name() == "InputLayer") continue;
+    l->set_trainable(false);
+    ++frozen;
+  }
+  return frozen;
+}
 
 }  // namespace torchfit

@@ -6,9 +6,15 @@
 #include <torchfit/error.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/conv2d_transpose.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/layers/layer_normalization.h>
+#include <torchfit/layers/separable_conv2d.h>
+#include <torchfit/model/keras_json.h>
 #include <torchfit/saving/keras_import.h>
+
+#include "../model/keras_layer_config.h"
 
 namespace torchfit::saving {
 namespace {
@@ -69,12 +75,46 @@ void map_conv2d(Layer& l, const WeightSource& src) {
   map_conv(layer, src, conv_kernel(src));
 }
 
-void map_depthwise_conv2d(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
-  const at::Tensor& k = src.at(0);  // (kh, kw, in, mult); output channel c·mult + m, as a grouped convolution
+// Conv2DTranspose: Keras (kh, kw, out, in) → LibTorch's conv_transpose2d (in, out, kh, kw), the same
+// permutation as a Conv2D kernel's. Keras 2+ only (Keras 1's Deconvolution2D is not read).
+void map_conv2d_transpose(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<Conv2DTransposeImpl&>(l);
+  map_conv(layer, src, conv_kernel(src));
+}
+
+// A depthwise kernel (kh, kw, in, mult) → (in·mult, 1, kh, kw): output channel c·mult + m, as a grouped
+// convolution.
+at::Tensor depthwise_kernel(const WeightSource& src) {
+  const at::Tensor& k = src.at(0);
   if (k.dim() != 4) src.refuse("the depthwise kernel has " + std::to_string(k.dim()) + " dimensions, 4 expected");
   at::Tensor t = k.permute({2, 3, 0, 1}).reshape({k.size(2) * k.size(3), 1, k.size(0), k.size(1)});
-  map_conv(layer, src, src.flip ? t.flip({2, 3}) : t);
+  return src.flip ? t.flip({2, 3}) : t;
+}
+
+void map_depthwise_conv2d(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
+  map_conv(layer, src, depthwise_kernel(src));
+}
+
+// SeparableConv2D: depthwise_kernel (kh, kw, in, mult) as DepthwiseConv2D's, pointwise_kernel
+// (1, 1, in·mult, out) → (out, in·mult, 1, 1), bias.
+void map_separable_conv2d(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<SeparableConv2DImpl&>(l);
+  expect_count(src, layer.bias.defined() ? 3 : 2);
+  const at::Tensor& p = src.at(1);
+  if (p.dim() != 4) src.refuse("the pointwise kernel has " + std::to_string(p.dim()) + " dimensions, 4 expected");
+  assign(src, layer.depthwise_kernel, depthwise_kernel(src), "depthwise_kernel");
+  assign(src, layer.pointwise_kernel, p.permute({3, 2, 0, 1}), "pointwise_kernel");
+  if (layer.bias.defined()) assign(src, layer.bias, src.at(2), "bias");
+}
+
+// LayerNormalization: gamma (when scale), beta (when center), in Keras's layout already.
+void map_layer_normalization(Layer& l, const WeightSource& src) {
+  auto& layer = dynamic_cast<LayerNormalizationImpl&>(l);
+  expect_count(src, (layer.gamma.defined() ? 1 : 0) + (layer.beta.defined() ? 1 : 0));
+  size_t i = 0;
+  if (layer.gamma.defined()) assign(src, layer.gamma, src.at(i++), "gamma");
+  if (layer.beta.defined()) assign(src, layer.beta, src.at(i), "beta");
 }
 
 void map_dense(Layer& l, const WeightSource& src) {
@@ -108,21 +148,24 @@ void map_batch_normalization(Layer& l, const WeightSource& src) {
 
 using Mapper = void (*)(Layer&, const WeightSource&);
 
-// Keras class → mapping of its weights (layers without weights need none).
+// torchfit class (of the built layer) → mapping of its Keras weights (layers without weights need none).
 const std::map<std::string, Mapper>& mappers() {
   static const std::map<std::string, Mapper> table = {
       {"Conv2D", map_conv2d},
-      {"Convolution2D", map_conv2d},
       {"DepthwiseConv2D", map_depthwise_conv2d},
       {"Dense", map_dense},
       {"BatchNormalization", map_batch_normalization},
+      {"Conv2DTranspose", map_conv2d_transpose},
+      {"SeparableConv2D", map_separable_conv2d},
+      {"LayerNormalization", map_layer_normalization},
   };
   return table;
 }
 
-// Layers that pass a flattened vector on unchanged in its order.
+// Layers that pass a flattened vector on unchanged in its order (element-wise, one input).
 bool keeps_order(const std::string& cls) {
-  return cls == "Dropout" || cls == "Activation" || cls == "ReLU" || cls == "LeakyReLU" || cls == "ELU";
+  return cls == "Dropout" || cls == "Activation" || cls == "ReLU" || cls == "LeakyReLU" || cls == "ELU" ||
+         cls == "Rescaling";
 }
 
 // For a Dense: the (H, W, C) input of a Flatten that feeds it (through order-keeping layers) when
@@ -186,10 +229,10 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
       continue;
     }
     ++used;
-    const auto it = mappers().find(cls);
+    const auto it = mappers().find(layer->class_name());  // torchfit's class: Keras 1 names and aliases read
     WeightSource src{spec, *stored, file, keras1_th, flip, std::nullopt};
     if (it == mappers().end()) src.refuse("torchfit cannot map this class's weights");
-    if (cls == "Dense") src.flattened = flattened_before(layers, i, sequential, get_layer, keras1_th);
+    if (layer->class_name() == "Dense") src.flattened = flattened_before(layers, i, sequential, get_layer, keras1_th);
     it->second(*layer, src);
   }
   if (used != file.weights.size()) {
@@ -201,10 +244,23 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
   }
 }
 
-Sequential load_keras_sequential(const std::string& path, const std::string& architecture_json,
-                                 const KerasImportOptions& options) {
+bool keras_model_is_channels_first(const json& keras_model_config) {
+  const auto layers = keras_config_layers(keras_model_config);
+  return keras_config::keras1_channels_first(json(layers));
+}
+
+Model build_keras_model(const KerasFile& file) {
+  try {
+    return model_from_json(file.model_config);
+  } catch (const ConfigError& e) {
+    throw ConfigError(file.path + ": " + e.what());
+  }
+}
+
+Model load_keras_model(const std::string& path, const std::string& architecture_json,
+                       const KerasImportOptions& options) {
   const KerasFile file = read_keras_file(path, architecture_json);
-  Sequential model = build_keras_sequential(file);
+  Model model = build_keras_model(file);
   load_keras_weights(
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();
@@ -241,7 +297,7 @@ Model load_checkpoint_or_keras(const std::string& path, const std::string& archi
     model->eval();
     return model;
   }
-  Sequential model = load_keras_sequential(path, architecture_json);
+  Model model = load_keras_model(path, architecture_json);
   if (info) {
     *info = CheckpointInfo{};
     info->model_config = model->to_json();

@@ -105,8 +105,9 @@ bool OptimizerFeatures::before_update() {
   clip_gradients();
   const double lr = current_learning_rate();
   if (has_schedule()) set_learning_rate(lr);
-  if (options_.weight_decay() > 0)
-    for (auto& p : params_) p.mul_(1.0 - lr * options_.weight_decay());
+  if (options_.weight_decay() > 0)  // trainable weights only: frozen layers (Layer::set_trainable) keep theirs
+    for (auto& p : params_)
+      if (p.requires_grad()) p.mul_(1.0 - lr * options_.weight_decay());
   return true;
 }
 

@@ -170,6 +170,22 @@ class Model : public torch::nn::ModuleHolder<ModelImpl> {
                                         : std::static_pointer_cast<ModelImpl>(derived.ptr())) {}
 };
 
+/// Keras's transfer-learning recipe, step 1: a new classification head.
+///   x = base.layers[-1].input;  out = Dense(classes, activation="softmax", name=name)(x)
+///   model = keras.Model(base.inputs, out)
+/// The head replaced is the output layer of a single-input single-output model — a Dense, or an Activation /
+/// Softmax layer together with the Dense before it (the head's logits); the new Dense(`classes`, softmax)
+/// reads what that Dense read (e.g. ResNet-8's Flatten output). The base's layers (and weights) are shared
+/// with `base`, not copied. Errors: ConfigError naming the output layer and its class when it is no Dense
+/// head, when the model has several inputs/outputs, for classes < 1, or when `name` is taken.
+Model with_new_head(const Model& base, int64_t classes, const std::string& name = "new_head");
+
+/// Keras's transfer-learning recipe, step 2 (`base_model.trainable = False`): freezes every layer of
+/// `model` except its output layer — the head — (Layer::set_trainable(false): no gradients, no optimizer
+/// updates; frozen BatchNormalization runs in inference mode, its moving statistics unchanged). Returns the
+/// number of layers frozen. Errors: ConfigError for a model with several outputs.
+int freeze_all_but_head(ModelImpl& model);
+
 /// Current torchfit JSON format version written by to_json().
 constexpr int kModelFormatVersion = 1;
 

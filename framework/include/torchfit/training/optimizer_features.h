@@ -22,7 +22,8 @@ namespace torchfit {
 /// accumulators and returns false on N − 1 batches out of N; on the N-th the gradients become the mean
 /// of the N batches'. Then, on every update: clipping (clipnorm: g · c / max(‖g‖, c) per variable;
 /// global_clipnorm: every g · c / max(‖(g_1, …, g_n)‖, c); clipvalue: clamp(g, −c, c)), the schedule's
-/// rate for step = iterations() set on the optimizer, and weight decay w ← w − lr · weight_decay · w.
+/// rate for step = iterations() set on the optimizer, and weight decay w ← w − lr · weight_decay · w
+/// (trainable weights only, as Keras: a frozen layer's weights are left alone).
 /// after_update(): the EMA (average ← m · average + (1 − m) · w, m = 0 on the first update) and
 /// iterations() + 1. finalize() copies the averages into the weights (end of fit, as Keras).
 /// Differences from Keras 3, which counts every batch in `iterations`: here iterations() counts weight
