@@ -4,13 +4,16 @@
 // are in tests/scripts/onnx_export_test.sh.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 
 #include <torchfit/error.h>
 #include <torchfit/layers/registry.h>
+#include <torchfit/saving/keras_import.h>
 #include <torchfit/saving/onnx.h>
 
 #include "saving/onnx_proto.h"
+#include "support/npy.h"
 #include "support/onnx_models.h"
 
 #if TORCHFIT_HAVE_OPENCV_DNN
@@ -224,3 +227,29 @@ INSTANTIATE_TEST_SUITE_P(EveryModel, OnnxOpenCv,
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_opset" + std::to_string(std::get<1>(info.param));
                          });
+
+// The imported Keras ResNet-8 (tf.keras 2.4.0, MLCommons Tiny) exported and run by OpenCV DNN: its
+// probabilities against Keras's own outputs for the same two images (written beside the .h5 by Keras), and
+// against torchfit's forward.
+TEST(OnnxExport, ImportedKerasResNet8RunsInOpenCvAsInKeras) {
+#if !TORCHFIT_HAVE_OPENCV_DNN || !TORCHFIT_HAVE_KERAS_IMPORT
+  GTEST_SKIP() << "needs OpenCV DNN (libopencv-dnn-dev) and the Keras import (libhdf5-dev, libzip-dev)";
+#else
+  const std::string dir = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/";
+  const std::string path = dir + "resnet8_cifar10_tfkeras240.h5";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "../shared/keras_models is absent (" << path << ")";
+  Model model = saving::load_checkpoint_or_keras(path);
+  model->eval();
+  const auto input = torchfit::testing::read_npy(dir + "resnet8_cifar10_tfkeras240.input.npy");
+  const auto keras = torchfit::testing::read_npy(dir + "resnet8_cifar10_tfkeras240.expected.npy");
+  const at::Tensor x = at::tensor(input.values<float>()).reshape(input.shape).permute({0, 3, 1, 2}).contiguous();
+  const at::Tensor expected = at::tensor(keras.values<float>()).reshape(keras.shape);
+  const at::Tensor got = opencv_forward(saving::onnx_model_bytes(model), x);
+  const double vs_keras = (got - expected).abs().max().item<double>();
+  const double vs_torchfit = (got - model->forward(x)).abs().max().item<double>();
+  std::cout << "ResNet-8 (Keras .h5) in OpenCV " << CV_VERSION << ": max |OpenCV - Keras| = " << vs_keras
+            << ", max |OpenCV - torchfit| = " << vs_torchfit << "\n";
+  EXPECT_LE(vs_keras, 1e-5);
+  EXPECT_LE(vs_torchfit, 1e-5);
+#endif
+}

@@ -3,7 +3,8 @@
 # (OpenCV DNN alone) gives predict_cnn's class probabilities within 1e-5 on the same image folder, for the
 # seed CNN (Sequential) and the functional apps/train_cnn/branches_cnn.json (Concatenate, Add, BN, global
 # pooling), resnet8.json (stride-2 "same" convolutions: TensorFlow's asymmetric padding) and
-# mobilenetv2_tiny.json (ReLU(6), ZeroPadding2D, DepthwiseConv2D). Skipped (exit 0 with SKIP)
+# mobilenetv2_tiny.json (ReLU(6), ZeroPadding2D, DepthwiseConv2D), and with ../shared present for the
+# imported Keras ResNet-8 (.h5, converted straight to ONNX). Skipped (exit 0 with SKIP)
 # when onnx_classify was not built (no OpenCV DNN / imgcodecs) or /usr/bin/python3 is missing.
 set -uo pipefail
 TEST_NAME=onnx_deploy source "$(dirname "$0")/common.sh"
@@ -48,5 +49,14 @@ train resnet8 --target-size 32 --model-config "$SRC/apps/train_cnn/resnet8.json"
 same_probabilities resnet8 "$WORK/resnet8/model.ckpt"
 train mobilenetv2 --target-size 32 --model-config "$SRC/apps/train_cnn/mobilenetv2_tiny.json"
 same_probabilities mobilenetv2 "$WORK/mobilenetv2/model.ckpt"
+
+# A Keras model straight from its file: the MLCommons Tiny ResNet-8 (tf.keras 2.4.0 .h5), as
+# `convert_model ../shared/keras_models/resnet8_cifar10_tfkeras240.h5 r8.onnx`.
+KERAS=$SRC/../shared/keras_models/resnet8_cifar10_tfkeras240.h5
+if [ -f "$KERAS" ]; then
+  same_probabilities keras_resnet8 "$KERAS"
+else
+  echo "SKIP (the Keras ResNet-8 part): $KERAS absent"
+fi
 
 echo "PASS"
