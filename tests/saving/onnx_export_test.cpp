@@ -228,28 +228,54 @@ INSTANTIATE_TEST_SUITE_P(EveryModel, OnnxOpenCv,
                            return std::get<0>(info.param) + "_opset" + std::to_string(std::get<1>(info.param));
                          });
 
-// The imported Keras ResNet-8 (tf.keras 2.4.0, MLCommons Tiny) exported and run by OpenCV DNN: its
-// probabilities against Keras's own outputs for the same two images (written beside the .h5 by Keras), and
-// against torchfit's forward.
-TEST(OnnxExport, ImportedKerasResNet8RunsInOpenCvAsInKeras) {
+#if TORCHFIT_HAVE_OPENCV_DNN && TORCHFIT_HAVE_KERAS_IMPORT
+namespace {
+
+std::string keras_models_dir() { return std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/"; }
+
+// A Keras file of ../shared/keras_models imported, exported and run by OpenCV DNN on `x` (N, C, H, W):
+// OpenCV's output against torchfit's forward and, when given, Keras's own outputs (written beside the file
+// by Keras), each within 1e-5.
+void expect_keras_file_runs_in_opencv(const std::string& file, const at::Tensor& x, const at::Tensor& keras) {
+  Model model = saving::load_checkpoint_or_keras(keras_models_dir() + file);
+  model->eval();
+  const at::Tensor got = opencv_forward(saving::onnx_model_bytes(model), x);
+  const double vs_torchfit = (got - model->forward(x)).abs().max().item<double>();
+  std::cout << file << " in OpenCV " << CV_VERSION << ": max |OpenCV - torchfit| = " << vs_torchfit;
+  EXPECT_LE(vs_torchfit, 1e-5);
+  if (keras.defined()) {
+    const double vs_keras = (got - keras).abs().max().item<double>();
+    std::cout << ", max |OpenCV - Keras| = " << vs_keras;
+    EXPECT_LE(vs_keras, 1e-5);
+  }
+  std::cout << "\n";
+}
+
+// The input and Keras's outputs stored beside `<base>.h5`, the input as (N, C, H, W).
+std::pair<at::Tensor, at::Tensor> keras_sample(const std::string& base) {
+  const auto input = torchfit::testing::read_npy(keras_models_dir() + base + ".input.npy");
+  const auto keras = torchfit::testing::read_npy(keras_models_dir() + base + ".expected.npy");
+  return {at::tensor(input.values<float>()).reshape(input.shape).permute({0, 3, 1, 2}).contiguous(),
+          at::tensor(keras.values<float>()).reshape(keras.shape)};
+}
+
+}  // namespace
+#endif
+
+// MLCommons Tiny's ResNet-8 (tf.keras 2.4.0, residual stacks, stride-2 "same" convolutions) and DS-CNN
+// (tf.keras 2.14, DepthwiseConv2D, BatchNormalization, AveragePooling2D) against Keras's outputs; MobileNetV1
+// (96×96 visual wake words, ReLU(6), ZeroPadding2D) against torchfit's forward on random images.
+TEST(OnnxExport, ImportedKerasModelsRunInOpenCvAsInKeras) {
 #if !TORCHFIT_HAVE_OPENCV_DNN || !TORCHFIT_HAVE_KERAS_IMPORT
   GTEST_SKIP() << "needs OpenCV DNN (libopencv-dnn-dev) and the Keras import (libhdf5-dev, libzip-dev)";
 #else
-  const std::string dir = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/";
-  const std::string path = dir + "resnet8_cifar10_tfkeras240.h5";
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "../shared/keras_models is absent (" << path << ")";
-  Model model = saving::load_checkpoint_or_keras(path);
-  model->eval();
-  const auto input = torchfit::testing::read_npy(dir + "resnet8_cifar10_tfkeras240.input.npy");
-  const auto keras = torchfit::testing::read_npy(dir + "resnet8_cifar10_tfkeras240.expected.npy");
-  const at::Tensor x = at::tensor(input.values<float>()).reshape(input.shape).permute({0, 3, 1, 2}).contiguous();
-  const at::Tensor expected = at::tensor(keras.values<float>()).reshape(keras.shape);
-  const at::Tensor got = opencv_forward(saving::onnx_model_bytes(model), x);
-  const double vs_keras = (got - expected).abs().max().item<double>();
-  const double vs_torchfit = (got - model->forward(x)).abs().max().item<double>();
-  std::cout << "ResNet-8 (Keras .h5) in OpenCV " << CV_VERSION << ": max |OpenCV - Keras| = " << vs_keras
-            << ", max |OpenCV - torchfit| = " << vs_torchfit << "\n";
-  EXPECT_LE(vs_keras, 1e-5);
-  EXPECT_LE(vs_torchfit, 1e-5);
+  const std::string probe = keras_models_dir() + "resnet8_cifar10_tfkeras240.h5";
+  if (!std::filesystem::exists(probe)) GTEST_SKIP() << "../shared/keras_models is absent (" << probe << ")";
+  for (const std::string base : {"resnet8_cifar10_tfkeras240", "dscnn_strww_tfkeras2140"}) {
+    const auto [x, keras] = keras_sample(base);
+    expect_keras_file_runs_in_opencv(base + ".h5", x, keras);
+  }
+  at::manual_seed(30);
+  expect_keras_file_runs_in_opencv("mobilenetv1_vww96_tfkeras240.h5", at::rand({2, 3, 96, 96}), at::Tensor());
 #endif
 }
