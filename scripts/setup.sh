@@ -27,8 +27,9 @@ PKGS=(
   libopencv-dev libopencv-imgcodecs-dev libstb-dev libspdlog-dev libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libbenchmark-dev zlib1g-dev libcsv-dev libjpeg-dev
   libgloo-dev
   libhdf5-dev libzip-dev
+  libopencv-dnn-dev
   dataset-fashion-mnist
-  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py
+  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py python3-onnx
 )
 
 missing=()

@@ -1,7 +1,9 @@
 // The user layers' conformance tests: one call per layer configuration.
 #include <gtest/gtest.h>
 
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/registry.h>
+#include <torchfit/saving/onnx.h>
 #include <torchfit/testing/layer_conformance.h>
 
 #include "residual_block.h"
@@ -41,4 +43,13 @@ TEST(Swish, RebuiltFromItsConfigUnknownFieldsRefused) {
 TEST(ResidualBlock, Conformance) {
   // 2 · (3·3·4·4 + 4) = 296 parameters.
   expect_layer_conformance(ResidualBlock().ptr(), LayerConformance({6, 6, 4}, {6, 6, 4}).trainable_params(296));
+}
+
+TEST(CustomLayers, ExportToOnnxThroughTheirHooks) {
+  // The values are checked by torchfit's tests/scripts/onnx_export_test.sh (model "user_layers").
+  torchfit::KerasTensor x = torchfit::Input({6, 6, 3});
+  torchfit::Model model({x}, {Swish()->call(ResidualBlock()->call(x))}, "custom");
+  const std::string bytes = torchfit::saving::onnx_model_bytes(model);
+  EXPECT_NE(bytes.find("Sigmoid"), std::string::npos);
+  EXPECT_NE(bytes.find("residual_block/Add"), std::string::npos);
 }

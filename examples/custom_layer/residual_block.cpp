@@ -1,5 +1,7 @@
 #include "residual_block.h"
 
+#include <torchfit/saving/onnx.h>
+
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/registry.h>
 
@@ -30,6 +32,15 @@ torchfit::Shape ResidualBlockImpl::build_impl(const torchfit::Shape& in) {
 
 at::Tensor ResidualBlockImpl::forward(const at::Tensor& x) {
   return torchfit::apply_activation(options.activation(), x + conv_b->forward(conv_a->forward(x)));
+}
+
+// A composite layer exports its sub-layers with saving::export_layer, then its own nodes.
+std::string ResidualBlockImpl::export_onnx(torchfit::saving::OnnxGraph& graph,
+                                           const std::vector<std::string>& inputs) const {
+  const std::string a = torchfit::saving::export_layer(*conv_a, graph, inputs);
+  const std::string b = torchfit::saving::export_layer(*conv_b, graph, {a});
+  const std::string sum = graph.add_node("Add", {inputs[0], b}, {}, name() + "/Add");
+  return graph.add_activation(options.activation(), sum, name());
 }
 
 nlohmann::json ResidualBlockImpl::config() const { return base_config(options); }

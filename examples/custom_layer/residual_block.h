@@ -39,6 +39,8 @@ class ResidualBlockImpl : public torchfit::Layer {
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
   int64_t flops_per_sample() const override;
+  /// ONNX export (torchfit/saving/onnx.h): the inner convolutions' own exporters, Add, the activation.
+  std::string export_onnx(torchfit::saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
 
   ResidualBlockOptions options;
   /// The two inner convolutions; null before build.

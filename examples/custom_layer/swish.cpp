@@ -1,6 +1,7 @@
 #include "swish.h"
 
 #include <torchfit/layers/registry.h>
+#include <torchfit/saving/onnx.h>
 
 SwishImpl::SwishImpl(SwishOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());  // lets Swish be a model's first layer
@@ -13,6 +14,14 @@ torchfit::Shape SwishImpl::build_impl(const torchfit::Shape& input_shape) {
 }
 
 at::Tensor SwishImpl::forward(const at::Tensor& x) { return x * at::sigmoid(beta * x); }
+
+// The same computation as ONNX nodes: inputs[0] is the input tensor's name; beta becomes a weight of the file.
+std::string SwishImpl::export_onnx(torchfit::saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const {
+  const std::string scaled =
+      graph.add_node("Mul", {inputs[0], graph.add_initializer(name() + "/beta", beta)}, {}, name() + "/scaled");
+  const std::string gate = graph.add_node("Sigmoid", {scaled}, {}, name() + "/gate");
+  return graph.add_node("Mul", {inputs[0], gate}, {}, name() + "/Swish");
+}
 
 // "name", "input_shape" (when declared) and every argument SwishOptions::args() lists.
 nlohmann::json SwishImpl::config() const { return base_config(options); }

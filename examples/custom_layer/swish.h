@@ -37,6 +37,8 @@ class SwishImpl : public torchfit::Layer {
   explicit SwishImpl(SwishOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
+  /// ONNX export (torchfit/saving/onnx.h): Mul(x, beta) → Sigmoid → Mul(x, ·).
+  std::string export_onnx(torchfit::saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
 
   SwishOptions options;
   at::Tensor beta;

@@ -62,6 +62,7 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/keras_file.h>
 #include <torchfit/saving/keras_import.h>
+#include <torchfit/saving/onnx.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/class_weight.h>

@@ -95,6 +95,11 @@ class BaseConv2DImpl : public Layer {
     return 2 * k[0] * k[1] * (input_shape()[2] / groups_) * o[0] * o[1] * o[2];
   }
 
+  /// The explicit padding, (top, bottom, left, right), from build: "same"'s (TensorFlow's rule, the extra
+  /// pixel at the bottom/right) or, for Conv2DTranspose, rows cropped (> 0) or appended (< 0) after the
+  /// full transposed convolution. Empty before build.
+  const std::vector<int64_t>& padding_edges() const { return pad_; }
+
   Options options;
   /// The weights (Keras base_conv's kernel and bias); undefined before build.
   at::Tensor kernel, bias;

@@ -48,6 +48,8 @@ struct Pooling2DOptions {
 class Pooling2DImpl : public Layer {
  public:
   nlohmann::json config() const override;
+  /// The padding "same" adds, (top, bottom, left, right) from build (zeros for "valid"; empty before build).
+  const std::vector<int64_t>& padding_edges() const { return pad_; }
 
   Pooling2DOptions options;
 

@@ -14,6 +14,10 @@
 
 namespace torchfit {
 
+namespace saving {
+class OnnxGraph;  // saving/onnx.h
+}
+
 /// Base class of every torchfit layer (as keras.layers.Layer).
 ///
 /// Contract:
@@ -101,6 +105,13 @@ class Layer : public torch::nn::Module {
 
   /// Keras-style config: {"name": ..., <arguments>}. Shapes inside are in Keras order.
   virtual nlohmann::json config() const = 0;
+
+  /// ONNX export hook (saving/onnx.h; docs/extending.md has an example). A layer of your own overrides it:
+  /// append to `graph` the nodes that compute this (built) layer's output from `inputs` — the ONNX names
+  /// of its input tensors, float32, (N, C, H, W) / (N, D) as forward() takes them — and return the output's
+  /// name. The default returns "": no exporter, and saving::export_onnx fails naming the layer and its
+  /// class. torchfit's own layers need no override (saving/onnx_layers.cpp exports them).
+  virtual std::string export_onnx(saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const { return {}; }
 
   /// Number of parameters (trainable + non-trainable); 0 before build.
   int64_t count_params() const;

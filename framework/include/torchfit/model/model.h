@@ -55,6 +55,8 @@ class ModelImpl : public torch::nn::Module {
   const std::vector<std::shared_ptr<Layer>>& layers() const { return layers_; }
   /// The layer called `name`. Errors: ConfigError listing the names.
   std::shared_ptr<Layer> get_layer(const std::string& name) const;
+  /// The graph's nodes (layer calls) in topological order, input nodes excluded: what forward() runs.
+  const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
   /// Whether the graph is a chain (one input, each node feeding the next): Sequential's layout.

@@ -1,0 +1,276 @@
+#!/usr/bin/python3
+"""Checks torchfit's ONNX files with ONNX itself and an independent evaluator.
+
+    onnx_check.py DIR
+
+For every DIR/<model>.opset<N>.onnx (written by tests/support/onnx_zoo.cpp):
+  1. onnx.checker.check_model(model, full_check=True) and strict shape inference (check_type, strict_mode);
+     the inferred output shapes must equal the declared ones;
+  2. the interface: one float32 input named as the model's input layer, shaped ("N", C, H, W) like the .input.npy, outputs
+     with the batch dimension "N", the declared opset, no Dropout node, float32/int64 initializers only;
+  3. a NumPy evaluation of the graph (float64), written here from the ONNX operator definitions
+     (https://onnx.ai/onnx/operators/, opsets 13-17), must equal torchfit's forward (.output.npy) within 1e-5.
+Prints one line per file; exits 1 when anything fails.
+"""
+import glob
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+TOLERANCE = 1e-5
+
+
+def attrs(node):
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def conv(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), group=1, **_):
+    """Conv: y[n, m, i, j] = Σ_c,ki,kj x_padded[n, g·C/g + c, i·s + ki·d, j·s + kj·d] · w[m, c, ki, kj] + b[m]."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
+    ow = (xp.shape[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    y = np.zeros((n, m, oh, ow))
+    mg = m // group
+    for g in range(group):
+        xs = xp[:, g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                r0, c0 = i * dilations[0], j * dilations[1]
+                patch = xs[:, :, r0:r0 + strides[0] * (oh - 1) + 1:strides[0], c0:c0 + strides[1] * (ow - 1) + 1:strides[1]]
+                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, w[g * mg:(g + 1) * mg, :, i, j])
+    if b is not None:
+        y += b.reshape(1, -1, 1, 1)
+    return y
+
+
+def conv_transpose(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), output_padding=(0, 0), **_):
+    """ConvTranspose (group 1): y_full[n, m, h·s + i·d, w·s + j·d] += x[n, c, h, w] · w[c, m, i, j]; the full
+    result extended by output_padding at the end, then pads cropped from each side."""
+    n, c, h, wd = x.shape
+    _, m, kh, kw = w.shape
+    fh = (h - 1) * strides[0] + (kh - 1) * dilations[0] + 1 + output_padding[0]
+    fw = (wd - 1) * strides[1] + (kw - 1) * dilations[1] + 1 + output_padding[1]
+    y = np.zeros((n, m, fh, fw))
+    for i in range(kh):
+        for j in range(kw):
+            contrib = np.einsum("nchw,cm->nmhw", x, w[:, :, i, j])
+            r0, c0 = i * dilations[0], j * dilations[1]
+            y[:, :, r0:r0 + strides[0] * (h - 1) + 1:strides[0], c0:c0 + strides[1] * (wd - 1) + 1:strides[1]] += contrib
+    y = y[:, :, pads[0]:fh - pads[2], pads[1]:fw - pads[3]]
+    if b is not None:
+        y = y + b.reshape(1, -1, 1, 1)
+    return y
+
+
+def pool(x, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0), kind="max", count_include_pad=0, **_):
+    """MaxPool / AveragePool (ceil_mode 0). Average without count_include_pad divides by the real pixels."""
+    kh, kw = kernel_shape
+    fill = -np.inf if kind == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=fill)
+    real = np.pad(np.ones(x.shape[2:]), ((pads[0], pads[2]), (pads[1], pads[3])))
+    oh = (xp.shape[2] - kh) // strides[0] + 1
+    ow = (xp.shape[3] - kw) // strides[1] + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            win = xp[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
+            if kind == "max":
+                y[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                count = kh * kw if count_include_pad else real[i * strides[0]:i * strides[0] + kh,
+                                                               j * strides[1]:j * strides[1] + kw].sum()
+                y[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    return y
+
+
+def resize_axis(x, axis, scale, mode, transform, nearest_mode):
+    """One axis of Resize: source coordinate by coordinate_transformation_mode; nearest (floor) or linear
+    with the neighbours clamped to the edge (the operator's reference pads with edge values)."""
+    n_in = x.shape[axis]
+    n_out = int(math.floor(n_in * scale))
+    out = np.arange(n_out, dtype=np.float64)
+    src = (out + 0.5) / scale - 0.5 if transform == "half_pixel" else out / scale
+    if mode == "nearest":
+        assert nearest_mode == "floor"
+        idx = np.clip(np.floor(src).astype(int), 0, n_in - 1)
+        return np.take(x, idx, axis=axis)
+    lo = np.floor(src).astype(int)
+    frac = src - lo
+    a = np.take(x, np.clip(lo, 0, n_in - 1), axis=axis)
+    b = np.take(x, np.clip(lo + 1, 0, n_in - 1), axis=axis)
+    shape = [1] * x.ndim
+    shape[axis] = n_out
+    frac = frac.reshape(shape)
+    return a * (1 - frac) + b * frac
+
+
+def resize(x, roi, scales, mode="nearest", coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_floor", **_):
+    y = x
+    for axis, s in enumerate(scales):
+        if s != 1.0:
+            y = resize_axis(y, axis, float(s), mode.decode() if isinstance(mode, bytes) else mode,
+                            coordinate_transformation_mode.decode() if isinstance(coordinate_transformation_mode, bytes) else coordinate_transformation_mode,
+                            nearest_mode.decode() if isinstance(nearest_mode, bytes) else nearest_mode)
+    return y
+
+
+def softmax(x, axis=-1, **_):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def layer_norm(x, scale, b=None, axis=-1, epsilon=1e-5, **_):
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + epsilon) * scale
+    return y + b if b is not None else y
+
+
+def reshape(x, shape, **_):
+    shape = [x.shape[i] if d == 0 else int(d) for i, d in enumerate(shape)]
+    return x.reshape(shape)
+
+
+def slice_(x, starts, ends, axes=None, steps=None, **_):
+    index = [slice(None)] * x.ndim
+    axes = range(len(starts)) if axes is None else axes
+    for k, a in enumerate(axes):
+        index[int(a)] = slice(int(starts[k]), int(ends[k]), 1 if steps is None else int(steps[k]))
+    return x[tuple(index)]
+
+
+def fold(fn):
+    def run(*xs, **_):
+        y = xs[0]
+        for x in xs[1:]:
+            y = fn(y, x)
+        return y
+    return run
+
+
+OPS = {
+    "Conv": conv,
+    "ConvTranspose": conv_transpose,
+    "Gemm": lambda a, b, c=None, transA=0, transB=0, alpha=1.0, beta=1.0, **_:
+        alpha * ((a.T if transA else a) @ (b.T if transB else b)) + (beta * c if c is not None else 0),
+    "BatchNormalization": lambda x, s, b, mean, var, epsilon=1e-5, **_:
+        (x - mean.reshape(1, -1, *[1] * (x.ndim - 2))) / np.sqrt(var.reshape(1, -1, *[1] * (x.ndim - 2)) + epsilon)
+        * s.reshape(1, -1, *[1] * (x.ndim - 2)) + b.reshape(1, -1, *[1] * (x.ndim - 2)),
+    "MaxPool": lambda x, **a: pool(x, kind="max", **a),
+    "AveragePool": lambda x, **a: pool(x, kind="avg", **a),
+    "GlobalAveragePool": lambda x, **_: x.mean(axis=(2, 3), keepdims=True),
+    "GlobalMaxPool": lambda x, **_: x.max(axis=(2, 3), keepdims=True),
+    "Flatten": lambda x, axis=1, **_: x.reshape(int(np.prod(x.shape[:axis])), -1),
+    "Reshape": reshape,
+    "Transpose": lambda x, perm, **_: x.transpose(perm),
+    "Relu": lambda x, **_: np.maximum(x, 0),
+    "LeakyRelu": lambda x, alpha=0.01, **_: np.where(x >= 0, x, alpha * x),
+    "Elu": lambda x, alpha=1.0, **_: np.where(x >= 0, x, alpha * (np.exp(x) - 1)),
+    "Sigmoid": lambda x, **_: 1 / (1 + np.exp(-x)),
+    "Tanh": lambda x, **_: np.tanh(x),
+    "Softmax": softmax,
+    "Erf": lambda x, **_: np.vectorize(math.erf)(x),
+    "Sqrt": lambda x, **_: np.sqrt(x),
+    "Add": fold(np.add), "Sub": fold(np.subtract), "Mul": fold(np.multiply), "Div": fold(np.divide),
+    "Max": fold(np.maximum), "Min": fold(np.minimum),
+    "Concat": lambda *xs, axis, **_: np.concatenate(xs, axis=axis),
+    "Pad": lambda x, pads, value=None, mode=b"constant", **_:
+        np.pad(x, [(int(pads[i]), int(pads[i + x.ndim])) for i in range(x.ndim)],
+               constant_values=0.0 if value is None else float(value)),
+    "Slice": slice_,
+    "Resize": resize,
+    "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
+    "Greater": lambda a, b, **_: a > b,
+    "Cast": lambda x, to, **_: x.astype(np.float64 if to == onnx.TensorProto.FLOAT else np.int64),
+    "Identity": lambda x, **_: x,
+    "ReduceMean": lambda x, axes, keepdims=1, **_: x.mean(axis=tuple(axes), keepdims=bool(keepdims)),
+    "LayerNormalization": layer_norm,
+}
+
+
+def evaluate(model, x):
+    g = model.graph
+    values = {t.name: numpy_helper.to_array(t).astype(np.float64 if t.data_type == onnx.TensorProto.FLOAT else np.int64)
+              for t in g.initializer}
+    values[g.input[0].name] = x.astype(np.float64)
+    values[""] = None
+    for node in g.node:
+        if node.op_type not in OPS:
+            raise RuntimeError("no NumPy evaluation of %s" % node.op_type)
+        args = [values[i] for i in node.input]
+        while args and args[-1] is None:
+            args.pop()
+        values[node.output[0]] = OPS[node.op_type](*args, **attrs(node))
+    return values[g.output[0].name]
+
+
+def dims(value_info):
+    return [d.dim_param if d.dim_param else d.dim_value for d in value_info.type.tensor_type.shape.dim]
+
+
+def check_interface(model, name, opset, x):
+    g = model.graph
+    # The functional models' Input is called "image"; a Sequential's implicit input is Keras's
+    # "<first layer>_input".
+    want = "conv2d_input" if name == "seed_cnn" else "image"
+    assert len(g.input) == 1 and g.input[0].name == want, [i.name for i in g.input]
+    assert g.input[0].type.tensor_type.elem_type == onnx.TensorProto.FLOAT
+    assert dims(g.input[0]) == ["N"] + list(x.shape[1:]), (dims(g.input[0]), x.shape)
+    for out in g.output:
+        assert dims(out)[0] == "N", dims(out)
+    assert [o.version for o in model.opset_import if o.domain == ""] == [opset]
+    assert not any(n.op_type == "Dropout" for n in g.node)
+    assert all(t.data_type in (onnx.TensorProto.FLOAT, onnx.TensorProto.INT64) for t in g.initializer)
+    if name == "shared_layer":  # one Conv2D called twice: its kernel and bias written once
+        assert len(g.initializer) == 2, [t.name for t in g.initializer]
+    ops = {n.op_type for n in g.node}
+    if "LayerNormalization" in ops:
+        assert opset >= 17, "LayerNormalization below opset 17"
+
+
+def check_file(path):
+    name, opset_part = os.path.basename(path)[:-len(".onnx")].rsplit(".", 1)
+    opset = int(opset_part[len("opset"):])
+    folder = os.path.dirname(path)
+    model = onnx.load(path)
+    onnx.checker.check_model(model, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    declared = {o.name: dims(o) for o in model.graph.output}
+    for o in inferred.graph.output:
+        assert dims(o) == declared[o.name], (o.name, dims(o), declared[o.name])
+    x = np.load(os.path.join(folder, name + ".input.npy"))
+    expected = np.load(os.path.join(folder, name + ".output.npy"))
+    check_interface(model, name, opset, x)
+    got = evaluate(model, x)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    diff = float(np.abs(got - expected).max())
+    assert diff <= TOLERANCE, "max |NumPy - torchfit| = %.3g" % diff
+    return "%s opset %d: checker, strict shape inference OK; max |NumPy - torchfit| = %.2e (%d nodes)" % (
+        name, opset, diff, len(model.graph.node))
+
+
+def main():
+    files = sorted(glob.glob(os.path.join(sys.argv[1], "*.opset*.onnx")))
+    if not files:
+        print("FAIL: no ONNX files in %s" % sys.argv[1])
+        return 1
+    failed = 0
+    for path in files:
+        try:
+            print("ok   " + check_file(path))
+        except Exception as e:  # report every file, then fail
+            failed += 1
+            print("FAIL %s: %s: %s" % (os.path.basename(path), type(e).__name__, e))
+    print("onnx_check: %d files, %d failed (onnx %s, numpy %s)" % (len(files), failed, onnx.__version__, np.__version__))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

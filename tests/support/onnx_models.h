@@ -1,0 +1,228 @@
+#pragma once
+// Models covering every layer the ONNX exporter writes (saving/onnx.h), shared by the OpenCV DNN test
+// (tests/saving/onnx_export_test.cpp) and the ONNX model writer of the script test (tests/support/onnx_zoo.cpp).
+#include <functional>
+#include <map>
+#include <string>
+
+#include <torch/torch.h>
+
+#include <torchfit/layers/activation.h>
+#include <torchfit/layers/advanced_activations.h>
+#include <torchfit/layers/average_pooling2d.h>
+#include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/conv2d_transpose.h>
+#include <torchfit/layers/cropping2d.h>
+#include <torchfit/layers/dense.h>
+#include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/layers/dropout.h>
+#include <torchfit/layers/flatten.h>
+#include <torchfit/layers/global_pooling2d.h>
+#include <torchfit/layers/input_layer.h>
+#include <torchfit/layers/layer_normalization.h>
+#include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/layers/merge.h>
+#include <torchfit/layers/rescaling.h>
+#include <torchfit/layers/reshape.h>
+#include <torchfit/layers/separable_conv2d.h>
+#include <torchfit/layers/up_sampling2d.h>
+#include <torchfit/layers/zero_padding2d.h>
+#include <torchfit/model/model.h>
+#include <torchfit/model/seed_cnn.h>
+
+namespace torchfit::testing {
+
+/// Every weight uniform in [-0.5, 0.5), moving variances in [0.5, 1.5): outputs depend on every weight
+/// (default initialisations leave biases 0, BatchNormalization an identity).
+inline void randomize_weights(Model& model, uint64_t seed) {
+  torch::NoGradGuard no_grad;
+  at::manual_seed(seed);
+  for (auto& p : model->named_parameters()) {
+    if (p.key().find("moving_variance") != std::string::npos) {
+      p.value().uniform_(0.5, 1.5);
+    } else {
+      p.value().uniform_(-0.5, 0.5);
+    }
+  }
+  model->eval();
+}
+
+/// One image model: Input (H, W, C) → `body` → output, named `name`.
+inline Model image_model(const std::string& name, Shape input, const std::function<KerasTensor(KerasTensor)>& body) {
+  KerasTensor x = Input(std::move(input), "image");
+  return Model({x}, {body(x)}, name);
+}
+
+inline KerasTensor conv(KerasTensor x, int64_t filters, int64_t k, int64_t stride, const std::string& padding,
+                        const std::string& activation = "linear") {
+  return Conv2D(Conv2DOptions(filters, k).strides(stride).padding(padding).activation(activation))->call(x);
+}
+
+/// ResNet-style residual model: stride-2 "same" convolutions (TensorFlow's asymmetric padding), BN, a 1×1
+/// projection shortcut, Add, global pooling and a softmax classifier. Input (16, 16, 3) (the stride-2 3×3
+/// convolution pads (0, 1)), 4 classes.
+inline Model residual_model() {
+  return image_model("residual", {16, 16, 3}, [](KerasTensor x) {
+    KerasTensor y = conv(x, 8, 3, 1, "same");
+    y = BatchNormalization()->call(y);
+    y = Activation("relu")->call(y);
+    KerasTensor r = conv(y, 8, 3, 2, "same", "relu");
+    r = BatchNormalization(BatchNormalizationOptions().epsilon(1e-5))->call(r);
+    r = conv(r, 8, 3, 1, "same");
+    KerasTensor s = conv(y, 8, 1, 2, "valid");
+    y = Add()->call({r, s});
+    y = ReLU()->call(y);
+    y = GlobalAveragePooling2D()->call(y);
+    y = Dropout(DropoutOptions(0.5))->call(y);
+    return Dense(DenseOptions(4).activation("softmax"))->call(y);
+  });
+}
+
+/// Named models, each covering a few layers (one layer family per model, so a runtime's gap is named).
+inline std::map<std::string, std::function<Model()>> onnx_test_models() {
+  using M = std::function<Model()>;
+  std::map<std::string, M> m;
+  m["seed_cnn"] = [] { return Model(seed_cnn(24, 5, 16)); };
+  m["residual"] = residual_model;
+  m["conv_same_strided"] = [] {
+    return image_model("conv_same_strided", {9, 10, 3}, [](KerasTensor x) {
+      x = Conv2D(Conv2DOptions(4, {3, 2}).strides({2, 3}).padding("same").activation("tanh"))->call(x);
+      return Conv2D(Conv2DOptions(3, 3).dilation_rate(2).padding("same").use_bias(false).activation("sigmoid"))
+          ->call(x);
+    });
+  };
+  m["depthwise_separable"] = [] {
+    return image_model("depthwise_separable", {9, 9, 3}, [](KerasTensor x) {
+      x = DepthwiseConv2D(DepthwiseConv2DOptions(3).depth_multiplier(2).strides(2).padding("same"))->call(x);
+      return SeparableConv2D(SeparableConv2DOptions(5, 3).padding("same").activation("relu"))->call(x);
+    });
+  };
+  m["conv_transpose"] = [] {
+    return image_model("conv_transpose", {5, 6, 3}, [](KerasTensor x) {
+      x = Conv2DTranspose(Conv2DTransposeOptions(4, 3).strides(2).padding("same"))->call(x);
+      return Conv2DTranspose(Conv2DTransposeOptions(2, 2).strides(2).padding("valid"))->call(x);
+    });
+  };
+  m["conv_transpose_output_padding"] = [] {
+    return image_model("conv_transpose_output_padding", {5, 5, 2}, [](KerasTensor x) {
+      return Conv2DTranspose(Conv2DTransposeOptions(3, 3).strides(2).padding("valid").output_padding(1))->call(x);
+    });
+  };
+  m["pooling"] = [] {
+    return image_model("pooling", {11, 11, 3}, [](KerasTensor x) {
+      // "same" on 11: pads (0, 1) (TensorFlow's extra pixel at the end), then (1, 1) with 1 real pixel less
+      // at the edges (Keras's average counts only real pixels).
+      KerasTensor a = MaxPooling2D(MaxPooling2DOptions(2).padding("same"))->call(x);
+      a = AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{1}).padding("same"))->call(a);
+      KerasTensor b = AveragePooling2D(AveragePooling2DOptions(3).strides(std::vector<int64_t>{4}))->call(x);
+      a = GlobalMaxPooling2D()->call(a);
+      b = Flatten()->call(b);
+      return Concatenate()->call({a, b});
+    });
+  };
+  m["flatten_dense"] = [] {
+    return image_model("flatten_dense", {4, 5, 3}, [](KerasTensor x) {
+      x = Flatten()->call(x);
+      x = Dense(DenseOptions(6).activation("elu"))->call(x);
+      x = BatchNormalization()->call(x);
+      return Dense(DenseOptions(3).use_bias(false).activation("gelu"))->call(x);
+    });
+  };
+  m["padding_cropping"] = [] {
+    return image_model("padding_cropping", {6, 7, 2}, [](KerasTensor x) {
+      x = ZeroPadding2D(ZeroPadding2DOptions(Edges2D(1, 2, 0, 3)))->call(x);
+      return Cropping2D(Cropping2DOptions(Edges2D(2, 0, 1, 1)))->call(x);
+    });
+  };
+  m["upsampling_nearest"] = [] {
+    return image_model("upsampling_nearest", {4, 5, 2}, [](KerasTensor x) {
+      return UpSampling2D(UpSampling2DOptions({2, 3}))->call(x);
+    });
+  };
+  m["upsampling_bilinear"] = [] {
+    return image_model("upsampling_bilinear", {4, 5, 2}, [](KerasTensor x) {
+      return UpSampling2D(UpSampling2DOptions({3, 2}).interpolation("bilinear"))->call(x);
+    });
+  };
+  m["reshape"] = [] {
+    return image_model("reshape", {4, 6, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({6, 4, 2}))->call(x);
+      x = Conv2D(Conv2DOptions(2, 1))->call(x);
+      return Reshape(ReshapeOptions({-1, 8}))->call(x);
+    });
+  };
+  m["activations"] = [] {
+    return image_model("activations", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      KerasTensor a = Activation("tanh")->call(x);
+      KerasTensor b = LeakyReLU(LeakyReLUOptions().alpha(0.2))->call(x);
+      KerasTensor c = ELU(ELUOptions().alpha(0.7))->call(x);
+      KerasTensor d = ReLU(ReLUOptions().max_value(0.5))->call(x);
+      KerasTensor e = ReLU(ReLUOptions().negative_slope(0.1))->call(x);
+      KerasTensor f = Softmax(SoftmaxOptions().axis(1))->call(x);
+      KerasTensor g = Activation("softmax")->call(x);
+      return Concatenate()->call({a, b, c, d, e, f, g});
+    });
+  };
+  m["relu_capped_leaky"] = [] {
+    return image_model("relu_capped_leaky", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return ReLU(ReLUOptions().max_value(0.6).negative_slope(0.2))->call(x);
+    });
+  };
+  m["relu_threshold"] = [] {
+    return image_model("relu_threshold", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return ReLU(ReLUOptions().max_value(0.6).negative_slope(0.2).threshold(0.1))->call(x);
+    });
+  };
+  m["batch_normalization"] = [] {
+    return image_model("batch_normalization", {5, 4, 3}, [](KerasTensor x) {
+      x = BatchNormalization(BatchNormalizationOptions().epsilon(0.01))->call(x);
+      return BatchNormalization(BatchNormalizationOptions().center(false).scale(false))->call(x);
+    });
+  };
+  m["layer_normalization_channels"] = [] {
+    return image_model("layer_normalization_channels", {3, 4, 6}, [](KerasTensor x) {
+      return LayerNormalization()->call(x);  // Keras axis -1: the channels, tensor axis 1
+    });
+  };
+  m["layer_normalization_all"] = [] {
+    return image_model("layer_normalization_all", {3, 4, 6}, [](KerasTensor x) {
+      return LayerNormalization(LayerNormalizationOptions().axis(KerasAxes({1, 2, 3})).epsilon(1e-4))->call(x);
+    });
+  };
+  m["layer_normalization_vector"] = [] {
+    return image_model("layer_normalization_vector", {2, 3, 2}, [](KerasTensor x) {
+      x = Flatten()->call(x);
+      return LayerNormalization(LayerNormalizationOptions().center(false))->call(x);
+    });
+  };
+  m["shared_layer"] = [] {
+    return image_model("shared_layer", {5, 5, 3}, [](KerasTensor x) {
+      auto conv = Conv2D(Conv2DOptions(3, 3).padding("same").activation("tanh"));
+      return conv->call(conv->call(x));  // one layer, two nodes: its weights once in the file
+    });
+  };
+  m["merges"] = [] {
+    return image_model("merges", {4, 4, 3}, [](KerasTensor x) {
+      KerasTensor a = conv(x, 3, 1, 1, "valid");
+      KerasTensor b = conv(x, 3, 3, 1, "same");
+      KerasTensor c = conv(x, 3, 1, 1, "valid", "sigmoid");
+      KerasTensor add = Add()->call({a, b, c});
+      KerasTensor sub = Subtract()->call({a, b});
+      KerasTensor mul = Multiply()->call({a, b, c});
+      KerasTensor avg = Average()->call({a, b, c});
+      KerasTensor mx = Maximum()->call({a, b, c});
+      KerasTensor mn = Minimum()->call({a, b});
+      KerasTensor h = Concatenate(ConcatenateOptions().axis(1))->call({add, sub});  // along H
+      KerasTensor w = Concatenate(ConcatenateOptions().axis(2))->call({mul, avg});  // along W
+      KerasTensor c6 = Concatenate()->call({mx, mn});                               // along C
+      return Concatenate()->call({Flatten()->call(h), Flatten()->call(w), Flatten()->call(c6)});
+    });
+  };
+  return m;
+}
+
+}  // namespace torchfit::testing
