@@ -175,6 +175,6 @@ fi
 # 10. A null layer in a model config.
 /usr/bin/python3 -c "
 import json; j=json.load(open('$BIN/seed_cnn.json')); j['config']['layers'].insert(2, None); json.dump(j, open('$WORK/null.json','w'))"
-expect_exit 1 "model config '$WORK/null.json': config.layers\[2\]: expected a layer object" "${T[@]}" --epochs 1 --model-config "$WORK/null.json"
+expect_exit 1 "model config '$WORK/null.json': config.layers\[2\] ('?', ?): model JSON: a layer must be an object" "${T[@]}" --epochs 1 --model-config "$WORK/null.json"
 echo "null layer: named by file and index"
 echo "PASS"
