@@ -5,12 +5,15 @@
 # pooling), resnet8.json (stride-2 "same" convolutions: TensorFlow's asymmetric padding) and
 # mobilenetv2_tiny.json (ReLU(6), ZeroPadding2D, DepthwiseConv2D), and with ../shared present for the
 # imported Keras ResNet-8 (.h5, converted straight to ONNX). Skipped (exit 0 with SKIP)
-# when onnx_classify was not built (no OpenCV DNN / imgcodecs) or /usr/bin/python3 is missing.
+# when onnx_classify was not built (no OpenCV DNN / imgcodecs), /usr/bin/python3 is missing or Debian's
+# Fashion-MNIST (dataset-fashion-mnist) is not installed.
 set -uo pipefail
 TEST_NAME=onnx_deploy source "$(dirname "$0")/common.sh"
 CLASSIFY=$2/examples/onnx_classify/onnx_classify
 [ -x "$CLASSIFY" ] || { echo "SKIP: onnx_classify not built (needs libopencv-dnn-dev and imgcodecs)"; exit 0; }
 [ -x /usr/bin/python3 ] || { echo "SKIP: /usr/bin/python3 not found"; exit 0; }
+[ -f /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ] ||
+  { echo "SKIP: dataset-fashion-mnist not installed (prepare_data's source)"; exit 0; }
 
 "$BIN/prepare_data" -o "$WORK/data" --images-per-class 4 --pred-count 12 >/dev/null || fail "prepare_data"
 
