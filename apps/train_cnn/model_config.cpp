@@ -72,16 +72,10 @@ void declare_missing_input(Json& json, const Json& input) {
   first["config"]["input_shape"] = input;
 }
 
-// The Dense layer whose units are the class scores: the output layer, or the Dense an output Activation,
-// Softmax or Dropout reads. nullptr when the output is computed otherwise (a merge of two heads, …).
+// The Dense layer whose units are the class scores (torchfit::class_scores_node), or nullptr.
 std::shared_ptr<torchfit::Layer> class_scores_dense(const torchfit::Model& model) {
-  std::shared_ptr<torchfit::Node> node = model->outputs().at(0).node();
-  for (;;) {
-    const std::string cls = node->layer->class_name();
-    if (cls == "Dense") return node->layer;
-    if ((cls != "Activation" && cls != "Softmax" && cls != "Dropout") || node->inputs.size() != 1) return nullptr;
-    node = node->inputs[0].node();
-  }
+  const auto node = torchfit::class_scores_node(*model);
+  return node ? node->layer : nullptr;
 }
 
 // `model`'s JSON with the data's input (size, size, channels) and `classes` units in the class-score Dense.

@@ -374,19 +374,27 @@ std::string ModelImpl::summary(int line_length) const { return functional_summar
 
 void ModelImpl::print_summary(std::ostream& os) const { os << summary(); }
 
+std::shared_ptr<Node> class_scores_node(const ModelImpl& model) {
+  if (model.outputs().size() != 1) return nullptr;
+  std::shared_ptr<Node> node = model.outputs()[0].node();
+  for (;;) {
+    const std::string cls = node->layer->class_name();
+    if (cls == "Dense") return node->inputs.size() == 1 ? node : nullptr;
+    if ((cls != "Activation" && cls != "Softmax" && cls != "Dropout") || node->inputs.size() != 1) return nullptr;
+    node = node->inputs[0].node();
+  }
+}
+
 namespace {
-// The Dense that computes a single-output model's classification scores: the output layer, or the Dense
-// that an output Activation / Softmax layer reads.
+// The Dense that computes a single-input single-output model's classification scores, or an error saying why not.
 std::shared_ptr<Node> head_dense_node(const ModelImpl& model) {
   if (model.inputs().size() != 1 || model.outputs().size() != 1) {
     throw ConfigError("a new classification head needs a model with one input and one output ('" + model.model_name() +
                       "' has " + std::to_string(model.inputs().size()) + " and " +
                       std::to_string(model.outputs().size()) + ")");
   }
-  std::shared_ptr<Node> node = model.outputs()[0].node();
-  const std::string out_cls = node->layer->class_name();
-  if ((out_cls == "Activation" || out_cls == "Softmax") && node->inputs.size() == 1) node = node->inputs[0].node();
-  if (node->layer->class_name() != "Dense" || node->inputs.size() != 1) {
+  std::shared_ptr<Node> node = class_scores_node(model);
+  if (!node) {
     const auto& out = model.outputs()[0].layer();
     throw ConfigError("cannot replace the classification head of '" + model.model_name() + "': its output layer '" +
                       out->name() + "' (" + out->class_name() +

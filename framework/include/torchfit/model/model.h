@@ -170,11 +170,16 @@ class Model : public torch::nn::ModuleHolder<ModelImpl> {
                                         : std::static_pointer_cast<ModelImpl>(derived.ptr())) {}
 };
 
+/// The call of the Dense layer whose units are a single-output model's class scores: the output layer, or
+/// the Dense that output Activation / Softmax / Dropout layers (one input each) read. nullptr when the
+/// output is computed otherwise (a merge of two heads, a pooling layer, …) or the model has several outputs.
+std::shared_ptr<Node> class_scores_node(const ModelImpl& model);
+
 /// Keras's transfer-learning recipe, step 1: a new classification head.
 ///   x = base.layers[-1].input;  out = Dense(classes, activation="softmax", name=name)(x)
 ///   model = keras.Model(base.inputs, out)
-/// The head replaced is the output layer of a single-input single-output model — a Dense, or an Activation /
-/// Softmax layer together with the Dense before it (the head's logits); the new Dense(`classes`, softmax)
+/// The head replaced is the output layer of a single-input single-output model — a Dense, or Activation /
+/// Softmax / Dropout layers together with the Dense before them (class_scores_node); the new Dense(`classes`, softmax)
 /// reads what that Dense read (e.g. ResNet-8's Flatten output). The base's layers (and weights) are shared
 /// with `base`, not copied. Errors: ConfigError naming the output layer and its class when it is no Dense
 /// head, when the model has several inputs/outputs, for classes < 1, or when `name` is taken.
