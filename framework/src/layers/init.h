@@ -8,8 +8,10 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/shape.h>
+
 #include <string>
 #include <utility>
+#include "layers/conv_weight_grad.h"
 
 namespace torchfit::detail {
 
@@ -84,13 +86,14 @@ inline std::array<int64_t, 2> window_output_2d(const std::string& who, const std
   return out;
 }
 
-/// at::conv2d with Keras/TensorFlow padding: symmetric padding goes to the kernel, asymmetric "same"
-/// padding (extra pixel at the bottom/right) is applied explicitly first.
+/// conv2d_train (at::conv2d, with torchfit's weight gradient where it applies) with Keras/TensorFlow
+/// padding: symmetric padding goes to the kernel, asymmetric "same" padding (extra pixel at the
+/// bottom/right) is applied explicitly first.
 inline at::Tensor conv2d_padded(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::IntArrayRef s,
                                 at::IntArrayRef d, const std::vector<int64_t>& pad, int64_t groups = 1) {
-  if (pad[0] == pad[1] && pad[2] == pad[3]) return at::conv2d(x, w, b, s, {pad[0], pad[2]}, d, groups);
+  if (pad[0] == pad[1] && pad[2] == pad[3]) return conv2d_train(x, w, b, s, {pad[0], pad[2]}, d, groups);
   auto padded = at::constant_pad_nd(x, {pad[2], pad[3], pad[0], pad[1]}, 0);
-  return at::conv2d(padded, w, b, s, at::IntArrayRef({0, 0}), d, groups);
+  return conv2d_train(padded, w, b, s, at::IntArrayRef({0, 0}), d, groups);
 }
 
 /// Pooling strides: Keras's default is the pool size; a single value means both axes. Validates all.

@@ -4,10 +4,12 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/max_pool_train.h"
+
 namespace torchfit {
 
 at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
-  if (!padded()) return at::max_pool2d(x, window(), strides());
+  if (!padded()) return detail::max_pool2d_train(x, window(), strides());
   return at::max_pool2d(pad(x, -std::numeric_limits<float>::infinity()), window(), strides());
 }
 
