@@ -173,34 +173,41 @@ void expect_same(const at::Tensor& got, const at::Tensor& want, const std::strin
   EXPECT_TRUE(at::equal(at::nan_to_num(got, 1e9), at::nan_to_num(want, 1e9))) << what << ": values differ";
 }
 
+// max_pool2d_train (with relu or not) against ATen's max_pool2d_with_indices (then relu_), output and
+// input gradient bit for bit.
+void check_pool_case(int64_t n, int64_t c, int64_t h, int64_t w, int64_t ph, int64_t pw, bool nans, bool relu) {
+  at::manual_seed(c + h);
+  const auto x = pool_input(n, c, h, w, nans).requires_grad_();
+  const std::vector<int64_t> window{ph, pw};
+  ASSERT_TRUE(torchfit::detail::max_pool2d_train_applies(x, window, window));
+  const auto y = torchfit::detail::max_pool2d_train(x, window, window, relu);
+  ASSERT_TRUE(graph_has(y, "MaxPool2dTrainFunction"));
+  const auto gy = at::randn(y.sizes()).contiguous(at::MemoryFormat::ChannelsLast);
+  y.backward(gy);
+
+  const auto xr = x.detach().clone().requires_grad_();
+  auto yr = std::get<0>(at::max_pool2d_with_indices(xr, window, window));
+  if (relu) yr = yr.relu_();
+  yr.backward(gy);
+  const std::string what = std::to_string(n) + "x" + std::to_string(c) + "x" + std::to_string(h) + "x" +
+                           std::to_string(w) + " pool " + std::to_string(ph) + "x" + std::to_string(pw) +
+                           (nans ? " with NaNs" : "") + (relu ? " then relu" : "");
+  expect_same(y.detach(), yr.detach(), what + " output");
+  expect_same(x.grad(), xr.grad(), what + " input gradient");
+}
+
 }  // namespace
 
 TEST(MaxPoolTrain, MatchesAtenExactlyWithTiesNaNsAndUncoveredEdges) {
   if (torchfit::detail::simd_level() == 0) GTEST_SKIP() << "this CPU (or ATEN_CPU_CAPABILITY) has no AVX2+FMA path";
   struct P {
     int64_t n, c, h, w, ph, pw;
-  };
+  };  // relu: max pooling then relu_, as a model runs Conv2D(relu) → MaxPooling2D
   const std::vector<P> cases = {{3, 32, 12, 12, 2, 2}, {2, 16, 9, 11, 2, 2}, {1, 8, 7, 8, 3, 3},
                                 {2, 24, 6, 9, 2, 3},   {2, 64, 5, 5, 1, 1},  {1, 8, 3, 3, 3, 3}};
-  for (bool nans : {false, true}) {
-    for (const auto& p : cases) {
-      at::manual_seed(p.c + p.h);
-      const auto x = pool_input(p.n, p.c, p.h, p.w, nans).requires_grad_();
-      const std::vector<int64_t> window{p.ph, p.pw};
-      ASSERT_TRUE(torchfit::detail::max_pool2d_train_applies(x, window, window));
-      const auto y = torchfit::detail::max_pool2d_train(x, window, window);
-      ASSERT_TRUE(graph_has(y, "MaxPool2dTrainFunction"));
-      const auto gy = at::randn(y.sizes()).contiguous(at::MemoryFormat::ChannelsLast);
-      y.backward(gy);
-
-      const auto xr = x.detach().clone().requires_grad_();
-      const auto yr = std::get<0>(at::max_pool2d_with_indices(xr, window, window));
-      yr.backward(gy);
-      const std::string what = std::to_string(p.n) + "x" + std::to_string(p.c) + "x" + std::to_string(p.h) + "x" +
-                               std::to_string(p.w) + " pool " + std::to_string(p.ph) + "x" + std::to_string(p.pw) +
-                               (nans ? " with NaNs" : "");
-      expect_same(y.detach(), yr.detach(), what + " output");
-      expect_same(x.grad(), xr.grad(), what + " input gradient");
+  for (bool relu : {false, true}) {
+    for (bool nans : {false, true}) {
+      for (const auto& p : cases) check_pool_case(p.n, p.c, p.h, p.w, p.ph, p.pw, nans, relu);
     }
   }
 }

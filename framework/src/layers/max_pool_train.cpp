@@ -36,9 +36,10 @@ template <int L>
   }
 }
 
-/// Output row (n, oh) of the forward pass.
+/// Output row (n, oh) of the forward pass; with `relu`, max(·, 0) as ATen's relu_ (NaN stays NaN).
 template <int L>
-[[gnu::always_inline]] inline void forward_row(const PoolGeometry& g, const float* x, float* y, int64_t row) {
+[[gnu::always_inline]] inline void forward_row(const PoolGeometry& g, const float* x, float* y, int64_t row,
+                                               bool relu) {
   using V = typename Lanes<L>::type;
   using I = typename Lanes<L>::index;
   const int64_t n = row / g.ho, oh = row % g.ho;
@@ -49,16 +50,18 @@ template <int L>
       V best;
       I at;
       window_max<L>(g, x0, c, best, at);
+      if (relu) best = best < V{} ? V{} : best;
       std::memcpy(out + c, &best, sizeof(V));
     }
   }
 }
 
 /// The input rows oh·ph .. oh·ph + ph − 1 of image n's gradient (and, for the last output row, the rows
-/// below it that no window covers).
+/// below it that no window covers). With `relu`, the gradient passes unless the maximum is <= 0 (ATen's
+/// threshold_backward of relu).
 template <int L>
 [[gnu::always_inline]] inline void backward_row(const PoolGeometry& g, const float* x, const float* gy, float* gx,
-                                                int64_t row) {
+                                                int64_t row, bool relu) {
   using V = typename Lanes<L>::type;
   using I = typename Lanes<L>::index;
   const int64_t n = row / g.ho, oh = row % g.ho;
@@ -77,6 +80,7 @@ template <int L>
       I at;
       window_max<L>(g, x + offset, c, best, at);
       std::memcpy(&grad, g0 + c, sizeof(V));
+      if (relu) grad = best <= V{} ? V{} : grad;  // threshold_backward: NaN passes
       int k = 0;
       for (int64_t i = 0; i < g.ph; ++i) {
         for (int64_t j = 0; j < g.pw; ++j, ++k) {
@@ -92,12 +96,12 @@ template <int L>
 // 8 lanes on AVX-512 CPUs too: pooling is bound by memory, and GCC lowers the selects of 16-lane vectors
 // to scalar code.
 __attribute__((target("avx2,fma"))) void forward_rows(const PoolGeometry& g, const float* x, float* y, int64_t r0,
-                                                      int64_t r1) {
-  for (int64_t r = r0; r < r1; ++r) forward_row<8>(g, x, y, r);
+                                                      int64_t r1, bool relu) {
+  for (int64_t r = r0; r < r1; ++r) forward_row<8>(g, x, y, r, relu);
 }
 __attribute__((target("avx2,fma"))) void backward_rows(const PoolGeometry& g, const float* x, const float* gy,
-                                                       float* gx, int64_t r0, int64_t r1) {
-  for (int64_t r = r0; r < r1; ++r) backward_row<8>(g, x, gy, gx, r);
+                                                       float* gx, int64_t r0, int64_t r1, bool relu) {
+  for (int64_t r = r0; r < r1; ++r) backward_row<8>(g, x, gy, gx, r, relu);
 }
 #endif
 
@@ -106,7 +110,7 @@ PoolGeometry geometry(const at::Tensor& x, at::IntArrayRef window) {
           window[0], window[1]};
 }
 
-at::Tensor pool_forward(const at::Tensor& x_in, at::IntArrayRef window) {
+at::Tensor pool_forward(const at::Tensor& x_in, at::IntArrayRef window, bool relu) {
   const at::Tensor x = x_in.contiguous(at::MemoryFormat::ChannelsLast);
   const PoolGeometry g = geometry(x, window);
   at::Tensor y = at::empty({g.n, g.c, g.ho, g.wo}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
@@ -114,7 +118,7 @@ at::Tensor pool_forward(const at::Tensor& x_in, at::IntArrayRef window) {
   float* yd = y.data_ptr<float>();
   at::parallel_for(0, g.n * g.ho, 1, [&](int64_t r0, int64_t r1) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    forward_rows(g, xd, yd, r0, r1);
+    forward_rows(g, xd, yd, r0, r1, relu);
 #endif
   });
   return y;
@@ -122,16 +126,20 @@ at::Tensor pool_forward(const at::Tensor& x_in, at::IntArrayRef window) {
 
 class MaxPool2dTrainFunction : public torch::autograd::Function<MaxPool2dTrainFunction> {
  public:
-  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, std::vector<int64_t> window) {
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& x, std::vector<int64_t> window,
+                            bool relu) {
     ctx->save_for_backward({x});
     ctx->saved_data["window"] = window;
-    return pool_forward(x, window);
+    ctx->saved_data["relu"] = relu;
+    return pool_forward(x, window, relu);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    return {max_pool2d_input_grad(grads[0], saved[0], ctx->saved_data["window"].toIntVector()), at::Tensor()};
+    return {max_pool2d_input_grad(grads[0], saved[0], ctx->saved_data["window"].toIntVector(),
+                                  ctx->saved_data["relu"].toBool()),
+            at::Tensor(), at::Tensor()};
   }
 };
 
@@ -144,12 +152,15 @@ bool max_pool2d_train_applies(const at::Tensor& x, at::IntArrayRef window, at::I
          x.is_contiguous(at::MemoryFormat::ChannelsLast) && simd_level() >= 1;
 }
 
-at::Tensor max_pool2d_train(const at::Tensor& x, at::IntArrayRef window, at::IntArrayRef strides) {
-  if (!max_pool2d_train_applies(x, window, strides)) return at::max_pool2d(x, window, strides);
-  return MaxPool2dTrainFunction::apply(x, window.vec());
+at::Tensor max_pool2d_train(const at::Tensor& x, at::IntArrayRef window, at::IntArrayRef strides, bool relu) {
+  if (!max_pool2d_train_applies(x, window, strides)) {
+    at::Tensor y = at::max_pool2d(x, window, strides);
+    return relu ? y.relu_() : y;
+  }
+  return MaxPool2dTrainFunction::apply(x, window.vec(), relu);
 }
 
-at::Tensor max_pool2d_input_grad(const at::Tensor& gy_in, const at::Tensor& x_in, at::IntArrayRef window) {
+at::Tensor max_pool2d_input_grad(const at::Tensor& gy_in, const at::Tensor& x_in, at::IntArrayRef window, bool relu) {
   const at::Tensor x = x_in.contiguous(at::MemoryFormat::ChannelsLast);
   const at::Tensor gy = gy_in.contiguous(at::MemoryFormat::ChannelsLast);
   const PoolGeometry g = geometry(x, window);
@@ -163,7 +174,7 @@ at::Tensor max_pool2d_input_grad(const at::Tensor& gy_in, const at::Tensor& x_in
   float* gxd = gx.data_ptr<float>();
   at::parallel_for(0, g.n * g.ho, 1, [&](int64_t r0, int64_t r1) {
 #if defined(__x86_64__) && defined(__GNUC__)
-    backward_rows(g, xd, gd, gxd, r0, r1);
+    backward_rows(g, xd, gd, gxd, r0, r1, relu);
 #endif
   });
   return gx;

@@ -20,11 +20,14 @@ bool max_pool2d_train_applies(const at::Tensor& x, at::IntArrayRef window, at::I
 
 /// at::max_pool2d(x, window, strides) (no padding, floor mode) — x (N, C, H, W), result (N, C, H / ph,
 /// W / pw) — through torchfit's kernels where max_pool2d_train_applies, else at::max_pool2d itself.
-at::Tensor max_pool2d_train(const at::Tensor& x, at::IntArrayRef window, at::IntArrayRef strides);
+/// `relu`: followed by relu_ in the same pass (and its gradient in the backward's), as a model runs
+/// Conv2D(relu) → MaxPooling2D with the ReLU after the pooling.
+at::Tensor max_pool2d_train(const at::Tensor& x, at::IntArrayRef window, at::IntArrayRef strides, bool relu = false);
 
 /// The gradient of max_pool2d_train's output gy (N, C, Ho, Wo, channels_last) with respect to its
 /// input x (channels_last): gy at each window's maximum, 0 elsewhere and in rows/columns no window
-/// covers. Throws c10::Error without an AVX2 CPU, for float64 or channels not a multiple of 8.
-at::Tensor max_pool2d_input_grad(const at::Tensor& gy, const at::Tensor& x, at::IntArrayRef window);
+/// covers; with `relu`, not where the maximum is <= 0. Throws c10::Error without an AVX2 CPU, for float64
+/// or channels not a multiple of 8.
+at::Tensor max_pool2d_input_grad(const at::Tensor& gy, const at::Tensor& x, at::IntArrayRef window, bool relu = false);
 
 }  // namespace torchfit::detail

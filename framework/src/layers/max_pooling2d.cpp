@@ -13,6 +13,11 @@ at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
   return at::max_pool2d(pad(x, -std::numeric_limits<float>::infinity()), window(), strides());
 }
 
+at::Tensor MaxPooling2DImpl::forward_then_relu(const at::Tensor& x) {
+  if (!padded()) return detail::max_pool2d_train(x, window(), strides(), /*relu=*/true);
+  return forward(x).relu_();
+}
+
 TORCHFIT_REGISTER_LAYER(MaxPooling2D);
 
 }  // namespace torchfit

@@ -223,8 +223,8 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
       // max(relu(a), relu(b), …) = relu(max(a, b, …)) and the gradient reaches the same element, so the
       // ReLU and its backward run on the pooled tensor (4× smaller for 2×2 pooling).
       const Step& pool = steps_[i + 1];
-      at::Tensor h = pool.node->layer->forward(layer.forward_without_activation(values[s.in[0]]));
-      values[pool.out] = apply_activation("relu", h, /*inplace=*/true);  // the pool has no activation to leave out
+      auto* max_pool = dynamic_cast<MaxPooling2DImpl*>(pool.node->layer.get());  // fuse_pool checked it
+      values[pool.out] = max_pool->forward_then_relu(layer.forward_without_activation(values[s.in[0]]));
       release(s);
       ++i;
       continue;

@@ -18,6 +18,10 @@ class MaxPooling2DImpl : public Pooling2DImpl {
  public:
   explicit MaxPooling2DImpl(MaxPooling2DOptions options = {}) : Pooling2DImpl(keras_class_name, std::move(options)) {}
   at::Tensor forward(const at::Tensor& x) override;
+  /// relu(forward(x)) — x (N, C, H, W) — as a model runs Conv2D(relu) → MaxPooling2D (the ReLU after the
+  /// pooling, where it touches 4× fewer values for 2×2). On the CPU in training, for windows that do not
+  /// overlap, one pass with its gradient in the pooling's backward; otherwise forward(x).relu_().
+  at::Tensor forward_then_relu(const at::Tensor& x);
 };
 TORCH_MODULE(MaxPooling2D);
 
