@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <torch/csrc/autograd/autograd.h>
 #include <torch/csrc/autograd/function.h>
 
 #include <torchfit/layers/conv2d.h>
@@ -250,4 +251,49 @@ TEST(MaxPoolTrain, ConvReluPoolStackGradientsMatchFloat64) {
   (yd * r.to(at::kDouble)).sum().backward();
   expect_close(conv->kernel.grad(), wd.grad(), "Conv2D kernel under MaxPooling2D");
   expect_close(conv->bias.grad(), bd.grad(), "Conv2D bias under MaxPooling2D");
+}
+
+// A gradient penalty (create_graph, as WGAN-GP or input-gradient regularisation) through Conv2D(relu) →
+// MaxPooling2D: the backward passes run on ATen's differentiable operators, so the penalty's gradient
+// reaches the kernel through both layers, as in float64 ATen.
+TEST(MaxPoolTrain, GradientPenaltyThroughConvAndPoolIsDifferentiable) {
+  if (torchfit::detail::simd_level() == 0) GTEST_SKIP() << "this CPU (or ATEN_CPU_CAPABILITY) has no AVX2+FMA path";
+  at::manual_seed(5);
+  Conv2D conv(Conv2DOptions(8, 3).activation("relu").input_shape(Shape{9, 8, 2}));
+  Sequential m;
+  m->add(conv);
+  m->add(MaxPooling2D(MaxPooling2DOptions(2)));
+  const auto x0 = at::randn({2, 2, 9, 8});
+  const auto x = x0.contiguous(at::MemoryFormat::ChannelsLast).requires_grad_();
+  const auto y = m->forward(x);
+  ASSERT_TRUE(graph_has(y, "MaxPool2dTrainFunction"));
+  const auto gx = torch::autograd::grad({(y * y).sum()}, {x}, {}, true, true)[0];
+  (gx * gx).sum().backward();
+
+  const auto xd = x0.to(at::kDouble).requires_grad_();
+  const auto wd = conv->kernel.detach().to(at::kDouble).requires_grad_();
+  const auto bd = conv->bias.detach().to(at::kDouble).requires_grad_();
+  const auto yd = at::relu(at::max_pool2d(at::conv2d(xd, wd, bd), {2, 2}, {2, 2}));
+  const auto gxd = torch::autograd::grad({(yd * yd).sum()}, {xd}, {}, true, true)[0];
+  (gxd * gxd).sum().backward();
+  expect_close(gx.detach(), gxd.detach(), "input gradient");
+  expect_close(conv->kernel.grad(), wd.grad(), "kernel gradient of the penalty");
+  expect_close(conv->bias.grad(), bd.grad(), "bias gradient of the penalty");
+}
+
+// Without a bias (the convolutions before BatchNormalization in residual models).
+TEST(ConvWeightGrad, Conv2DWithoutBiasTakesThePathToo) {
+  if (torchfit::detail::simd_level() == 0) GTEST_SKIP() << "this CPU (or ATEN_CPU_CAPABILITY) has no AVX2+FMA path";
+  at::manual_seed(9);
+  Conv2D conv(Conv2DOptions(8, 3).use_bias(false).padding("same").input_shape(Shape{7, 6, 3}));
+  Sequential m;
+  m->add(conv);
+  const auto x = at::randn({2, 3, 7, 6}).contiguous(at::MemoryFormat::ChannelsLast);
+  const auto y = m->forward(x);
+  ASSERT_TRUE(graph_has(y, "Conv2dTrainFunction"));
+  const auto r = at::randn(y.sizes());
+  (y * r).sum().backward();
+  const auto wd = conv->kernel.detach().to(at::kDouble).requires_grad_();
+  (at::conv2d(x.to(at::kDouble), wd, {}, {1, 1}, {1, 1}) * r.to(at::kDouble)).sum().backward();
+  expect_close(conv->kernel.grad(), wd.grad(), "Conv2D kernel without bias");
 }

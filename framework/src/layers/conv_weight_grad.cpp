@@ -235,8 +235,9 @@ class Conv2dTrainFunction : public torch::autograd::Function<Conv2dTrainFunction
     ctx->save_for_backward({x, w});
     ctx->saved_data["stride"] = stride;
     ctx->saved_data["padding"] = padding;
-    ctx->saved_data["bias"] = b.defined();
-    return at::conv2d(x, w, b, stride, padding);
+    const bool bias = b.numel() > 0;  // no bias: an empty tensor (LibTorch 1.13 refuses undefined inputs)
+    ctx->saved_data["bias"] = bias;
+    return at::conv2d(x, w, bias ? b : at::Tensor(), stride, padding);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -248,13 +249,22 @@ class Conv2dTrainFunction : public torch::autograd::Function<Conv2dTrainFunction
     const std::vector<int64_t> padding = ctx->saved_data["padding"].toIntVector();
     const bool bias = ctx->saved_data["bias"].toBool();
     const at::Tensor gy = grads[0].contiguous(at::MemoryFormat::ChannelsLast);
+    const bool need_x = ctx->needs_input_grad(0), need_w = ctx->needs_input_grad(1);
+    const bool need_b = bias && ctx->needs_input_grad(2);
+    if (at::GradMode::is_enabled()) {  // create_graph: gradients that are themselves differentiable
+      const std::vector<int64_t> bias_sizes{w.size(0)};
+      auto g = at::convolution_backward(gy, x, w, bias_sizes, stride, padding, {1, 1}, false, {0, 0}, 1,
+                                        {need_x, need_w, need_b});
+      return {std::get<0>(g), std::get<1>(g), std::get<2>(g), at::Tensor(), at::Tensor()};
+    }
     at::Tensor gx;
-    if (ctx->needs_input_grad(0)) {
+    if (need_x) {
       gx = std::get<0>(at::convolution_backward(gy, x, w, c10::nullopt, stride, padding, {1, 1}, false, {0, 0}, 1,
                                                 {true, false, false}));
     }
-    auto gw = conv2d_weight_grad(gy, x, w, stride, padding, bias && ctx->needs_input_grad(2));
-    return {gx, gw[0], gw[1], at::Tensor(), at::Tensor()};
+    if (!need_w && !need_b) return {gx, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    auto gw = conv2d_weight_grad(gy, x, w, stride, padding, need_b);
+    return {gx, need_w ? gw[0] : at::Tensor(), gw[1], at::Tensor(), at::Tensor()};
   }
 };
 
@@ -271,7 +281,7 @@ bool conv2d_train_applies(const at::Tensor& x, const at::Tensor& w, at::IntArray
 at::Tensor conv2d_train(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, at::IntArrayRef stride,
                         at::IntArrayRef padding, at::IntArrayRef dilation, int64_t groups) {
   if (!conv2d_train_applies(x, w, dilation, groups)) return at::conv2d(x, w, b, stride, padding, dilation, groups);
-  return Conv2dTrainFunction::apply(x, w, b, stride.vec(), padding.vec());
+  return Conv2dTrainFunction::apply(x, w, b.defined() ? b : at::empty({0}, w.options()), stride.vec(), padding.vec());
 }
 
 }  // namespace torchfit::detail

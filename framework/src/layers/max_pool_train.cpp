@@ -84,7 +84,7 @@ template <int L>
       int k = 0;
       for (int64_t i = 0; i < g.ph; ++i) {
         for (int64_t j = 0; j < g.pw; ++j, ++k) {
-          const V out = at == (I{} + k) ? grad : V{};
+          const V out = at == (I{} + k) ? grad + V{} : V{};  // + 0: a −0 gradient is +0, as ATen's fill + add
           std::memcpy(gx + offset + (i * g.w + j) * g.c + c, &out, sizeof(V));
         }
       }
@@ -137,9 +137,17 @@ class MaxPool2dTrainFunction : public torch::autograd::Function<MaxPool2dTrainFu
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    return {max_pool2d_input_grad(grads[0], saved[0], ctx->saved_data["window"].toIntVector(),
-                                  ctx->saved_data["relu"].toBool()),
-            at::Tensor(), at::Tensor()};
+    const auto window = ctx->saved_data["window"].toIntVector();
+    const bool relu = ctx->saved_data["relu"].toBool();
+    if (at::GradMode::is_enabled()) {  // create_graph: ATen's differentiable operators
+      const auto pooled = at::max_pool2d_with_indices(saved[0], window, window);
+      at::Tensor gy = grads[0];
+      if (relu) gy = at::threshold_backward(gy, std::get<0>(pooled), 0);
+      return {at::max_pool2d_with_indices_backward(gy, saved[0], window, window, {0, 0}, {1, 1}, false,
+                                                   std::get<1>(pooled)),
+              at::Tensor(), at::Tensor()};
+    }
+    return {max_pool2d_input_grad(grads[0], saved[0], window, relu), at::Tensor(), at::Tensor()};
   }
 };
 
