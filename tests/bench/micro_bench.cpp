@@ -7,6 +7,10 @@
 //   ImageDataGenerator::transform_into
 //   with the seeds' augmentation (gray source → rgb batch, and a colour source), and one batch of 32
 //   from an image folder on disk; data::resize_to_float (the loader's resize) per interpolation
+//   the article's two convolutions' kernel + bias gradients at batch 32: LibTorch's (oneDNN) against
+//   torchfit's kernel (layers/conv_weight_grad.h); the first pooling's backward: ATen's
+//   max_pool2d_with_indices_backward against torchfit's index-free one (layers/max_pool_train.h); the
+//   article's Dense kernel gradient: OpenBLAS against torchfit's (layers/dense_weight_grad.h)
 #include <benchmark/benchmark.h>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/imgproc.hpp>
@@ -14,7 +18,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "data/affine_resample.h"  // private header (framework/src)
+#include "data/affine_resample.h"  // private headers (framework/src)
+#include "layers/conv_weight_grad.h"
+#include "layers/dense_weight_grad.h"
+#include "layers/max_pool_train.h"
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image.h>
@@ -151,8 +158,66 @@ void BM_DirectoryBatch(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 
+// The article's convolutions at batch 32: arg 0 = first (3 → 32 channels, 150×150), 1 = second
+// (32 → 64, 74×74); arg 1: 0 LibTorch's convolution_backward (kernel and bias), 1 torchfit's kernel.
+void BM_ConvWeightGrad(benchmark::State& state) {
+  runtime::init_process();
+  const bool first = state.range(0) == 0;
+  const int64_t ci = first ? 3 : 32, co = first ? 32 : 64, h = first ? 150 : 74;
+  const auto x = at::randn({32, ci, h, h}).contiguous(at::MemoryFormat::ChannelsLast);
+  const auto w = at::randn({co, ci, 3, 3});
+  const auto gy = at::randn({32, co, h - 2, h - 2}).contiguous(at::MemoryFormat::ChannelsLast);
+  for (auto _ : state) {
+    if (state.range(1) == 0) {
+      benchmark::DoNotOptimize(at::convolution_backward(gy, x, w, at::IntArrayRef{co}, {1, 1}, {0, 0}, {1, 1}, false,
+                                                        {0, 0}, 1, {false, true, true}));
+    } else {
+      benchmark::DoNotOptimize(torchfit::detail::conv2d_weight_grad(gy, x, w, {1, 1}, {0, 0}, true));
+    }
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * 32 * (h - 2) * (h - 2) * co * ci * 9 * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+// The article's first pooling's backward (32×32×148×148 channels_last, 2×2): arg 0 ATen's (zero fill,
+// then scatter through the recorded indices), 1 torchfit's (one write per element, no indices).
+void BM_MaxPoolBackward(benchmark::State& state) {
+  runtime::init_process();
+  const auto x = at::randn({32, 32, 148, 148}).contiguous(at::MemoryFormat::ChannelsLast);
+  const auto pooled = at::max_pool2d_with_indices(x, {2, 2}, {2, 2});
+  const auto gy = at::randn(std::get<0>(pooled).sizes()).contiguous(at::MemoryFormat::ChannelsLast);
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      benchmark::DoNotOptimize(
+          at::max_pool2d_with_indices_backward(gy, x, {2, 2}, {2, 2}, {0, 0}, {1, 1}, false, std::get<1>(pooled)));
+    } else {
+      benchmark::DoNotOptimize(torchfit::detail::max_pool2d_input_grad(gy, x, {2, 2}));
+    }
+  }
+}
+
+// The article's Dense kernel gradient gyᵀ·x, (512, 32)·(32, 82944): arg 0 LibTorch's (OpenBLAS sgemm,
+// as Dense's autograd computes it), 1 torchfit's (layers/dense_weight_grad.h).
+void BM_DenseWeightGrad(benchmark::State& state) {
+  runtime::init_process();
+  const auto gy = at::randn({32, 512});
+  const auto x = at::randn({32, 82944});
+  for (auto _ : state) {
+    if (state.range(0) == 0) {
+      benchmark::DoNotOptimize(gy.t().mm(x));
+    } else {
+      benchmark::DoNotOptimize(torchfit::detail::dense_weight_grad(gy, x));
+    }
+  }
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * 32 * 512 * 82944 * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
 }  // namespace
 
+BENCHMARK(BM_DenseWeightGrad)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvWeightGrad)->ArgsProduct({{0, 1}, {0, 1}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_MaxPoolBackward)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DecodePng28Gray)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_WarpAffine150)->ArgsProduct({{CV_32FC1, CV_32FC3, CV_8UC1}, {1, 2}})->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AffineResample150)->Arg(1)->Arg(3)->Unit(benchmark::kMicrosecond);

@@ -13,10 +13,12 @@
 #include <torch/csrc/autograd/function.h>
 
 #include <torchfit/layers/conv2d.h>
+#include <torchfit/layers/dense.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/model/sequential.h>
 
 #include "layers/conv_weight_grad.h"
+#include "layers/dense_weight_grad.h"
 #include "layers/max_pool_train.h"
 
 using namespace torchfit;
@@ -296,4 +298,62 @@ TEST(ConvWeightGrad, Conv2DWithoutBiasTakesThePathToo) {
   const auto wd = conv->kernel.detach().to(at::kDouble).requires_grad_();
   (at::conv2d(x.to(at::kDouble), wd, {}, {1, 1}, {1, 1}) * r.to(at::kDouble)).sum().backward();
   expect_close(conv->kernel.grad(), wd.grad(), "Conv2D kernel without bias");
+}
+
+TEST(DenseWeightGrad, MatchesFloat64ProductOnEveryVectorPath) {
+  if (torchfit::detail::simd_level() == 0) GTEST_SKIP() << "this CPU (or ATEN_CPU_CAPABILITY) has no AVX2+FMA path";
+  // (batch, units, inputs): the article's Dense shape scaled down, odd sizes around the vector and
+  // block widths (16/32 inputs, 256 per task, 6/12 units), one sample, a large batch.
+  const std::vector<std::array<int64_t, 3>> cases = {{32, 64, 5184}, {3, 13, 37}, {1, 7, 300}, {64, 10, 513},
+                                                     {5, 1, 16},     {2, 25, 8},  {0, 4, 40}};
+  for (int level = 1; level <= torchfit::detail::simd_level(); ++level) {
+    for (const auto& [n, units, inputs] : cases) {
+      at::manual_seed(n + units + inputs);
+      const auto gy = at::randn({n, units});
+      const auto x = at::randn({n, inputs});
+      const auto got = torchfit::detail::dense_weight_grad(gy, x, level);
+      const auto ref = gy.to(at::kDouble).t().mm(x.to(at::kDouble));
+      const std::string what = "batch " + std::to_string(n) + " units " + std::to_string(units) + " inputs " +
+                               std::to_string(inputs) + " level " + std::to_string(level);
+      ASSERT_TRUE(got.is_contiguous()) << what;
+      if (n == 0) {
+        EXPECT_EQ(got.abs().max().item<float>(), 0.0f) << what;
+      } else {
+        expect_close(got, ref, what);
+      }
+    }
+  }
+  EXPECT_THROW(torchfit::detail::dense_weight_grad(at::randn({2, 3}), at::randn({3, 4})), c10::Error);
+  EXPECT_THROW(torchfit::detail::dense_weight_grad(at::randn({2, 3}, at::kDouble), at::randn({2, 4}, at::kDouble)),
+               c10::Error);
+}
+
+// Dense layers in training (with and without bias) take the path; gradients of kernel, bias and input
+// are those of float64 at::linear; under create_graph the kernel gradient stays differentiable.
+TEST(DenseWeightGrad, DenseLayersMatchFloat64AutogradAndCreateGraph) {
+  if (torchfit::detail::simd_level() == 0) GTEST_SKIP() << "this CPU (or ATEN_CPU_CAPABILITY) has no AVX2+FMA path";
+  at::manual_seed(4);
+  Dense hidden(DenseOptions(12).activation("relu").input_shape(Shape{40}));
+  Dense out(DenseOptions(5).use_bias(false));
+  Sequential m;
+  m->add(hidden);
+  m->add(out);
+  const auto x0 = at::randn({6, 40});
+  const auto x = x0.clone().requires_grad_();
+  const auto y = m->forward(x);
+  ASSERT_TRUE(graph_has(y, "LinearTrainFunction"));
+  const auto gx = torch::autograd::grad({(y * y).sum()}, {x}, {}, true, true)[0];
+  ((y * y).sum() + (gx * gx).sum()).backward();
+
+  const auto xd = x0.to(at::kDouble).requires_grad_();
+  const auto w1 = hidden->kernel.detach().to(at::kDouble).requires_grad_();
+  const auto b1 = hidden->bias.detach().to(at::kDouble).requires_grad_();
+  const auto w2 = out->kernel.detach().to(at::kDouble).requires_grad_();
+  const auto yd = at::linear(at::relu(at::linear(xd, w1, b1)), w2);
+  const auto gxd = torch::autograd::grad({(yd * yd).sum()}, {xd}, {}, true, true)[0];
+  ((yd * yd).sum() + (gxd * gxd).sum()).backward();
+  expect_close(gx.detach(), gxd.detach(), "input gradient");
+  expect_close(hidden->kernel.grad(), w1.grad(), "hidden kernel");
+  expect_close(hidden->bias.grad(), b1.grad(), "hidden bias");
+  expect_close(out->kernel.grad(), w2.grad(), "output kernel (no bias)");
 }

@@ -26,50 +26,6 @@ struct Geometry {
   int64_t taps() const { return kw * ci; }  // one kernel row: kw × ci floats, contiguous in x
 };
 
-/// out[r][c] += Σ_i x[i·xs + r] · gy[i·gs + c] for r < R and c < CB·L: the taps r of one kernel row
-/// against CB vectors of filters, over `count` output pixels of one row.
-template <int L, int R, int CB>
-[[gnu::always_inline]] inline void tap_block(const float* xp, int64_t xs, const float* gp, int64_t gs, int64_t count,
-                                             float* out, int64_t co) {
-  using V = typename Lanes<L>::type;
-  V acc[R][CB];
-#pragma GCC unroll 32
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 32
-    for (int c = 0; c < CB; ++c) acc[r][c] = V{};
-  for (int64_t i = 0; i < count; ++i, xp += xs, gp += gs) {
-    V g[CB];
-#pragma GCC unroll 32
-    for (int c = 0; c < CB; ++c) std::memcpy(&g[c], gp + c * L, sizeof(V));
-#pragma GCC unroll 32
-    for (int r = 0; r < R; ++r) {
-      const V b = V{} + xp[r];
-#pragma GCC unroll 32
-      for (int c = 0; c < CB; ++c) acc[r][c] += b * g[c];
-    }
-  }
-#pragma GCC unroll 32
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 32
-    for (int c = 0; c < CB; ++c) {
-      V o;
-      std::memcpy(&o, out + r * co + c * L, sizeof(V));
-      o += acc[r][c];
-      std::memcpy(out + r * co + c * L, &o, sizeof(V));
-    }
-  }
-}
-
-/// tap_block for a run-time number of taps r in [1, RMAX].
-template <int L, int RMAX, int CB>
-[[gnu::always_inline]] inline void tap_block_r(int r, const float* xp, int64_t xs, const float* gp, int64_t gs,
-                                               int64_t count, float* out, int64_t co) {
-  if constexpr (RMAX > 1) {
-    if (r < RMAX) return tap_block_r<L, RMAX - 1, CB>(r, xp, xs, gp, gs, count, out, co);
-  }
-  tap_block<L, RMAX, CB>(xp, xs, gp, gs, count, out, co);
-}
-
 /// Output pixel `ow` of a row whose kernel row leaves the image (padding): tap by tap.
 inline void edge_pixel(const Geometry& g, const float* xr, const float* gp, float* out, int64_t ow) {
   for (int64_t kw = 0; kw < g.kw; ++kw) {
@@ -120,8 +76,8 @@ template <int L, int RMAX, int CB>
       for (int64_t j = 0; j < taps && hi > lo; j += RMAX) {
         const int r = static_cast<int>(std::min<int64_t>(RMAX, taps - j));
         for (int64_t c = 0; c < g.co; c += CB * L) {
-          tap_block_r<L, RMAX, CB>(r, xr + (lo * g.sw - g.pl) * g.ci + j, g.sw * g.ci, gr + lo * g.co + c, g.co,
-                                   hi - lo, out + j * g.co + c, g.co);
+          rank_update_r<L, RMAX, CB, false>(r, xr + (lo * g.sw - g.pl) * g.ci + j, g.sw * g.ci, gr + lo * g.co + c,
+                                            g.co, hi - lo, out + j * g.co + c, g.co);
         }
       }
       for (int64_t ow = 0; ow < lo; ++ow) edge_pixel(g, xr, gr + ow * g.co, out, ow);

@@ -3,6 +3,7 @@
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/registry.h>
 
+#include "layers/dense_weight_grad.h"
 #include "layers/init.h"
 
 namespace torchfit {
@@ -25,7 +26,7 @@ Shape DenseImpl::build_impl(const Shape& in) {
   return {options.units()};
 }
 
-at::Tensor DenseImpl::forward_without_activation(const at::Tensor& x) { return at::linear(x, kernel, bias); }
+at::Tensor DenseImpl::forward_without_activation(const at::Tensor& x) { return detail::linear_train(x, kernel, bias); }
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) {
   return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
