@@ -158,10 +158,14 @@ void BM_DirectoryBatch(benchmark::State& state) {
   std::filesystem::remove_all(dir);
 }
 
-// The article's convolutions at batch 32: arg 0 = first (3 → 32 channels, 150×150), 1 = second
-// (32 → 64, 74×74); arg 1: 0 LibTorch's convolution_backward (kernel and bias), 1 torchfit's kernel.
+// The article's convolutions at batch 32, BM_ConvWeightGrad/A/B: A 0 = first (3 → 32 channels, 150×150),
+// 1 = second (32 → 64, 74×74); B 0 = LibTorch's convolution_backward (kernel and bias), 1 = torchfit's.
 void BM_ConvWeightGrad(benchmark::State& state) {
   runtime::init_process();
+  if (torchfit::detail::simd_level() == 0) {
+    state.SkipWithError(torchfit::detail::kNoVectorPath);
+    return;
+  }
   const bool first = state.range(0) == 0;
   const int64_t ci = first ? 3 : 32, co = first ? 32 : 64, h = first ? 150 : 74;
   const auto x = at::randn({32, ci, h, h}).contiguous(at::MemoryFormat::ChannelsLast);
@@ -179,10 +183,14 @@ void BM_ConvWeightGrad(benchmark::State& state) {
                                                  benchmark::Counter::kIsRate);
 }
 
-// The article's first pooling's backward (32×32×148×148 channels_last, 2×2): arg 0 ATen's (zero fill,
-// then scatter through the recorded indices), 1 torchfit's (one write per element, no indices).
+// The article's first pooling's backward (32×32×148×148 channels_last, 2×2): BM_MaxPoolBackward/0 ATen's
+// (zero fill, then scatter through the recorded indices), /1 torchfit's (one write per element, no indices).
 void BM_MaxPoolBackward(benchmark::State& state) {
   runtime::init_process();
+  if (torchfit::detail::simd_level() == 0) {
+    state.SkipWithError(torchfit::detail::kNoVectorPath);
+    return;
+  }
   const auto x = at::randn({32, 32, 148, 148}).contiguous(at::MemoryFormat::ChannelsLast);
   const auto pooled = at::max_pool2d_with_indices(x, {2, 2}, {2, 2});
   const auto gy = at::randn(std::get<0>(pooled).sizes()).contiguous(at::MemoryFormat::ChannelsLast);
@@ -196,10 +204,14 @@ void BM_MaxPoolBackward(benchmark::State& state) {
   }
 }
 
-// The article's Dense kernel gradient gyᵀ·x, (512, 32)·(32, 82944): arg 0 LibTorch's (OpenBLAS sgemm,
-// as Dense's autograd computes it), 1 torchfit's (layers/dense_weight_grad.h).
+// The article's Dense kernel gradient gyᵀ·x, (512, 32)·(32, 82944): BM_DenseWeightGrad/0 LibTorch's
+// (OpenBLAS sgemm, as Dense's autograd computes it), /1 torchfit's (layers/dense_weight_grad.h).
 void BM_DenseWeightGrad(benchmark::State& state) {
   runtime::init_process();
+  if (torchfit::detail::simd_level() == 0) {
+    state.SkipWithError(torchfit::detail::kNoVectorPath);
+    return;
+  }
   const auto gy = at::randn({32, 512});
   const auto x = at::randn({32, 82944});
   for (auto _ : state) {

@@ -146,6 +146,7 @@ std::vector<at::Tensor> conv2d_weight_grad(const at::Tensor& gy_in, const at::Te
   const Geometry g{x.size(0), x.size(2), x.size(3), x.size(1), gy.size(2), gy.size(3), gy.size(1),
                    w.size(2), w.size(3), stride[0], stride[1], padding[0], padding[1]};
   if (level <= 0) level = simd_level();
+  TORCH_CHECK(simd_level() >= 1, "conv2d_weight_grad: ", kNoVectorPath);
   TORCH_CHECK(level >= 1 && level <= simd_level() && g.co % 8 == 0 && x.scalar_type() == at::kFloat,
               "conv2d_weight_grad: needs float32 tensors, filters a multiple of 8 and vector level ", level,
               " <= ", simd_level());

@@ -94,6 +94,7 @@ at::Tensor dense_weight_grad(const at::Tensor& gy_in, const at::Tensor& x_in, in
   if (level <= 0) level = simd_level();
   TORCH_CHECK(gy.dim() == 2 && x.dim() == 2 && gy.size(0) == x.size(0), "dense_weight_grad: gy ", gy.sizes(), " and x ",
               x.sizes(), " must be (N, units) and (N, inputs)");
+  TORCH_CHECK(simd_level() >= 1, "dense_weight_grad: ", kNoVectorPath);
   TORCH_CHECK(gy.scalar_type() == at::kFloat && x.scalar_type() == at::kFloat && level >= 1 && level <= simd_level(),
               "dense_weight_grad: needs float32 and vector level ", level, " <= ", simd_level());
   const int64_t n = x.size(0), units = gy.size(1), inputs = x.size(1);

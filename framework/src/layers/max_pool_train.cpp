@@ -174,8 +174,9 @@ at::Tensor max_pool2d_input_grad(const at::Tensor& gy_in, const at::Tensor& x_in
   const PoolGeometry g = geometry(x, window);
   TORCH_CHECK(gy.size(0) == g.n && gy.size(1) == g.c && gy.size(2) == g.ho && gy.size(3) == g.wo,
               "max_pool2d_input_grad: gradient ", gy.sizes(), " does not fit input ", x.sizes());
-  TORCH_CHECK(simd_level() >= 1 && g.c % 8 == 0 && x.scalar_type() == at::kFloat,
-              "max_pool2d_input_grad: needs an AVX2 CPU, float32 and channels a multiple of 8, got ", g.c);
+  TORCH_CHECK(simd_level() >= 1, "max_pool2d_input_grad: ", kNoVectorPath);
+  TORCH_CHECK(g.c % 8 == 0 && x.scalar_type() == at::kFloat,
+              "max_pool2d_input_grad: needs float32 and channels a multiple of 8, got ", g.c);
   at::Tensor gx = at::empty_like(x, at::MemoryFormat::ChannelsLast);
   const float* xd = x.data_ptr<float>();
   const float* gd = gy.data_ptr<float>();

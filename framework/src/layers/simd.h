@@ -13,6 +13,10 @@ namespace torchfit::detail {
 /// ("default" → 0, "avx2" → 1), so forcing the AVX2 paths forces these too.
 int simd_level();
 
+/// Why a kernel refuses to run where simd_level() is 0.
+inline constexpr const char* kNoVectorPath =
+    "no AVX2+FMA or AVX-512 path here (simd_level() 0: the CPU lacks AVX2/FMA, or ATEN_CPU_CAPABILITY=default)";
+
 /// L floats as one GCC vector (L = 8: AVX2's ymm, 16: AVX-512's zmm).
 template <int L>
 struct Lanes {
