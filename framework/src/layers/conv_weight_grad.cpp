@@ -1,9 +1,7 @@
 #include "layers/conv_weight_grad.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include <ATen/Parallel.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -114,30 +112,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) void weight_grad_a
 }
 #endif
 
-int cpu_simd_level() {
-#if defined(__x86_64__) && defined(__GNUC__)
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-      __builtin_cpu_supports("avx512dq")) {
-    return 2;
-  }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-#endif
-  return 0;
-}
-
 }  // namespace
-
-int simd_level() {
-  static const int level = [] {
-    int cpu = cpu_simd_level();
-    const char* cap = std::getenv("ATEN_CPU_CAPABILITY");
-    const std::string c = cap == nullptr ? "" : cap;
-    if (c == "default") return 0;
-    if (c == "avx2") return std::min(cpu, 1);
-    return cpu;
-  }();
-  return level;
-}
 
 std::vector<at::Tensor> conv2d_weight_grad(const at::Tensor& gy_in, const at::Tensor& x_in, const at::Tensor& w,
                                            at::IntArrayRef stride, at::IntArrayRef padding, bool bias, int level) {

@@ -1,6 +1,6 @@
 // Private to framework/src: what torchfit's own vectorised CPU kernels share. Each kernel is written once
 // with GCC vector types in always_inline templates and compiled per instruction set by target-attributed
-// entry points ("avx2,fma" and "avx512f"), chosen at run time by simd_level().
+// entry points ("avx2,fma" and "avx512f,avx512bw,avx512dq,avx512vl"), chosen at run time by simd_level().
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,8 @@
 namespace torchfit::detail {
 
 /// The widest vector path torchfit's own CPU kernels may use here: 0 none, 1 AVX2+FMA, 2 AVX-512
-/// (F, BW, VL, DQ). The CPU's flags, capped as ATen caps its own kernels by ATEN_CPU_CAPABILITY
+/// (F, BW, VL, DQ). The CPU's flags (runtime::cpu_vector_features), capped as ATen caps its own kernels by
+/// ATEN_CPU_CAPABILITY
 /// ("default" → 0, "avx2" → 1), so forcing the AVX2 paths forces these too.
 int simd_level();
 
