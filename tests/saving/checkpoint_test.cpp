@@ -5,6 +5,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
+#include <torchfit/layers/flatten.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
@@ -118,23 +119,50 @@ TEST(Checkpoint, ANewerFormatOrAnUnknownLayerNamesTheWritingVersionAndTheFile) {
   const std::string path = dir.file("m.ckpt");
   t.save_checkpoint(path);
   const saving::CheckpointInfo info = saving::read_checkpoint_info(path);
-  EXPECT_EQ(info.format_version, 1);
+  EXPECT_EQ(info.format_version, 2);
   EXPECT_EQ(info.torchfit_version, TORCHFIT_VERSION);
   const std::string version = TORCHFIT_VERSION, future(version.size(), '9');  // "0.1.0" -> "99999"
-  rewrite_bytes(path, dir.file("v2.ckpt"), "\"format_version\":1", "\"format_version\":2");
+  rewrite_bytes(path, dir.file("v2.ckpt"), "\"format_version\":2", "\"format_version\":3");
   rewrite_bytes(dir.file("v2.ckpt"), dir.file("v2.ckpt"), "\"" + version + "\"", "\"" + future + "\"");
   const std::string newer = checkpoint_load_error(dir.file("v2.ckpt"));
   EXPECT_NE(newer.find("'" + dir.file("v2.ckpt") + "'"), std::string::npos) << newer;
-  EXPECT_NE(newer.find("written by torchfit " + future + ", checkpoint format 2; this torchfit (" + version +
-                       ") reads format 1 — upgrade"),
+  EXPECT_NE(newer.find("written by torchfit " + future + ", checkpoint format 3; this torchfit (" + version +
+                       ") reads format 2 — upgrade"),
             std::string::npos)
       << newer;
-  rewrite_bytes(path, dir.file("magic.ckpt"), "torchfit-checkpoint-v1", "torchfit-checkpoint-v3");
-  EXPECT_NE(checkpoint_load_error(dir.file("magic.ckpt")).find("checkpoint format 3"), std::string::npos)
+  rewrite_bytes(path, dir.file("magic.ckpt"), "torchfit-checkpoint-v2", "torchfit-checkpoint-v4");
+  EXPECT_NE(checkpoint_load_error(dir.file("magic.ckpt")).find("checkpoint format 4"), std::string::npos)
       << "a newer magic alone is a newer format, not 'bad magic'";
   rewrite_bytes(path, dir.file("layer.ckpt"), "\"Dense\"", "\"Dunse\"");
   const std::string unknown = checkpoint_load_error(dir.file("layer.ckpt"));
   for (const std::string& part : {"'" + dir.file("layer.ckpt") + "'", "written by torchfit " + version,
                                   std::string("unknown layer class 'Dunse'"), std::string("config.layers[0]")})
     EXPECT_NE(unknown.find(part), std::string::npos) << part << " in: " << unknown;
+}
+
+// Issue 37 item 0: format 2 flattens in Keras's (H, W, C) order; a format-1 checkpoint (written when
+// Flatten gave (C, H, W)) loads with its Flattens in that order, so it predicts what it predicted.
+TEST(Checkpoint, Format1FlattenKeepsTheChannelsFirstOrderItWasTrainedWith) {
+  TempDir dir("ckpt_flatten");
+  Sequential m;
+  m->add(Flatten(FlattenOptions().input_shape(Shape{2, 3, 4})));  // Keras (H, W, C); tensor (N, 4, 2, 3)
+  m->add(Dense(DenseOptions(5)));
+  Trainer t(m, CompileOptions().loss("mean_squared_error"));
+  const std::string path = dir.file("new.ckpt");
+  t.save_checkpoint(path);
+  rewrite_bytes(path, dir.file("old.ckpt"), "\"format_version\":2", "\"format_version\":1");
+  rewrite_bytes(dir.file("old.ckpt"), dir.file("old.ckpt"), "torchfit-checkpoint-v2", "torchfit-checkpoint-v1");
+  at::manual_seed(3);
+  const at::Tensor x = at::rand({2, 4, 2, 3});
+  const auto& dense = dynamic_cast<DenseImpl&>(*m->layers().back());
+  // References from plain ATen: Keras's order (N, H, W, C) flattened, and the old (N, C, H, W) one.
+  const at::Tensor keras = at::linear(x.permute({0, 2, 3, 1}).reshape({2, 24}), dense.kernel, dense.bias);
+  const at::Tensor old = at::linear(x.reshape({2, 24}), dense.kernel, dense.bias);
+  ASSERT_GT((keras - old).abs().max().item<double>(), 1e-3);
+  torch::NoGradGuard no_grad;
+  Model fresh = saving::load_model(path), legacy = saving::load_model(dir.file("old.ckpt"));
+  EXPECT_TRUE(at::allclose(fresh->forward(x), keras, 1e-6, 1e-6));
+  EXPECT_TRUE(at::allclose(legacy->forward(x), old, 1e-6, 1e-6));
+  const std::string old_config = saving::read_checkpoint_info(dir.file("old.ckpt")).model_config.dump();
+  EXPECT_NE(old_config.find("\"element_order\":\"channels_first\""), std::string::npos) << old_config;
 }

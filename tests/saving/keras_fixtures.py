@@ -24,7 +24,10 @@ Fixtures:
                          SeparableConv2D, Conv2DTranspose 'same' stride 2, ZeroPadding2D, Cropping2D,
                          UpSampling2D, Concatenate, LayerNormalization, ReLU (max_value, negative_slope),
                          Softmax (axis -1), Multiply, Add, Flatten -> Dropout -> Dense (Keras's (H, W, C)
-                         order, found by following the Dense's inbound layers)
+                         order)
+  flatten_paths.h5, .keras  issue 37's paths from an image to a Dense: Concatenate of Flattens, a
+                         Flatten feeding two Denses, Concatenate on the channel and height axes, Reshape
+                         (-1) and Reshape to rank 2 before Flatten, all summed into a softmax Dense
 """
 import io
 import json
@@ -264,29 +267,31 @@ def graph_layers():
     ]
 
 
-def graph_tf2(out, w):
+def graph_tf2(out, w, stem="graph", specs=None, output="dense"):
+    specs = specs or graph_layers()
     layers = []
-    for cls, name, c, ins in graph_layers():
+    for cls, name, c, ins in specs:
         inbound = [[[i, 0, 0, {}] for i in ins]] if ins else []
         layers.append({"class_name": cls, "config": dict(c, name=name, trainable=True) if cls != "InputLayer"
                        else dict(c, name=name), "name": name, "inbound_nodes": inbound})
-    config = {"class_name": "Functional", "config": {"name": "graph", "layers": layers,
+    config = {"class_name": "Functional", "config": {"name": stem, "layers": layers,
                                                      "input_layers": [["img", 0, 0]],
-                                                     "output_layers": [["dense", 0, 0]]},
+                                                     "output_layers": [[output, 0, 0]]},
               "keras_version": "2.4.0", "backend": "tensorflow"}
-    with h5py.File(os.path.join(out, "graph.h5"), "w") as f:
+    with h5py.File(os.path.join(out, stem + ".h5"), "w") as f:
         f.attrs["model_config"] = json.dumps(config)
         f.attrs["keras_version"] = "2.4.0"
         f.attrs["backend"] = "tensorflow"
         write_layer_groups(f.create_group("model_weights"), [l for l in layers], w)
 
 
-def graph_keras3(out, w):
+def graph_keras3(out, w, stem="graph", specs=None, output="dense"):
+    specs = specs or graph_layers()
     dtype = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"}, "registered_name": None}
     tensor = lambda n: {"class_name": "__keras_tensor__", "config": {"shape": None, "dtype": "float32",
                                                                      "keras_history": [n, 0, 0]}}
     layers = []
-    for cls, name, c, ins in graph_layers():
+    for cls, name, c, ins in specs:
         c = dict(c, name=name)
         if cls == "InputLayer":
             c = {"batch_shape": c["batch_input_shape"], "dtype": "float32", "sparse": False, "name": name}
@@ -298,18 +303,18 @@ def graph_keras3(out, w):
         layers.append({"module": "keras.layers", "class_name": cls, "config": c, "registered_name": None,
                        "name": name, "inbound_nodes": [{"args": args, "kwargs": {}}] if ins else []})
     config = {"module": "keras.src.models.functional", "class_name": "Functional", "registered_name": "Functional",
-              "config": {"name": "graph", "trainable": True, "layers": layers,
-                         "input_layers": [["img", 0, 0]], "output_layers": [["dense", 0, 0]]}}
+              "config": {"name": stem, "trainable": True, "layers": layers,
+                         "input_layers": [["img", 0, 0]], "output_layers": [[output, 0, 0]]}}
     vars_of, seen = {}, {}
-    for cls, name, _, _ in graph_layers():  # keys: snake_case class name counted in layer order
+    for cls, name, _, _ in specs:  # keys: snake_case class name counted in layer order
         base = {"InputLayer": "input_layer", "ReLU": "re_lu", "SeparableConv2D": "separable_conv2d",
                 "Conv2DTranspose": "conv2d_transpose", "ZeroPadding2D": "zero_padding2d",
                 "UpSampling2D": "up_sampling2d", "LayerNormalization": "layer_normalization",
-                "Cropping2D": "cropping2d"}.get(cls, cls.lower())
+                "Cropping2D": "cropping2d", "MaxPooling2D": "max_pooling2d"}.get(cls, cls.lower())
         key = base if base not in seen else base + "_" + str(seen[base])
         seen[base] = seen.get(base, 0) + 1
         vars_of[key] = [value for _, value in w.get(name, [])]
-    write_keras3_zip(os.path.join(out, "graph.keras"), config, vars_of)
+    write_keras3_zip(os.path.join(out, stem + ".keras"), config, vars_of)
 
 
 def graph(out):
@@ -318,6 +323,64 @@ def graph(out):
     graph_tf2(out, w)
     graph_keras3(out, w)
     save_outputs(out, "graph", x, graph_forward(x, w))
+
+
+def flatten_paths_layers():
+    """Every path from an image to a Dense that issue 37 names: Flattens merged by Concatenate, one Flatten
+    feeding two Denses, Concatenate on the channel and on the height axis, Reshape((-1,)) and Reshape to
+    a rank-2 shape, each into a Dense; the Denses summed."""
+    conv = dict(strides=[1, 1], padding="valid", data_format="channels_last", dilation_rate=[1, 1],
+                activation="linear", use_bias=True, groups=1)
+    dense = lambda units, act="linear": dict(units=units, activation=act, use_bias=True)
+    pool = dict(pool_size=[2, 2], strides=[2, 2], padding="valid", data_format="channels_last")
+    return [
+        ("InputLayer", "img", dict(batch_input_shape=[None, 6, 5, 3], dtype="float32", sparse=False, ragged=False), []),
+        ("Conv2D", "ca", dict(conv, filters=4, kernel_size=[3, 3]), ["img"]),         # (4, 3, 4)
+        ("Conv2D", "cb", dict(conv, filters=2, kernel_size=[3, 3]), ["img"]),         # (4, 3, 2)
+        ("Conv2D", "cc", dict(conv, filters=4, kernel_size=[5, 3]), ["img"]),         # (2, 3, 4)
+        ("MaxPooling2D", "pool", pool, ["img"]),                                      # (3, 2, 3)
+        ("Flatten", "fa", dict(data_format="channels_last"), ["ca"]),                 # 48
+        ("Flatten", "fp", dict(data_format="channels_last"), ["pool"]),               # 18
+        ("Concatenate", "cat_flat", dict(axis=-1), ["fa", "fp"]),                     # 66
+        ("Dense", "d1", dense(6, "relu"), ["cat_flat"]),
+        ("Dense", "d2", dense(6), ["fa"]),                                            # fa feeds two layers
+        ("Concatenate", "cat_ch", dict(axis=-1), ["ca", "cb"]),                       # (4, 3, 6)
+        ("Reshape", "rs", dict(target_shape=[-1]), ["cat_ch"]),                       # 72
+        ("Dense", "d3", dense(6), ["rs"]),
+        ("Concatenate", "cat_h", dict(axis=1), ["ca", "cc"]),                         # (6, 3, 4)
+        ("Flatten", "fh", dict(data_format="channels_last"), ["cat_h"]),              # 72
+        ("Dense", "d4", dense(6), ["fh"]),
+        ("Reshape", "rs2", dict(target_shape=[12, 6]), ["cat_ch"]),                   # (12, 6)
+        ("Flatten", "f2", dict(data_format="channels_last"), ["rs2"]),                # 72
+        ("Dense", "d5", dense(6), ["f2"]),
+        ("Add", "sum", dict(), ["d1", "d2", "d3", "d4", "d5"]),
+        ("Dense", "out", dense(5, "softmax"), ["sum"]),
+    ]
+
+
+def flatten_paths(out):
+    x = rng.uniform(0, 1, (3, 6, 5, 3))
+    k = lambda *shape: rng.normal(0, 0.4, shape)
+    w = {"ca": [("kernel", k(3, 3, 3, 4)), ("bias", k(4))], "cb": [("kernel", k(3, 3, 3, 2)), ("bias", k(2))],
+         "cc": [("kernel", k(5, 3, 3, 4)), ("bias", k(4))], "d1": [("kernel", k(66, 6)), ("bias", k(6))],
+         "d2": [("kernel", k(48, 6)), ("bias", k(6))], "d3": [("kernel", k(72, 6)), ("bias", k(6))],
+         "d4": [("kernel", k(72, 6)), ("bias", k(6))], "d5": [("kernel", k(72, 6)), ("bias", k(6))],
+         "out": [("kernel", k(6, 5)), ("bias", k(5))]}
+    v = {name: [a for _, a in ws] for name, ws in w.items()}
+    flat = lambda t: t.reshape(t.shape[0], -1)                       # Keras: C order of (N, H, W, C)
+    ca, cb, cc = (conv2d(x, v[n][0]) + v[n][1] for n in ("ca", "cb", "cc"))
+    fa = flat(ca)
+    d1 = relu(np.concatenate([fa, flat(maxpool(x))], axis=1) @ v["d1"][0] + v["d1"][1])
+    d2 = fa @ v["d2"][0] + v["d2"][1]
+    cat_ch = np.concatenate([ca, cb], axis=3)
+    d3 = flat(cat_ch) @ v["d3"][0] + v["d3"][1]
+    d4 = flat(np.concatenate([ca, cc], axis=1)) @ v["d4"][0] + v["d4"][1]
+    d5 = flat(cat_ch.reshape(cat_ch.shape[0], 12, 6)) @ v["d5"][0] + v["d5"][1]
+    logits = (d1 + d2 + d3 + d4 + d5) @ v["out"][0] + v["out"][1]
+    specs = flatten_paths_layers()
+    graph_tf2(out, w, "flatten_paths", specs, "out")
+    graph_keras3(out, w, "flatten_paths", specs, "out")
+    save_outputs(out, "flatten_paths", x, logits)
 
 
 def keras1_th(out):
@@ -473,6 +536,7 @@ if __name__ == "__main__":
     keras1_th(out)
     keras3(out)
     graph(out)
+    flatten_paths(out)
     if len(sys.argv) > 2:
         real_keras3(out, sys.argv[2])
     if len(sys.argv) > 3:

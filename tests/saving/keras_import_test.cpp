@@ -10,10 +10,17 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/flatten.h>
+#include <torchfit/model/keras_json.h>
 #include <torchfit/saving/keras_import.h>
+#include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"
 #include "support/temp_dir.h"
+
+#if TORCHFIT_HAVE_OPENCV_DNN
+#include <opencv2/dnn.hpp>
+#endif
 
 namespace torchfit {
 namespace {
@@ -118,7 +125,7 @@ TEST_F(KerasImport, FunctionalGraphOfTheNewLayersMatchesTheNumpyReference) {
   // tf.keras 2.x functional model.save: Conv2DTranspose (kh, kw, out, in), SeparableConv2D (depthwise +
   // pointwise + bias), LayerNormalization (gamma, beta), the weightless ZeroPadding2D, Cropping2D,
   // UpSampling2D, ReLU, Softmax, Rescaling, Concatenate, Multiply, Add; Conv2D 'same' at stride 2 on an
-  // even input (TensorFlow pads only after); Flatten -> Dropout -> Dense reordered through the graph.
+  // even input (TensorFlow pads only after); Flatten -> Dropout -> Dense in Keras's (H, W, C) order.
   auto model = load_keras_model(file("graph.h5"));
   EXPECT_EQ(model->get_layer("deconv")->class_name(), "Conv2DTranspose");
   EXPECT_EQ(model->output_shape(), (Shape{5}));
@@ -131,6 +138,68 @@ TEST_F(KerasImport, Keras3FunctionalGraphMatchesTheNumpyReference) {
   // conv2d_transpose, layer_normalization, re_lu), LeakyReLU-style negative_slope on ReLU.
   auto model = load_keras_model(file("graph.keras"));
   expect_outputs(model, nchw(npy_tensor(file("graph.input.npy"))), file("graph"));
+}
+
+// Issue 37 item 0: every path from an image to a Dense computes Keras's numbers — Flattens merged by a
+// Concatenate, one Flatten feeding two Denses, Concatenate on the channel and height axes, Reshape((-1,))
+// and a rank-2 Reshape before a Flatten (keras_fixtures.py's float64 NumPy forward, from Keras's
+// definitions), as tf.keras 2.x .h5 and as Keras 3 .keras.
+TEST_F(KerasImport, EveryPathFromAFlattenToADenseMatchesTheNumpyReference) {
+  for (const std::string name : {"flatten_paths.h5", "flatten_paths.keras"}) {
+    SCOPED_TRACE(name);
+    auto model = load_keras_model(file(name));
+    EXPECT_EQ(model->output_shape(), (Shape{5}));
+    expect_outputs(model, nchw(npy_tensor(file("flatten_paths.input.npy"))), file("flatten_paths"));
+  }
+}
+
+// The same model after to_json and a rebuild from that JSON (weights copied by name): the config is
+// Keras's (no torchfit-only Flatten order), and it still computes Keras's numbers.
+TEST_F(KerasImport, FlattenPathsSurviveToJsonAsKerasConfig) {
+  auto model = load_keras_model(file("flatten_paths.h5"));
+  const nlohmann::json config = model->to_json();
+  EXPECT_EQ(config.dump().find("element_order"), std::string::npos) << config.dump();
+  Model rebuilt = model_from_json(config);
+  {
+    torch::NoGradGuard no_grad;
+    auto from = model->named_parameters(true);
+    for (auto& p : rebuilt->named_parameters(true)) p.value().copy_(from[p.key()]);
+  }
+  rebuilt->eval();
+  expect_outputs(rebuilt, nchw(npy_tensor(file("flatten_paths.input.npy"))), file("flatten_paths"));
+}
+
+// The ONNX export of that model, run by OpenCV DNN, gives Keras's probabilities.
+TEST_F(KerasImport, FlattenPathsExportToOnnxWithKerasNumbers) {
+#if !TORCHFIT_HAVE_OPENCV_DNN
+  GTEST_SKIP() << "OpenCV DNN not built in (libopencv-dnn-dev)";
+#else
+  auto model = load_keras_model(file("flatten_paths.h5"));
+  const std::string bytes = saving::onnx_model_bytes(model);
+  cv::dnn::Net net = cv::dnn::readNetFromONNX(bytes.data(), bytes.size());
+  const at::Tensor x = nchw(npy_tensor(file("flatten_paths.input.npy")));
+  std::vector<int> dims(x.sizes().begin(), x.sizes().end());
+  net.setInput(cv::Mat(static_cast<int>(dims.size()), dims.data(), CV_32F, x.data_ptr<float>()));
+  cv::Mat out = net.forward();
+  const at::Tensor got = at::from_blob(out.ptr<float>(), {out.size[0], out.size[1]}, at::kFloat).clone();
+  const at::Tensor want = npy_tensor(file("flatten_paths.expected.npy"));
+  EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << got << "\n" << want;
+#endif
+}
+
+// A Keras 1 "th" model's Flatten keeps the (C, H, W) order that Keras 1 used (no transpose), and says so in
+// its config, which Keras would refuse rather than run in another order.
+TEST_F(KerasImport, Keras1TheanoFlattenKeepsChannelsFirstOrderAndSaysSo) {
+  auto model = load_keras_model(file("keras1_th_weights.h5"), file("keras1_th_arch.json"));
+  bool found = false;
+  for (const auto& layer : model->layers()) {
+    if (const auto* f = dynamic_cast<const FlattenImpl*>(layer.get())) {
+      found = true;
+      EXPECT_FALSE(f->flattens_channels_last());
+      EXPECT_EQ(f->config().value("element_order", ""), "channels_first");
+    }
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST_F(KerasImport, WeightsOnlyFileWithoutArchitectureSaysWhatIsMissing) {
@@ -204,7 +273,7 @@ TEST_F(KerasImport, RealMobileNetV1FunctionalChainMatchesTheNumpyReference) {
 TEST_F(KerasImport, RealResNet8FunctionalMatchesTheExpectedOutputs) {
   // tf.keras 2.4 functional ResNet-8: Add of the residual branches, Conv2D 'same' at stride 2 (TensorFlow
   // pads the odd pixel after: 32 -> 16 -> 8), BatchNormalization, AveragePooling2D, Flatten -> Dense
-  // (the Dense's input rows reordered through the graph), L2-regularized kernels.
+  // (Keras's (H, W, C) element order), L2-regularized kernels.
   const std::string stem = shared_dir() + "/resnet8_cifar10_tfkeras240";
   if (!fs::exists(stem + ".h5")) GTEST_SKIP() << shared_dir() << " is absent (real Keras files)";
   auto model = load_keras_model(stem + ".h5");

@@ -25,9 +25,9 @@ at::Tensor apply_activation(const std::string& name, const at::Tensor& x, bool i
   if (name == "relu") return inplace ? x.relu_() : x.relu();
   if (name == "sigmoid") return inplace ? x.sigmoid_() : x.sigmoid();
   if (name == "tanh") return inplace ? x.tanh_() : x.tanh();
-  if (name == "softmax") return x.softmax(1);
-  if (name == "elu") return at::elu(x, /*alpha=*/1.0);  // keras.activations.elu, alpha 1.0
-  if (name == "gelu") return at::gelu(x);               // keras.activations.gelu, approximate=False (erf)
+  if (name == "softmax") return x.softmax(x.dim() == 4 ? 1 : -1);  // Keras axis -1: channels of an image
+  if (name == "elu") return at::elu(x, /*alpha=*/1.0);             // keras.activations.elu, alpha 1.0
+  if (name == "gelu") return at::gelu(x);                          // keras.activations.gelu, approximate=False (erf)
   throw ConfigError("unknown activation '" + name + "'");
 }
 

@@ -118,6 +118,7 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
     c["alpha"] = c["negative_slope"];
     c.erase("negative_slope");
   }
+  if (cls == "Flatten" && channels_first) c["element_order"] = "channels_first";  // Keras 1 "th": no transpose
   if (cls == "Reshape" && channels_first) {
     throw ConfigError(who + ": Reshape in a Keras 1 \"th\" (channels-first) model is not supported");
   }

@@ -19,8 +19,10 @@ namespace {
 // A checkpoint's metadata names its format: "magic" (the format family; "torchfit-checkpoint-v<N>") and
 // "format_version" N, plus "torchfit_version", the release that wrote it. This torchfit writes and reads
 // format kFormatVersion; a newer one is refused with the writer's version and an upgrade hint.
-constexpr int kFormatVersion = 1;
-constexpr const char* kMagic = "torchfit-checkpoint-v1";
+// Format 2: Flatten gives Keras's (H, W, C) order; format 1 flattened (C, H, W), so its Flattens are read
+// with element_order "channels_first" and compute what they did when they were saved.
+constexpr int kFormatVersion = 2;
+constexpr const char* kMagic = "torchfit-checkpoint-v2";
 constexpr const char* kMagicFamily = "torchfit-checkpoint-v";
 
 // "written by torchfit X, checkpoint format N" for messages ("an unknown torchfit" when not recorded).
@@ -30,6 +32,16 @@ std::string writer_text(const nlohmann::json& j, int format) {
                            : std::string();
   return "written by " + (version.empty() ? std::string("an unknown torchfit") : "torchfit " + version) +
          ", checkpoint format " + std::to_string(format);
+}
+
+// Every Flatten in a model config (nested models too) keeps the (C, H, W) order of checkpoint format 1.
+void keep_channels_first_flatten(nlohmann::json& j) {
+  if (j.is_object() && j.value("class_name", "") == "Flatten" && j.contains("config") && j["config"].is_object()) {
+    j["config"]["element_order"] = "channels_first";
+  }
+  if (j.is_structured()) {
+    for (auto& v : j) keep_channels_first_flatten(v);
+  }
 }
 
 // The format of the metadata `j` (from "format_version", else the magic's number); throws IoError for a
@@ -89,6 +101,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   CheckpointInfo info;
   info.format_version = format;
   info.model_config = j.at("model");
+  if (format < 2) keep_channels_first_flatten(info.model_config);
   info.compile = j.value("compile", nlohmann::json::object());
   info.class_indices = j.value("class_indices", std::map<std::string, int64_t>{});
   const auto pos = j.value("position", nlohmann::json::object());

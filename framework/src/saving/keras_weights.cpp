@@ -1,4 +1,5 @@
-// Keras weights → torchfit parameters (keras_import.h): layouts, the Theano flip, Flatten's order.
+// Keras weights → torchfit parameters (keras_import.h): layouts and the Theano flip. A Dense kernel applies
+// as stored: torchfit's Flatten gives Keras's (H, W, C) order (flatten.h), on every path to the Dense.
 #include <map>
 
 #include <torch/torch.h>
@@ -26,9 +27,8 @@ struct WeightSource {
   const json& spec;                 // {"class_name", "config"}
   const KerasLayerWeights& stored;  // in Keras's order and layout
   const KerasFile& file;
-  bool keras1_th;                  // a Keras 1 kernel stored (out, in, kh, kw)
-  bool flip;                       // Theano-trained: convolution kernels flipped in both spatial axes
-  std::optional<Shape> flattened;  // Dense only: the (H, W, C) a Flatten before it flattened in Keras's order
+  bool keras1_th;  // a Keras 1 kernel stored (out, in, kh, kw)
+  bool flip;       // Theano-trained: convolution kernels flipped in both spatial axes
 
   std::string who() const {
     return file.path + ": layer '" + stored.layer + "' (" + spec.value("class_name", std::string("?")) + ")";
@@ -122,13 +122,7 @@ void map_dense(Layer& l, const WeightSource& src) {
   expect_count(src, layer.bias.defined() ? 2 : 1);
   const at::Tensor& k = src.at(0);  // (in, out)
   if (k.dim() != 2) src.refuse("the kernel has " + std::to_string(k.dim()) + " dimensions, 2 expected");
-  at::Tensor kernel = k.t();
-  if (src.flattened) {
-    // Keras flattened (H, W, C); torchfit's Flatten gives (C, H, W): reorder the kernel's input rows.
-    const Shape& s = *src.flattened;
-    if (k.size(0) != s[0] * s[1] * s[2]) src.refuse("the kernel's input size does not match the Flatten before it");
-    kernel = k.reshape({s[0], s[1], s[2], k.size(1)}).permute({3, 2, 0, 1}).reshape({k.size(1), k.size(0)});
-  }
+  const at::Tensor kernel = k.t();
   assign(src, layer.kernel, kernel, "kernel");
   if (layer.bias.defined()) assign(src, layer.bias, src.at(1), "bias");
 }
@@ -162,39 +156,6 @@ const std::map<std::string, Mapper>& mappers() {
   return table;
 }
 
-// Layers that pass a flattened vector on unchanged in its order (element-wise, one input).
-bool keeps_order(const std::string& cls) {
-  return cls == "Dropout" || cls == "Activation" || cls == "ReLU" || cls == "LeakyReLU" || cls == "ELU" ||
-         cls == "Rescaling";
-}
-
-// For a Dense: the (H, W, C) input of a Flatten that feeds it (through order-keeping layers) when
-// Keras flattened it in (H, W, C) order, i.e. everywhere except a Keras 1 "th" model.
-std::optional<Shape> flattened_before(const std::vector<json>& layers, size_t i, bool sequential,
-                                      const LayerLookup& get_layer, bool keras1_th) {
-  std::map<std::string, size_t> index;
-  for (size_t j = 0; j < layers.size(); ++j) index[layers[j]["config"].value("name", "")] = j;
-  while (true) {
-    size_t prev;
-    if (sequential) {
-      if (i == 0) return std::nullopt;
-      prev = i - 1;
-    } else {
-      const auto in = keras_inbound_layers(layers[i]);
-      if (in.size() != 1 || !index.count(in[0])) return std::nullopt;
-      prev = index[in[0]];
-    }
-    const std::string cls = layers[prev].value("class_name", "");
-    if (cls == "Flatten") {
-      if (keras1_th) return std::nullopt;  // Keras 1 "th" flattens (C, H, W), as torchfit
-      const Shape& s = get_layer(layers[prev]["config"].value("name", ""))->input_shape();
-      return s.size() == 3 ? std::optional<Shape>(s) : std::nullopt;
-    }
-    if (!keeps_order(cls)) return std::nullopt;
-    i = prev;
-  }
-}
-
 bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, bool channels_first) {
   if (file.keras_major() != 1) return false;  // Keras 2's Theano backend convolves without the flip
   std::string backend = !options.keras1_backend.empty() ? options.keras1_backend : file.backend;
@@ -209,7 +170,6 @@ bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, boo
 
 void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options) {
   const auto layers = keras_config_layers(file.model_config);
-  const bool sequential = file.model_config.value("class_name", "") == "Sequential";
   const bool channels_first = keras_model_is_channels_first(file.model_config);
   const bool keras1_th = file.keras_major() == 1 && channels_first;
   const bool flip = flips_kernels(file, options, channels_first);
@@ -230,9 +190,8 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
     }
     ++used;
     const auto it = mappers().find(layer->class_name());  // torchfit's class: Keras 1 names and aliases read
-    WeightSource src{spec, *stored, file, keras1_th, flip, std::nullopt};
+    WeightSource src{spec, *stored, file, keras1_th, flip};
     if (it == mappers().end()) src.refuse("torchfit cannot map this class's weights");
-    if (layer->class_name() == "Dense") src.flattened = flattened_before(layers, i, sequential, get_layer, keras1_th);
     it->second(*layer, src);
   }
   if (used != file.weights.size()) {
@@ -265,27 +224,6 @@ Model load_keras_model(const std::string& path, const std::string& architecture_
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();
   return model;
-}
-
-std::vector<std::string> keras_inbound_layers(const json& spec) {
-  std::vector<std::string> names;
-  std::function<void(const json&)> visit = [&](const json& j) {
-    if (j.is_object()) {
-      if (j.contains("keras_history") && j["keras_history"].is_array()) {
-        names.push_back(j["keras_history"][0].get<std::string>());
-        return;
-      }
-      for (const auto& [k, v] : j.items()) visit(v);
-    } else if (j.is_array()) {
-      if (j.size() >= 3 && j[0].is_string() && j[1].is_number_integer()) {
-        names.push_back(j[0].get<std::string>());
-        return;
-      }
-      for (const auto& v : j) visit(v);
-    }
-  };
-  if (spec.contains("inbound_nodes")) visit(spec["inbound_nodes"]);
-  return names;
 }
 
 Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {

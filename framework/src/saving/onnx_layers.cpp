@@ -14,6 +14,7 @@
 #include <torchfit/layers/cropping2d.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv2d.h>
+#include <torchfit/layers/flatten.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
@@ -142,9 +143,12 @@ std::string global_pooling(const Layer& l, OnnxGraph& g, const Inputs& in) {
 }
 
 std::string flatten(const Layer& l, OnnxGraph& g, const Inputs& in) {
-  // torchfit flattens (C, H, W) in that order (flatten.cpp); an imported Keras model's Dense after it has
-  // its kernel rows reordered to match, so this is exactly what torchfit computes.
-  return g.add_node("Flatten", {in[0]}, {{"axis", 1}}, op(l, "Flatten"));
+  // As flatten.cpp: an image is flattened in Keras's (H, W, C) order unless the layer keeps (C, H, W).
+  std::string x = in[0];
+  if (l.input_shape().size() == 3 && dynamic_cast<const FlattenImpl&>(l).flattens_channels_last()) {
+    x = g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, op(l, "to_channels_last"));
+  }
+  return g.add_node("Flatten", {x}, {{"axis", 1}}, op(l, "Flatten"));
 }
 
 std::string reshape(const Layer& l, OnnxGraph& g, const Inputs& in) {

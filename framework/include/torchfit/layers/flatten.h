@@ -1,6 +1,6 @@
 #pragma once
 /// @file flatten.h
-/// Flatten — collapses each sample to a vector, as keras.layers.Flatten.
+/// Flatten — collapses each sample to a vector, as keras.layers.Flatten (channels-last element order).
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
@@ -9,21 +9,34 @@
 namespace torchfit {
 
 struct FlattenOptions {
+  /// Element order of an image input's vector:
+  /// - "channels_last" (default): Keras's order. Keras flattens its (H, W, C) tensor, so element
+  ///   (h, w, c) lands at (h·W + w)·C + c — whatever the Keras data_format (Keras's Flatten transposes
+  ///   a channels-first input to channels-last first). Keras weights of a following Dense apply as they
+  ///   are, through merges and any other path.
+  /// - "channels_first": (C, H, W) order, the tensor's own. Only for Keras 1 models with Theano
+  ///   ordering (dim_ordering "th", whose Flatten had no transpose) and torchfit checkpoints of format 1
+  ///   (written before torchfit flattened in Keras's order). Not a Keras argument: config() writes it
+  ///   (as "element_order") only when set, and Keras refuses such a config by name.
+  /// Inputs that are not images ((D) or (T, D)) are already in Keras's order; both settings leave them so.
+  TORCH_ARG(std::string, element_order) = "channels_last";
   /// Input shape (Keras order) when this is the first layer.
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   TORCH_ARG(std::string, name) = "";
 
  public:
-  /// No arguments beyond name and input_shape (layer_args.h): config() writes them, the registry reads them.
+  /// The arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
   template <typename Args>
-  void args(Args&) {}
+  void args(Args& a) {
+    a("element_order", element_order());
+  }
 };
 
-/// Flatten: (N, C, H, W) → (N, C·H·W).
-///
-/// Element order is the tensor's NCHW order (channel-major), NOT Keras's channels-last order: the
-/// parameter count and output size are the same, but Keras weights for a following Dense layer would
-/// need permuting (torchfit never loads Keras weights). No parameters.
+/// Flatten: an image (N, C, H, W) [Keras (H, W, C)] → (N, H·W·C) in Keras's (H, W, C) element order
+/// (the layer transposes to channels-last, then flattens; one copy of the input); any other input
+/// (N, d1, …) → (N, d1·…) in its own order. See FlattenOptions::element_order for the Keras 1 "th"
+/// order. Output shape (H·W·C) [or (d1·…)]. No parameters.
+/// Errors: ConfigError for an element_order other than "channels_last" or "channels_first".
 class FlattenImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Flatten);
 
@@ -31,6 +44,8 @@ class FlattenImpl : public Layer {
   explicit FlattenImpl(FlattenOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
+  /// Whether an image input is transposed to Keras's channels-last order before flattening.
+  bool flattens_channels_last() const { return options.element_order() == "channels_last"; }
   FlattenOptions options;
 
  protected:

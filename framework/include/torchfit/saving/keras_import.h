@@ -36,11 +36,6 @@ struct KerasImportOptions {
 /// by model_from_json.)
 bool keras_model_is_channels_first(const nlohmann::json& keras_model_config);
 
-/// The names of the layers whose outputs a functional model's layer takes (its `inbound_nodes`: Keras 2
-/// [[["name", 0, 0, {}]]], Keras 3 {"args": [{"config": {"keras_history": ["name", 0, 0]}}]}); none for
-/// a Sequential's layers and InputLayers.
-std::vector<std::string> keras_inbound_layers(const nlohmann::json& layer_spec);
-
 /// The model of `file`'s config without its weights: model_from_json (model/keras_json.h) — Sequential
 /// (Keras 1 bare list, 2.x, 3.x) and functional ("Model", "Functional") configs alike, layers named as in
 /// the file. Errors: ConfigError prefixed with the file's path, naming the layer and its class.
@@ -54,9 +49,8 @@ using LayerLookup = std::function<std::shared_ptr<Layer>(const std::string&)>;
 /// kh, kw) already; Theano-trained ones are flipped in both spatial axes); DepthwiseConv2D (kh, kw,
 /// in, mult) → (in·mult, 1, kh, kw); Conv2DTranspose (kh, kw, out, in) → (in, out, kh, kw);
 /// SeparableConv2D's depthwise part as DepthwiseConv2D and pointwise (1, 1, in·mult, out) → (out,
-/// in·mult, 1, 1); Dense (in, out) → (out, in), its input rows reordered from Keras's (H, W, C)
-/// flattening to torchfit's (C, H, W) when a Flatten of a 3-D input feeds it (directly or through
-/// Dropout/activation layers; in a functional model by following its inbound layer);
+/// in·mult, 1, 1); Dense (in, out) → (out, in), rows as stored (torchfit's Flatten gives Keras's
+/// (H, W, C) order; a Keras 1 "th" model's Flatten keeps (C, H, W), as Keras 1 did);
 /// BatchNormalization's gamma, beta (each only when scale/center) and moving mean/variance;
 /// LayerNormalization's gamma, beta as they are.
 /// Errors: ConfigError naming the file, the layer and its class for a layer whose weights torchfit
