@@ -71,7 +71,7 @@ CLI::Option* add_batch_size_flag(CLI::App& app, int64_t& value, const std::strin
 /// --target-size N: limits::kMinTargetSize..limits::kMaxTargetSize pixels (square).
 CLI::Option* add_target_size_flag(CLI::App& app, int64_t& value,
                                   const std::string& help = "Images are resized to SIZE x SIZE pixels");
-/// --memory-format auto | channels_last | contiguous (SequentialImpl::set_memory_format).
+/// --memory-format auto | channels_last | contiguous (ModelImpl::set_memory_format).
 CLI::Option* add_memory_format_flag(CLI::App& app, std::string& value);
 /// --mixed-precision float32 | mixed_bfloat16 | mixed_float16 (the Keras dtype policies).
 CLI::Option* add_mixed_precision_flag(CLI::App& app, std::string& value, const std::string& help);

@@ -36,12 +36,9 @@ at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
   // A frozen BatchNormalization runs in inference mode (tf.keras >= 2.0: trainable = False).
   const bool training = is_training() && trainable();
   if (training && x.numel() / std::max<int64_t>(x.size(1), 1) <= 1) {
-    std::ostringstream os;
-    os << describe() << ": a training batch needs more than one value per channel to compute a variance, got "
-       << "a batch of shape (";
-    for (int64_t i = 0; i < x.dim(); ++i) os << (i ? ", " : "") << x.size(i);
-    os << ") — use batch_size >= 2, or call eval() to use the moving statistics";
-    throw Error(os.str());
+    throw Error(describe() + ": a training batch needs more than one value per channel to compute a variance, got " +
+                "a batch of shape " + format_sizes(x.sizes().vec()) +
+                " — use batch_size >= 2, or call eval() to use the moving statistics");
   }
   return at::batch_norm(x, gamma, beta, moving_mean, moving_variance, training,
                         /*momentum (LibTorch's, = 1 − Keras's)=*/1.0 - options.momentum(), options.epsilon(),

@@ -31,11 +31,7 @@ Shape Layer::build(const Shape& input_shape) {
 }
 
 namespace {
-std::string shapes_text(const std::vector<Shape>& shapes) {
-  std::string s = "[";
-  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + format_shape(shapes[i]);
-  return s + "]";
-}
+std::string shapes_text(const std::vector<Shape>& shapes) { return "[" + format_shapes(shapes) + "]"; }
 }  // namespace
 
 Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
@@ -189,6 +185,15 @@ nlohmann::json Layer::base_config() const {
     }
   }
   return c;
+}
+
+std::string automatic_layer_name(const std::string& class_name, const std::function<bool(const std::string&)>& taken) {
+  const bool input = class_name == "InputLayer";
+  const std::string base = input ? "input" : keras_snake_case(class_name);
+  int count = input ? 1 : 0;
+  std::string candidate = input ? base + "_1" : base;
+  while (taken(candidate)) candidate = base + "_" + std::to_string(++count);
+  return candidate;
 }
 
 std::string keras_snake_case(const std::string& s) {

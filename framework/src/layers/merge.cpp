@@ -3,15 +3,6 @@
 #include <torchfit/layers/registry.h>
 
 namespace torchfit {
-namespace {
-
-std::string merge_shapes_text(const std::vector<Shape>& shapes) {
-  std::string s;
-  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + format_shape(shapes[i]);
-  return s;
-}
-
-}  // namespace
 
 MergeImpl::MergeImpl(const char* class_name, const std::string& name, size_t min_inputs, size_t max_inputs)
     : Layer(class_name, name), min_inputs_(min_inputs), max_inputs_(max_inputs) {}
@@ -30,7 +21,7 @@ Shape MergeImpl::build_impl(const Shape& input_shape) {
 }
 
 Shape MergeImpl::build_multi_impl(const std::vector<Shape>& shapes) {
-  check_count(shapes.size(), merge_shapes_text(shapes));
+  check_count(shapes.size(), format_shapes(shapes));
   Shape out = shapes[0];
   for (const auto& s : shapes) {
     bool ok = s.size() == out.size();
@@ -43,7 +34,7 @@ Shape MergeImpl::build_multi_impl(const std::vector<Shape>& shapes) {
       }
     }
     if (!ok) {
-      throw ConfigError(describe() + ": inputs with shapes " + merge_shapes_text(shapes) +
+      throw ConfigError(describe() + ": inputs with shapes " + format_shapes(shapes) +
                         " cannot be merged (same rank, each dimension equal or 1)");
     }
   }
@@ -97,13 +88,13 @@ ConcatenateImpl::ConcatenateImpl(ConcatenateOptions opts)
 }
 
 Shape ConcatenateImpl::build_multi_impl(const std::vector<Shape>& shapes) {
-  check_count(shapes.size(), merge_shapes_text(shapes));
+  check_count(shapes.size(), format_shapes(shapes));
   const auto rank = static_cast<int64_t>(shapes[0].size());
   // Keras axis over (batch, d1, …, dr): -1 → r; the per-sample Keras index is axis - 1.
   const int64_t axis = options.axis() < 0 ? options.axis() + rank + 1 : options.axis();
   if (axis < 1 || axis > rank) {
     throw ConfigError(describe() + ": axis " + std::to_string(options.axis()) + " is out of range for inputs " +
-                      merge_shapes_text(shapes) + " (batch axis excluded: 1.." + std::to_string(rank) + " or -1.." +
+                      format_shapes(shapes) + " (batch axis excluded: 1.." + std::to_string(rank) + " or -1.." +
                       std::to_string(-rank) + ")");
   }
   const auto k = static_cast<size_t>(axis - 1);
@@ -113,7 +104,7 @@ Shape ConcatenateImpl::build_multi_impl(const std::vector<Shape>& shapes) {
     bool ok = static_cast<int64_t>(s.size()) == rank;
     for (size_t d = 0; ok && d < s.size(); ++d) ok = d == k || s[d] == shapes[0][d];
     if (!ok) {
-      throw ConfigError(describe() + ": inputs with shapes " + merge_shapes_text(shapes) +
+      throw ConfigError(describe() + ": inputs with shapes " + format_shapes(shapes) +
                         " cannot be concatenated on axis " + std::to_string(options.axis()) +
                         " (every other dimension must be equal)");
     }

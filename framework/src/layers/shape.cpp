@@ -12,6 +12,18 @@ std::string format_shape(const Shape& shape) {
   return os.str();
 }
 
+std::string format_shapes(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (size_t i = 0; i < shapes.size(); ++i) s += (i ? ", " : "") + format_shape(shapes[i]);
+  return s;
+}
+
+std::string format_sizes(const std::vector<int64_t>& sizes) {
+  std::string s = "(";
+  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
+  return s + ")";
+}
+
 Shape to_tensor_shape(const Shape& s) {
   if (s.size() == 3) return {s[2], s[0], s[1]};
   return s;

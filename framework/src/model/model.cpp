@@ -15,12 +15,6 @@ namespace {
 
 bool is_input_node(const Node& node) { return node.inputs.empty(); }
 
-std::string tensor_shape_text(at::IntArrayRef sizes) {
-  std::string s = "(";
-  for (size_t i = 0; i < sizes.size(); ++i) s += (i ? ", " : "") + std::to_string(sizes[i]);
-  return s + ")";
-}
-
 }  // namespace
 
 ModelImpl::ModelImpl(std::string name) : torch::nn::Module("Model"), name_(std::move(name)) {}
@@ -40,11 +34,8 @@ void ModelImpl::name_layers(const std::vector<std::shared_ptr<Node>>& order) {
   for (const auto& n : order) {
     Layer& layer = *n->layer;
     if (!layer.name().empty()) continue;
-    const bool input = layer.class_name() == "InputLayer";
-    const std::string base = input ? "input" : keras_snake_case(layer.class_name());
-    int count = input ? 1 : 0;
-    std::string candidate = input ? base + "_1" : base;
-    while (taken.count(candidate)) candidate = base + "_" + std::to_string(++count);
+    const std::string candidate =
+        automatic_layer_name(layer.class_name(), [&](const std::string& n) { return taken.count(n) > 0; });
     layer.set_name(candidate);
     taken.insert(candidate);
   }
@@ -196,7 +187,7 @@ at::Tensor ModelImpl::prepare_input(const at::Tensor& x, size_t i) const {
       !std::equal(expected.begin(), expected.end(), got.begin() + 1)) {
     std::string tensor = "(N";
     for (int64_t e : expected) tensor += ", " + std::to_string(e);
-    throw ConfigError(describe() + ": an input tensor of shape " + tensor_shape_text(got) +
+    throw ConfigError(describe() + ": an input tensor of shape " + format_sizes(got.vec()) +
                       " does not fit the model's input_shape " + format_shape(keras) + ", which takes tensors " +
                       tensor + ")" + (keras.size() == 3 ? " (N, C, H, W)" : ""));
   }

@@ -21,17 +21,12 @@ void SequentialImpl::add(std::shared_ptr<Layer> layer) {
   if (!layer) throw ConfigError("Sequential::add: null layer");
   // Name: user-given must be unique; automatic names count per class as Keras (conv2d, conv2d_1, …).
   if (layer->name().empty()) {
-    const std::string base = keras_snake_case(layer->class_name());
-    int count = 0;
-    std::string candidate = base;
-    auto taken = [&](const std::string& n) {
+    layer->set_name(automatic_layer_name(layer->class_name(), [&](const std::string& n) {
       for (const auto& l : layers_) {
         if (l->name() == n) return true;
       }
       return false;
-    };
-    while (taken(candidate)) candidate = base + "_" + std::to_string(++count);
-    layer->set_name(candidate);
+    }));
   } else {
     for (const auto& l : layers_) {
       if (l->name() == layer->name()) {

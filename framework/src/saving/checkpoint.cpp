@@ -65,12 +65,6 @@ int check_format(const std::string& path, const nlohmann::json& j) {
   return format;
 }
 
-std::string shape_text(at::IntArrayRef s) {
-  std::string t = "(";
-  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
-  return t + ")";
-}
-
 nlohmann::json compile_json(const CompileOptions& c, double lr) {
   return {{"loss", c.loss()}, {"metrics", c.metrics()}, {"optimizer", optimizer_hyperparameters(c.optimizer(), lr)}};
 }
@@ -141,8 +135,9 @@ void copy_weights(const std::string& path, torch::serialize::InputArchive& archi
       throw ConfigError("checkpoint '" + path + "' has no parameter '" + p.key() + "'");
     }
     if (t.sizes() != p.value().sizes()) {
-      throw ConfigError("checkpoint '" + path + "': parameter '" + p.key() + "' has shape " + shape_text(t.sizes()) +
-                        " but the model expects " + shape_text(p.value().sizes()));
+      throw ConfigError("checkpoint '" + path + "': parameter '" + p.key() + "' has shape " +
+                        format_sizes(t.sizes().vec()) + " but the model expects " +
+                        format_sizes(p.value().sizes().vec()));
     }
     p.value().copy_(t);
   }

@@ -7,11 +7,7 @@ namespace torchfit {
 namespace {
 constexpr double kEpsilon = 1e-7;  // Keras backend epsilon
 
-std::string shape_text(const at::Tensor& t) {
-  std::string s = "(";
-  for (int64_t i = 0; i < t.dim(); ++i) s += (i ? ", " : "") + std::to_string(t.size(i));
-  return s + ")";
-}
+std::string shape_text(const at::Tensor& t) { return format_sizes(t.sizes().vec()); }
 
 void expect_same_shape(const std::string& loss, const at::Tensor& out, const at::Tensor& y) {
   if (out.sizes() != y.sizes()) {

@@ -2,6 +2,7 @@
 /// @file layer.h
 /// The Layer base: a torch::nn::Module with a Keras name, a JSON config, lazy build and parameter counts.
 #include <torch/nn/module.h>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -174,5 +175,10 @@ class Layer : public torch::nn::Module {
 
 /// snake_case of a Keras class name: "MaxPooling2D" → "max_pooling2d", "Conv2D" → "conv2d".
 std::string keras_snake_case(const std::string& class_name);
+
+/// Keras's automatic layer name for `class_name`: the first of conv2d, conv2d_1, conv2d_2, … (an
+/// InputLayer: input_1, input_2, …, as tf.keras 2) for which `taken` is false. Used by Sequential::add
+/// and Model for every layer without a name.
+std::string automatic_layer_name(const std::string& class_name, const std::function<bool(const std::string&)>& taken);
 
 }  // namespace torchfit

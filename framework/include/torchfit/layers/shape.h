@@ -14,6 +14,12 @@ using Shape = std::vector<int64_t>;
 /// "(None, 148, 148, 32)" — the Keras summary spelling, batch shown as None.
 std::string format_shape(const Shape& shape);
 
+/// "(None, 4, 4, 3), (None, 4, 4, 8)" — several shapes, as format_shape, comma-separated.
+std::string format_shapes(const std::vector<Shape>& shapes);
+
+/// "(32, 3, 150, 150)" — a tensor's sizes (batch included, tensor order), for messages.
+std::string format_sizes(const std::vector<int64_t>& sizes);
+
 /// Keras (H, W, C) → tensor (C, H, W); other ranks unchanged.
 Shape to_tensor_shape(const Shape& keras_shape);
 

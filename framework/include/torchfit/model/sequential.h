@@ -36,9 +36,10 @@ class SequentialImpl : public ModelImpl {
   /// Architecture as JSON (Keras model.to_json analogue): {"format_version", "class_name": "Sequential",
   /// "config": {"name", "layers": [{"class_name", "config"}, …], "dtype_policy"}}.
   nlohmann::json to_json() const override;
-  /// Rebuilds a model from a Sequential JSON: to_json() output, tf.keras 2.x's (an InputLayer first),
-  /// Keras 1/2.0's bare list of layers, Keras 3's. Errors: ConfigError naming an unknown layer class or a
-  /// bad field.
+  /// Rebuilds a model from torchfit's own Sequential JSON (to_json() output: layer specs in torchfit's
+  /// form). Keras 1/2/3 configs (an InputLayer first, Keras 1's bare list, Keras 3's modules) go through
+  /// model_from_json (model/keras_json.h), which translates them and then calls this. Errors:
+  /// ConfigError naming an unknown layer class or a bad field.
   static std::shared_ptr<SequentialImpl> from_json(const nlohmann::json& json);
 
  private:

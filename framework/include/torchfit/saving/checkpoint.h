@@ -36,7 +36,7 @@ struct TrainingPosition {
 
 /// Metadata stored beside the weights.
 struct CheckpointInfo {
-  nlohmann::json model_config;                   ///< Sequential::to_json()
+  nlohmann::json model_config;                   ///< ModelImpl::to_json() (Sequential or functional)
   nlohmann::json compile;                        ///< loss, optimizer (name, lr, …), metrics
   std::map<std::string, int64_t> class_indices;  ///< class name → index
   TrainingPosition position;                     ///< epoch/step reached and batches taken from the sources

@@ -1,6 +1,6 @@
 #pragma once
 /// @file trainer.h
-/// Trainer — compile/fit/evaluate/predict for a Sequential model (keras.Model's training API).
+/// Trainer — compile/fit/evaluate/predict for a Model, Sequential or functional (keras.Model's training API).
 #include <c10/core/Device.h>
 #include <iosfwd>
 #include <map>
@@ -117,13 +117,13 @@ struct FitOptions {
   bool resumes() const { return !resume_from_.empty() || resume_checkpoint_ != nullptr; }
 };
 
-/// A Sequential model compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
+/// A Model (Sequential or functional) compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
 ///
 /// The model is moved to `device` at construction; batches are copied there per step (CUDA: the next
 /// batch of the epoch is taken from the source and copied on a side stream while the current step computes
 /// — asynchronous when the source's batches are in pinned memory — and cuDNN's algorithm search
 /// (benchmark mode) is on, the shapes being fixed). The model's dtype
-/// policy (SequentialImpl::dtype_policy, mixed_precision.h) is read at construction: checked against the
+/// policy (ModelImpl::dtype_policy, mixed_precision.h) is read at construction: checked against the
 /// device (mixed_float16 on the CPU is refused; mixed_bfloat16 where it is slower is warned about), and
 /// mixed_float16 (or CompileOptions::loss_scale) adds dynamic loss scaling (LossScaleOptimizer).
 /// Errors: ConfigError for unknown loss/optimizer/metric names, an invalid learning rate, a dtype policy
