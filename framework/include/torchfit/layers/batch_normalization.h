@@ -9,7 +9,7 @@
 namespace torchfit {
 
 /// Options of BatchNormalization. Defaults as Keras: momentum 0.99, epsilon 1e-3, center, scale.
-struct BatchNormalizationOptions {
+struct BatchNormalizationOptions : LayerOptions<BatchNormalizationOptions> {
   /// Moving-average momentum in [0, 1): moving = moving·momentum + batch·(1 − momentum). Default 0.99.
   /// (Note: LibTorch's own `momentum` is the complement, 1 − this.)
   TORCH_ARG(double, momentum) = 0.99;
@@ -19,10 +19,6 @@ struct BatchNormalizationOptions {
   TORCH_ARG(bool, center) = true;
   /// Learn a scale `gamma` (default true; initialised to 1).
   TORCH_ARG(bool, scale) = true;
-  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: batch_normalization, batch_normalization_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
