@@ -79,7 +79,9 @@ void add_training_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(int_range(0, LLONG_MAX));
   add_threads_flag(app, a.threads);
-  app.add_option("--lr", a.lr, "Adam learning rate (with --resume: replaces the checkpoint's)")
+  app.add_option(
+         "--lr", a.lr,
+         "Adam learning rate (with --resume: replaces the checkpoint's rate, or its cosine/exponential schedule's)")
       ->capture_default_str()
       ->check(positive_finite())
       ->each([&a](const std::string&) { a.lr_given = true; });
@@ -182,7 +184,8 @@ void add_report_flags(CLI::App& app, Args& a) {
           "epoch|batch|N"))
       ->needs(tb);
   app.add_option("--class-weight", a.class_weight,
-                 "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight}");
+                 "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight} (with "
+                 "--resume: replaces the checkpoint's)");
 }
 
 void add_model_flags(CLI::App& app, Args& a) {

@@ -12,7 +12,9 @@
 #include <torchfit/runtime/logging.h>
 
 #include <torchfit/training/class_weight.h>
+#include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/metrics.h>
+#include <torchfit/training/resume.h>
 #include "../common/cli.h"
 
 namespace train_cnn {
@@ -77,71 +79,113 @@ std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int
   return s;
 }
 
-// Sets `*value` from the saved `saved` unless `flag` was given; a given flag that differs is logged.
-template <typename T>
-void restore(const Args& a, const std::string& flag, T* value, const T& saved) {
-  if (!a.given.count(flag)) {
-    *value = saved;
-  } else if (*value != saved) {
-    torchfit::logger().info("{}: {} replaces the checkpoint's {}", flag, nlohmann::json(*value).dump(),
-                            nlohmann::json(saved).dump());
+// The rate a cosine or exponential schedule starts from, or reaches after its warm-up (what --lr sets).
+void set_schedule_rate(torchfit::LearningRateScheduleOptions& s, double lr) {
+  if (s.warmup_target())
+    s.warmup_target(lr);
+  else
+    s.initial_learning_rate(lr);
+}
+
+double schedule_rate(const torchfit::LearningRateScheduleOptions& s, double fallback) {
+  if (s.name() == "piecewise") return s.values().empty() ? fallback : s.values().front();
+  return s.warmup_target().value_or(s.initial_learning_rate().value_or(fallback));
+}
+
+// --lr-schedule on a resume with the checkpoint's schedule of that name: each schedule flag given
+// replaces its setting (--lr-warmup-steps adds a warm-up to one without); --lr sets the rate.
+void merge_schedule(const Args& a, torchfit::LearningRateScheduleOptions& s) {
+  const auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
+  if (given("--decay-steps")) s.decay_steps(a.decay_steps);
+  if (given("--alpha")) s.alpha(a.alpha);
+  if (given("--decay-rate")) s.decay_rate(a.decay_rate);
+  if (given("--lr-boundaries")) s.boundaries(numbers<int64_t>("--lr-boundaries", a.lr_boundaries));
+  if (given("--lr-values")) s.values(numbers<double>("--lr-values", a.lr_values));
+  if (given("--lr-warmup-steps")) {
+    if (!s.warmup_target()) s.warmup_target(s.initial_learning_rate()).initial_learning_rate(0.0);
+    s.warmup_steps(a.lr_warmup_steps);
   }
+  if (a.lr_given) set_schedule_rate(s, a.lr);
 }
 
-double off_or(const nlohmann::json& v) { return v.is_number() ? v.get<double>() : 0.0; }
-
-std::string joined(const nlohmann::json& list) {
-  std::string out;
-  for (const auto& v : list) out += (out.empty() ? "" : ",") + v.dump();
-  return out;
-}
-
-void restore_schedule(Args& a, const nlohmann::json& lr) {
-  const std::string cls = lr.is_object() ? lr.value("class_name", "") : "";
-  const std::string name = cls == "CosineDecay"              ? "cosine"
-                           : cls == "ExponentialDecay"       ? "exponential"
-                           : cls == "PiecewiseConstantDecay" ? "piecewise"
-                                                             : "";
-  restore(a, "--lr-schedule", &a.lr_schedule, name);
-  if (name.empty() || a.lr_schedule != name) return;
-  const auto& c = lr["config"];
-  if (name == "piecewise") {
-    restore(a, "--lr-boundaries", &a.lr_boundaries, joined(c["boundaries"]));
-    restore(a, "--lr-values", &a.lr_values, joined(c["values"]));
+// The schedule of a resumed run: the saved one (--lr sets its rate), the saved one with the schedule
+// flags given (--lr-schedule of its name), or a new one from the flags (another --lr-schedule, from
+// --lr or else the saved rate). Errors: UsageError naming the flag.
+void resumed_schedule(const Args& a, int64_t updates, torchfit::OptimizerOptions& o) {
+  auto& saved = o.learning_rate_schedule();
+  if (a.lr_given && saved && saved->name() == "piecewise" && !a.given.count("--lr-schedule")) {
+    throw apps::UsageError("--lr: the checkpoint '" + a.resume +
+                           "' follows a piecewise schedule, whose rates are --lr-values (give --lr-schedule "
+                           "piecewise --lr-values …)");
+  }
+  if (!a.given.count("--lr-schedule")) {
+    if (saved && a.lr_given) set_schedule_rate(*saved, a.lr);
     return;
   }
-  restore(a, "--decay-steps", &a.decay_steps, c["decay_steps"].get<int64_t>());
-  const bool warm = !c.value("warmup_target", nlohmann::json()).is_null();
-  if (!a.lr_given) a.lr = warm ? c["warmup_target"].get<double>() : c["initial_learning_rate"].get<double>();
-  if (name == "exponential") {
-    restore(a, "--decay-rate", &a.decay_rate, c["decay_rate"].get<double>());
-    return;
+  if (saved && saved->name() == a.lr_schedule) {
+    merge_schedule(a, *saved);
+  } else {
+    Args fresh = a;
+    if (!a.lr_given) fresh.lr = saved ? schedule_rate(*saved, o.learning_rate()) : o.learning_rate();
+    o.learning_rate(fresh.lr);
+    saved = schedule(fresh, updates);
   }
-  restore(a, "--alpha", &a.alpha, c["alpha"].get<double>());
-  restore(a, "--lr-warmup-steps", &a.lr_warmup_steps, warm ? c["warmup_steps"].get<int64_t>() : int64_t{0});
+  try {
+    torchfit::check_schedule(*saved);
+  } catch (const torchfit::ConfigError& e) {
+    throw apps::UsageError("--lr-schedule " + a.lr_schedule + " with the checkpoint '" + a.resume + "': " + e.what());
+  }
 }
 
-}  // namespace
-
-void restore_optimizer_flags(Args& a, const nlohmann::json& state) {
-  const nlohmann::json c =
-      state.is_object() ? state.value("config", nlohmann::json::object()) : nlohmann::json::object();
-  restore(a, "--clipnorm", &a.clipnorm, off_or(c.value("clipnorm", nlohmann::json())));
-  restore(a, "--clipvalue", &a.clipvalue, off_or(c.value("clipvalue", nlohmann::json())));
-  restore(a, "--global-clipnorm", &a.global_clipnorm, off_or(c.value("global_clipnorm", nlohmann::json())));
-  restore(a, "--weight-decay", &a.weight_decay, off_or(c.value("weight_decay", nlohmann::json())));
-  restore(a, "--ema", &a.ema, c.value("use_ema", false));
-  if (a.ema) restore(a, "--ema-momentum", &a.ema_momentum, c.value("ema_momentum", 0.99));
-  const int64_t saved_steps = static_cast<int64_t>(off_or(c.value("gradient_accumulation_steps", nlohmann::json())));
+// The options of a resumed run: `o` (the checkpoint's) with each optimizer flag given replacing its
+// setting. Errors: UsageError naming the flag.
+void override_saved_options(const Args& a, const nlohmann::json& state, torchfit::OptimizerOptions& o) {
+  const auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
+  if (given("--clipnorm") || given("--clipvalue") || given("--global-clipnorm"))  // one clipping: the given one
+    o.clipnorm(a.clipnorm).clipvalue(a.clipvalue).global_clipnorm(a.global_clipnorm);
+  if (given("--weight-decay")) o.weight_decay(a.weight_decay);
+  if (given("--ema")) o.use_ema(true);
+  if (given("--ema-momentum")) o.ema_momentum(a.ema_momentum);
+  const int64_t saved_steps = o.gradient_accumulation_steps();
   const int64_t accumulated = state.is_object() ? state.value("accumulated", int64_t{0}) : 0;
-  if (a.given.count("--gradient-accumulation-steps") && a.gradient_accumulation_steps != saved_steps &&
-      accumulated > 0) {
+  if (given("--gradient-accumulation-steps") && a.gradient_accumulation_steps != saved_steps && accumulated > 0) {
     throw apps::UsageError("--gradient-accumulation-steps " + std::to_string(a.gradient_accumulation_steps) +
                            ": the checkpoint is in the middle of an accumulation of " + std::to_string(saved_steps) +
                            " batches (" + std::to_string(accumulated) + " done); resume with the saved value");
   }
-  restore(a, "--gradient-accumulation-steps", &a.gradient_accumulation_steps, saved_steps);
-  restore_schedule(a, c.value("learning_rate", nlohmann::json()));
+  if (given("--gradient-accumulation-steps")) o.gradient_accumulation_steps(a.gradient_accumulation_steps);
+  // A constant rate given with --lr: FitOptions::resume_learning_rate applies it (the saved rate otherwise).
+  if (a.lr_given && !o.learning_rate_schedule()) o.learning_rate(a.lr);
+}
+
+}  // namespace
+
+torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed) {
+  const auto updates_with = [&](int64_t accumulation) {
+    return static_cast<int64_t>(a.epochs) * a.steps_per_epoch / std::max<int64_t>(1, accumulation);
+  };
+  if (!resumed) {
+    return torchfit::OptimizerOptions()
+        .name("adam")
+        .learning_rate(a.lr)
+        .clipnorm(a.clipnorm)
+        .clipvalue(a.clipvalue)
+        .global_clipnorm(a.global_clipnorm)
+        .weight_decay(a.weight_decay)
+        .use_ema(a.ema)
+        .ema_momentum(a.ema_momentum)
+        .gradient_accumulation_steps(a.gradient_accumulation_steps)
+        .learning_rate_schedule(schedule(a, updates_with(a.gradient_accumulation_steps)));
+  }
+  torchfit::OptimizerOptions o;
+  try {
+    o = torchfit::saved_optimizer_options(*resumed);
+  } catch (const torchfit::ConfigError& e) {
+    throw torchfit::ConfigError("--resume '" + a.resume + "': " + e.what());
+  }
+  override_saved_options(a, resumed->optimizer_features, o);
+  resumed_schedule(a, updates_with(o.gradient_accumulation_steps()), o);
+  return o;
 }
 
 void check_schedule_flags(const Args& a) {
@@ -150,6 +194,9 @@ void check_schedule_flags(const Args& a) {
       {"cosine", {"--lr-warmup-steps", "--decay-steps", "--alpha"}},
       {"exponential", {"--decay-steps", "--decay-rate"}},
       {"piecewise", {"--lr-boundaries", "--lr-values"}}};
+  if (a.lr_given && a.lr_schedule == "piecewise") {
+    throw apps::UsageError("--lr: --lr-schedule piecewise has no such setting (its rates are --lr-values)");
+  }
   for (const std::string flag :
        {"--lr-warmup-steps", "--decay-steps", "--decay-rate", "--alpha", "--lr-boundaries", "--lr-values"}) {
     if (a.given.count(flag) && !a.lr_schedule.empty() && !reads.at(a.lr_schedule).count(flag)) {
@@ -173,7 +220,8 @@ void check_schedule_flags(const Args& a) {
   }
   const auto boundaries = numbers<int64_t>("--lr-boundaries", a.lr_boundaries);
   const auto values = numbers<double>("--lr-values", a.lr_values);
-  if (a.lr_schedule == "piecewise" && values.size() != boundaries.size() + 1) {
+  // A resume may give one of the two (the other is the checkpoint's): the merged schedule is checked then.
+  if (a.lr_schedule == "piecewise" && a.resume.empty() && values.size() != boundaries.size() + 1) {
     throw apps::UsageError("--lr-values: " + std::to_string(values.size()) + " values for " +
                            std::to_string(boundaries.size()) +
                            " --lr-boundaries (needs one more value than boundaries)");
@@ -192,18 +240,7 @@ void check_metrics_flag(const Args& a) {
   }
 }
 
-torchfit::CompileOptions compile_options(const Args& a, int64_t updates) {
-  const auto optimizer = torchfit::OptimizerOptions()
-                             .name("adam")
-                             .learning_rate(a.lr)
-                             .clipnorm(a.clipnorm)
-                             .clipvalue(a.clipvalue)
-                             .global_clipnorm(a.global_clipnorm)
-                             .weight_decay(a.weight_decay)
-                             .use_ema(a.ema)
-                             .ema_momentum(a.ema_momentum)
-                             .gradient_accumulation_steps(a.gradient_accumulation_steps)
-                             .learning_rate_schedule(schedule(a, updates));
+torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer) {
   const auto metrics = split(a.metrics);
   return torchfit::CompileOptions().loss("categorical_crossentropy").optimizer(optimizer).metrics(metrics);
 }

@@ -8,26 +8,33 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/model/compile.h>
+#include <torchfit/saving/checkpoint.h>
 
 #include "args.h"
 
 namespace train_cnn {
 
-/// categorical_crossentropy, Adam at --lr with the optimizer flags, the --metrics list. `updates`: the
-/// weight updates of the run (the default decay_steps). Errors: torchfit::ConfigError naming the flag.
-torchfit::CompileOptions compile_options(const Args& a, int64_t updates);
+/// The optimizer of the run, decided before anything is trained or logged. A new run: Adam at --lr with
+/// the optimizer flags (a schedule's default decay_steps: the run's weight updates after the warm-up).
+/// With --resume (`resumed`, its checkpoint): the options the checkpoint saved (saved_optimizer_options),
+/// each flag given replacing its setting — clipping (one of the three), weight decay, --ema, the
+/// momentum, accumulation; --lr sets a constant rate (fit's resume_learning_rate applies it) or the rate of
+/// the saved cosine/exponential schedule (its warm-up target when it has one); --lr-schedule of the saved
+/// schedule's name replaces the settings whose flags are given, another name starts that schedule (from
+/// --lr, else the saved rate). The settings that changed are logged once, by fit (Trainer::load_checkpoint).
+/// Errors: UsageError (exit 2) starting with the flag: --lr on a piecewise schedule,
+/// --gradient-accumulation-steps that changes in the middle of an accumulation, a merged schedule that is
+/// not valid; ConfigError naming --resume for an optimizer config that cannot be read.
+torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed);
+
+/// categorical_crossentropy, `optimizer`, the --metrics list.
+torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer);
 
 /// The schedule flags, before anything is read: each flag belongs to the --lr-schedule given (only cosine
-/// has a warm-up), --lr-boundaries whole numbers >= 1 strictly increasing, --lr-values finite, one more
-/// value than boundaries. Errors: UsageError (exit 2) starting with the flag.
+/// has a warm-up; --lr is not piecewise's), --lr-boundaries whole numbers >= 1 strictly increasing,
+/// --lr-values finite, one more value than boundaries (with --resume: checked on the merged schedule). Errors:
+/// UsageError (exit 2) starting with the flag.
 void check_schedule_flags(const Args& a);
-
-/// --resume: the optimizer options the checkpoint saved (its run.json's compile.optimizer_config: clipping,
-/// weight decay, EMA, accumulation, the schedule with its decay_steps) fill the flags not given, so that a
-/// resume without repeating them continues the run exactly; a flag that changes a saved value is logged.
-/// `state`: the checkpoint's optimizer_features ({"config", "accumulated", ...}; null = none saved).
-/// Errors: UsageError naming --gradient-accumulation-steps when it changes in the middle of an accumulation.
-void restore_optimizer_flags(Args& a, const nlohmann::json& state);
 
 /// --metrics: each name known (MetricSet's names), none twice, no empty item. Errors: UsageError naming --metrics.
 void check_metrics_flag(const Args& a);

@@ -343,10 +343,9 @@ int share_of_cores(int requested, const std::optional<distributed::Environment>&
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
 int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
-          const std::shared_ptr<const saving::Checkpoint>& resumed) {
+          const std::shared_ptr<const saving::Checkpoint>& resumed, const OptimizerOptions& optimizer) {
   const bool chief = !group || group->rank() == 0;
-  const int64_t updates = a.epochs * a.steps_per_epoch / std::max<int64_t>(1, a.gradient_accumulation_steps);
-  Trainer trainer(model, compile_options(a, updates), device);
+  Trainer trainer(model, compile_options(a, optimizer), device);
   const bool append = prepare_outputs(a, trainer.device(), chief);
   auto run_logger = std::make_shared<RunLogger>(
       RunLoggerOptions(a.run_dir)
@@ -371,18 +370,22 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                             .callbacks(callbacks)
                             .verbose(a.verbose)
                             .resume_checkpoint(resumed)
-                            .resume_learning_rate(a.lr_given ? std::optional<double>(a.lr) : std::nullopt)
+                            .resume_learning_rate(a.lr_given && resumed && !optimizer.learning_rate_schedule()
+                                                      ? std::optional<double>(a.lr)
+                                                      : std::nullopt)
                             .warmup_steps(a.warmup_steps)
                             .class_weight(s.class_weight)
                             .process_group(group)
                             .gradient_compression(a.grad_compression));
   if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
-  if (a.ema && checkpoint && !checkpoint->last_saved().empty()) {
-    // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint
-    // takes them, as model.save() after fit would.
+  if (trainer.optimizer_features().finalized() && checkpoint && !checkpoint->last_saved().empty()) {
+    // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint's
+    // model takes them, as model.save() after fit would; its training state keeps the trained weights.
     trainer.save_checkpoint(checkpoint->last_saved(), s.train->class_indices());
-    std::cout << "EMA: the averaged weights are in " << checkpoint->last_saved() << "\n";
+    std::cout << "EMA: the model in " << checkpoint->last_saved()
+              << " holds the averaged weights (what predict_cnn loads); --resume continues from the trained "
+                 "weights kept beside them\n";
   }
   report_timing(trainer, *run_logger);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
@@ -396,6 +399,10 @@ int run(Args& a) {
   check_schedule_flags(a);
   check_metrics_flag(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
+  // The checkpoint is read once, for the optimizer (decided here, before anything is logged), the model
+  // and fit.
+  const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);
+  const OptimizerOptions optimizer = optimizer_options(a, resumed ? &resumed->info() : nullptr);
   const int threads = runtime::init_process(share_of_cores(a.threads, env));
   a.workers = share_of_cores(a.workers, env);
   const c10::Device device = local_device(a, env);
@@ -405,9 +412,7 @@ int run(Args& a) {
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
   sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
-  const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);  // read once
   Model model = make_model(a, *sources.train, resumed.get());
-  if (resumed) restore_optimizer_flags(a, resumed->info().optimizer_features);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {
@@ -422,7 +427,7 @@ int run(Args& a) {
                 << "): nothing to do\n";
     return 0;
   }
-  return train(a, model, sources, device, group, resumed);
+  return train(a, model, sources, device, group, resumed, optimizer);
 }
 
 }  // namespace train_cnn

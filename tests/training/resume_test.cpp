@@ -1,5 +1,7 @@
 // Resume: 2 epochs in one run equal 1 epoch + checkpoint + resume for 1 epoch (same per-step losses and
-// final weights), also from the middle of an epoch; Ctrl-C (request_interrupt) stops after the step.
+// final weights), also from the middle of an epoch, after an EMA run's final checkpoint (averaged
+// weights) and with class weights the resume does not repeat; Ctrl-C (request_interrupt) stops after the
+// step; a resume that cannot go ahead is refused before anything changes.
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
@@ -13,6 +15,7 @@
 #include <fstream>
 
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 
@@ -364,4 +367,107 @@ TEST(Resume, FunctionalModelFromJsonResumesExactly) {
   data::TensorIterator train_c(x, y, 8, true, 3);
   resumed.fit(train_c, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).callbacks({rec}));
   expect_same_run(*rec_ref, *ref, *rec, resumed);
+}
+
+namespace {
+
+// The tiny MLP on 32 four-feature samples (3 classes), batches of 8 shuffled by seed 3: one run of
+// `epochs` × 4 steps with `options`, from seed 5's weights; resumed from `resume` when given. The
+// per-step losses go to `losses`.
+struct MlpRun {
+  std::unique_ptr<Trainer> trainer;
+  std::shared_ptr<LossRecorder> losses = std::make_shared<LossRecorder>();
+};
+MlpRun mlp_run(const OptimizerOptions& optimizer, int epochs, FitOptions options = FitOptions()) {
+  at::manual_seed(5);
+  MlpRun r;
+  r.trainer = std::make_unique<Trainer>(torchfit::testing::tiny_mlp(), CompileOptions().optimizer(optimizer));
+  const at::Tensor x = at::randn({32, 4}, at::make_generator<at::CPUGeneratorImpl>(12));
+  const at::Tensor y = at::one_hot(at::arange(32) % 3, 3).to(at::kFloat);
+  data::TensorIterator train(x, y, 8, true, 3);
+  r.trainer->fit(train, options.epochs(epochs).steps_per_epoch(4).verbose(0).callbacks({r.losses}));
+  return r;
+}
+
+// Bit for bit: the resumed run's losses are the uninterrupted run's last ones, and the final weights equal.
+void expect_identical(const MlpRun& whole, const MlpRun& resumed) {
+  const auto& w = whole.losses->values;
+  const auto& r = resumed.losses->values;
+  ASSERT_EQ(w.size(), 8u);
+  ASSERT_EQ(r.size(), 4u);
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(w[4 + i], r[i]) << "epoch 2, step " << i + 1;
+  const auto a = whole.trainer->model()->parameters(), b = resumed.trainer->model()->parameters();
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(at::equal(a[i], b[i])) << "parameter " << i;
+}
+
+}  // namespace
+
+// ultralytics#9426: the checkpoint written after an EMA run has ended holds the averages (what predict
+// loads) and the trained weights; a resume continues from the trained ones, as the uninterrupted run does.
+TEST(Resume, AnEmaRunsFinalCheckpointResumesFromTheTrainedWeights) {
+  torchfit::testing::TempDir dir("resume_ema");
+  const auto ema = OptimizerOptions().learning_rate(0.05).use_ema(true).ema_momentum(0.5);
+  const MlpRun whole = mlp_run(ema, 2);
+  const MlpRun first = mlp_run(ema, 1);
+  ASSERT_TRUE(first.trainer->optimizer_features().finalized());
+  const std::string ckpt = dir.file("final.ckpt");
+  first.trainer->save_checkpoint(ckpt);  // after fit, as train_cnn --ema rewrites its last checkpoint
+  const Model loaded = saving::load_model(ckpt);
+  const auto averages = first.trainer->optimizer_features().averages();
+  const auto loaded_weights = loaded->parameters();
+  for (size_t i = 0; i < averages.size(); ++i) EXPECT_TRUE(at::equal(loaded_weights[i], averages[i])) << i;
+  EXPECT_EQ(saving::read_checkpoint_info(ckpt).optimizer_features.value("weights", ""), "averages");
+  const MlpRun resumed = mlp_run(ema, 2, FitOptions().resume_from(ckpt));
+  expect_identical(whole, resumed);
+  // A resume without EMA continues from the trained weights too: its first loss is the uninterrupted run's.
+  const MlpRun from_averages = mlp_run(OptimizerOptions().learning_rate(0.05), 2, FitOptions().resume_from(ckpt));
+  EXPECT_EQ(from_averages.losses->values.front(), whole.losses->values[4]);
+}
+
+// asv-subtools#72: the class weights are part of the run; a resume without them continues with them.
+TEST(Resume, TheCheckpointKeepsTheClassWeights) {
+  torchfit::testing::TempDir dir("resume_class_weight");
+  const auto adam = OptimizerOptions().learning_rate(0.05);
+  const FitOptions::ClassWeights weights = {{0, 3.0}, {1, 0.5}, {2, 1.0}};
+  const MlpRun whole = mlp_run(adam, 2, FitOptions().class_weight(weights));
+  const MlpRun first = mlp_run(adam, 1, FitOptions().class_weight(weights));
+  const std::string ckpt = dir.file("e1.ckpt");
+  first.trainer->save_checkpoint(ckpt);
+  EXPECT_EQ(saving::read_checkpoint_info(ckpt).class_weight, (std::vector<double>{3.0, 0.5, 1.0}));
+  const MlpRun resumed = mlp_run(adam, 2, FitOptions().resume_from(ckpt));
+  EXPECT_EQ(resumed.trainer->class_weight(), (std::vector<double>{3.0, 0.5, 1.0}));
+  expect_identical(whole, resumed);
+  // Weights given to the resumed fit replace the saved ones.
+  const MlpRun replaced = mlp_run(adam, 2, FitOptions().resume_from(ckpt).class_weight({{0, 1}, {1, 1}, {2, 1}}));
+  EXPECT_EQ(replaced.trainer->class_weight(), (std::vector<double>{1.0, 1.0, 1.0}));
+  EXPECT_NE(replaced.losses->values.front(), whole.losses->values[4]);
+}
+
+// tensorflow#36612: a new rate for a schedule is refused before the weights, the optimizer or the position
+// change (a schedule's rate is not settable; the schedule in the compile options is).
+TEST(Resume, ARateForAScheduledOptimizerIsRefusedBeforeAnythingChanges) {
+  torchfit::testing::TempDir dir("resume_schedule_rate");
+  const auto cosine = OptimizerOptions().learning_rate(0.05).learning_rate_schedule(
+      LearningRateScheduleOptions().name("cosine").decay_steps(8));
+  const MlpRun first = mlp_run(cosine, 1);
+  const std::string ckpt = dir.file("e1.ckpt");
+  first.trainer->save_checkpoint(ckpt);
+  at::manual_seed(5);
+  Trainer t(torchfit::testing::tiny_mlp(), CompileOptions().optimizer(cosine));
+  std::vector<at::Tensor> before;
+  for (const auto& p : t.model()->parameters()) before.push_back(p.detach().clone());
+  data::TensorIterator train(at::randn({32, 4}), at::one_hot(at::arange(32) % 3, 3).to(at::kFloat), 8, true, 3);
+  try {
+    t.fit(train, FitOptions().epochs(2).steps_per_epoch(4).verbose(0).resume_from(ckpt).resume_learning_rate(0.5));
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("resume: resume_learning_rate 0.5 cannot replace the rate of a learning-rate "
+                                         "schedule"),
+              std::string::npos)
+        << e.what();
+  }
+  const auto after = t.model()->parameters();
+  for (size_t i = 0; i < before.size(); ++i) EXPECT_TRUE(at::equal(before[i], after[i])) << "parameter " << i;
+  EXPECT_EQ(t.position().epoch, 0);
+  EXPECT_EQ(t.optimizer_features().iterations(), 0);
 }

@@ -109,6 +109,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.data = pos.value("data", std::map<std::string, std::string>{});
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
   if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
+  info.class_weight = j.value("class_weight", std::vector<double>{});
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -185,6 +186,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                            {"data", pos.data}}}};
   if (!state.loss_scale.is_null()) meta["loss_scale"] = state.loss_scale;
   if (!state.optimizer_features.is_null()) meta["optimizer_features"] = state.optimizer_features;
+  if (!state.class_weight.empty()) meta["class_weight"] = state.class_weight;
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {

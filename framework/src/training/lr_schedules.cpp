@@ -75,26 +75,12 @@ double schedule_learning_rate(const LearningRateScheduleOptions& s, double initi
 }
 
 nlohmann::json schedule_config(const LearningRateScheduleOptions& s, double initial_learning_rate) {
-  const double lr0 = s.initial_learning_rate().value_or(initial_learning_rate);
-  if (s.name() == "cosine") {
-    return {{"class_name", "CosineDecay"},
-            {"config",
-             {{"initial_learning_rate", lr0},
-              {"decay_steps", s.decay_steps()},
-              {"alpha", s.alpha()},
-              {"warmup_target", s.warmup_target() ? nlohmann::json(*s.warmup_target()) : nlohmann::json()},
-              {"warmup_steps", s.warmup_steps()}}}};
-  }
-  if (s.name() == "exponential") {
-    return {{"class_name", "ExponentialDecay"},
-            {"config",
-             {{"initial_learning_rate", lr0},
-              {"decay_steps", s.decay_steps()},
-              {"decay_rate", s.decay_rate()},
-              {"staircase", s.staircase()}}}};
-  }
-  return {{"class_name", "PiecewiseConstantDecay"},
-          {"config", {{"boundaries", s.boundaries()}, {"values", s.values()}}}};
+  LearningRateScheduleOptions resolved = s;
+  resolved.initial_learning_rate(s.initial_learning_rate().value_or(initial_learning_rate));
+  nlohmann::json c = nlohmann::json::object();
+  OptimizerArgWriter writer(c);
+  writer("learning_rate", std::optional<LearningRateScheduleOptions>(resolved));
+  return c["learning_rate"];
 }
 
 }  // namespace torchfit

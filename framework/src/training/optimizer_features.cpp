@@ -86,6 +86,7 @@ void OptimizerFeatures::clip_gradients() {
 
 bool OptimizerFeatures::before_update() {
   at::NoGradGuard no_grad;
+  raw_.clear();  // training goes on from the weights as they are now
   const int64_t n = options_.gradient_accumulation_steps();
   if (n > 0) {
     for (size_t i = 0; i < params_.size(); ++i)
@@ -124,22 +125,41 @@ void OptimizerFeatures::after_update() {
 void OptimizerFeatures::finalize() {
   if (!options_.use_ema() || iterations_ == 0) return;
   at::NoGradGuard no_grad;
-  for (size_t i = 0; i < params_.size(); ++i) params_[i].copy_(averages_[i]);
+  raw_.clear();
+  for (size_t i = 0; i < params_.size(); ++i) {
+    raw_.push_back(params_[i].detach().clone());
+    params_[i].copy_(averages_[i]);
+  }
 }
 
 nlohmann::json OptimizerFeatures::state() const {
-  return {
+  nlohmann::json s = {
       {"iterations", iterations_}, {"accumulated", accumulated_}, {"config", optimizer_config(options_, initial_lr_)}};
+  if (!raw_.empty()) s["weights"] = "averages";  // the trained weights are the "raw_<i>" tensors
+  return s;
 }
 
 std::map<std::string, at::Tensor> OptimizerFeatures::tensors() const {
   std::map<std::string, at::Tensor> t;
   for (size_t i = 0; i < averages_.size(); ++i) t["ema_" + std::to_string(i)] = averages_[i].detach().cpu();
   for (size_t i = 0; i < accumulators_.size(); ++i) t["accumulator_" + std::to_string(i)] = accumulators_[i].cpu();
+  for (size_t i = 0; i < raw_.size(); ++i) t["raw_" + std::to_string(i)] = raw_[i].cpu();
   return t;
 }
 
 void OptimizerFeatures::load(const nlohmann::json& state, const std::map<std::string, at::Tensor>& tensors) {
+  raw_.clear();
+  // Saved after finalize(): the model's weights are the averages; training continues from the raw ones.
+  if (state.value("weights", std::string()) == "averages") {
+    at::NoGradGuard no_grad;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      const auto it = tensors.find("raw_" + std::to_string(i));
+      if (it == tensors.end() || it->second.sizes() != params_[i].sizes())
+        throw ConfigError("optimizer state: the weights are the EMA averages, and the trained weight of parameter " +
+                          std::to_string(i) + (it == tensors.end() ? " is missing" : " has another shape"));
+      params_[i].copy_(it->second);
+    }
+  }
   auto restore = [&](const std::string& kind, std::vector<at::Tensor>& into) {
     at::NoGradGuard no_grad;
     if (!into.empty() && !tensors.count(kind + "_0")) {  // the saved run had no such state: it starts here

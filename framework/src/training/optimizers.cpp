@@ -22,19 +22,44 @@ double resolved_learning_rate(const OptimizerOptions& o) {
 }
 
 nlohmann::json optimizer_config(const OptimizerOptions& o, double lr) {
-  auto off_if_zero = [](double v) { return v > 0 ? nlohmann::json(v) : nlohmann::json(); };
-  nlohmann::json c = optimizer_hyperparameters(o, lr);
-  c.update(
-      {{"clipnorm", off_if_zero(o.clipnorm())},
-       {"clipvalue", off_if_zero(o.clipvalue())},
-       {"global_clipnorm", off_if_zero(o.global_clipnorm())},
-       {"weight_decay", off_if_zero(o.weight_decay())},
-       {"use_ema", o.use_ema()},
-       {"ema_momentum", o.ema_momentum()},
-       {"gradient_accumulation_steps",
-        o.gradient_accumulation_steps() > 0 ? nlohmann::json(o.gradient_accumulation_steps()) : nlohmann::json()}});
-  if (o.learning_rate_schedule()) c["learning_rate"] = schedule_config(*o.learning_rate_schedule(), lr);
+  OptimizerOptions resolved = o;  // args() visits the fields non-const
+  resolved.learning_rate(lr);
+  if (auto& s = resolved.learning_rate_schedule()) s->initial_learning_rate(s->initial_learning_rate().value_or(lr));
+  nlohmann::json c = nlohmann::json::object();
+  OptimizerArgWriter writer(c);
+  resolved.args(writer);
   return c;
+}
+
+namespace {
+
+void add_changes(const std::string& prefix, const nlohmann::json& saved, const nlohmann::json& now, std::string& out) {
+  if (saved == now) return;
+  if (saved.is_object() && now.is_object()) {
+    nlohmann::json keys = saved;
+    keys.update(now);  // every key of either side, in order
+    for (const auto& [key, unused] : keys.items()) {
+      const auto at = [&](const nlohmann::json& j) { return j.contains(key) ? j[key] : nlohmann::json(); };
+      add_changes(prefix.empty() ? key : prefix + "." + key, at(saved), at(now), out);
+    }
+    return;
+  }
+  out += (out.empty() ? "" : ", ") + prefix + " " + saved.dump() + " → " + now.dump();
+}
+
+}  // namespace
+
+std::string optimizer_config_changes(const nlohmann::json& saved, const nlohmann::json& now) {
+  if (saved.is_null()) return "(none saved) → " + now.dump();
+  nlohmann::json a = saved, b = now;
+  if (a.is_object() && b.is_object() && a.value("learning_rate", nlohmann::json()).is_number() &&
+      b.value("learning_rate", nlohmann::json()).is_number()) {
+    a.erase("learning_rate");
+    b.erase("learning_rate");
+  }
+  std::string out;
+  add_changes("", a, b, out);
+  return out;
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& o, std::vector<at::Tensor> params) {

@@ -51,6 +51,20 @@ void check_resumable(const std::string& path, const saving::CheckpointInfo& info
   }
 }
 
+// FitOptions without class_weight continue with the checkpoint's; other weights replace them (logged).
+void resume_class_weight(const std::vector<double>& saved, FitOptions& opt) {
+  FitOptions::ClassWeights kept;
+  for (size_t c = 0; c < saved.size(); ++c) kept[static_cast<int64_t>(c)] = saved[c];
+  if (opt.class_weight().empty()) {
+    opt.class_weight(kept);
+  } else if (opt.class_weight() != kept) {
+    nlohmann::json now = nlohmann::json::array();
+    for (const auto& [c, w] : opt.class_weight()) now.push_back(w);
+    torchfit::logger().info("resume: class_weight {} → {}", saved.empty() ? "(none)" : nlohmann::json(saved).dump(),
+                            now.dump());
+  }
+}
+
 }  // namespace
 
 data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_size) {
@@ -59,16 +73,29 @@ data::StreamConfig stream_config_of(const data::BatchIterator& train, int world_
   return c;
 }
 
+OptimizerOptions saved_optimizer_options(const saving::CheckpointInfo& info) {
+  const auto& features = info.optimizer_features;
+  if (features.is_object() && features.contains("config")) return OptimizerOptions::from_config(features["config"]);
+  return OptimizerOptions::from_config(info.compile.value("optimizer", nlohmann::json::object()));
+}
+
 void resume_fit(Trainer& trainer, const saving::Checkpoint& checkpoint, data::BatchIterator& train,
                 const data::StreamConfig& stream, FitOptions& opt, int64_t steps) {
   const std::string& path = checkpoint.path();
+  // Everything that refuses the resume is decided before the model or the optimizer changes.
+  check_resumable(path, checkpoint.info(), train, stream, trainer.world_size(), steps);
+  if (opt.resume_learning_rate() && trainer.optimizer_features().has_schedule()) {
+    throw ConfigError("resume: resume_learning_rate " + nlohmann::json(*opt.resume_learning_rate()).dump() +
+                      " cannot replace the rate of a learning-rate schedule (as Keras; set the rate in the "
+                      "schedule of the compile options)");
+  }
   const saving::CheckpointInfo info = trainer.load_checkpoint(checkpoint);
-  check_resumable(path, info, train, stream, trainer.world_size(), steps);
   const saving::TrainingPosition& pos = info.position;
   if (opt.resume_learning_rate() && *opt.resume_learning_rate() != trainer.learning_rate()) {
     torchfit::logger().info("resume: learning rate {} → {}", trainer.learning_rate(), *opt.resume_learning_rate());
     trainer.set_learning_rate(*opt.resume_learning_rate());
   }
+  resume_class_weight(info.class_weight, opt);
   // Put the data sources where the saved run left them (same seed ⇒ the same next batches).
   train.skip(pos.train_batches);
   if (opt.validation_data() && opt.validation_steps() > 0) opt.validation_data()->skip(pos.val_batches);

@@ -421,6 +421,7 @@ at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*mod
 
 void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
   saving::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
+  state.class_weight = class_weight_values_;
   if (loss_scaler_) state.loss_scale = loss_scaler_->state();
   if (features_->enabled()) {
     state.optimizer_features = features_->state();
@@ -441,12 +442,9 @@ saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkp
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   if (load_optimizer && (features_->enabled() || !info.optimizer_features.is_null())) {
-    const auto saved = info.optimizer_features.value("config", nlohmann::json());
-    const auto now = features_->state()["config"];
-    if (saved != now) {
-      torchfit::logger().info("checkpoint '{}': optimizer settings {} → {}", path,
-                              saved.is_null() ? "(none saved)" : saved.dump(), now.dump());
-    }
+    const std::string changed = optimizer_config_changes(info.optimizer_features.value("config", nlohmann::json()),
+                                                         features_->state()["config"]);
+    if (!changed.empty()) torchfit::logger().info("checkpoint '{}': optimizer settings {}", path, changed);
     features_->load(info.optimizer_features.is_null() ? nlohmann::json::object() : info.optimizer_features,
                     info.optimizer_slots);
   }

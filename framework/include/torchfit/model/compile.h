@@ -34,6 +34,33 @@ struct LearningRateScheduleOptions {
   /// piecewise: increasing step boundaries and the len(boundaries) + 1 rates (Keras `boundaries`, `values`).
   TORCH_ARG(std::vector<int64_t>, boundaries) = {};
   TORCH_ARG(std::vector<double>, values) = {};
+
+ public:
+  /// The Keras config arguments of the schedule named by name(), listed once (layer_args.h's pattern):
+  /// what OptimizerArgWriter writes into {"class_name": …, "config": …} and from_config reads back.
+  template <typename Args>
+  void args(Args& a) {
+    if (name() == "piecewise") {
+      a.required("boundaries", boundaries());
+      a.required("values", values());
+      return;
+    }
+    a("initial_learning_rate", initial_learning_rate());
+    a.required("decay_steps", decay_steps());
+    if (name() == "cosine") {
+      a("alpha", alpha());
+      a("warmup_target", warmup_target());
+      a("warmup_steps", warmup_steps());
+    } else {
+      a.required("decay_rate", decay_rate());
+      a("staircase", staircase());
+    }
+  }
+  /// Keras's serialised schedule {"class_name": "CosineDecay" | "ExponentialDecay" |
+  /// "PiecewiseConstantDecay", "config": {…}} (as training/lr_schedules.h schedule_config writes it).
+  /// Values are checked where the schedule is used (check_schedule). Errors: ConfigError naming the
+  /// class or the field (unknown, missing, wrong type).
+  static LearningRateScheduleOptions from_config(const nlohmann::json& spec);
 };
 
 /// Optimizer settings with Keras defaults. `learning_rate` < 0 ⇒ the optimizer's Keras default
@@ -76,6 +103,68 @@ struct OptimizerOptions {
   TORCH_ARG(int64_t, gradient_accumulation_steps) = 0;
   /// A learning-rate schedule (Keras: a LearningRateSchedule as `learning_rate`); unset ⇒ constant.
   TORCH_ARG(std::optional<LearningRateScheduleOptions>, learning_rate_schedule) = std::nullopt;
+
+ public:
+  /// The Keras arguments (Keras get_config names), listed once (layer_args.h's pattern): optimizer_config
+  /// (training/optimizers.h) writes them and from_config reads them back. `a(key, field)`: an argument;
+  /// `a.off_when_zero(key, field)`: one Keras writes as null when off (0 here); the schedule is visited
+  /// under "learning_rate" too, as Keras serialises a schedule in place of the rate. `fused` is an
+  /// implementation choice, not a Keras argument, and is not listed.
+  template <typename Args>
+  void args(Args& a) {
+    a("name", name());
+    a("learning_rate", learning_rate());
+    a("beta_1", beta_1());
+    a("beta_2", beta_2());
+    a("epsilon", epsilon());
+    a("momentum", momentum());
+    a("nesterov", nesterov());
+    a("rho", rho());
+    a.off_when_zero("clipnorm", clipnorm());
+    a.off_when_zero("clipvalue", clipvalue());
+    a.off_when_zero("global_clipnorm", global_clipnorm());
+    a.off_when_zero("weight_decay", weight_decay());
+    a("use_ema", use_ema());
+    a("ema_momentum", ema_momentum());
+    a.off_when_zero("gradient_accumulation_steps", gradient_accumulation_steps());
+    a("learning_rate", learning_rate_schedule());
+  }
+  /// The options of an optimizer config as optimizer_config wrote it (a checkpoint's
+  /// `optimizer_features.config`, or its `compile.optimizer`, which has only the update-rule settings):
+  /// an argument absent or null keeps its default; "learning_rate" is the rate or a Keras schedule
+  /// (LearningRateScheduleOptions::from_config; the rate then stays unset). Values are checked where the
+  /// options are used (make_optimizer, OptimizerFeatures). Errors: ConfigError naming the field (unknown,
+  /// wrong type) or the schedule's.
+  static OptimizerOptions from_config(const nlohmann::json& config);
+};
+
+/// The visitor that writes OptimizerOptions::args() and LearningRateScheduleOptions::args() as Keras JSON:
+/// each field as itself, std::optional as its value or null, off_when_zero fields as null at 0, a schedule
+/// as {"class_name": "CosineDecay", "config": {…}} (its unset initial_learning_rate null). A null schedule
+/// leaves the key as the rate wrote it. (optimizer_config and schedule_config fill in the resolved rates.)
+class OptimizerArgWriter {
+ public:
+  explicit OptimizerArgWriter(nlohmann::json& config) : config_(config) {}
+  template <typename T>
+  void operator()(const char* key, const T& value) {
+    config_[key] = value;
+  }
+  template <typename T>
+  void operator()(const char* key, const std::optional<T>& value) {
+    config_[key] = value ? nlohmann::json(*value) : nlohmann::json();
+  }
+  void operator()(const char* key, const std::optional<LearningRateScheduleOptions>& schedule);
+  template <typename T>
+  void required(const char* key, const T& value) {
+    (*this)(key, value);
+  }
+  template <typename T>
+  void off_when_zero(const char* key, const T& value) {
+    config_[key] = value > 0 ? nlohmann::json(value) : nlohmann::json();
+  }
+
+ private:
+  nlohmann::json& config_;
 };
 
 /// Loss-scaling settings, with Keras's LossScaleOptimizer defaults (training/loss_scale_optimizer.h).

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -46,6 +47,8 @@ struct CheckpointInfo {
   nlohmann::json optimizer_features;
   /// Their tensors ("ema_<i>", "accumulator_<i>"), read by load_checkpoint with an optimizer.
   std::map<std::string, at::Tensor> optimizer_slots;
+  /// The run's class weights (FitOptions::class_weight), one per class index; empty when it had none.
+  std::vector<double> class_weight;
   std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
   int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };
@@ -64,6 +67,8 @@ struct TrainingState {
   /// OptimizerFeatures::state() and tensors() (null / empty ⇒ none), saved beside the optimizer.
   nlohmann::json optimizer_features = nullptr;
   std::map<std::string, at::Tensor> optimizer_slots = {};
+  /// The class weights of the run, one per class index (Trainer::class_weight(); empty ⇒ none).
+  std::vector<double> class_weight = {};
 };
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the

@@ -25,7 +25,10 @@ namespace torchfit {
 /// rate for step = iterations() set on the optimizer, and weight decay w ← w − lr · weight_decay · w
 /// (trainable weights only, as Keras: a frozen layer's weights are left alone).
 /// after_update(): the EMA (average ← m · average + (1 − m) · w, m = 0 on the first update) and
-/// iterations() + 1. finalize() copies the averages into the weights (end of fit, as Keras).
+/// iterations() + 1. finalize() copies the averages into the weights (end of fit, as Keras) and keeps
+/// the trained ("raw") weights in the state, so that a checkpoint written then holds both and a resume
+/// from it (load) continues from the raw weights, as the uninterrupted run would; the next update
+/// drops them (a further fit() in the same process goes on from the weights as they are, as Keras).
 /// Differences from Keras 3, which counts every batch in `iterations`: here iterations() counts weight
 /// updates — the schedule's step, Adam's bias correction and the EMA advance once per update, so N
 /// accumulated batches of b equal one batch of N·b.
@@ -44,8 +47,11 @@ class OptimizerFeatures {
   /// See the class comment. Returns whether the optimizer steps on this batch.
   bool before_update();
   void after_update();
-  /// The model's weights ← the EMA (no-op without use_ema or before the first update).
+  /// The model's weights ← the EMA, the trained weights kept for state() and tensors() (no-op without
+  /// use_ema or before the first update).
   void finalize();
+  /// True between finalize() and the next update: the model's weights are the averages.
+  bool finalized() const { return !raw_.empty(); }
 
   /// Weight updates applied (Keras `iterations`, counted in updates).
   int64_t iterations() const { return iterations_; }
@@ -56,10 +62,14 @@ class OptimizerFeatures {
   /// The EMA of each parameter (empty without use_ema).
   const std::vector<at::Tensor>& averages() const { return averages_; }
 
-  /// {"iterations", "accumulated", "config"} for a checkpoint, and the tensors ("ema_<i>", "accumulator_<i>").
+  /// {"iterations", "accumulated", "config"} for a checkpoint, plus "weights": "averages" when
+  /// finalized(); and the tensors ("ema_<i>", "accumulator_<i>", and when finalized the trained weights
+  /// "raw_<i>").
   nlohmann::json state() const;
   std::map<std::string, at::Tensor> tensors() const;
-  /// Restores state() and tensors(). Errors: ConfigError naming a missing tensor or another shape.
+  /// Restores state() and tensors(); a state saved finalized() puts the trained weights "raw_<i>" back
+  /// into the model (its loaded weights were the averages). Errors: ConfigError naming a missing tensor
+  /// or another shape.
   void load(const nlohmann::json& state, const std::map<std::string, at::Tensor>& tensors);
 
  private:
@@ -72,6 +82,7 @@ class OptimizerFeatures {
   int64_t iterations_ = 0;
   int64_t accumulated_ = 0;
   std::vector<at::Tensor> accumulators_, averages_;
+  std::vector<at::Tensor> raw_;  // the trained weights while the model holds the averages (finalize)
 };
 
 }  // namespace torchfit

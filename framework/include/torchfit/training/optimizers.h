@@ -2,6 +2,7 @@
 /// @file optimizers.h
 /// make_optimizer — the LibTorch optimizer for compile()'s optimizer settings.
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
@@ -19,12 +20,20 @@ namespace torchfit {
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         std::vector<at::Tensor> params);
 
-/// The optimizer's settings with Keras's names (name, learning_rate, beta_1, beta_2, epsilon, momentum,
-/// nesterov, rho, clipnorm, clipvalue, global_clipnorm, weight_decay, use_ema, ema_momentum,
-/// gradient_accumulation_steps; unset options null, as Keras's get_config) and "learning_rate" as Keras's
-/// schedule config when there is a schedule; what run.json and checkpoints record. `learning_rate`: the
-/// resolved rate (the schedule's initial one).
+/// The optimizer's settings with Keras's names, every argument OptimizerOptions::args() lists (name,
+/// learning_rate, beta_1, beta_2, epsilon, momentum, nesterov, rho, clipnorm, clipvalue, global_clipnorm,
+/// weight_decay, use_ema, ema_momentum, gradient_accumulation_steps; options that are off null, as
+/// Keras's get_config) and "learning_rate" as Keras's schedule config when there is a schedule; what
+/// run.json and checkpoints record, and what OptimizerOptions::from_config reads back (the same options,
+/// `fused` apart). `learning_rate`: the resolved rate (a schedule's initial one when it sets none).
 nlohmann::json optimizer_config(const OptimizerOptions& options, double learning_rate);
+
+/// What differs between two optimizer_config()s, setting by setting, nested keys joined by '.':
+/// "clipnorm 1.0 → 2.0, learning_rate.config.warmup_target 0.01 → 0.5"; "" when they agree. A rate that
+/// is a number on both sides is left out (a resumed optimizer takes the saved rate unless
+/// FitOptions::resume_learning_rate replaces it, which says so itself); a side that is null reads
+/// "(none saved)".
+std::string optimizer_config_changes(const nlohmann::json& saved, const nlohmann::json& now);
 
 /// The Keras default learning rate of an optimizer name when `options.learning_rate()` < 0 (adam 1e-3,
 /// sgd 1e-2, rmsprop 1e-3), else options.learning_rate(). Errors: ConfigError for an unknown name.
