@@ -166,7 +166,9 @@ TEST(CheckpointShapes, ATensorReachingPastItsStorageIsRefused) {
     FAIL() << "loaded";
   } catch (const IoError& e) {
     const std::string m = e.what();
-    for (const std::string& p : std::vector<std::string>{bad, "'dense.kernel'", "(8, 4) Float", "holds 4 bytes"})
+    EXPECT_NE(m.find(bad), std::string::npos) << m;
+    if (m.find("cannot be read") != std::string::npos) return;  // a LibTorch whose reader checks it itself
+    for (const std::string& p : std::vector<std::string>{"'dense.kernel'", "(8, 4) Float", "holds 4 bytes"})
       EXPECT_NE(m.find(p), std::string::npos) << "'" << p << "' not in: " << m;
   }
 }
