@@ -115,7 +115,7 @@ TEST_F(KerasImport, Keras3ZipMatchesTheNumpyReference) {
   EXPECT_EQ(f.kind, "keras zip");
   EXPECT_EQ(f.keras_major(), 3);
   ASSERT_NE(f.find("conv_b"), nullptr);
-  EXPECT_EQ(f.find("conv_b")->values[0].sizes(), (at::IntArrayRef{1, 1, 3, 4}));
+  EXPECT_EQ(f.find("conv_b")->shapes[0], (std::vector<int64_t>{1, 1, 3, 4}));  // declared, not read
   auto model = load_keras_model(file("keras3.keras"));
   expect_outputs(model, nchw(npy_tensor(file("keras3.input.npy"))), file("keras3"));
 }

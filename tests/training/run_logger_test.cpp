@@ -235,6 +235,49 @@ TEST(RunLogger, AnotherFolderIntoALiveRunsFolderIsRefusedToo) {
   fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(own).also_lock({live}))});
 }
 
+// Issue 37 (item 9): the lock files of the run folder and of another folder it locks are there while the
+// run lives and gone when it ends: through the destructor, and through exit() (which skips destructors).
+class LockFilesSeen : public Callback {
+ public:
+  explicit LockFilesSeen(std::vector<fs::path> dirs) : dirs_(std::move(dirs)) {}
+  void on_train_batch_end(int64_t, const Logs&) override {
+    for (const auto& d : dirs_) seen = seen && fs::exists(d / ".torchfit.lock");
+  }
+  bool seen = true;
+
+ private:
+  std::vector<fs::path> dirs_;
+};
+
+TEST(RunLogger, TheLockFilesGoWhenTheRunEnds) {
+  torchfit::testing::TempDir dir("runlogger_lock_gone");
+  const fs::path run = dir.path / "run", other = dir.path / "ckpt";
+  auto seen = std::make_shared<LockFilesSeen>(std::vector<fs::path>{run, other});
+  fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(run.string()).also_lock({other.string()})), seen});
+  EXPECT_TRUE(seen->seen) << "no lock file while the run lived";
+  EXPECT_FALSE(fs::exists(run / ".torchfit.lock"));
+  EXPECT_FALSE(fs::exists(other / ".torchfit.lock"));
+  // A lock file a killed run left is taken over, and removed at the end too.
+  std::ofstream(run / ".torchfit.lock") << "999999";
+  EXPECT_NO_THROW(RunLogger::check_not_in_use(run.string()));
+  EXPECT_FALSE(fs::exists(run / ".torchfit.lock")) << "a free, stale lock file stays";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        runtime::install_exit_cleanup();
+        auto logger = new RunLogger(RunLoggerOptions(run.string()).also_lock({other.string()}));
+        Trainer t(torchfit::testing::tiny_mlp(), CompileOptions());
+        data::TensorIterator it(at::rand({4, 4}), at::one_hot(at::arange(4) % 3, 3).to(at::kFloat), 4);
+        struct ExitMidRun : Callback {
+          void on_train_batch_end(int64_t, const Logs&) override { std::exit(4); }
+        };
+        t.fit(it, FitOptions().epochs(1).verbose(0).callbacks({CallbackPtr(logger), std::make_shared<ExitMidRun>()}));
+      },
+      ::testing::ExitedWithCode(4), "");
+  EXPECT_FALSE(fs::exists(run / ".torchfit.lock")) << "exit()";
+  EXPECT_FALSE(fs::exists(other / ".torchfit.lock")) << "exit()";
+}
+
 // Issue 26 (item 10): a loss of exactly zero is written "0", never "-0" (the crossentropy of a certain,
 // right prediction is −(1·0) = −0 in IEEE arithmetic; Keras writes 0.0).
 TEST(RunLogger, ALossOfZeroIsWrittenWithoutASign) {

@@ -4,6 +4,7 @@
 #include <hdf5.h>
 
 #include <filesystem>
+#include <limits>
 
 #include <ATen/ATen.h>
 
@@ -142,18 +143,51 @@ std::vector<std::string> Hdf5File::children(const std::string& group) const {
   return names;
 }
 
-at::Tensor Hdf5File::dataset(const std::string& path) const {
+namespace {
+
+std::string type_name(hid_t type) {
+  const size_t bits = H5Tget_size(type) * 8;
+  switch (H5Tget_class(type)) {
+    case H5T_FLOAT:
+      return "float" + std::to_string(bits);
+    case H5T_INTEGER:
+      return (H5Tget_sign(type) == H5T_SGN_NONE ? "uint" : "int") + std::to_string(bits);
+    case H5T_STRING:
+      return "string";
+    case H5T_COMPOUND:
+      return "compound";
+    default:
+      return "non-numeric";
+  }
+}
+
+}  // namespace
+
+Hdf5File::DatasetInfo Hdf5File::dataset_info(const std::string& path) const {
   if (!exists(path)) throw IoError(where(path) + ": no such dataset");
   Hid d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
   if (!d.ok()) throw IoError(where(path) + ": not a dataset");
   Hid type(H5Dget_type(d), H5Tclose);
-  if (H5Tget_class(type) != H5T_FLOAT) throw IoError(where(path) + ": not a floating-point dataset");
   Hid space(H5Dget_space(d), H5Sclose);
   const int rank = H5Sget_simple_extent_ndims(space);
-  std::vector<hsize_t> dims(static_cast<size_t>(rank > 0 ? rank : 0));
+  if (rank < 0) throw IoError(where(path) + ": cannot read the dataset's shape");
+  std::vector<hsize_t> dims(static_cast<size_t>(rank));
   if (rank > 0) H5Sget_simple_extent_dims(space, dims.data(), nullptr);
-  std::vector<int64_t> sizes(dims.begin(), dims.end());
-  at::Tensor out = at::empty(sizes, at::kDouble);
+  DatasetInfo info{{}, type_name(type)};
+  for (const hsize_t n : dims) {
+    if (n > static_cast<hsize_t>(std::numeric_limits<int64_t>::max()))
+      throw IoError(where(path) + ": declares a dimension of " + std::to_string(n) + " (over 2^63 - 1)");
+    info.shape.push_back(static_cast<int64_t>(n));
+  }
+  return info;
+}
+
+at::Tensor Hdf5File::dataset(const std::string& path) const {
+  const DatasetInfo info = dataset_info(path);
+  if (info.dtype.rfind("float", 0) != 0)
+    throw IoError(where(path) + ": not a floating-point dataset (" + info.dtype + ")");
+  Hid d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
+  at::Tensor out = at::empty(info.shape, at::kDouble);
   if (out.numel() > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr<double>()) < 0) {
     throw IoError(where(path) + ": cannot read the dataset");
   }

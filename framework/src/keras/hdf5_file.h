@@ -34,8 +34,17 @@ class Hdf5File {
   std::string string(const std::string& object, const std::string& attr) const;
   /// The names of the links in group `group`, in HDF5's (alphabetical) order.
   std::vector<std::string> children(const std::string& group) const;
-  /// A floating-point dataset as a float64 tensor of its shape (a scalar: 0-D). Errors: IoError naming
-  /// the file and dataset when it is absent or not floating-point.
+  /// What a dataset declares in its header: its shape and element type. Nothing of its data is read.
+  struct DatasetInfo {
+    std::vector<int64_t> shape;  ///< the dataspace's dimensions ({} for a scalar)
+    std::string dtype;  ///< "float16", "float32", "float64" (float<bits> for others), "int32", "uint8", "string", …
+  };
+  /// The declared shape and type of the dataset at `path`. Errors: IoError naming the file and dataset
+  /// when it is absent, no dataset, or declares a dimension over 2^63 - 1.
+  DatasetInfo dataset_info(const std::string& path) const;
+  /// A floating-point dataset as a float64 tensor of its shape (a scalar: 0-D). Allocates what the shape
+  /// declares: check dataset_info() against what is expected first. Errors: IoError naming the file and
+  /// dataset when it is absent, not floating-point or cannot be read (e.g. data missing from the file).
   at::Tensor dataset(const std::string& path) const;
 
  private:

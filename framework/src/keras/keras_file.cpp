@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -56,6 +57,14 @@ bool uses_keras1_arguments(const nlohmann::json& layer_config) {
 #if TORCHFIT_HAVE_KERAS_IMPORT
 using detail::Hdf5File;
 
+// Adds the dataset at `path` to `w` with its declared shape and type (its data stays unread).
+void add_declared(const Hdf5File& h5, const std::string& path, KerasLayerWeights& w) {
+  auto info = h5.dataset_info(path);
+  w.paths.push_back(path);
+  w.shapes.push_back(std::move(info.shape));
+  w.dtypes.push_back(std::move(info.dtype));
+}
+
 // Weights of the layer groups under `root` ("/model_weights" or "/"), found through each group's
 // weight_names (HDF5 lists datasets alphabetically: bias before kernel).
 std::vector<KerasLayerWeights> read_h5_weights(const Hdf5File& h5, const std::string& root) {
@@ -65,9 +74,9 @@ std::vector<KerasLayerWeights> read_h5_weights(const Hdf5File& h5, const std::st
     const std::string group = prefix + layer;
     if (!h5.exists(group))
       throw IoError(h5.name() + ": layer_names lists '" + layer + "' but there is no group " + group);
-    KerasLayerWeights w{layer, h5.strings(group, "weight_names"), {}};
+    KerasLayerWeights w{layer, h5.strings(group, "weight_names"), {}, {}, {}};
     if (w.names.empty()) continue;
-    for (const auto& n : w.names) w.values.push_back(h5.dataset(group + "/" + n));
+    for (const auto& n : w.names) add_declared(h5, group + "/" + n, w);
     out.push_back(std::move(w));
   }
   return out;
@@ -77,8 +86,9 @@ std::string optional_attribute(const Hdf5File& h5, const std::string& object, co
   return h5.has_attribute(object, attr) ? h5.string(object, attr) : std::string();
 }
 
-KerasFile read_h5(const std::string& path, const std::string& architecture_json) {
-  Hdf5File h5(path);
+KerasFile read_h5(const std::string& path, const std::string& architecture_json, const KerasWeightsBudget& budget) {
+  auto shared = std::make_shared<const Hdf5File>(path);
+  const Hdf5File& h5 = *shared;
   KerasFile f;
   f.path = path;
   const bool full = h5.has_attribute("/", "model_config");
@@ -100,21 +110,64 @@ KerasFile read_h5(const std::string& path, const std::string& architecture_json)
   if (!h5.has_attribute(root, "layer_names")) {
     throw IoError(path + ": no layer_names attribute on " + root + " (not a Keras weights file)");
   }
+  if (budget) budget(f);  // the datasets stay on disk: only their headers are read here
   f.weights = read_h5_weights(h5, root);
+  f.hdf5 = std::move(shared);
   return f;
 }
 
-std::string zip_entry(zip_t* z, const std::string& path, const std::string& name) {
+constexpr uint64_t kMaxJsonBytes = uint64_t{64} << 20;  // config.json, metadata.json
+constexpr uint64_t kMaxDeflateRatio = 1032;             // deflate's largest expansion
+
+// The entry `name`'s declared size, checked against the archive (`archive_bytes`) and `cap` (0: none)
+// before a byte is inflated.
+uint64_t declared_entry_size(zip_t* z, const std::string& path, const std::string& name, uint64_t archive_bytes,
+                             uint64_t cap) {
   zip_stat_t st;
   zip_stat_init(&st);
   if (zip_stat(z, name.c_str(), 0, &st) != 0) throw IoError(path + ": the .keras zip has no " + name);
+  const std::string entry = path + ": zip entry " + name + " declares " + std::to_string(st.size) + " bytes";
+  if (st.comp_size > archive_bytes) {
+    throw IoError(entry + " stored in " + std::to_string(st.comp_size) + ", more than the whole archive (" +
+                  std::to_string(archive_bytes) + " bytes): a damaged or crafted file");
+  }
+  if (st.comp_method == ZIP_CM_STORE && st.size != st.comp_size) {
+    throw IoError(entry + " but stores " + std::to_string(st.comp_size) + " uncompressed: a damaged or crafted file");
+  }
+  if (st.comp_method != ZIP_CM_STORE && st.size > kMaxDeflateRatio * st.comp_size + 1024) {
+    throw IoError(entry + " from " + std::to_string(st.comp_size) +
+                  " compressed, more than deflate expands (1032:1): a damaged or crafted file");
+  }
+  if (cap > 0 && st.size > cap) {
+    throw IoError(entry + ", more than the " + std::to_string(cap) + " bytes " +
+                  (name == "model.weights.h5" ? "the model's weights can take" : "a Keras " + name + " is read up to") +
+                  "; nothing inflated");
+  }
+  return st.size;
+}
+
+// The bytes of entry `name`, read in pieces (what is held only grows with what is really inflated) after
+// its declared size passed declared_entry_size; it must hold exactly that size.
+std::string zip_entry(zip_t* z, const std::string& path, const std::string& name, uint64_t cap) {
+  std::error_code ec;
+  const uint64_t archive_bytes = std::filesystem::file_size(path, ec);
+  const uint64_t declared = declared_entry_size(z, path, name, ec ? 0 : archive_bytes, cap);
   zip_file_t* zf = zip_fopen(z, name.c_str(), 0);
   if (!zf) throw IoError(path + ": cannot open " + name + " inside the zip");
-  std::string data(static_cast<size_t>(st.size), '\0');
-  const zip_int64_t got = zip_fread(zf, data.data(), st.size);
+  std::string data;
+  std::vector<char> piece(1 << 20);
+  zip_int64_t got = 0;
+  while ((got = zip_fread(zf, piece.data(), piece.size())) > 0 && data.size() <= declared) {
+    data.append(piece.data(), static_cast<size_t>(got));
+  }
   zip_fclose(zf);
-  if (got < 0 || static_cast<zip_uint64_t>(got) != st.size)
-    throw IoError(path + ": cannot read " + name + " inside the zip");
+  if (got < 0)
+    throw IoError(path + ": cannot read " + name + " inside the zip (damaged: " + std::to_string(data.size()) + " of " +
+                  std::to_string(declared) + " declared bytes read)");
+  if (data.size() != declared) {
+    throw IoError(path + ": zip entry " + name + " declares " + std::to_string(declared) + " bytes but holds " +
+                  std::to_string(data.size()) + ": a damaged or crafted file");
+  }
   return data;
 }
 
@@ -137,17 +190,17 @@ std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlo
       return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
     });
     if (names.empty()) continue;
-    KerasLayerWeights w{layer, {}, {}};
+    KerasLayerWeights w{layer, {}, {}, {}, {}};
     for (const auto& v : names) {
       w.names.push_back("vars/" + v);
-      w.values.push_back(h5.dataset(vars + "/" + v));
+      add_declared(h5, vars + "/" + v, w);
     }
     out.push_back(std::move(w));
   }
   return out;
 }
 
-KerasFile read_keras_zip(const std::string& path) {
+KerasFile read_keras_zip(const std::string& path, const KerasWeightsBudget& budget) {
   int err = 0;
   zip_t* z = zip_open(path.c_str(), ZIP_RDONLY, &err);
   if (!z) throw IoError(path + ": not a zip file (a .keras file is one), or missing/unreadable");
@@ -155,14 +208,16 @@ KerasFile read_keras_zip(const std::string& path) {
   f.path = path;
   f.kind = "keras zip";
   try {
-    f.model_config = parse_model_json(zip_entry(z, path, "config.json"), path + " (config.json)");
-    const auto meta = nlohmann::json::parse(zip_entry(z, path, "metadata.json"), nullptr, false);
+    f.model_config = parse_model_json(zip_entry(z, path, "config.json", kMaxJsonBytes), path + " (config.json)");
+    const auto meta = nlohmann::json::parse(zip_entry(z, path, "metadata.json", kMaxJsonBytes), nullptr, false);
     if (meta.is_object()) f.keras_version = meta.value("keras_version", "");
-    const std::string weights = zip_entry(z, path, "model.weights.h5");
+    const uint64_t cap = budget ? budget(f) : 0;
+    auto h5 = std::make_shared<const Hdf5File>(zip_entry(z, path, "model.weights.h5", cap),
+                                               path + " (model.weights.h5)");  // HDF5 copies the image
     zip_close(z);
     z = nullptr;
-    Hdf5File h5(weights, path + " (model.weights.h5)");
-    f.weights = read_keras3_weights(h5, f.model_config);
+    f.weights = read_keras3_weights(*h5, f.model_config);
+    f.hdf5 = std::move(h5);
   } catch (...) {
     if (z) zip_close(z);
     throw;
@@ -172,6 +227,18 @@ KerasFile read_keras_zip(const std::string& path) {
 #endif  // TORCHFIT_HAVE_KERAS_IMPORT
 
 }  // namespace
+
+at::Tensor KerasFile::read_weight(const KerasLayerWeights& w, size_t i) const {
+#if TORCHFIT_HAVE_KERAS_IMPORT
+  if (!hdf5 || i >= w.paths.size())
+    throw IoError(path + ": layer '" + w.layer + "' has no weight " + std::to_string(i));
+  return hdf5->dataset(w.paths[i]);
+#else
+  (void)w;
+  (void)i;
+  throw ConfigError(path + ": this torchfit was built without the Keras readers (HDF5 and libzip)");
+#endif
+}
 
 const KerasLayerWeights* KerasFile::find(const std::string& name) const {
   for (const auto& w : weights) {
@@ -210,17 +277,19 @@ std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_conf
   return {layers.begin(), layers.end()};
 }
 
-KerasFile read_keras_file(const std::string& path, const std::string& architecture_json) {
+KerasFile read_keras_file(const std::string& path, const std::string& architecture_json,
+                          const KerasWeightsBudget& budget) {
 #if TORCHFIT_HAVE_KERAS_IMPORT
   const std::string ext = lower_extension(path);
   if (ext == ".keras") {
     if (!architecture_json.empty()) throw ConfigError(path + ": a .keras file holds its architecture; give none");
-    return read_keras_zip(path);
+    return read_keras_zip(path, budget);
   }
-  if (ext == ".h5" || ext == ".hdf5") return read_h5(path, architecture_json);
+  if (ext == ".h5" || ext == ".hdf5") return read_h5(path, architecture_json, budget);
   throw IoError(path + ": not a Keras file (expected .h5, .hdf5 or .keras)");
 #else
   (void)architecture_json;
+  (void)budget;
   throw ConfigError(path +
                     ": this torchfit was built without the Keras readers (HDF5 and libzip): "
                     "apt-get install libhdf5-dev libzip-dev, then reconfigure with TORCHFIT_WITH_KERAS_IMPORT=ON");

@@ -14,6 +14,7 @@
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
+#include <torchfit/layers/shape.h>
 
 #include "keras_layer_config.h"
 
@@ -27,14 +28,15 @@ struct WeightSource {
   const json& spec;                 // {"class_name", "config"}
   const KerasLayerWeights& stored;  // in Keras's order and layout
   const KerasFile& file;
-  bool keras1_th;  // a Keras 1 kernel stored (out, in, kh, kw)
-  bool flip;       // Theano-trained: convolution kernels flipped in both spatial axes
+  bool keras1_th;                       // a Keras 1 kernel stored (out, in, kh, kw)
+  bool flip;                            // Theano-trained: convolution kernels flipped in both spatial axes
+  std::vector<at::Tensor> values = {};  // the stored weights, read once their declared shapes were checked
 
   std::string who() const {
     return file.path + ": layer '" + stored.layer + "' (" + spec.value("class_name", std::string("?")) + ")";
   }
   [[noreturn]] void refuse(const std::string& why) const { throw ConfigError(who() + ": " + why); }
-  const at::Tensor& at(size_t i) const { return stored.values[i]; }
+  const at::Tensor& at(size_t i) const { return values.at(i); }
 };
 
 // Copies `value` (already in torchfit's layout) into `param`, which must have its shape.
@@ -49,8 +51,8 @@ void assign(const WeightSource& src, at::Tensor& param, const at::Tensor& value,
 }
 
 void expect_count(const WeightSource& src, size_t n) {
-  if (src.stored.values.size() != n) {
-    src.refuse("the file holds " + std::to_string(src.stored.values.size()) + " weights, the layer takes " +
+  if (src.stored.names.size() != n) {
+    src.refuse("the file holds " + std::to_string(src.stored.names.size()) + " weights, the layer takes " +
                std::to_string(n));
   }
 }
@@ -156,6 +158,110 @@ const std::map<std::string, Mapper>& mappers() {
   return table;
 }
 
+// What each layer's weights must declare in the file, in Keras's layout and order, from the built layer:
+// checked against every dataset's declared shape before any data is read.
+using Sizes = std::vector<int64_t>;
+using ShapeList = std::vector<Sizes>;
+
+Sizes sizes_of(const at::Tensor& t) { return t.sizes().vec(); }
+
+// A kernel held as keras.permute({3, 2, 0, 1}) (conv_kernel): Keras's (kh, kw, in, out) from (out, in, kh, kw).
+Sizes keras_conv_layout(const at::Tensor& t) { return {t.size(2), t.size(3), t.size(1), t.size(0)}; }
+
+// A depthwise kernel (C·m, 1, kh, kw) as Keras stores it: (kh, kw, C, m).
+Sizes keras_depthwise_layout(const at::Tensor& t, int64_t multiplier) {
+  return {t.size(2), t.size(3), t.size(0) / multiplier, multiplier};
+}
+
+void add_if_defined(ShapeList& out, const at::Tensor& t) {
+  if (t.defined()) out.push_back(sizes_of(t));
+}
+
+ShapeList conv_shapes(Layer& l, bool keras1_th) {
+  auto* conv = dynamic_cast<Conv2DImpl*>(&l);
+  const at::Tensor& kernel = conv ? conv->kernel : dynamic_cast<Conv2DTransposeImpl&>(l).kernel;
+  const at::Tensor& bias = conv ? conv->bias : dynamic_cast<Conv2DTransposeImpl&>(l).bias;
+  ShapeList out = {keras1_th ? sizes_of(kernel) : keras_conv_layout(kernel)};  // Keras 1 "th": as stored
+  add_if_defined(out, bias);
+  return out;
+}
+
+ShapeList depthwise_shapes(Layer& l, bool) {
+  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
+  ShapeList out = {keras_depthwise_layout(layer.kernel, layer.options.depth_multiplier())};
+  add_if_defined(out, layer.bias);
+  return out;
+}
+
+ShapeList separable_shapes(Layer& l, bool) {
+  auto& layer = dynamic_cast<SeparableConv2DImpl&>(l);
+  ShapeList out = {keras_depthwise_layout(layer.kernel, layer.options.depth_multiplier()),
+                   keras_conv_layout(layer.pointwise_kernel)};
+  add_if_defined(out, layer.bias);
+  return out;
+}
+
+ShapeList dense_shapes(Layer& l, bool) {
+  auto& layer = dynamic_cast<DenseImpl&>(l);
+  ShapeList out = {{layer.kernel.size(1), layer.kernel.size(0)}};  // Keras (in, out)
+  add_if_defined(out, layer.bias);
+  return out;
+}
+
+ShapeList batch_normalization_shapes(Layer& l, bool) {
+  auto& layer = dynamic_cast<BatchNormalizationImpl&>(l);
+  ShapeList out;
+  for (const at::Tensor* t : {&layer.gamma, &layer.beta, &layer.moving_mean, &layer.moving_variance})
+    add_if_defined(out, *t);
+  return out;
+}
+
+ShapeList layer_normalization_shapes(Layer& l, bool) {
+  auto& layer = dynamic_cast<LayerNormalizationImpl&>(l);
+  ShapeList out;
+  add_if_defined(out, layer.gamma);
+  add_if_defined(out, layer.beta);
+  return out;
+}
+
+using ShapesOf = ShapeList (*)(Layer&, bool keras1_th);
+
+// torchfit class → the Keras shapes of its weights (the classes of mappers()).
+const std::map<std::string, ShapesOf>& expected_shapes() {
+  static const std::map<std::string, ShapesOf> table = {
+      {"Conv2D", conv_shapes},
+      {"Conv2DTranspose", conv_shapes},
+      {"DepthwiseConv2D", depthwise_shapes},
+      {"SeparableConv2D", separable_shapes},
+      {"Dense", dense_shapes},
+      {"BatchNormalization", batch_normalization_shapes},
+      {"LayerNormalization", layer_normalization_shapes},
+  };
+  return table;
+}
+
+// Every weight of `src` declares a floating-point type and the shape the built layer needs: else a
+// ConfigError naming the file, layer, weight and both shapes, before a byte of it is read.
+void check_declared(Layer& layer, const WeightSource& src) {
+  const auto it = expected_shapes().find(layer.class_name());
+  if (it == expected_shapes().end() || mappers().count(layer.class_name()) == 0)
+    src.refuse("torchfit cannot map this class's weights");
+  const ShapeList want = it->second(layer, src.keras1_th);
+  expect_count(src, want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const auto& stored = src.stored;
+    if (stored.dtypes[i].rfind("float", 0) != 0) {
+      src.refuse("weight '" + stored.names[i] + "' is " + stored.dtypes[i] +
+                 " in the file; Keras weights are floating point (float16, float32, float64)");
+    }
+    if (stored.shapes[i] != want[i]) {
+      src.refuse("weight '" + stored.names[i] + "' is declared " + format_sizes(stored.shapes[i]) + " " +
+                 stored.dtypes[i] + " in the file; the layer needs " + format_sizes(want[i]) +
+                 " (Keras's layout): refused before reading it");
+    }
+  }
+}
+
 bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, bool channels_first) {
   if (file.keras_major() != 1) return false;  // Keras 2's Theano backend convolves without the flip
   std::string backend = !options.keras1_backend.empty() ? options.keras1_backend : file.backend;
@@ -168,14 +274,14 @@ bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, boo
 
 }  // namespace
 
-void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options) {
-  const auto layers = keras_config_layers(file.model_config);
-  const bool channels_first = keras_model_is_channels_first(file.model_config);
-  const bool keras1_th = file.keras_major() == 1 && channels_first;
-  const bool flip = flips_kernels(file, options, channels_first);
-  size_t used = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    const json& spec = layers[i];
+namespace {
+
+// Each weighted layer of the config with the file's weights for it, every declared shape checked against
+// the built layer (check_declared) and every layer of the file matched, before anything is read.
+std::vector<WeightSource> checked_sources(const KerasFile& file, const std::vector<json>& layers,
+                                          const LayerLookup& get_layer, bool keras1_th, bool flip) {
+  std::vector<WeightSource> sources;
+  for (const json& spec : layers) {
     const std::string cls = spec.value("class_name", "");
     const std::string name = spec["config"].value("name", "");
     if (cls == "InputLayer") continue;
@@ -188,18 +294,31 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
       }
       continue;
     }
-    ++used;
-    const auto it = mappers().find(layer->class_name());  // torchfit's class: Keras 1 names and aliases read
-    WeightSource src{spec, *stored, file, keras1_th, flip};
-    if (it == mappers().end()) src.refuse("torchfit cannot map this class's weights");
-    it->second(*layer, src);
+    sources.push_back(WeightSource{spec, *stored, file, keras1_th, flip});
+    check_declared(*layer, sources.back());
   }
-  if (used != file.weights.size()) {
+  if (sources.size() != file.weights.size()) {
     for (const auto& w : file.weights) {
       bool found = false;
       for (const auto& spec : layers) found = found || spec["config"].value("name", "") == w.layer;
       if (!found) throw ConfigError(file.path + ": weights for layer '" + w.layer + "', which the model config lacks");
     }
+  }
+  return sources;
+}
+
+}  // namespace
+
+void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options) {
+  const auto layers = keras_config_layers(file.model_config);
+  const bool channels_first = keras_model_is_channels_first(file.model_config);
+  const bool keras1_th = file.keras_major() == 1 && channels_first;
+  const bool flip = flips_kernels(file, options, channels_first);
+  for (WeightSource& src : checked_sources(file, layers, get_layer, keras1_th, flip)) {
+    std::shared_ptr<Layer> layer = get_layer(src.stored.layer);
+    for (size_t i = 0; i < src.stored.names.size(); ++i) src.values.push_back(file.read_weight(src.stored, i));
+    mappers().at(layer->class_name())(*layer, src);  // torchfit's class: Keras 1 names and aliases read
+    src.values.clear();                              // one layer's data held at a time
   }
 }
 
@@ -216,10 +335,27 @@ Model build_keras_model(const KerasFile& file) {
   }
 }
 
+namespace {
+
+// The most bytes a .keras zip's model.weights.h5 can take for `model`: its weights and buffers in float64
+// with up to seven optimizer slots each (Adam's two, EMA, …), and HDF5's bookkeeping (1 MiB, 64 KiB a layer).
+uint64_t weights_budget(ModelImpl& model, size_t layers) {
+  uint64_t elements = 0;
+  for (const auto& p : model.named_parameters(true)) elements += static_cast<uint64_t>(p.value().numel());
+  for (const auto& b : model.named_buffers(true)) elements += static_cast<uint64_t>(b.value().numel());
+  return elements * 8 * 8 + (uint64_t{1} << 20) + (uint64_t{64} << 10) * layers;
+}
+
+}  // namespace
+
 Model load_keras_model(const std::string& path, const std::string& architecture_json,
                        const KerasImportOptions& options) {
-  const KerasFile file = read_keras_file(path, architecture_json);
-  Model model = build_keras_model(file);
+  Model model = nullptr;  // built from the architecture before any weight is read, to bound the weights
+  const KerasFile file = read_keras_file(path, architecture_json, [&](const KerasFile& architecture) {
+    model = build_keras_model(architecture);
+    return weights_budget(*model, keras_config_layers(architecture.model_config).size());
+  });
+  if (!model) model = build_keras_model(file);
   load_keras_weights(
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();

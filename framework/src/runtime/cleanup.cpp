@@ -65,6 +65,11 @@ void install_exit_cleanup() {
   std::call_once(once, [] {
     std::atexit(cleanup_at_exit);
     g_previous_terminate = std::set_terminate(terminate_with_cleanup);
+    // A file-size limit (ulimit -f, a batch system's RLIMIT_FSIZE) would kill the process with SIGXFSZ in the
+    // middle of a write; ignored, the write fails with EFBIG and takes the path of a full disk instead (the
+    // error names the file, the temporary is removed, run.json says "failed").
+    struct sigaction xfsz {};
+    if (::sigaction(SIGXFSZ, nullptr, &xfsz) == 0 && xfsz.sa_handler == SIG_DFL) ::signal(SIGXFSZ, SIG_IGN);
     for (const int signo : {SIGTERM, SIGHUP, SIGINT, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
       struct sigaction current {};
       if (::sigaction(signo, nullptr, &current) != 0 || current.sa_handler != SIG_DFL) continue;

@@ -127,10 +127,31 @@ Model model_from_checkpoint(const std::string& path, const CheckpointInfo& info)
   }
 }
 
+// The bytes `t`'s sizes and strides reach in its storage: the file declares those, its storage is what it holds.
+int64_t bytes_reached(const at::Tensor& t) {
+  if (t.numel() == 0) return 0;
+  int64_t last = t.storage_offset();
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  return (last + 1) * static_cast<int64_t>(t.element_size());
+}
+
+// Throws the IoError of a tensor `key` whose declared shape reaches past what the file stores for it
+// (LibTorch's reader does not check; copying it would read past its storage).
+void check_storage(const std::string& path, const std::string& key, const at::Tensor& t) {
+  if (!t.has_storage() || bytes_reached(t) <= static_cast<int64_t>(t.storage().nbytes())) return;
+  throw IoError("checkpoint '" + path + "': tensor '" + key + "' declares shape " + format_sizes(t.sizes().vec()) +
+                " " + std::string(c10::toString(t.scalar_type())) + " (" + std::to_string(bytes_reached(t)) +
+                " bytes) but the file holds " + std::to_string(t.storage().nbytes()) +
+                " bytes for it: a damaged or crafted file; nothing loaded");
+}
+
+// Copies the checkpoint's weights into `model` once every parameter was found with the model's shape and a
+// floating-point type: a checkpoint that does not fit leaves the model as it was, and the error names the file,
+// the parameter and both shapes.
 void copy_weights(const std::string& path, torch::serialize::InputArchive& archive, ModelImpl& model) {
   torch::serialize::InputArchive weights;
   if (!archive.try_read("weights", weights)) throw IoError("checkpoint '" + path + "' has no weights");
-  at::NoGradGuard no_grad;
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs;  // (model parameter, checkpoint tensor)
   for (auto& p : model.named_parameters(true)) {
     at::Tensor t;
     if (!weights.try_read(p.key(), t)) {
@@ -139,10 +160,17 @@ void copy_weights(const std::string& path, torch::serialize::InputArchive& archi
     if (t.sizes() != p.value().sizes()) {
       throw ConfigError("checkpoint '" + path + "': parameter '" + p.key() + "' has shape " +
                         format_sizes(t.sizes().vec()) + " but the model expects " +
-                        format_sizes(p.value().sizes().vec()));
+                        format_sizes(p.value().sizes().vec()) + "; nothing loaded");
     }
-    p.value().copy_(t);
+    if (!at::isFloatingType(t.scalar_type())) {
+      throw ConfigError("checkpoint '" + path + "': parameter '" + p.key() + "' holds " +
+                        std::string(c10::toString(t.scalar_type())) + ", not floating point; nothing loaded");
+    }
+    check_storage(path, p.key(), t);
+    pairs.emplace_back(p.value(), t);
   }
+  at::NoGradGuard no_grad;
+  for (auto& [param, t] : pairs) param.copy_(t);
 }
 
 double optimizer_lr(const TrainingState& state) {
@@ -283,6 +311,7 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
     for (const auto& key : slots.keys()) {
       at::Tensor t;
       slots.read(key, t);
+      check_storage(path, "optimizer_slots/" + key, t);
       info.optimizer_slots[key] = t;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -53,37 +54,62 @@ RunLogger::~RunLogger() { unlock_run_dir(); }
 
 namespace {
 
-// flock(LOCK_EX | LOCK_NB) on dir/.torchfit.lock: the open descriptor, or an IoError naming the folder and
-// the process holding it.
+std::string lock_path(const std::string& dir) { return (std::filesystem::path(dir) / ".torchfit.lock").string(); }
+
+// Whether the open `fd` is still the file `path` names: a lock file is removed by the run that holds it, so
+// a process that opened it just before may lock a file that no longer has a name.
+bool still_named(int fd, const std::string& path) {
+  struct stat open_file {
+  }, named{};
+  return ::fstat(fd, &open_file) == 0 && ::stat(path.c_str(), &named) == 0 && open_file.st_dev == named.st_dev &&
+         open_file.st_ino == named.st_ino;
+}
+
+// flock(LOCK_EX | LOCK_NB) on dir/.torchfit.lock (created): the open descriptor, or an IoError naming the
+// folder and the process holding it.
 int flock_run_folder(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / ".torchfit.lock").string();
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char pid[32] = {};
-    const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
-    ::close(fd);
-    throw IoError("run folder '" + dir + "' is in use by another running process" +
-                  (n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : std::string()) +
-                  ": give this run another folder, or wait for that one to end");
+  const std::string path = lock_path(dir);
+  for (int attempt = 0;; ++attempt) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw IoError("cannot create '" + path + "': " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      char pid[32] = {};
+      const ssize_t n = ::pread(fd, pid, sizeof pid - 1, 0);
+      ::close(fd);
+      throw IoError("run folder '" + dir + "' is in use by another running process" +
+                    (n > 0 ? " (pid " + std::string(pid, static_cast<size_t>(n)) + ")" : std::string()) +
+                    ": give this run another folder, or wait for that one to end");
+    }
+    if (still_named(fd, path)) {
+      const std::string own = std::to_string(::getpid());
+      if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, own.data(), own.size(), 0) < 0) {
+        // the lock holds without the pid; the pid only makes the message of a second run clearer
+      }
+      return fd;
+    }
+    ::close(fd);  // the run that held it removed it meanwhile: lock the new file
+    if (attempt == 100) throw IoError("cannot lock '" + path + "': it is removed and created again continually");
   }
-  const std::string own = std::to_string(::getpid());
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, own.data(), own.size(), 0) < 0) {
-    // the lock holds without the pid; the pid only makes the message of a second run clearer
-  }
-  return fd;
+}
+
+// Removes the lock file while it is still held (so no other process can hold the name meanwhile), then
+// releases it.
+void remove_and_unlock(int fd, const std::string& path) {
+  if (still_named(fd, path)) ::unlink(path.c_str());
+  ::close(fd);
 }
 
 }  // namespace
 
 void RunLogger::check_not_in_use(const std::string& dir) {
   std::error_code ec;
-  if (!std::filesystem::exists(std::filesystem::path(dir) / ".torchfit.lock", ec)) return;
-  ::close(flock_run_folder(dir));
+  const std::string path = lock_path(dir);
+  if (!std::filesystem::exists(path, ec)) return;
+  remove_and_unlock(flock_run_folder(dir), path);  // free: a lock file left by a killed run goes too
 }
 
 void RunLogger::lock_run_dir() {
-  if (!lock_fds_.empty()) return;
+  if (!locks_.empty()) return;
   std::vector<std::filesystem::path> done;
   for (const std::string& dir : [&] {
          std::vector<std::string> all = {options_.run_dir()};
@@ -96,7 +122,10 @@ void RunLogger::lock_run_dir() {
     done.push_back(canonical);
     try {
       if (dir != options_.run_dir()) io::ensure_writable_directory(dir.empty() ? "." : dir);
-      lock_fds_.push_back(flock_run_folder(dir.empty() ? "." : dir));
+      const std::string folder = dir.empty() ? "." : dir;
+      locks_.push_back({flock_run_folder(folder), lock_path(folder), nullptr});
+      // removed on every exit that can run code (exit, std::terminate, a fatal signal: runtime/cleanup.h)
+      locks_.back().on_exit = std::make_unique<runtime::TemporaryFile>(locks_.back().path);
     } catch (...) {
       unlock_run_dir();
       throw;
@@ -105,8 +134,11 @@ void RunLogger::lock_run_dir() {
 }
 
 void RunLogger::unlock_run_dir() {
-  for (const int fd : lock_fds_) ::close(fd);  // releases the flock
-  lock_fds_.clear();
+  for (auto& lock : locks_) {
+    lock.on_exit.reset();  // first, so that no exit path removes a lock file another run made meanwhile
+    remove_and_unlock(lock.fd, lock.path);
+  }
+  locks_.clear();
 }
 
 namespace {

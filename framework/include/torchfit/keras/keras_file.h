@@ -11,6 +11,9 @@
 ///    `layers/<key>/vars/<i>`, <key> the snake_case class name counted in layer order).
 /// Needs torchfit built with HDF5 and libzip (CMake TORCHFIT_WITH_KERAS_IMPORT); see
 /// keras_import_available().
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,13 +21,20 @@
 #include <nlohmann/json.hpp>
 
 namespace torchfit::keras {
+namespace detail {
+class Hdf5File;
+}
 
 /// One layer's weights, in the order Keras lists them (Conv2D: kernel, bias; BatchNormalization: gamma,
-/// beta, moving_mean, moving_variance, each only when the layer has it).
+/// beta, moving_mean, moving_variance, each only when the layer has it), as the file declares them: no
+/// data is read until KerasFile::read_weight, so that what a file declares is checked against the model
+/// before memory is spent on it.
 struct KerasLayerWeights {
   std::string layer;               ///< the layer's name in the model config
   std::vector<std::string> names;  ///< the names as stored ("conv2d/kernel:0", "convolution2d_1_W", "vars/0")
-  std::vector<at::Tensor> values;  ///< float64 tensors in Keras's layout (a Conv2D kernel (kh, kw, in, out))
+  std::vector<std::string> paths;  ///< each weight's dataset in the HDF5 file ("/model_weights/conv2d/conv2d/kernel:0")
+  std::vector<std::vector<int64_t>> shapes;  ///< the shapes the datasets declare, Keras's layout ((kh, kw, in, out))
+  std::vector<std::string> dtypes;           ///< their element types as declared: "float32", "float16", "int32", …
 };
 
 /// A Keras model file's contents.
@@ -35,7 +45,13 @@ struct KerasFile {
   std::string backend;                     ///< "tensorflow", "theano"; "" when the file does not say
   nlohmann::json model_config;             ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
   std::vector<KerasLayerWeights> weights;  ///< layers with weights, in the file's layer order
+  std::shared_ptr<const detail::Hdf5File> hdf5;  ///< the open weights file, read by read_weight
 
+  /// Reads weight `i` of `w` (one of `weights`) as a float64 tensor of `w.shapes[i]`: allocates what the
+  /// file declares, so check the declared shape first (load_keras_weights does, for every layer, before it
+  /// reads anything). Errors: IoError naming the file and dataset when it is not floating-point or its
+  /// data cannot be read.
+  at::Tensor read_weight(const KerasLayerWeights& w, size_t i) const;
   /// The weights of layer `name`, nullptr when the file holds none for it.
   const KerasLayerWeights* find(const std::string& name) const;
   /// Keras's major version: from keras_version, else 1 when the config uses Keras 1 arguments
@@ -46,13 +62,24 @@ struct KerasFile {
 /// Whether this torchfit was built with the Keras readers (HDF5 and libzip found by CMake).
 bool keras_import_available();
 
+/// Given a file's architecture (path, kind, versions and model_config filled, no weights yet): the most
+/// bytes its weights may take (a .keras zip's model.weights.h5, inflated in memory), 0 for no bound but
+/// the archive's own. load_keras_model builds the model here and bounds the weights by what it needs.
+using KerasWeightsBudget = std::function<uint64_t(const KerasFile& architecture)>;
+
 /// Reads a Keras model file: `.keras` (zip), or `.h5`/`.hdf5` (a full model, or the weights of
 /// save_weights, which need `architecture_json`: the path of the `model.to_json()` text). A given
-/// `architecture_json` replaces a full model's own config. Errors: IoError naming the file for a missing,
-/// unreadable or malformed file (no model_config and no architecture, a listed weight that is absent, a
-/// .keras without config.json or model.weights.h5); ConfigError when torchfit was built without the
+/// `architecture_json` replaces a full model's own config. The weights are listed with their declared
+/// shapes and types, not read (KerasFile::read_weight). The zip entries' declared sizes are checked before
+/// anything is inflated: against the archive (a stored entry holds what it declares, deflate expands at
+/// most 1032:1), 64 MiB for config.json and metadata.json, and `budget` (called once the architecture is
+/// read) for model.weights.h5; then an entry must hold exactly what it declares. Errors: IoError naming
+/// the file for a missing, unreadable or malformed file (no model_config and no architecture, a listed
+/// weight that is absent, a .keras without config.json or model.weights.h5, a zip entry that declares
+/// more than those bounds or other than it holds); ConfigError when torchfit was built without the
 /// readers (what to install).
-KerasFile read_keras_file(const std::string& path, const std::string& architecture_json = "");
+KerasFile read_keras_file(const std::string& path, const std::string& architecture_json = "",
+                          const KerasWeightsBudget& budget = {});
 
 /// The layers of a Keras model config in order (Sequential's list, bare in Keras 1/2.0 or under
 /// "layers"; a functional model's "layers"): each {"class_name", "config", …}. Errors: ConfigError.

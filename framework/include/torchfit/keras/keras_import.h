@@ -51,14 +51,18 @@ using LayerLookup = std::function<std::shared_ptr<Layer>(const std::string&)>;
 /// in·mult, 1, 1); Dense (in, out) → (out, in), rows as stored (torchfit's Flatten gives Keras's
 /// (H, W, C) order; a Keras 1 "th" model's Flatten keeps (C, H, W), as Keras 1 did);
 /// BatchNormalization's gamma, beta (each only when scale/center) and moving mean/variance;
-/// LayerNormalization's gamma, beta as they are.
+/// LayerNormalization's gamma, beta as they are. Every layer's weights are checked first by what the file
+/// declares (count, shape in Keras's layout, floating-point type) against what the built layer needs;
+/// only then is anything read, one layer at a time.
 /// Errors: ConfigError naming the file, the layer and its class for a layer whose weights torchfit
-/// cannot map, a weight count or shape that does not match the layer, a layer with weights the model
-/// lacks, or a model layer with weights the file lacks.
+/// cannot map, a weight count, declared shape or type that does not match the layer (naming the weight
+/// and both shapes), a layer with weights the model lacks, or a model layer with weights the file lacks.
 void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options = {});
 
 /// read_keras_file + build_keras_model + load_keras_weights: a Keras model (Sequential or functional)
-/// with its weights, in inference mode (eval()). Errors: as those three.
+/// with its weights, in inference mode (eval()). The model is built from the architecture before any
+/// weight is read, and bounds a .keras zip's weights entry (KerasWeightsBudget: float64, eight values
+/// per weight, 1 MiB + 64 KiB a layer). Errors: as those three.
 Model load_keras_model(const std::string& path, const std::string& architecture_json = "",
                        const KerasImportOptions& options = {});
 

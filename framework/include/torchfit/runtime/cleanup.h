@@ -6,8 +6,9 @@
 /// std::terminate (an uncaught exception), the interrupt handler's immediate exit on a second signal
 /// (interrupt.h), and — once install_exit_cleanup() ran — a SIGTERM, SIGHUP or SIGINT whose action is
 /// still the default, or a crash (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT), after which the signal
-/// takes its default course. Only SIGKILL (and power loss) leave a temporary; the next atomic write to
-/// the same target removes those of dead processes.
+/// takes its default course. A file-size limit (SIGXFSZ) is ignored, so the write fails as on a full disk.
+/// Only SIGKILL (and power loss) leave a temporary; the next atomic write to the same target removes
+/// those of dead processes.
 #include <string>
 
 namespace torchfit::runtime {
@@ -32,7 +33,9 @@ void remove_registered_temporaries() noexcept;
 /// Installs, once per process: an atexit hook and a std::terminate handler that call
 /// remove_registered_temporaries(), and handlers for SIGTERM, SIGHUP, SIGINT (only where their action is
 /// the default) and SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT (same condition) that remove them and then
-/// re-raise the signal with its default action (so the exit status is the signal's, as before).
+/// re-raise the signal with its default action (so the exit status is the signal's, as before). SIGXFSZ
+/// (a file-size limit, `ulimit -f`) is ignored where its action is the default, so that a write past the
+/// limit fails with EFBIG (an IoError naming the file, as a full disk) instead of killing the process.
 void install_exit_cleanup();
 
 }  // namespace torchfit::runtime

@@ -1,6 +1,7 @@
 #pragma once
 /// @file run_logger.h
 /// RunLogger — the run files of a training run: steps.csv, epochs.csv and run.json.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/io/csv.h>
+#include <torchfit/runtime/cleanup.h>
 #include <torchfit/training/callback.h>
 
 namespace torchfit {
@@ -44,7 +46,9 @@ struct RunLoggerOptions {
 /// "parts" (started, initial epoch and step, status, signal, position reached). Files of another layout
 /// (other metrics) are replaced with a warning. Without `append`, or when not resuming, the files start
 /// fresh.
-/// run_dir is locked (flock on run_dir/.torchfit.lock) from on_train_begin to the end of the run: a
+/// run_dir is locked (flock on run_dir/.torchfit.lock) from on_train_begin to the end of the run (the
+/// lock file is removed when the RunLogger goes, and on exit(), std::terminate or a fatal signal: see
+/// runtime/cleanup.h; only SIGKILL leaves it, and a later run on the folder takes it over): a
 /// second RunLogger — in this or another process — on the same folder fails with an IoError naming the
 /// folder and the process holding it, so that a run never writes into another live run's files; the
 /// folders of `also_lock` are locked the same way. `RunLogger::check_not_in_use(dir)` asks the same
@@ -91,7 +95,12 @@ class RunLogger : public Callback {
   nlohmann::json run_json_ = nlohmann::json::object();
   nlohmann::json epoch_summaries_ = nlohmann::json::array();
   nlohmann::json earlier_ = nlohmann::json::object();  // run.json of the run this one continues (append)
-  std::vector<int> lock_fds_;
+  struct FolderLock {
+    int fd;                                           // holds the flock
+    std::string path;                                 // <folder>/.torchfit.lock, removed at unlock
+    std::unique_ptr<runtime::TemporaryFile> on_exit;  // and on the exits that skip the destructor
+  };
+  std::vector<FolderLock> locks_;
   int epoch_ = 0;
   double epoch_start_ms_ = 0, last_batch_end_ms_ = 0;
 };
