@@ -243,7 +243,73 @@ Model functional_from_json(const Json& config) {
 
 }  // namespace
 
-Model model_from_json(const Json& json) {
+namespace {
+
+// The shape fields of a layer config that may hold Keras's None for a spatial size.
+constexpr const char* kBatchShapeKeys[] = {"batch_input_shape", "batch_shape"};
+
+// Fills the unknown (null) height and width of every declared batch shape with `size`; returns the unknown
+// axes (0-based, batch excluded) per layer name. Errors: ConfigError naming the layer (no size given, an
+// unknown channel or vector size).
+std::map<std::string, std::vector<int64_t>> fill_unknown_sizes(Json& json, const std::optional<InputSize>& size) {
+  std::map<std::string, std::vector<int64_t>> unknown;
+  Json& config = json["config"];
+  Json& specs = config.is_array() ? config : config["layers"];
+  if (!specs.is_array()) return unknown;
+  for (auto& spec : specs) {
+    if (!spec.is_object() || !spec.contains("config") || !spec["config"].is_object()) continue;
+    Json& c = spec["config"];
+    for (const char* key : kBatchShapeKeys) {
+      if (!c.contains(key) || !c[key].is_array()) continue;
+      Json& batch = c[key];
+      const std::string who =
+          "layer '" + c.value("name", std::string("?")) + "' (" + spec.value("class_name", std::string("?")) + ")";
+      for (size_t i = 1; i < batch.size(); ++i) {
+        if (!batch[i].is_null()) continue;
+        if (batch.size() != 4 || i == 3) {
+          throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
+                            " leaves a dimension unknown that is not an image's height or width; only those may "
+                            "be None (a (None, None, C) image input)");
+        }
+        if (!size) {
+          throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
+                            " leaves the image's height and width unknown (None): give the size to build the "
+                            "model at (--target-size; KerasImportOptions::input_size)");
+        }
+        batch[i] = (*size)[i - 1];
+        unknown[c.value("name", std::string())].push_back(static_cast<int64_t>(i) - 1);
+      }
+    }
+  }
+  return unknown;
+}
+
+// Marks the model's inputs whose sizes the JSON left unknown (a Sequential's first layer stands for its input).
+void mark_unknown_sizes(ModelImpl& model, const std::map<std::string, std::vector<int64_t>>& unknown) {
+  for (const auto& x : model.inputs()) {
+    auto input = std::dynamic_pointer_cast<InputLayerImpl>(x.layer());
+    if (!input) continue;
+    auto it = unknown.find(input->name());
+    if (it == unknown.end() && model.inputs().size() == 1 && unknown.size() == 1) it = unknown.begin();
+    if (it != unknown.end()) input->options.unknown_axes(it->second);
+  }
+}
+
+Model model_from_resolved_json(const Json& json);
+
+}  // namespace
+
+Model model_from_json(const Json& json, const std::optional<InputSize>& input_size) {
+  if (!json.is_object() || !json.contains("config")) return model_from_resolved_json(json);
+  Json resolved = json;
+  const auto unknown = fill_unknown_sizes(resolved, input_size);
+  Model model = model_from_resolved_json(resolved);
+  if (!unknown.empty()) mark_unknown_sizes(*model, unknown);
+  return model;
+}
+
+namespace {
+Model model_from_resolved_json(const Json& json) {
   if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() ||
       !json.contains("config")) {
     throw ConfigError(
@@ -258,8 +324,10 @@ Model model_from_json(const Json& json) {
   }
   throw ConfigError("model JSON: model class '" + cls + "' is not supported (Functional, Model, Sequential)");
 }
+}  // namespace
 
-Model model_from_json_text(const std::string& text, const std::string& source) {
+Model model_from_json_text(const std::string& text, const std::string& source,
+                           const std::optional<InputSize>& input_size) {
   Json json;
   try {
     json = Json::parse(text);
@@ -267,7 +335,7 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
     throw ConfigError((source.empty() ? std::string("model JSON") : "'" + source + "'") +
                       ": not valid JSON: " + e.what());
   }
-  return model_from_json(json);
+  return model_from_json(json, input_size);
 }
 
 nlohmann::json ModelImpl::to_json() const {

@@ -114,6 +114,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   info.position.data = pos.value("data", std::map<std::string, std::string>{});
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
   if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
+  info.input_size = j.value("input_size", nlohmann::json());
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -122,7 +123,9 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
 // know) is a ConfigError naming the file and the version that wrote it.
 Model model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
   try {
-    return model_from_json(info.model_config);
+    std::optional<InputSize> size;
+    if (info.input_size.is_array()) size = info.input_size.get<InputSize>();
+    return model_from_json(info.model_config, size);
   } catch (const std::exception& e) {
     const std::string by = info.torchfit_version.empty() ? "an unknown torchfit" : "torchfit " + info.torchfit_version;
     throw ConfigError("checkpoint '" + path + "' (written by " + by + ", checkpoint format " +
@@ -169,6 +172,15 @@ void read_rng_state(torch::serialize::InputArchive& archive) {
 
 }  // namespace
 
+namespace {
+// [H, W] of a single image input whose size is unknown in the model's config (null otherwise).
+nlohmann::json built_input_size(const ModelImpl& model) {
+  if (model.inputs().size() != 1 || model.unknown_input_axes().empty()) return nullptr;
+  const Shape& s = model.input_shape();
+  return nlohmann::json::array({s.at(0), s.at(1)});
+}
+}  // namespace
+
 void save_checkpoint(const std::string& path, const TrainingState& state) {
   if (!state.model) throw ConfigError("save_checkpoint('" + path + "'): no model");
   const auto& pos = state.position;
@@ -177,6 +189,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                          {"format_version", kFormatVersion},
                          {"torchfit_version", TORCHFIT_VERSION},
                          {"model", state.model->to_json()},
+                         {"input_size", built_input_size(*state.model)},
                          {"compile", compile_json(state.compile, optimizer_lr(state))},
                          {"class_indices", state.class_indices},
                          {"position",

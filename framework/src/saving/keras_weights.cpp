@@ -208,9 +208,9 @@ bool keras_model_is_channels_first(const json& keras_model_config) {
   return keras_config::keras1_channels_first(json(layers));
 }
 
-Model build_keras_model(const KerasFile& file) {
+Model build_keras_model(const KerasFile& file, const std::optional<InputSize>& input_size) {
   try {
-    return model_from_json(file.model_config);
+    return model_from_json(file.model_config, input_size);
   } catch (const ConfigError& e) {
     throw ConfigError(file.path + ": " + e.what());
   }
@@ -219,14 +219,15 @@ Model build_keras_model(const KerasFile& file) {
 Model load_keras_model(const std::string& path, const std::string& architecture_json,
                        const KerasImportOptions& options) {
   const KerasFile file = read_keras_file(path, architecture_json);
-  Model model = build_keras_model(file);
+  Model model = build_keras_model(file, options.input_size);
   load_keras_weights(
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();
   return model;
 }
 
-Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info,
+                               const std::optional<InputSize>& input_size) {
   if (!is_keras_file(path)) {
     if (!architecture_json.empty()) {
       throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");
@@ -235,7 +236,9 @@ Model load_checkpoint_or_keras(const std::string& path, const std::string& archi
     model->eval();
     return model;
   }
-  Model model = load_keras_model(path, architecture_json);
+  KerasImportOptions options;
+  options.input_size = input_size;
+  Model model = load_keras_model(path, architecture_json, options);
   if (info) {
     *info = CheckpointInfo{};
     info->model_config = model->to_json();

@@ -46,6 +46,8 @@ struct CheckpointInfo {
   nlohmann::json optimizer_features;
   /// Their tensors ("ema_<i>", "accumulator_<i>"), read by load_checkpoint with an optimizer.
   std::map<std::string, at::Tensor> optimizer_slots;
+  /// [H, W] the model was built at when its input's size is unknown (None in model_config); else null.
+  nlohmann::json input_size;
   std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
   int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };

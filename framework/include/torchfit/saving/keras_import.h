@@ -10,10 +10,12 @@
 /// builds Sequential and functional models alike, and load_keras_weights() fills the layers by name.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/model/model.h>
 #include <torchfit/saving/checkpoint.h>
@@ -29,6 +31,9 @@ struct KerasImportOptions {
   /// kernels are flipped on import) or "tensorflow" (no flip). "" (default): the file's `backend`
   /// attribute, else "theano" for a "th"-ordered Keras 1 model and "tensorflow" otherwise.
   std::string keras1_backend;
+  /// (H, W) to build an image input of unknown size at (Keras `(None, None, C)`, a fully convolutional
+  /// model; model_from_json). Unset: such a model is refused naming its input layer.
+  std::optional<InputSize> input_size;
 };
 
 /// Whether a Keras model config is Keras 1 "th"-ordered (a layer with dim_ordering "th"): its shapes are
@@ -39,7 +44,7 @@ bool keras_model_is_channels_first(const nlohmann::json& keras_model_config);
 /// The model of `file`'s config without its weights: model_from_json (model/keras_json.h) — Sequential
 /// (Keras 1 bare list, 2.x, 3.x) and functional ("Model", "Functional") configs alike, layers named as in
 /// the file. Errors: ConfigError prefixed with the file's path, naming the layer and its class.
-Model build_keras_model(const KerasFile& file);
+Model build_keras_model(const KerasFile& file, const std::optional<InputSize>& input_size = std::nullopt);
 
 /// Looks up a layer by its Keras name in the built model (Sequential::get_layer, Model::get_layer).
 using LayerLookup = std::function<std::shared_ptr<Layer>(const std::string&)>;
@@ -67,7 +72,10 @@ Model load_keras_model(const std::string& path, const std::string& architecture_
 /// Keras file (load_keras_model; `architecture_json` for a weights-only .h5). For a Keras file
 /// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
 /// Errors: as load_model and load_keras_model; ConfigError for an architecture with a checkpoint.
+/// `input_size` builds a Keras file's input of unknown size (KerasImportOptions::input_size); a checkpoint
+/// records the size it was built at.
 Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
-                               CheckpointInfo* info = nullptr);
+                               CheckpointInfo* info = nullptr,
+                               const std::optional<InputSize>& input_size = std::nullopt);
 
 }  // namespace torchfit::saving
