@@ -18,8 +18,9 @@ Shape Pooling2DImpl::build_impl(const Shape& in) {
 }
 
 std::vector<int64_t> Pooling2DImpl::pads_for(int64_t h, int64_t w) const {
+  if (options.padding() != "same" || !built()) return pad_;  // during build: the size being built
   const Shape& in = input_shape();
-  if (options.padding() != "same" || (h == in[0] && w == in[1])) return pad_;
+  if (h == in[0] && w == in[1]) return pad_;
   std::vector<int64_t> pad;
   detail::window_output_2d(describe(), "pool", {h, w, in[2]}, *options.pool_size(), strides_, {1, 1}, "same", pad);
   return pad;

@@ -146,8 +146,9 @@ class BaseConv2DImpl : public Layer {
   /// own (H, W) when the layer also takes another size ("same" with strides, a shared layer, an input of
   /// unknown size).
   std::vector<int64_t> pads_for(const at::Tensor& x) const {
+    if (options.padding() != "same" || !built()) return pad_;  // during build: the size being built
     const Shape& in = input_shape();
-    if (options.padding() != "same" || (x.size(2) == in[0] && x.size(3) == in[1])) return pad_;
+    if (x.size(2) == in[0] && x.size(3) == in[1]) return pad_;
     std::vector<int64_t> pad;
     detail::conv_output_hw(describe(), {x.size(2), x.size(3), in[2]}, *options.kernel_size(), *options.strides(),
                            *options.dilation_rate(), "same", pad);
