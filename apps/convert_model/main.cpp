@@ -16,6 +16,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/onnx.h>
 
@@ -27,6 +28,7 @@ struct Args {
   std::string in, out, architecture;
   int opset = 17;
   bool opset_given = false;
+  int64_t input_size = 0;  // 0: a dynamic height and width for a model whose input size is unknown
 };
 
 bool ends_with(const std::string& path, const std::string& suffix) {
@@ -44,13 +46,49 @@ std::vector<std::string> class_names(const std::map<std::string, int64_t>& class
   return names;
 }
 
+// Whether IN is a Keras file whose model config leaves an input's height and width unknown (null).
+bool unknown_input_size(const Args& a) {
+  if (!keras::is_keras_file(a.in)) return false;
+  const std::string config = keras::read_keras_file(a.in, a.architecture).model_config.dump();
+  return config.find("_shape\":[null,null,") != std::string::npos;
+}
+
+// IN's model; one whose input size is unknown (Keras (None, None, C)) is built at --input-size, or, without
+// it, at the smallest of 32, 64, … 512 px its layers take (its ONNX export keeps the height and width dynamic).
+Model load(const Args& a, saving::CheckpointInfo& info) {
+  if (a.input_size > 0) {
+    Model model = saving::load_checkpoint_or_keras(a.in, a.architecture, &info, InputSize{a.input_size, a.input_size});
+    if (model->unknown_input_axes().empty() && model->input_shape().size() == 3 &&
+        model->input_shape()[0] != a.input_size) {
+      throw apps::UsageError("--input-size " + std::to_string(a.input_size) + ": '" + a.in + "' takes inputs " +
+                             format_shape(model->input_shape()) + " only");
+    }
+    if (auto input = std::dynamic_pointer_cast<InputLayerImpl>(model->inputs()[0].layer())) {
+      input->options.unknown_axes({});  // exported, and written, at that fixed size
+    }
+    return model;
+  }
+  if (!unknown_input_size(a)) return saving::load_checkpoint_or_keras(a.in, a.architecture, &info);
+  std::string first_error;
+  for (int64_t size = 32; size <= 512; size *= 2) {
+    try {
+      return saving::load_checkpoint_or_keras(a.in, a.architecture, &info, InputSize{size, size});
+    } catch (const ConfigError& e) {
+      if (first_error.empty()) first_error = e.what();
+    }
+  }
+  throw ConfigError(first_error +
+                    " (built at 32 to 512 px; a model whose input size is unknown (None) and whose weights depend "
+                    "on it, a Dense after a Flatten, needs --input-size)");
+}
+
 int run(const Args& a) {
   apps::check_output_is_not_input({"OUT", a.out}, {{"IN", a.in}, {"--architecture", a.architecture}}, {});
   if (a.opset_given && !ends_with(a.out, ".onnx")) {
     throw apps::UsageError("--opset applies to an ONNX output (OUT ending in .onnx), got OUT '" + a.out + "'");
   }
   saving::CheckpointInfo info;
-  Model model = saving::load_checkpoint_or_keras(a.in, a.architecture, &info);
+  Model model = load(a, info);
   if (ends_with_json(a.out)) {
     io::write_text_atomically(a.out, model->to_json().dump(2) + "\n");
     std::cout << "Architecture of " << a.in << " (" << model->layers().size() << " layers) → " << a.out << "\n";
@@ -93,6 +131,11 @@ int main(int argc, char** argv) {
   auto* opset = app.add_option("--opset", a.opset, "ONNX opset of an .onnx OUT (13-17)")
                     ->capture_default_str()
                     ->check(CLI::Range(13, 17));
+  app.add_option("--input-size", a.input_size,
+                 "Height and width to build a model whose input size is unknown (Keras (None, None, 3)) at: its "
+                 "ONNX file and checkpoint then take that size only. Default: the ONNX input keeps a dynamic "
+                 "height and width (dim_param), the model built at 32 px or the smallest power of two it takes")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   TORCHFIT_CLI_PARSE(app, argc, argv);
   a.opset_given = opset->count() > 0;
   return apps::run_reporting_errors("convert_model", [&] { return run(a); });

@@ -37,6 +37,7 @@ namespace {
 struct Args {
   std::string model_path, architecture, data_dir = "./data/pred", output = "predictions.csv", device = "cpu", labels;
   int64_t batch_size = 32;
+  int64_t target_size = 0;        // 0: the model's input size
   double rescale = std::nan("");  // not given: the training run's (a checkpoint's), else 1/255
   int workers = 0, threads = 0;
   int64_t max_image_pixels = data::kMaxImagePixels;
@@ -53,6 +54,11 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--architecture", a.architecture,
                  "Keras model JSON (model.to_json()) for a weights-only .h5 file (model.save_weights)")
       ->check(existing_file("architecture JSON"));
+  app.add_option("--target-size", a.target_size,
+                 "Height and width the images are resized to for a model whose input size is unknown (a Keras "
+                 "input (None, None, 3), e.g. a fully convolutional model); default: the size it was trained at "
+                 "(a checkpoint), required for such a Keras file. A model of fixed size takes only its own")
+      ->check(CLI::Range(int64_t{1}, int64_t{4096}));
   app.add_option("--rescale", a.rescale,
                  "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
                  "checkpoint's training run used (train_cnn --rescale), 1/255 for Keras files and older checkpoints")
@@ -117,8 +123,15 @@ struct Prediction {
 
 std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const std::vector<std::string>& names,
                                        Model& model) {
-  const auto& in = model->input_shape();
+  Shape in = model->input_shape();
   if (in.size() != 3) throw ConfigError("checkpoint '" + a.model_path + "' is not an image model");
+  if (a.target_size > 0 && (in[0] != a.target_size || in[1] != a.target_size)) {
+    if (model->unknown_input_axes().size() != 2) {
+      throw apps::UsageError("--target-size " + std::to_string(a.target_size) + ": the model '" + a.model_path +
+                             "' takes images of " + format_shape(in) + " only");
+    }
+    in[0] = in[1] = a.target_size;  // the model takes any size; Model::forward checks its layers at this one
+  }
   auto source = flat_folder_source(dir, in, a);
   std::vector<int64_t> indices;
   at::Tensor probs;
@@ -208,7 +221,9 @@ int run(Args& a) {
     io::ensure_writable_directory(out_dir.empty() ? std::string(".") : out_dir.string());
   }
   saving::CheckpointInfo info;
-  Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info);
+  std::optional<InputSize> size;
+  if (a.target_size > 0) size = InputSize{a.target_size, a.target_size};
+  Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info, size);
   if (std::isnan(a.rescale)) a.rescale = training_rescale(info, a.model_path);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   std::vector<std::string> names(info.class_indices.size());

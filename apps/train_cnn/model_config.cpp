@@ -120,7 +120,7 @@ torchfit::Model build_for_the_data(Json json, const std::string& where, int64_t 
     std::lock_guard<std::mutex> lock(gen.mutex());
     state = gen.get_state();
   }
-  torchfit::Model as_written = torchfit::model_from_json(json);
+  torchfit::Model as_written = torchfit::model_from_json(json, torchfit::InputSize{size, size});
   if (as_written->inputs().size() != 1 || as_written->outputs().size() != 1) {
     throw torchfit::ConfigError("'" + as_written->model_name() + "' has " +
                                 std::to_string(as_written->inputs().size()) + " inputs and " +
@@ -139,7 +139,7 @@ torchfit::Model build_for_the_data(Json json, const std::string& where, int64_t 
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(state);
   }
-  return torchfit::model_from_json(fitted);
+  return torchfit::model_from_json(fitted, torchfit::InputSize{size, size});
 }
 
 }  // namespace

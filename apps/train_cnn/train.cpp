@@ -83,7 +83,8 @@ Sources make_sources(const Args& a, bool chief) {
 
 // --load-model: a checkpoint's or Keras file's model with its weights; its input and classes must fit the data.
 Model loaded_model(const Args& a, int64_t classes) {
-  Model model = saving::load_checkpoint_or_keras(a.load_model);
+  // A fully convolutional model (input (None, None, 3)) is built at the size the data comes in.
+  Model model = saving::load_checkpoint_or_keras(a.load_model, "", nullptr, InputSize{a.target_size, a.target_size});
   const auto& in = model->input_shape();
   if (in != Shape{a.target_size, a.target_size, 3}) {
     throw apps::UsageError("--load-model '" + a.load_model + "' takes inputs " + format_shape(in) +

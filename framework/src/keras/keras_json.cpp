@@ -172,9 +172,7 @@ Model functional_from_json(const Json& config) {
   return model;
 }
 
-}  // namespace
-
-Model model_from_json(const Json& json) {
+Model model_from_translated_json(const Json& json) {
   if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() ||
       !json.contains("config")) {
     throw ConfigError(
@@ -190,7 +188,21 @@ Model model_from_json(const Json& json) {
   throw ConfigError("model JSON: model class '" + cls + "' is not supported (Functional, Model, Sequential)");
 }
 
-Model model_from_json_text(const std::string& text, const std::string& source) {
+}  // namespace
+
+// Unknown input sizes are filled before the translation (a Keras batch shape with nulls) and marked on
+// the built model (model_json.h).
+Model model_from_json(const Json& json, const std::optional<InputSize>& input_size) {
+  if (!json.is_object() || !json.contains("config")) return model_from_translated_json(json);
+  Json resolved = json;
+  const auto unknown = detail::fill_unknown_input_sizes(resolved, input_size);
+  Model model = model_from_translated_json(resolved);
+  if (!unknown.empty()) detail::mark_unknown_input_sizes(*model, unknown);
+  return model;
+}
+
+Model model_from_json_text(const std::string& text, const std::string& source,
+                           const std::optional<InputSize>& input_size) {
   Json json;
   try {
     json = Json::parse(text);
@@ -198,7 +210,7 @@ Model model_from_json_text(const std::string& text, const std::string& source) {
     throw ConfigError((source.empty() ? std::string("model JSON") : "'" + source + "'") +
                       ": not valid JSON: " + e.what());
   }
-  return model_from_json(json);
+  return model_from_json(json, input_size);
 }
 
 }  // namespace torchfit

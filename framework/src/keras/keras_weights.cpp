@@ -327,9 +327,9 @@ bool keras_model_is_channels_first(const json& keras_model_config) {
   return keras_config::keras1_channels_first(json(layers));
 }
 
-Model build_keras_model(const KerasFile& file) {
+Model build_keras_model(const KerasFile& file, const std::optional<InputSize>& input_size) {
   try {
-    return model_from_json(file.model_config);
+    return model_from_json(file.model_config, input_size);
   } catch (const ConfigError& e) {
     throw ConfigError(file.path + ": " + e.what());
   }
@@ -352,10 +352,10 @@ Model load_keras_model(const std::string& path, const std::string& architecture_
                        const KerasImportOptions& options) {
   Model model = nullptr;  // built from the architecture before any weight is read, to bound the weights
   const KerasFile file = read_keras_file(path, architecture_json, [&](const KerasFile& architecture) {
-    model = build_keras_model(architecture);
+    model = build_keras_model(architecture, options.input_size);
     return weights_budget(*model, keras_config_layers(architecture.model_config).size());
   });
-  if (!model) model = build_keras_model(file);
+  if (!model) model = build_keras_model(file, options.input_size);
   load_keras_weights(
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();

@@ -17,10 +17,23 @@ Shape Pooling2DImpl::build_impl(const Shape& in) {
   return {hw[0], hw[1], in[2]};
 }
 
-bool Pooling2DImpl::padded() const { return pad_[0] + pad_[1] + pad_[2] + pad_[3] > 0; }
+std::vector<int64_t> Pooling2DImpl::pads_for(int64_t h, int64_t w) const {
+  if (options.padding() != "same" || !built()) return pad_;  // during build: the size being built
+  const Shape& in = input_shape();
+  if (h == in[0] && w == in[1]) return pad_;
+  std::vector<int64_t> pad;
+  detail::window_output_2d(describe(), "pool", {h, w, in[2]}, *options.pool_size(), strides_, {1, 1}, "same", pad);
+  return pad;
+}
+
+bool Pooling2DImpl::padded(const at::Tensor& x) const {
+  const auto p = pads_for(x.size(2), x.size(3));
+  return p[0] + p[1] + p[2] + p[3] > 0;
+}
 
 at::Tensor Pooling2DImpl::pad(const at::Tensor& x, double value) const {
-  return at::constant_pad_nd(x, {pad_[2], pad_[3], pad_[0], pad_[1]}, value);
+  const auto p = pads_for(x.size(2), x.size(3));
+  return at::constant_pad_nd(x, {p[2], p[3], p[0], p[1]}, value);
 }
 
 nlohmann::json Pooling2DImpl::config() const { return base_config(options); }

@@ -23,9 +23,8 @@ Shape Cropping2DImpl::build_impl(const Shape& in) {
 }
 
 at::Tensor Cropping2DImpl::forward(const at::Tensor& x) {
-  const Shape& out = output_shape();
-  const Edges2D& c = options.cropping();
-  return x.narrow(2, c.top, out[0]).narrow(3, c.left, out[1]);
+  const Edges2D& c = options.cropping();  // from x's own size: a shared layer takes several
+  return x.narrow(2, c.top, x.size(2) - c.top - c.bottom).narrow(3, c.left, x.size(3) - c.left - c.right);
 }
 
 TORCHFIT_REGISTER_LAYER(Cropping2D);

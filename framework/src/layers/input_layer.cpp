@@ -17,6 +17,7 @@ Shape InputLayerImpl::build_impl(const Shape& in) { return in; }
 nlohmann::json InputLayerImpl::config() const {
   nlohmann::json batch = nlohmann::json::array({nullptr});
   for (auto d : *options.input_shape()) batch.push_back(d);
+  for (int64_t axis : options.unknown_axes()) batch.at(static_cast<size_t>(axis) + 1) = nullptr;  // Keras's None
   nlohmann::json c = {
       {"batch_input_shape", batch}, {"dtype", "float32"}, {"sparse", false}, {"ragged", false}, {"name", name()}};
   return c;

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include <torchfit/layers/registry.h>
+
 namespace torchfit {
 
 Layer::Layer(std::string class_name, std::string name)
@@ -12,13 +14,7 @@ Shape Layer::build(const Shape& input_shape) {
     throw ConfigError(describe() + " takes a list of inputs (build_multi / call({a, b})), got one input " +
                       format_shape(input_shape));
   }
-  if (built_) {
-    if (input_shape != built_input_) {
-      throw ConfigError(describe() + " was built for input " + format_shape(built_input_) +
-                        " and cannot be rebuilt for " + format_shape(input_shape));
-    }
-    return built_output_;
-  }
+  if (built_) return output_shape_for({input_shape});
   for (auto d : input_shape) {
     if (d <= 0) throw ConfigError(describe() + ": invalid input shape " + format_shape(input_shape));
   }
@@ -42,13 +38,7 @@ Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
     }
     return build(input_shapes[0]);
   }
-  if (built_) {
-    if (input_shapes != built_inputs_) {
-      throw ConfigError(describe() + " was built for inputs " + shapes_text(built_inputs_) +
-                        " and cannot be rebuilt for " + shapes_text(input_shapes));
-    }
-    return built_output_;
-  }
+  if (built_) return output_shape_for(input_shapes);
   for (const auto& s : input_shapes) {
     for (auto d : s) {
       if (d <= 0) throw ConfigError(describe() + ": invalid input shape " + format_shape(s));
@@ -60,6 +50,64 @@ Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
   built_ = true;
   apply_trainable();
   return built_output_;
+}
+
+Shape Layer::output_shape_for(const std::vector<Shape>& input_shapes) {
+  if (!built_) throw ConfigError(describe() + " is not built yet");
+  if (input_shapes == built_inputs_) return built_output_;
+  auto known = other_shapes_.find(input_shapes);
+  if (known != other_shapes_.end()) return known->second;
+  Shape out = check_other_shapes(input_shapes);
+  other_shapes_.emplace(input_shapes, out);
+  return out;
+}
+
+namespace {
+// name → sizes of a module's parameters and buffers (what a build creates).
+std::map<std::string, std::vector<int64_t>> weight_shapes(const torch::nn::Module& m) {
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& p : m.named_parameters(true)) shapes[p.key()] = p.value().sizes().vec();
+  for (const auto& b : m.named_buffers(true)) shapes[b.key()] = b.value().sizes().vec();
+  return shapes;
+}
+
+std::string sizes_text(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+}  // namespace
+
+// A copy built from config() for the other shapes: its weights' shapes must be ours (Keras reuses the
+// same variables; a layer whose weights do not depend on the spatial size accepts every such shape).
+Shape Layer::check_other_shapes(const std::vector<Shape>& input_shapes) {
+  const bool one = !takes_list() && input_shapes.size() == 1;
+  const std::string built = one ? "input " + format_shape(built_input_) : "inputs " + shapes_text(built_inputs_);
+  const std::string other = one ? format_shape(input_shapes[0]) : shapes_text(input_shapes);
+  const std::string refused = describe() + " was built for " + built + " and cannot be rebuilt for " + other;
+  std::shared_ptr<Layer> copy;
+  try {
+    copy = layer_from_json(layer_to_json(*this));
+  } catch (const std::exception& e) {
+    throw ConfigError(refused + " (its class cannot be rebuilt from its config to check its weights: " + e.what() +
+                      ")");
+  }
+  Shape out;
+  try {
+    out = one ? copy->build(input_shapes[0]) : copy->build_multi(input_shapes);
+  } catch (const ConfigError& e) {
+    throw ConfigError(refused + ": " + e.what());
+  }
+  const auto mine = weight_shapes(*this), theirs = weight_shapes(*copy);
+  for (const auto& [name, sizes] : mine) {
+    auto it = theirs.find(name);
+    if (it == theirs.end() || it->second != sizes) {
+      throw ConfigError(refused + ": its weight '" + name + "' is " + sizes_text(sizes) + " and would be " +
+                        (it == theirs.end() ? std::string("absent") : sizes_text(it->second)) + " for that input");
+    }
+  }
+  if (theirs.size() != mine.size()) throw ConfigError(refused + ": it would have other weights for that input");
+  return out;
 }
 
 Shape Layer::build_multi_impl(const std::vector<Shape>& input_shapes) {

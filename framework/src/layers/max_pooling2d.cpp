@@ -9,12 +9,12 @@
 namespace torchfit {
 
 at::Tensor MaxPooling2DImpl::forward(const at::Tensor& x) {
-  if (!padded()) return detail::max_pool2d_train(x, window(), strides());
+  if (!padded(x)) return detail::max_pool2d_train(x, window(), strides());
   return at::max_pool2d(pad(x, -std::numeric_limits<float>::infinity()), window(), strides());
 }
 
 at::Tensor MaxPooling2DImpl::forward_then_relu(const at::Tensor& x) {
-  if (!padded()) return detail::max_pool2d_train(x, window(), strides(), /*relu=*/true);
+  if (!padded(x)) return detail::max_pool2d_train(x, window(), strides(), /*relu=*/true);
   return forward(x).relu_();
 }
 

@@ -179,10 +179,74 @@ bool ModelImpl::uses_channels_last(const c10::Device& device) const {
   return memory_format_ == "channels_last" || (memory_format_ == "auto" && device.is_cpu());
 }
 
+std::vector<int64_t> ModelImpl::unknown_input_axes(size_t i) const {
+  const auto input = std::dynamic_pointer_cast<InputLayerImpl>(inputs_.at(i).layer());
+  return input ? input->options.unknown_axes() : std::vector<int64_t>{};
+}
+
+namespace {
+// The layer nearest above `node` whose output has no spatial axes but changes with the image size (a
+// Flatten, a Reshape): what makes a later layer depend on the input size.
+const Node* size_dependent_vector(const Node* node, const std::map<const Node*, Shape>& shapes) {
+  for (const auto& x : node->inputs) {
+    const Node* up = x.node().get();
+    auto it = shapes.find(up);
+    if (it == shapes.end() || up->inputs.empty()) continue;
+    if (it->second.size() < 3 && it->second != up->output_shapes[0]) return up;
+    if (const Node* above = size_dependent_vector(up, shapes)) return above;
+  }
+  return nullptr;
+}
+}  // namespace
+
+std::map<const Node*, Shape> ModelImpl::shapes_for(const std::vector<Shape>& input_shapes) {
+  if (input_shapes.size() != inputs_.size()) {
+    throw ConfigError(describe() + " takes " + std::to_string(inputs_.size()) + " input shape(s), got " +
+                      std::to_string(input_shapes.size()));
+  }
+  std::map<const Node*, Shape> shapes;
+  for (size_t i = 0; i < inputs_.size(); ++i) shapes[inputs_[i].node().get()] = input_shapes[i];
+  for (const auto& n : nodes_) {
+    std::vector<Shape> in;
+    for (const auto& x : n->inputs) in.push_back(shapes.at(x.node().get()));
+    try {
+      shapes[n.get()] = n->layer->output_shape_for(in);
+    } catch (const ConfigError& e) {
+      const Node* cause = size_dependent_vector(n.get(), shapes);
+      throw ConfigError(describe() + " cannot take an input of shape " + format_shape(input_shapes[0]) + ": " +
+                        e.what() +
+                        (cause ? " (its input follows the image size through layer '" + cause->layer->name() + "' (" +
+                                     cause->layer->class_name() + ")" + ", which needs a fixed input size)"
+                               : std::string()));
+    }
+  }
+  return shapes;
+}
+
+void ModelImpl::check_input_sizes(const std::vector<at::Tensor>& xs) {
+  std::vector<Shape> shapes;
+  bool other = false;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    Shape s = inputs_[i].shape();
+    const auto axes = unknown_input_axes(i);
+    if (axes.empty() || xs[i].dim() != 4 || s.size() != 3) return;         // prepare_input checks the rest
+    for (int64_t a : axes) s[static_cast<size_t>(a)] = xs[i].size(2 + a);  // (N, C, H, W): H, W at 2, 3
+    other = other || s != inputs_[i].shape();
+    shapes.push_back(std::move(s));
+  }
+  if (!other || checked_shapes_.count(shapes)) return;
+  shapes_for(shapes);
+  checked_shapes_.insert(shapes);
+}
+
 at::Tensor ModelImpl::prepare_input(const at::Tensor& x, size_t i) const {
   const Shape& keras = inputs_[i].shape();
-  const Shape expected = to_tensor_shape(keras);
+  Shape expected = to_tensor_shape(keras);
   const auto got = x.sizes();
+  const auto unknown = unknown_input_axes(i);
+  if (keras.size() == 3 && x.dim() == 4) {
+    for (int64_t a : unknown) expected[static_cast<size_t>(1 + a)] = got[static_cast<size_t>(2 + a)];  // (C, H, W)
+  }
   if (static_cast<size_t>(x.dim()) != expected.size() + 1 ||
       !std::equal(expected.begin(), expected.end(), got.begin() + 1)) {
     std::string tensor = "(N";
@@ -248,6 +312,7 @@ std::vector<at::Tensor> ModelImpl::run(const std::vector<at::Tensor>& xs, bool l
     throw ConfigError(describe() + " takes " + std::to_string(inputs_.size()) + " input tensor(s), got " +
                       std::to_string(xs.size()));
   }
+  check_input_sizes(xs);
   const bool mixed = dtype_policy_.is_mixed();
   std::vector<at::Tensor> values(slot_.size());
   {

@@ -170,7 +170,8 @@ Model functional_from_config(const Json& config) {
 
 }  // namespace
 
-Model model_from_config(const Json& json) {
+namespace {
+Model build_from_config(const Json& json) {
   if (!json.is_object() || !json.contains("class_name") || !json["class_name"].is_string() ||
       !json.contains("config")) {
     throw ConfigError("model JSON: expected {\"class_name\": \"Functional\" | \"Sequential\", \"config\": ...}");
@@ -184,6 +185,73 @@ Model model_from_config(const Json& json) {
   }
   throw ConfigError("model JSON: model class '" + cls + "' is not supported (Functional, Model, Sequential)");
 }
+}  // namespace
+
+Model model_from_config(const Json& json, const std::optional<InputSize>& input_size) {
+  if (!json.is_object() || !json.contains("config")) return build_from_config(json);
+  Json resolved = json;
+  const auto unknown = detail::fill_unknown_input_sizes(resolved, input_size);
+  Model model = build_from_config(resolved);
+  if (!unknown.empty()) detail::mark_unknown_input_sizes(*model, unknown);
+  return model;
+}
+
+namespace detail {
+
+// The shape fields of a layer config that may hold Keras's None for a spatial size.
+namespace {
+constexpr const char* kBatchShapeKeys[] = {"batch_input_shape", "batch_shape"};
+
+}  // namespace
+
+// Fills the unknown (null) height and width of every declared batch shape with `size`; returns the unknown
+// axes (0-based, batch excluded) per layer name. Errors: ConfigError naming the layer (no size given, an
+// unknown channel or vector size).
+UnknownAxes fill_unknown_input_sizes(Json& json, const std::optional<InputSize>& size) {
+  UnknownAxes unknown;
+  Json& config = json["config"];
+  Json& specs = config.is_array() ? config : config["layers"];
+  if (!specs.is_array()) return unknown;
+  for (auto& spec : specs) {
+    if (!spec.is_object() || !spec.contains("config") || !spec["config"].is_object()) continue;
+    Json& c = spec["config"];
+    for (const char* key : kBatchShapeKeys) {
+      if (!c.contains(key) || !c[key].is_array()) continue;
+      Json& batch = c[key];
+      const std::string who =
+          "layer '" + c.value("name", std::string("?")) + "' (" + spec.value("class_name", std::string("?")) + ")";
+      for (size_t i = 1; i < batch.size(); ++i) {
+        if (!batch[i].is_null()) continue;
+        if (batch.size() != 4 || i == 3) {
+          throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
+                            " leaves a dimension unknown that is not an image's height or width; only those may "
+                            "be None (a (None, None, C) image input)");
+        }
+        if (!size) {
+          throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
+                            " leaves the image's height and width unknown (None): give the size to build the "
+                            "model at (--target-size; KerasImportOptions::input_size)");
+        }
+        batch[i] = (*size)[i - 1];
+        unknown[c.value("name", std::string())].push_back(static_cast<int64_t>(i) - 1);
+      }
+    }
+  }
+  return unknown;
+}
+
+// Marks the model's inputs whose sizes the JSON left unknown (a Sequential's first layer stands for its input).
+void mark_unknown_input_sizes(ModelImpl& model, const UnknownAxes& unknown) {
+  for (const auto& x : model.inputs()) {
+    auto input = std::dynamic_pointer_cast<InputLayerImpl>(x.layer());
+    if (!input) continue;
+    auto it = unknown.find(input->name());
+    if (it == unknown.end() && model.inputs().size() == 1 && unknown.size() == 1) it = unknown.begin();
+    if (it != unknown.end()) input->options.unknown_axes(it->second);
+  }
+}
+
+}  // namespace detail
 
 nlohmann::json ModelImpl::to_json() const {
   Json layers = Json::array();

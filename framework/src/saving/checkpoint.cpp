@@ -110,6 +110,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   if (j.contains("loss_scale")) info.loss_scale = j["loss_scale"];
   if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
   info.class_weight = j.value("class_weight", std::vector<double>{});
+  info.input_size = j.value("input_size", nlohmann::json());
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -118,7 +119,9 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
 // know) is a ConfigError naming the file and the version that wrote it.
 Model model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
   try {
-    return model_from_config(info.model_config);  // torchfit's own JSON: no Keras translation
+    std::optional<InputSize> size;
+    if (info.input_size.is_array()) size = info.input_size.get<InputSize>();
+    return model_from_config(info.model_config, size);  // torchfit's own JSON: no Keras translation
   } catch (const std::exception& e) {
     const std::string by = info.torchfit_version.empty() ? "an unknown torchfit" : "torchfit " + info.torchfit_version;
     throw ConfigError("checkpoint '" + path + "' (written by " + by + ", checkpoint format " +
@@ -194,6 +197,15 @@ void read_rng_state(torch::serialize::InputArchive& archive) {
 
 }  // namespace
 
+namespace {
+// [H, W] of a single image input whose size is unknown in the model's config (null otherwise).
+nlohmann::json built_input_size(const ModelImpl& model) {
+  if (model.inputs().size() != 1 || model.unknown_input_axes().empty()) return nullptr;
+  const Shape& s = model.input_shape();
+  return nlohmann::json::array({s.at(0), s.at(1)});
+}
+}  // namespace
+
 void save_checkpoint(const std::string& path, const TrainingState& state) {
   if (!state.model) throw ConfigError("save_checkpoint('" + path + "'): no model");
   const auto& pos = state.position;
@@ -202,6 +214,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
                          {"format_version", kFormatVersion},
                          {"torchfit_version", TORCHFIT_VERSION},
                          {"model", state.model->to_json()},
+                         {"input_size", built_input_size(*state.model)},
                          {"compile", compile_json(state.compile, optimizer_lr(state))},
                          {"class_indices", state.class_indices},
                          {"position",
@@ -324,7 +337,8 @@ CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& sta
   return load_checkpoint(*Checkpoint::read(path), state);
 }
 
-Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info,
+                               const std::optional<InputSize>& input_size) {
   if (!keras::is_keras_file(path)) {
     if (!architecture_json.empty()) {
       throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");
@@ -333,7 +347,9 @@ Model load_checkpoint_or_keras(const std::string& path, const std::string& archi
     model->eval();
     return model;
   }
-  Model model = keras::load_keras_model(path, architecture_json);
+  keras::KerasImportOptions options;
+  options.input_size = input_size;
+  Model model = keras::load_keras_model(path, architecture_json, options);
   if (info) {
     *info = CheckpointInfo{};
     info->model_config = model->to_json();

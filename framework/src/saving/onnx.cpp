@@ -45,11 +45,18 @@ bool little_endian() {
   return first == 1;
 }
 
-// ValueInfoProto of a float32 tensor (batch_dim, dims...).
-std::string value_info(const std::string& name, const std::string& batch_dim, const Shape& dims) {
+// ValueInfoProto of a float32 tensor (batch_dim, dims...); a non-empty params[i] names dims[i] (dynamic).
+std::string value_info(const std::string& name, const std::string& batch_dim, const Shape& dims,
+                       const std::vector<std::string>& params = {}) {
   proto::Writer shape;
   shape.message(1, proto::Writer().bytes(2, batch_dim));
-  for (int64_t d : dims) shape.message(1, proto::Writer().varint(1, d));
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i < params.size() && !params[i].empty()) {
+      shape.message(1, proto::Writer().bytes(2, params[i]));
+    } else {
+      shape.message(1, proto::Writer().varint(1, dims[i]));
+    }
+  }
   proto::Writer tensor_type;
   tensor_type.varint(1, kOnnxFloat).message(2, shape);
   proto::Writer type;
@@ -64,9 +71,34 @@ std::string layer_text(const Layer& layer) { return "layer '" + layer.name() + "
 // The ONNX name of each node's output, filled in topological order.
 using ValueNames = std::map<const Node*, std::string>;
 
+// A layer whose ONNX nodes hold sizes of the input it was built for: "same" padding with a stride > 1
+// (TensorFlow's padding then depends on the size), AveragePooling2D "same" (its count of real pixels does),
+// and the layers whose exporters write their built shapes (Flatten, Reshape, Cropping2D, Conv2DTranspose).
+bool exports_built_size(const Layer& layer) {
+  const std::string& cls = layer.class_name();
+  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv2DTranspose") return true;
+  const nlohmann::json c = layer.config();
+  if (c.value("padding", std::string()) != "same") return false;
+  if (cls == "AveragePooling2D") return true;
+  if (!c.contains("strides") || !c["strides"].is_array()) return false;
+  for (const auto& s : c["strides"]) {
+    if (s.is_number_integer() && s.get<int64_t>() > 1) return true;
+  }
+  return false;
+}
+
 std::string export_node(const Node& node, OnnxGraph& graph, const ValueNames& names) {
   std::vector<std::string> inputs;
-  for (const auto& x : node.inputs) inputs.push_back(names.at(x.node().get()));
+  std::vector<Shape> shapes;
+  for (const auto& x : node.inputs) {
+    inputs.push_back(names.at(x.node().get()));
+    shapes.push_back(x.shape());
+  }
+  if (shapes != node.layer->input_shapes() && exports_built_size(*node.layer)) {
+    throw ConfigError("ONNX export: " + layer_text(*node.layer) + " is called on " + format_shape(shapes.at(0)) +
+                      " and was built for " + format_shape(node.layer->input_shape()) +
+                      "; its ONNX nodes hold sizes of the input it was built for");
+  }
   return export_layer(*node.layer, graph, inputs);
 }
 
@@ -169,12 +201,70 @@ std::string OnnxGraph::serialize(const std::string& graph_name, const std::vecto
   return graph.data();
 }
 
+namespace {
+
+// For a model with inputs of unknown size (InputLayerOptions::unknown_axes): each node's output shape at
+// twice the built size, so the dims that follow the input size are written as dim_param. Empty for a model
+// of fixed size. Errors: ConfigError naming a layer whose output cannot follow the size in the ONNX graph.
+std::map<const Node*, Shape> dynamic_shapes(const Model& model) {
+  std::vector<Shape> probe;
+  bool dynamic = false;
+  for (size_t i = 0; i < model->inputs().size(); ++i) {
+    Shape s = model->inputs()[i].shape();
+    for (int64_t a : model->unknown_input_axes(i)) s.at(static_cast<size_t>(a)) *= 2;
+    dynamic = dynamic || s != model->inputs()[i].shape();
+    probe.push_back(std::move(s));
+  }
+  if (!dynamic) return {};
+  const std::string fixed = "; export at a fixed size instead (convert_model --input-size)";
+  std::map<const Node*, Shape> shapes;
+  try {
+    Model shared = model;  // shapes_for remembers the shapes it checked
+    shapes = shared->shapes_for(probe);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("ONNX export with a dynamic height and width: ") + e.what() + fixed);
+  }
+  for (const auto& n : model->nodes()) {
+    const Shape& at_probe = shapes.at(n.get());
+    if (at_probe.size() < 3 && at_probe != n->output_shapes[0]) {
+      throw ConfigError("ONNX export with a dynamic height and width: " + layer_text(*n->layer) + "'s output " +
+                        format_shape(n->output_shapes[0]) + " follows the image size" + fixed);
+    }
+    std::vector<Shape> in;
+    for (const auto& x : n->inputs) in.push_back(shapes.at(x.node().get()));
+    if (in != n->layer->input_shapes() && exports_built_size(*n->layer)) {
+      throw ConfigError("ONNX export with a dynamic height and width: " + layer_text(*n->layer) +
+                        "'s ONNX nodes hold sizes of the input it was built for" + fixed);
+    }
+  }
+  return shapes;
+}
+
+// dim_param names for the tensor dims (batch excluded, (C, H, W) order) where `probe` differs from `built`.
+std::vector<std::string> dim_params(const std::string& tensor, const Shape& built, const Shape& probe) {
+  std::vector<std::string> params;
+  if (probe.empty()) return params;
+  const Shape a = to_tensor_shape(built), b = to_tensor_shape(probe);
+  static const char* const kImage[] = {"channels", "height", "width"};
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] == b[i]) {
+      params.emplace_back();
+    } else {
+      params.push_back(a.size() == 3 ? tensor + "_" + kImage[i] : tensor + "_d" + std::to_string(i + 1));
+    }
+  }
+  return params;
+}
+}  // namespace
+
 std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& options) {
   if (options.opset < 13 || options.opset > 17) {
     throw ConfigError("ONNX export: opset " + std::to_string(options.opset) + " is not supported (13 to 17)");
   }
   if (model.is_empty() || model->inputs().empty()) throw ConfigError("ONNX export: the model is empty");
   torch::NoGradGuard no_grad;
+  const std::map<const Node*, Shape> probe = dynamic_shapes(model);
+  auto probed = [&](const Node* n) { return probe.empty() ? Shape{} : probe.at(n); };
   OnnxGraph graph(options.opset);
   ValueNames names;
   std::vector<std::string> inputs, outputs;
@@ -183,7 +273,8 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     const std::string& layer_name = x.layer() ? x.layer()->name() : std::string();
     const std::string name = graph.unique_name(layer_name.empty() ? "input_" + std::to_string(i + 1) : layer_name);
     names[x.node().get()] = name;
-    inputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(x.shape())));
+    inputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(x.shape()),
+                                dim_params(name, x.shape(), probed(x.node().get()))));
   }
   for (const auto& node : model->nodes()) names[node.get()] = export_node(*node, graph, names);
   for (const auto& y : model->outputs()) {
@@ -192,7 +283,8 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     std::string name = names.at(y.node().get());
     const std::string wanted = y.layer()->name();
     if (name != wanted) name = graph.add_node("Identity", {name}, {}, wanted);
-    outputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(y.shape())));
+    outputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(y.shape()),
+                                 dim_params(name, y.shape(), probed(y.node().get()))));
   }
   proto::Writer m;
   m.varint(1, kIrVersion).bytes(2, "torchfit").bytes(3, TORCHFIT_VERSION);

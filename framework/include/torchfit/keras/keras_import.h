@@ -10,11 +10,13 @@
 /// builds Sequential and functional models alike, and load_keras_weights() fills the layers by name.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include <torchfit/keras/keras_file.h>
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/model/model.h>
 
@@ -28,6 +30,9 @@ struct KerasImportOptions {
   /// kernels are flipped on import) or "tensorflow" (no flip). "" (default): the file's `backend`
   /// attribute, else "theano" for a "th"-ordered Keras 1 model and "tensorflow" otherwise.
   std::string keras1_backend;
+  /// (H, W) to build an image input of unknown size at (Keras `(None, None, C)`, a fully convolutional
+  /// model; model_from_json). Unset: such a model is refused naming its input layer.
+  std::optional<InputSize> input_size;
 };
 
 /// Whether a Keras model config is Keras 1 "th"-ordered (a layer with dim_ordering "th"): its shapes are
@@ -38,7 +43,7 @@ bool keras_model_is_channels_first(const nlohmann::json& keras_model_config);
 /// The model of `file`'s config without its weights: model_from_json (keras/keras_json.h) — Sequential
 /// (Keras 1 bare list, 2.x, 3.x) and functional ("Model", "Functional") configs alike, layers named as in
 /// the file. Errors: ConfigError prefixed with the file's path, naming the layer and its class.
-Model build_keras_model(const KerasFile& file);
+Model build_keras_model(const KerasFile& file, const std::optional<InputSize>& input_size = std::nullopt);
 
 /// Looks up a layer by its Keras name in the built model (Sequential::get_layer, Model::get_layer).
 using LayerLookup = std::function<std::shared_ptr<Layer>(const std::string&)>;

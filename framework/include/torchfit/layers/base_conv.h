@@ -135,8 +135,20 @@ class BaseConv2DImpl : public Layer {
   }
   /// The window convolution of `x` with `kernel` and `b` (the layer's padding, strides, groups).
   at::Tensor window_conv(const at::Tensor& x, const at::Tensor& b) const {
-    return detail::conv2d_window(x, kernel, b, *options.strides(), *options.dilation_rate(), pad_, groups_,
+    return detail::conv2d_window(x, kernel, b, *options.strides(), *options.dilation_rate(), pads_for(x), groups_,
                                  contiguous_on_cpu_);
+  }
+  /// The (top, bottom, left, right) padding of the (N, C, H, W) input `x`: the one from build, or for x's
+  /// own (H, W) when the layer also takes another size ("same" with strides, a shared layer, an input of
+  /// unknown size).
+  std::vector<int64_t> pads_for(const at::Tensor& x) const {
+    if (options.padding() != "same" || !built()) return pad_;  // during build: the size being built
+    const Shape& in = input_shape();
+    if (x.size(2) == in[0] && x.size(3) == in[1]) return pad_;
+    std::vector<int64_t> pad;
+    detail::conv_output_hw(describe(), {x.size(2), x.size(3), in[2]}, *options.kernel_size(), *options.strides(),
+                           *options.dilation_rate(), "same", pad);
+    return pad;
   }
 
   std::vector<int64_t> pad_;  // (top, bottom, left, right) for "same"

@@ -53,10 +53,13 @@ class Pooling2DImpl : public Layer {
   /// `class_name` is the layer's Keras class name (its TORCHFIT_LAYER_CLASS).
   Pooling2DImpl(const char* class_name, Pooling2DOptions options);
   Shape build_impl(const Shape& input_shape) override;
-  /// Whether "same" pads the input at all (it does not when the windows fit exactly).
-  bool padded() const;
-  /// `x` padded with `value` for "same" (TensorFlow's rule; (top, bottom, left, right) from build).
+  /// Whether "same" pads the (N, C, H, W) input `x` at all (it does not when the windows fit exactly).
+  bool padded(const at::Tensor& x) const;
+  /// `x` padded with `value` for "same" (TensorFlow's rule; (top, bottom, left, right) from build, or for
+  /// x's own (H, W) when the layer also takes another size: a shared layer, an input of unknown size).
   at::Tensor pad(const at::Tensor& x, double value) const;
+  /// The (top, bottom, left, right) padding of an (H, W) input.
+  std::vector<int64_t> pads_for(int64_t h, int64_t w) const;
   /// The pool size and the resolved strides, as at:: pooling functions take them.
   at::IntArrayRef window() const { return *options.pool_size(); }
   at::IntArrayRef strides() const { return strides_; }

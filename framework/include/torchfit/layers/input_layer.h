@@ -1,6 +1,8 @@
 #pragma once
 /// @file input_layer.h
 /// InputLayer and Input() — the entry of a functional model, as keras.layers.InputLayer / keras.Input.
+#include <array>
+
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
@@ -14,6 +16,11 @@ struct InputLayerOptions {
   TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
   /// Layer name ("" ⇒ automatic: input_1, input_2, … as tf.keras).
   TORCH_ARG(std::string, name) = "";
+  /// Axes of input_shape (0-based, batch excluded: 0 = H, 1 = W) that Keras declared None ("unknown
+  /// size"): input_shape holds the size the model was built at, config() writes null there, the model
+  /// takes inputs of any size there (ModelImpl::check_input_shapes) and the ONNX export can keep them
+  /// dynamic. Default: none.
+  TORCH_ARG(std::vector<int64_t>, unknown_axes) = {};
 
  public:
   template <typename Args>
@@ -44,5 +51,8 @@ TORCH_MODULE(InputLayer);
 KerasTensor Input(const Shape& shape, const std::string& name = "");
 /// The symbolic tensor an existing InputLayer produces (a new input node; model_from_json, Sequential).
 KerasTensor input_tensor_of(const std::shared_ptr<InputLayerImpl>& layer);
+
+/// (height, width) to build an input of unknown size (Keras `(None, None, C)`) at.
+using InputSize = std::array<int64_t, 2>;
 
 }  // namespace torchfit

@@ -24,7 +24,11 @@ class OnnxGraph;  // saving/onnx.h
 /// Contract:
 /// - The constructor only stores the configuration; build(input_shape) creates the parameters from the
 ///   inferred per-sample input shape (Keras order, batch excluded) and returns the output shape. Building
-///   twice with the same shape is a no-op; with another shape it throws ConfigError.
+///   twice with the same shape is a no-op. Another shape is accepted when the layer's weights would be
+///   the same for it (as Keras: a shared Conv2D on two image sizes, pooling, per-channel normalisation,
+///   Dense on the last axis): output_shape_for() gives the output and forward() takes such inputs; a
+///   shape that changes a weight (another channel count, a Dense after a Flatten of another size) throws
+///   ConfigError naming both shapes and the weight.
 /// - forward() takes and returns LibTorch tensors in (N, C, H, W) / (N, D) order.
 /// - config() returns the Keras-style JSON config (always holding "name"): `return base_config(options);`
 ///   for a layer whose options struct lists its arguments (layer_args.h); the registry rebuilds the
@@ -59,6 +63,11 @@ class Layer : public torch::nn::Module {
   /// Every input shape it was built for (one for a single-input layer).
   const std::vector<Shape>& input_shapes() const;
   const Shape& output_shape() const;
+  /// The output shape for other input shapes (one per input) of this built layer, without new weights:
+  /// the shapes it was built for give output_shape(); others are checked by building a copy from
+  /// config() and comparing every weight's shape (results are remembered). Errors: ConfigError naming
+  /// the layer, both shapes and the first weight whose shape differs, or the copy's own build error.
+  Shape output_shape_for(const std::vector<Shape>& input_shapes);
 
   /// Forward pass on a batch (N, C, H, W) or (N, D).
   virtual at::Tensor forward(const at::Tensor& x) = 0;
@@ -158,6 +167,8 @@ class Layer : public torch::nn::Module {
   std::vector<Shape> built_inputs_;
   Shape built_input_;
   Shape built_output_;
+  std::map<std::vector<Shape>, Shape> other_shapes_;  // accepted input shapes → output shape
+  Shape check_other_shapes(const std::vector<Shape>& input_shapes);
 };
 
 /// In a layer class's body: its Keras class name, written once. Declares the public

@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -66,6 +67,14 @@ class ModelImpl : public torch::nn::Module {
   /// Errors: ConfigError when the model is empty or has several.
   const Shape& input_shape() const;
   const Shape& output_shape() const;
+  /// Axes (0 = H, 1 = W) of input `i` whose size Keras left unknown (None): forward() takes any size there
+  /// (InputLayerOptions::unknown_axes). Empty for a fixed-size input.
+  std::vector<int64_t> unknown_input_axes(size_t i = 0) const;
+  /// The output shape of every node for other per-sample input shapes (Keras order, one per input), each
+  /// layer keeping its weights (Layer::output_shape_for; shapes checked once are remembered). Errors:
+  /// ConfigError naming the first layer that cannot take its input at those shapes, both shapes, and the
+  /// layer before it whose output size follows the image size (a Flatten, a Reshape) when there is one.
+  std::map<const Node*, Shape> shapes_for(const std::vector<Shape>& input_shapes);
 
   /// Sum of the layers' weight regularization terms (Keras's sum(model.losses)), added to the loss by fit
   /// and evaluate as Keras does; undefined when no layer has a regularizer.
@@ -141,6 +150,8 @@ class ModelImpl : public torch::nn::Module {
   void plan();
   void name_layers(const std::vector<std::shared_ptr<Node>>& order);
   at::Tensor prepare_input(const at::Tensor& x, size_t i) const;
+  void check_input_sizes(const std::vector<at::Tensor>& xs);
+  std::set<std::vector<Shape>> checked_shapes_;  // other input shapes shapes_for() accepted
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& xs, bool logits);
   void run_steps(std::vector<at::Tensor>& values, bool logits);
 

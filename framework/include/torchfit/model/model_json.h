@@ -3,8 +3,14 @@
 /// torchfit's own model JSON, as ModelImpl::to_json() writes it, read back without any Keras translation
 /// (checkpoints and run folders use this). Keras's JSON (Keras 1/2/3 configs, a Keras file's model_config)
 /// goes through model_from_json (keras/keras_json.h), which translates it into this form first.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/model/model.h>
 
 namespace torchfit {
@@ -18,6 +24,22 @@ namespace torchfit {
 /// Layer configs are torchfit's (registry.h, layer_from_json); layer names are kept.
 /// Errors: ConfigError naming the layer for an unknown class or a bad field, two layers of one name, a
 /// bad tensor reference, and the layers of a cycle or a missing reference.
-Model model_from_config(const nlohmann::json& json);
+///
+/// An image input whose height and width are unknown (`batch_input_shape` [null, null, null, 3], a fully
+/// convolutional model) is built at `input_size` (H, W) and remembers which axes were unknown
+/// (InputLayerOptions::unknown_axes): the model then takes other sizes where its layers allow it, and
+/// to_json writes null again. Errors: ConfigError naming the input layer when a size is unknown and
+/// `input_size` is not given, or when the channel axis is unknown.
+Model model_from_config(const nlohmann::json& json, const std::optional<InputSize>& input_size = std::nullopt);
+
+namespace detail {
+/// Per layer name, the per-sample axes (0-based, batch excluded) a JSON left unknown.
+using UnknownAxes = std::map<std::string, std::vector<int64_t>>;
+/// Fills the unknown (null) height and width of every declared batch shape (`batch_input_shape`,
+/// `batch_shape`) of `json`'s layers with `size`; returns the axes it filled. Errors: as model_from_config.
+UnknownAxes fill_unknown_input_sizes(nlohmann::json& json, const std::optional<InputSize>& size);
+/// Marks the model's inputs whose sizes the JSON left unknown (a Sequential's first layer stands for its input).
+void mark_unknown_input_sizes(ModelImpl& model, const UnknownAxes& unknown);
+}  // namespace detail
 
 }  // namespace torchfit

@@ -49,6 +49,8 @@ struct CheckpointInfo {
   std::map<std::string, at::Tensor> optimizer_slots;
   /// The run's class weights (FitOptions::class_weight), one per class index; empty when it had none.
   std::vector<double> class_weight;
+  /// [H, W] the model was built at when its input's size is unknown (None in model_config); else null.
+  nlohmann::json input_size;
   std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
   int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };
@@ -124,7 +126,10 @@ void load_weights(const std::string& path, ModelImpl& model);
 /// Keras file (keras::load_keras_model; `architecture_json` for a weights-only .h5). For a Keras file
 /// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
 /// Errors: as load_model and load_keras_model; ConfigError for an architecture with a checkpoint.
+/// `input_size` builds a Keras file's input of unknown size (keras::KerasImportOptions::input_size); a
+/// checkpoint records the size it was built at.
 Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
-                               CheckpointInfo* info = nullptr);
+                               CheckpointInfo* info = nullptr,
+                               const std::optional<InputSize>& input_size = std::nullopt);
 
 }  // namespace torchfit::saving
