@@ -27,6 +27,12 @@ struct Batch {
   int64_t size() const { return x.defined() ? x.size(0) : 0; }
 };
 
+/// [begin, end) of shard `rank` of `count` within a batch of `m` samples: [m·rank/count, m·(rank+1)/count)
+/// (BatchIterator::shard; the shards of the ranks together are the whole batch, in order).
+inline std::pair<int64_t, int64_t> shard_bounds(int64_t m, int64_t rank, int64_t count) {
+  return {m * rank / count, m * (rank + 1) / count};
+}
+
 /// Setting name → value (as text) of a batch source's data stream; see BatchIterator::stream_config.
 using StreamConfig = std::map<std::string, std::string>;
 
@@ -98,9 +104,7 @@ class BatchIterator {
                        " batches: the count must be >= 0 (reset() goes back to the start)");
   }
   /// [begin, end) of this rank's shard within a batch of `m` samples.
-  std::pair<int64_t, int64_t> shard_range(int64_t m) const {
-    return {m * shard_rank_ / shard_count_, m * (shard_rank_ + 1) / shard_count_};
-  }
+  std::pair<int64_t, int64_t> shard_range(int64_t m) const { return shard_bounds(m, shard_rank_, shard_count_); }
 
  private:
   int64_t shard_rank_ = 0;

@@ -2,7 +2,10 @@
 /// @file directory_iterator.h
 /// DirectoryIterator — batches from an image folder tree `directory/<class>/**/*.png|jpg|…`, as
 /// keras.preprocessing.image.DirectoryIterator (flow_from_directory), with worker threads and a
-/// bounded prefetch queue.
+/// bounded prefetch queue. It composes the data pipeline's jobs: the listing (image_folder.h), the
+/// decoded-image cache (image_cache.h), the batch assembly, buffer pool and prefetch ring
+/// (prefetch_ring.h) and the label encoding (label_encoder.h); what it adds itself is the per-sample
+/// work (decode, resize, augment) and the replacement of files that fail to decode.
 #include <torch/arg.h>
 
 #include <array>
@@ -16,19 +19,15 @@
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/data/image.h>
+#include <torchfit/data/image_cache.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/image_folder.h>
+#include <torchfit/data/prefetch_ring.h>
 
 namespace torchfit::data {
 
 /// (height, width) pair in pixels.
 using Size2 = std::array<int64_t, 2>;
-/// Class name → index.
-using ClassIndices = std::map<std::string, int64_t>;
-
-/// The most loader threads a DirectoryIterator starts (FlowOptions::workers).
-constexpr int64_t kMaxWorkers = 1024;
-/// Default memory budget of the decoded-image cache (FlowOptions::cache_max_bytes): 4 GiB.
-constexpr int64_t kDefaultCacheMaxBytes = int64_t{4} << 30;
 
 /// Arguments of flow_from_directory (Keras names and defaults, plus torchfit's threading and
 /// bad-file options). Chained setters: `FlowOptions().target_size({150, 150}).batch_size(32)`.
@@ -103,16 +102,11 @@ struct FlowOptions {
   TORCH_ARG(int64_t, cache_max_bytes) = kDefaultCacheMaxBytes;
 };
 
-/// A file that was left out at construction, with the reason from check_image_file.
-struct SkippedFile {
-  std::string path;
-  std::string reason;
-};
-
 /// Keras's DirectoryIterator: an endless BatchIterator over an image folder tree.
 ///
-/// Discovery (at construction): classes are the immediate sub-folders (sorted by code point, or
-/// FlowOptions::classes / class_indices); files are collected recursively below each class folder,
+/// Discovery (at construction, list_image_classes + list_image_files of image_folder.h): classes are
+/// the immediate sub-folders (sorted by code point, or FlowOptions::classes / class_indices); files are
+/// collected recursively below each class folder,
 /// folders walked in sorted path order and files sorted inside each folder; accepted are names whose
 /// lower-cased form ends in .png .jpg .jpeg .bmp .ppm .tif .tiff; hidden entries (name starting with
 /// ".", e.g. .DS_Store, ._x.jpg, .ipynb_checkpoints/) and __MACOSX/ are ignored (the extension only
@@ -132,19 +126,23 @@ struct SkippedFile {
 /// i of pass p draws its augmentation from Rng(sample_seed(seed, p, i)). So a seed fixes every
 /// batch, whatever the number of workers.
 ///
-/// Threads: `workers` threads start on the first next() and fill whole batches (each writes straight
-/// into its batch tensor) into a ring of max_queue_size slots; next() hands them out in order.
+/// Threads (a PrefetchRing, prefetch_ring.h): `workers` threads start on the first next() and fill
+/// whole batches (a BatchAssembler: each writes straight into its batch tensor) into a ring of
+/// max_queue_size slots; next() hands them out in order.
 /// Destroying or reset()ting the iterator stops and joins them promptly (mid-batch). Per sample a
 /// worker takes no lock (the ring's lock is taken once per batch) and reuses its own buffers.
 ///
-/// Batch memory: x tensors come from a pool of buffers of one full batch each, returned when the
+/// Batch memory (BatchBufferPool): x tensors come from a pool of buffers of one full batch each, returned when the
 /// tensor (and every view of it) is freed, so a long run does not fault fresh pages in per batch
 /// (with two workers glibc unmapped and re-faulted its per-thread heaps, which halved the rate).
 /// The tensors do not own resizable storage (resize_ throws); clone() one to get that.
 ///
-/// Cache (FlowOptions::cache): one slot per sample, allocated at construction, each with an atomic
-/// state; the worker that loads a sample first fills its slot (the budget is an atomic byte count),
-/// every later load reads it. No lock; a slot is written once and never freed before the iterator.
+/// Cache (FlowOptions::cache; an ImageCache, image_cache.h): one slot per sample, allocated at
+/// construction, each with an atomic state; the worker that loads a sample first fills its slot (the
+/// budget is an atomic byte count), every later load reads it. No lock; a slot is written once and
+/// never freed before the iterator.
+///
+/// Labels: encode_labels (label_encoder.h) from the samples' class indices.
 ///
 /// Errors (constructor): IoError when `directory` is missing or not a folder, or when no image is
 /// found at all (naming the directory); IoError naming the first bad file with on_bad_image "error";
@@ -161,7 +159,7 @@ class DirectoryIterator : public BatchIterator {
   DirectoryIterator& operator=(const DirectoryIterator&) = delete;
 
   Batch next() override;
-  int64_t samples() const override { return static_cast<int64_t>(filepaths_.size()); }
+  int64_t samples() const override { return static_cast<int64_t>(listing_.filepaths.size()); }
   int64_t batch_size() const override { return options_.batch_size(); }
   void reset() override;
   /// Moves on by `batches` without decoding them (the batches are a function of seed, pass and
@@ -172,27 +170,27 @@ class DirectoryIterator : public BatchIterator {
   StreamConfig stream_config() const override;
   std::map<std::string, int64_t> class_indices() const override { return class_indices_; }
   /// Paths relative to `directory`, e.g. "Coat/00012.png" (Keras `filenames`).
-  std::vector<std::string> filenames() const override { return filenames_; }
+  std::vector<std::string> filenames() const override { return listing_.filenames; }
 
   /// Number of samples (Keras `n`).
   int64_t n() const { return samples(); }
   int64_t num_classes() const { return static_cast<int64_t>(class_indices_.size()); }
   /// Class index of every sample, in filenames() order (Keras `classes`).
-  const std::vector<int64_t>& classes() const { return classes_; }
+  const std::vector<int64_t>& classes() const { return listing_.classes; }
   /// Full paths (directory / filename), in filenames() order (Keras `filepaths`).
-  const std::vector<std::string>& filepaths() const { return filepaths_; }
+  const std::vector<std::string>& filepaths() const { return listing_.filepaths; }
   /// Class names ordered by index.
-  std::vector<std::string> class_names() const;
+  std::vector<std::string> class_names() const { return listing_.class_names; }
   /// Shape of one sample, (C, H, W).
   std::array<int64_t, 3> image_shape() const {
     return {channels_, options_.target_size()[0], options_.target_size()[1]};
   }
   /// Files left out at construction, with reasons.
-  const std::vector<SkippedFile>& skipped() const { return skipped_; }
-  /// Sample indices (into filenames()) whose file failed to decode in a worker so far: their places in
-  /// batches hold another readable file of the class (fine for training; a predictor drops them).
+  const std::vector<SkippedFile>& skipped() const { return listing_.skipped; }
   /// Data-parallel shard (BatchIterator::shard); batches already prefetched are dropped and rebuilt.
   void shard(int64_t rank, int64_t world_size) override;
+  /// Sample indices (into filenames()) whose file failed to decode in a worker so far: their places in
+  /// batches hold another readable file of the class (fine for training; a predictor drops them).
   std::set<int64_t> replaced_samples();
   /// Samples whose image is in the cache now (0 without FlowOptions::cache).
   int64_t cached_samples() const;
@@ -216,21 +214,14 @@ class DirectoryIterator : public BatchIterator {
   Batch batch(int64_t index);
 
  private:
-  struct State;      // worker threads, prefetch ring, locks, pass orders, buffer pool, cache (the .cpp)
-  struct Scratch;    // a worker's reusable buffers
-  struct CacheSlot;  // one sample's cached image
+  struct State;    // the ring, the batch assembler, the cache, the replaced files (the .cpp)
+  struct Scratch;  // a worker's reusable buffers
 
   void discover();
-  void start_workers();
-  void stop_workers();
-  void worker_loop();
-  std::shared_ptr<const std::vector<int64_t>> order_for_pass(int64_t pass);
+  Batch make_job(int64_t job);
   void load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& scratch);
   Image decode_sample(int64_t index);
-  bool is_bad(int64_t index);
-  void mark_bad(int64_t index, bool& first_time);
   bool decode_file(const std::string& path, Image& out);
-  void cache_store(CacheSlot& slot, const Image& resized);
   void check_batch_index(int64_t pass, int64_t batch_index) const;
 
   std::string directory_;
@@ -243,12 +234,9 @@ class DirectoryIterator : public BatchIterator {
   uint64_t seed_ = 0;
   bool skip_bad_ = true;
 
-  std::map<std::string, int64_t> class_indices_;
-  std::vector<std::string> filenames_;
-  std::vector<std::string> filepaths_;
-  std::vector<int64_t> classes_;
+  ClassIndices class_indices_;
+  ImageFolderListing listing_;  // classes, files (relative and full), class per file, skipped files
   std::vector<std::vector<int64_t>> samples_of_class_;
-  std::vector<SkippedFile> skipped_;
 
   std::unique_ptr<State> state_;
 };

@@ -1,0 +1,81 @@
+#pragma once
+/// @file image_cache.h
+/// ImageCache — the decoded-image cache of a folder source (tf.data's `cache()` for image folders):
+/// one slot per sample holding its decoded, resized 8-bit image, filled by the first load, read by every
+/// later one, within a byte budget; lock-free for the worker threads that fill and read it.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torchfit/data/image.h>
+
+namespace torchfit::data {
+
+/// Default memory budget of the decoded-image cache (FlowOptions::cache_max_bytes): 4 GiB.
+constexpr int64_t kDefaultCacheMaxBytes = int64_t{4} << 30;
+
+/// A fixed set of `samples` slots, all allocated at construction and never freed before the cache.
+/// Each slot has an atomic state: empty → filling (claimed by one thread) → ready, or refused when the
+/// budget was spent. Usage on a worker thread, per sample:
+///
+///     if (int c = cache.read(i, hwc)) { …hwc holds H·W·c values… }
+///     else { Image img = decode(i); if (cache.claim(i)) cache.store(i, resized(img)); … }
+///
+/// The image is kept as given (H, W, channels, 8-bit): a source resizes BEFORE it stores, as Keras
+/// resizes before augmenting, so the cached image is the one every pass starts from (the random
+/// augmentation is still drawn and applied per pass). A gray image for an rgb batch is stored with
+/// one channel. The cache keeps the first store of each slot; a slot is written once. The budget is
+/// an atomic byte count (bytes of image data, H·W·channels per sample): a store that would exceed it
+/// is refused, the slot stays refused (that sample is decoded on every pass) and the first refusal
+/// logs one warning naming `source` and the budget — a fallback, not an error.
+/// Threads: read, claim and store may be called from any number of threads at once (acquire/release
+/// on the slot state; no lock). Source: the behaviour of tf.data's Dataset.cache() (in memory).
+class ImageCache {
+ public:
+  /// `samples` slots (≥ 0), budget `max_bytes` bytes (≥ 1), `source` names the data in the warning
+  /// (e.g. the directory). Errors: ConfigError "cache_max_bytes must be >= 1 …" for max_bytes < 1,
+  /// ConfigError for samples < 0.
+  ImageCache(int64_t samples, int64_t max_bytes, std::string source);
+  ~ImageCache();
+  ImageCache(const ImageCache&) = delete;
+  ImageCache& operator=(const ImageCache&) = delete;
+
+  /// When sample `index` is cached (ready): writes its H·W·C pixels as float 0..255 (H, W, C order)
+  /// into `out` and returns C (1..4); otherwise writes nothing and returns 0. Errors: IndexError
+  /// outside 0..samples−1.
+  int read(int64_t index, float* out) const;
+  /// Claims the empty slot of `index` for the calling thread: true exactly once per sample (the
+  /// caller must then store()); false when it is cached, being filled or refused.
+  bool claim(int64_t index);
+  /// Fills the slot claimed by claim(index) with `image` (H, W, C 8-bit, C ≤ 4), or marks it refused
+  /// when the budget would be exceeded (the first refusal warns). Errors: IndexError outside
+  /// 0..samples−1; std::logic_error when the slot was not claimed.
+  void store(int64_t index, const Image& image);
+
+  /// Checks a budget: ConfigError "cache_max_bytes must be >= 1 (bytes of cached image data), got N"
+  /// for max_bytes < 1 (a source checks its option with it even when its cache is off).
+  static void check_max_bytes(int64_t max_bytes);
+
+  /// Samples cached now.
+  int64_t cached_samples() const { return cached_samples_.load(); }
+  /// Bytes of image data held now (≤ max_bytes()).
+  int64_t bytes() const { return bytes_.load(); }
+  int64_t max_bytes() const { return max_bytes_; }
+  int64_t samples() const { return samples_; }
+
+ private:
+  struct Slot;
+  Slot& slot(int64_t index) const;
+  void warn_full(int64_t refused_bytes);
+
+  int64_t samples_;
+  int64_t max_bytes_;
+  std::string source_;
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<int64_t> bytes_{0};
+  std::atomic<int64_t> cached_samples_{0};
+  std::atomic<bool> full_warned_{false};
+};
+
+}  // namespace torchfit::data

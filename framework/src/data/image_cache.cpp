@@ -1,0 +1,91 @@
+// ImageCache: one write-once slot per sample, an atomic byte budget, no lock.
+#include <torchfit/data/image_cache.h>
+#include <torchfit/error.h>
+#include <torchfit/runtime/logging.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace torchfit::data {
+
+namespace {
+constexpr uint8_t kSlotEmpty = 0, kSlotFilling = 1, kSlotReady = 2, kSlotRefused = 3;
+}  // namespace
+
+// One sample's cached image: state kSlotEmpty → kSlotFilling (claimed by one thread) → kSlotReady, or
+// kSlotRefused when the budget was spent. `channels` and `pixels` are published by the release store
+// of kSlotReady.
+struct ImageCache::Slot {
+  std::atomic<uint8_t> state{kSlotEmpty};
+  uint8_t channels = 0;
+  size_t size = 0;
+  std::unique_ptr<uint8_t[]> pixels;
+};
+
+void ImageCache::check_max_bytes(int64_t max_bytes) {
+  if (max_bytes < 1)
+    throw ConfigError("cache_max_bytes must be >= 1 (bytes of cached image data), got " + std::to_string(max_bytes));
+}
+
+ImageCache::ImageCache(int64_t samples, int64_t max_bytes, std::string source)
+    : samples_(samples), max_bytes_(max_bytes), source_(std::move(source)) {
+  check_max_bytes(max_bytes);
+  if (samples < 0) throw ConfigError("ImageCache: samples must be >= 0, got " + std::to_string(samples));
+  slots_ = std::make_unique<Slot[]>(static_cast<size_t>(samples));
+}
+
+ImageCache::~ImageCache() = default;
+
+ImageCache::Slot& ImageCache::slot(int64_t index) const {
+  if (index < 0 || index >= samples_)
+    throw IndexError("image cache of " + source_ + ": sample " + std::to_string(index) + " is outside 0.." +
+                     std::to_string(samples_ - 1));
+  return slots_[static_cast<size_t>(index)];
+}
+
+int ImageCache::read(int64_t index, float* out) const {
+  const Slot& s = slot(index);
+  if (s.state.load(std::memory_order_acquire) != kSlotReady) return 0;
+  const uint8_t* px = s.pixels.get();
+  for (size_t i = 0; i < s.size; ++i) out[i] = px[i];
+  return s.channels;
+}
+
+bool ImageCache::claim(int64_t index) {
+  uint8_t expected = kSlotEmpty;
+  return slot(index).state.compare_exchange_strong(expected, kSlotFilling, std::memory_order_acq_rel);
+}
+
+void ImageCache::store(int64_t index, const Image& image) {
+  Slot& s = slot(index);
+  if (s.state.load(std::memory_order_acquire) != kSlotFilling)
+    throw std::logic_error("ImageCache::store: sample " + std::to_string(index) + " was not claimed");
+  const auto bytes = static_cast<int64_t>(image.pixels.size());
+  if (bytes_.fetch_add(bytes) + bytes > max_bytes_) {  // over budget: give the reservation back
+    bytes_.fetch_sub(bytes);
+    s.state.store(kSlotRefused, std::memory_order_release);
+    if (!full_warned_.exchange(true)) warn_full(bytes);
+    return;
+  }
+  s.pixels.reset(new uint8_t[image.pixels.size()]);  // not zeroed: overwritten at once
+  std::memcpy(s.pixels.get(), image.pixels.data(), image.pixels.size());
+  s.size = image.pixels.size();
+  s.channels = static_cast<uint8_t>(image.channels);
+  cached_samples_.fetch_add(1);
+  s.state.store(kSlotReady, std::memory_order_release);  // publishes pixels, size and channels
+}
+
+void ImageCache::warn_full(int64_t refused_bytes) {
+  // At the mean size of the samples cached so far (gray files are cached with one channel).
+  const int64_t held = bytes_.load(), n = cached_samples_.load();
+  const double mean = n > 0 ? static_cast<double>(held) / static_cast<double>(n) : static_cast<double>(refused_bytes);
+  const double all = mean * static_cast<double>(samples_);
+  torchfit::logger().warn(
+      "cache of {}: budget cache_max_bytes {} ({:.1f} MiB; train_cnn/prepare_data: --cache-max-mib) "
+      "reached with {} of {} samples cached; the others are decoded on every pass (all of them would "
+      "need about {} bytes = {:.1f} MiB)",
+      source_, max_bytes_, static_cast<double>(max_bytes_) / 1048576.0, n, samples_, static_cast<int64_t>(all),
+      all / 1048576.0);
+}
+
+}  // namespace torchfit::data

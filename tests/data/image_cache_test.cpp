@@ -1,0 +1,78 @@
+// Tests of the decoded-image cache (image_cache.h): one claim per sample, the stored bytes read back
+// as floats, the byte budget (refusal, not failure), and errors naming what is wrong.
+#include <gtest/gtest.h>
+
+#include <torchfit/data/image_cache.h>
+#include <torchfit/error.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace torchfit::data;
+
+TEST(ImageCache, AClaimedSlotIsStoredOnceAndReadAsFloats) {
+  ImageCache cache(3, 1000, "data/train");
+  std::vector<float> out(12, -1.f);
+  EXPECT_EQ(cache.read(1, out.data()), 0) << "empty";
+  EXPECT_EQ(out[0], -1.f) << "nothing written";
+  ASSERT_TRUE(cache.claim(1));
+  EXPECT_FALSE(cache.claim(1)) << "one claim per sample";
+  EXPECT_EQ(cache.read(1, out.data()), 0) << "being filled";
+  cache.store(1, Image{2, 2, 1, {0, 7, 128, 255}});
+  EXPECT_EQ(cache.read(1, out.data()), 1);
+  EXPECT_EQ(std::vector<float>(out.begin(), out.begin() + 5), (std::vector<float>{0.f, 7.f, 128.f, 255.f, -1.f}));
+  EXPECT_EQ(cache.cached_samples(), 1);
+  EXPECT_EQ(cache.bytes(), 4);
+  EXPECT_FALSE(cache.claim(1)) << "stored: never claimed again";
+}
+
+TEST(ImageCache, OverBudgetTheSlotIsRefusedAndStaysRefused) {
+  ImageCache cache(3, 20, "data/train");
+  ASSERT_TRUE(cache.claim(0));
+  cache.store(0, Image{2, 2, 3, std::vector<uint8_t>(12, 1)});  // 12 of 20 bytes
+  ASSERT_TRUE(cache.claim(2));
+  cache.store(2, Image{2, 2, 3, std::vector<uint8_t>(12, 2)});  // 24 > 20: refused
+  std::vector<float> out(12);
+  EXPECT_EQ(cache.read(0, out.data()), 3);
+  EXPECT_EQ(cache.read(2, out.data()), 0);
+  EXPECT_FALSE(cache.claim(2)) << "refused for good: decoded on every pass";
+  EXPECT_EQ(cache.bytes(), 12);
+  EXPECT_EQ(cache.cached_samples(), 1);
+}
+
+TEST(ImageCache, ThreadsClaimingTheSameSamplesFillEachSlotOnce) {
+  ImageCache cache(64, 1 << 20, "data/train");
+  std::atomic<int> claims{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int64_t i = 0; i < 64; ++i)
+        if (cache.claim(i)) {
+          ++claims;
+          cache.store(i, Image{1, 1, 1, {static_cast<uint8_t>(i)}});
+        }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claims.load(), 64);
+  EXPECT_EQ(cache.cached_samples(), 64);
+  float v = 0;
+  EXPECT_EQ(cache.read(63, &v), 1);
+  EXPECT_EQ(v, 63.f);
+}
+
+TEST(ImageCache, BadArgumentsAreErrors) {
+  try {
+    ImageCache(3, 0, "data/train");
+    FAIL() << "expected ConfigError";
+  } catch (const torchfit::ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()), "cache_max_bytes must be >= 1 (bytes of cached image data), got 0");
+  }
+  EXPECT_THROW(ImageCache(-1, 10, "x"), torchfit::ConfigError);
+  ImageCache cache(2, 10, "data/train");
+  float v;
+  EXPECT_THROW(cache.read(2, &v), torchfit::IndexError);
+  EXPECT_THROW(cache.claim(-1), torchfit::IndexError);
+  EXPECT_THROW(cache.store(0, Image{1, 1, 1, {0}}), std::logic_error) << "not claimed";
+}
