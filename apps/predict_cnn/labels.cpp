@@ -79,9 +79,9 @@ int64_t class_index_cell(const LabelRow& row, const ModelClasses& classes, const
   const int64_t k = spelt_index(row.index, classes.count);
   if (k == -1) bad_label(path, row.line, "class_index '" + row.index + "' is not a class index");
   if (k == -2) {
-    bad_label(path, row.line,
-              "class_index " + row.index + " is not a class of the model (0.." + std::to_string(classes.count - 1) +
-                  ")");
+    bad_label(
+        path, row.line,
+        "class_index " + row.index + " is not a class of the model (0.." + std::to_string(classes.count - 1) + ")");
   }
   return k;
 }

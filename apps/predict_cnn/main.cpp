@@ -139,7 +139,9 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
     // filenames() are relative to the parent ("pred/a/001.png", as Keras): report them relative to --data.
     const fs::path rel = fs::path(files.at(static_cast<size_t>(indices[r])));
     const int64_t k = best_k[static_cast<int64_t>(r)].item<int64_t>();
-    out.push_back({rel.lexically_relative(*rel.begin()).generic_string(), classes.label(k), k,
+    out.push_back({rel.lexically_relative(*rel.begin()).generic_string(),
+                   classes.label(k),
+                   k,
                    best_p[static_cast<int64_t>(r)].item<double>(),
                    {}});
     const at::Tensor row = probs[static_cast<int64_t>(r)].to(at::kDouble).contiguous();

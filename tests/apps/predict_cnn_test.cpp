@@ -207,7 +207,8 @@ TEST_F(PredictCnn, LabelsAreMatchedByIndexForAKerasFileAndByNameForACheckpoint) 
                                  torchfit::testing::pattern(11, 11, static_cast<int>(i)));
   const auto keras = [&](const std::string& out, const fs::path& labels) {
     return run_predict_cnn("--model " + quoted(dir.path / "tf2_full.h5") + " --data " + quoted(dir.path / "k") +
-                           " --output " + quoted(dir.path / out) + (labels.empty() ? "" : " --labels " + quoted(labels)));
+                           " --output " + quoted(dir.path / out) +
+                           (labels.empty() ? "" : " --labels " + quoted(labels)));
   };
   const AppRun first = keras("first.csv", {});
   if (first.output.find("without the Keras readers") != std::string::npos) GTEST_SKIP() << "Keras import off";
@@ -264,8 +265,8 @@ TEST_F(PredictCnn, ACheckpointWithClassNamesMatchesTheNameColumnNotTheIndex) {
     return quoted_file + "," + (c == "cat" ? "1" : "0") + "," + c + "\n";
   };
   const fs::path labels = dir.path / "swapped.csv";
-  write_text(labels, "filename,class_index,class_name\n" + row("\"b,1.png\"", "b,1.png") + row("plain.png", "plain.png") +
-                         row("\"say \"\"hi\"\".png\"", "say \"hi\".png"));
+  write_text(labels, "filename,class_index,class_name\n" + row("\"b,1.png\"", "b,1.png") +
+                         row("plain.png", "plain.png") + row("\"say \"\"hi\"\".png\"", "say \"hi\".png"));
   const AppRun r = predict(dir.path / "out.csv", labels);
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("Accuracy on 3 labelled images (" + labels.string() + "): 1.0000"), std::string::npos)

@@ -126,9 +126,9 @@ TEST(BatchNormalization, BadArguments) {
   EXPECT_THROW(m2->add(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({0})).input_shape(Shape{4}))),
                ConfigError);
   Sequential m3;  // several axes
-  EXPECT_THROW(m3->add(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({1, 3})).input_shape(
-                   Shape{2, 2, 3}))),
-               ConfigError);
+  EXPECT_THROW(
+      m3->add(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({1, 3})).input_shape(Shape{2, 2, 3}))),
+      ConfigError);
 }
 
 // Keras resolves the axis against the input's rank at build: on a (D) input −1, 1 and [1] are the features
@@ -137,9 +137,9 @@ TEST(BatchNormalization, BadArguments) {
 TEST(BatchNormalization, AxisIsResolvedAgainstTheInputRank) {
   // (axis, input, tensor axis normalised); the axis's size is 5 in each.
   const std::vector<std::tuple<KerasAxes, Shape, int64_t>> cases = {
-      {KerasAxes(-1), {5}, 1},       {KerasAxes(1), {5}, 1},          {KerasAxes({1}), {5}, 1},
-      {KerasAxes({-1}), {5}, 1},     {KerasAxes(-1), {2, 3, 5}, 1},   {KerasAxes(3), {2, 3, 5}, 1},
-      {KerasAxes({3}), {2, 3, 5}, 1}, {KerasAxes(-3), {5, 2, 3}, 2},  {KerasAxes(-1), {3, 5}, 2}};
+      {KerasAxes(-1), {5}, 1},        {KerasAxes(1), {5}, 1},        {KerasAxes({1}), {5}, 1},
+      {KerasAxes({-1}), {5}, 1},      {KerasAxes(-1), {2, 3, 5}, 1}, {KerasAxes(3), {2, 3, 5}, 1},
+      {KerasAxes({3}), {2, 3, 5}, 1}, {KerasAxes(-3), {5, 2, 3}, 2}, {KerasAxes(-1), {3, 5}, 2}};
   for (const auto& [axis, shape, tensor_axis] : cases) {
     BatchNormalization bn(BatchNormalizationOptions().axis(axis).input_shape(shape));
     Sequential m;
@@ -174,7 +174,8 @@ TEST(BatchNormalization, VectorAndRowInputsMatchTheFormulas) {
   for (const bool rows : {false, true}) {
     SCOPED_TRACE(rows ? "(T, D) axis 1" : "(D) axis [1]");
     const Shape shape = rows ? Shape{3, 4} : Shape{3};
-    BatchNormalization bn(BatchNormalizationOptions().axis(KerasAxes({1})).momentum(0.9).epsilon(0.01).input_shape(shape));
+    BatchNormalization bn(
+        BatchNormalizationOptions().axis(KerasAxes({1})).momentum(0.9).epsilon(0.01).input_shape(shape));
     Sequential m;
     m->add(bn);
     {

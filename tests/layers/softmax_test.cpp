@@ -32,8 +32,10 @@ TEST(Softmax, MatchesNumPyAlongKerasAxis) {
 // tf.keras 2.x's list forms: [1] is axis 1, [1, 2] a softmax over both axes at once; written back as given.
 TEST(Softmax, AxisListsMatchNumPy) {
   TORCHFIT_REQUIRE_KERAS_REFERENCE();
-  const std::vector<std::pair<KerasAxes, std::vector<int64_t>>> cases = {
-      {KerasAxes({-1}), {3, 4, 5}}, {KerasAxes({1, 2}), {3, 4, 5}}, {KerasAxes({1}), {6}}, {KerasAxes({1, -1}), {2, 3}}};
+  const std::vector<std::pair<KerasAxes, std::vector<int64_t>>> cases = {{KerasAxes({-1}), {3, 4, 5}},
+                                                                         {KerasAxes({1, 2}), {3, 4, 5}},
+                                                                         {KerasAxes({1}), {6}},
+                                                                         {KerasAxes({1, -1}), {2, 3}}};
   for (const auto& [axis, shape] : cases) {
     const nlohmann::json given = axis;
     SCOPED_TRACE("axis " + given.dump());

@@ -126,12 +126,14 @@ TEST_F(KerasAxis, TheModelsSurviveToJsonAndBack) {
 
 TEST_F(KerasAxis, AnAxisOutsideTheInputOrSeveralAxesAreRefusedNamingLayerAndShape) {
   const std::string outside = load_error("bad_axis.h5");
-  EXPECT_NE(outside.find("bad_axis.h5: config.layers[2] ('bn', BatchNormalization): axis [2]: 2 is outside the input (None, 5) (Keras axes "
+  EXPECT_NE(outside.find("bad_axis.h5: config.layers[2] ('bn', BatchNormalization): axis [2]: 2 is outside the input "
+                         "(None, 5) (Keras axes "
                          "1..1 or -1..-1)"),
             std::string::npos)
       << outside;
   const std::string two = load_error("bn_two_axes.h5");
-  EXPECT_NE(two.find("bn_two_axes.h5: config.layers[1] ('bn', BatchNormalization): axis [1,3] names 2 axes of the input (None, 4, 4, 3); "
+  EXPECT_NE(two.find("bn_two_axes.h5: config.layers[1] ('bn', BatchNormalization): axis [1,3] names 2 axes of the "
+                     "input (None, 4, 4, 3); "
                      "normalisation over one axis only is supported"),
             std::string::npos)
       << two;

@@ -27,8 +27,7 @@ BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions opts)
 // The axis resolved against the input as Keras does (tf.keras 2.x writes [1] after a Dense, [3] after a
 // Conv2D); one axis only (Keras's several-axis form has parameters of the input's rank).
 Shape BatchNormalizationImpl::build_impl(const Shape& in) {
-  const auto axes =
-      resolve_keras_axes(options.axis(), in, describe(), options.axis_order() == "channels_first");
+  const auto axes = resolve_keras_axes(options.axis(), in, describe(), options.axis_order() == "channels_first");
   if (axes.size() != 1) {
     throw ConfigError(describe() + ": axis " + nlohmann::json(options.axis()).dump() + " names " +
                       std::to_string(axes.size()) + " axes of the input " + format_shape(in) +

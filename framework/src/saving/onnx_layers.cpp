@@ -123,7 +123,8 @@ std::string batch_normalization(const Layer& layer, OnnxGraph& g, const Inputs& 
                    g.add_initializer(op(l, "moving_mean"), l.moving_mean),
                    g.add_initializer(op(l, "moving_variance"), l.moving_variance)};
   const int64_t t = l.tensor_axis();
-  if (t == 1) return g.add_node("BatchNormalization", ins, {{"epsilon", l.options.epsilon()}}, op(l, "BatchNormalization"));
+  if (t == 1)
+    return g.add_node("BatchNormalization", ins, {{"epsilon", l.options.epsilon()}}, op(l, "BatchNormalization"));
   // ONNX normalises dim 1: the layer's axis is swapped there and back (a swap is its own inverse).
   std::vector<int64_t> perm(l.input_shape().size() + 1);
   for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);

@@ -52,18 +52,18 @@ struct BatchNormalizationOptions {
 ///
 /// Input any rank: (N, C, H, W) [Keras (H, W, C)], (N, D) [Keras (D)], (N, T, D) [Keras (T, D)]; output
 /// the same shape. With C the size of the axis, parameters (Keras names): gamma (C, trainable, ones),
-/// beta (C, trainable, zeros), moving_mean (C, zeros) and moving_variance (C, ones). The moving statistics are NON-trainable parameters
-/// (requires_grad = false), as Keras's non-trainable weights: the summary counts 4·C parameters of which
-/// 2·C are non-trainable, and checkpoints, EarlyStopping's best weights and `load_weights` carry them.
-/// A frozen layer (set_trainable(false), config "trainable": false) always normalises with the moving
-/// statistics and leaves them unchanged, as tf.keras >= 2.0. Otherwise, in train() mode every forward updates them:
-/// moving = moving·momentum + batch·(1 − momentum); the batch variance used for the update is the unbiased one
-/// (n/(n−1), as TensorFlow's fused kernel and LibTorch), the one used to normalise is the biased one (as Keras).
-/// Errors: ConfigError for momentum outside [0, 1), epsilon ≤ 0, an axis_order other than channels_last or
-/// channels_first (construction), an axis that is the batch axis or outside the input, or several axes
-/// (build);
-/// torchfit::Error when a training batch holds a single value per channel (e.g. a batch of one sample of
-/// a (D) input): its variance is undefined, use batch_size ≥ 2 or eval().
+/// beta (C, trainable, zeros), moving_mean (C, zeros) and moving_variance (C, ones). The moving statistics are
+/// NON-trainable parameters (requires_grad = false), as Keras's non-trainable weights: the summary counts 4·C
+/// parameters of which 2·C are non-trainable, and checkpoints, EarlyStopping's best weights and `load_weights` carry
+/// them. A frozen layer (set_trainable(false), config "trainable": false) always normalises with the moving statistics
+/// and leaves them unchanged, as tf.keras >= 2.0. Otherwise, in train() mode every forward updates them: moving =
+/// moving·momentum + batch·(1 − momentum); the batch variance used for the update is the unbiased one (n/(n−1), as
+/// TensorFlow's fused kernel and LibTorch's BatchNorm1d/2d; tf.keras's non-fused path, taken for inputs other than
+/// images, and Keras 3 update with the biased one), the one used to normalise is the biased one (as Keras). Errors:
+/// ConfigError for momentum outside [0, 1), epsilon ≤ 0, an axis_order other than channels_last or channels_first
+/// (construction), an axis that is the batch axis or outside the input, or several axes (build); torchfit::Error when a
+/// training batch holds a single value per channel (e.g. a batch of one sample of a (D) input): its variance is
+/// undefined, use batch_size ≥ 2 or eval().
 class BatchNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(BatchNormalization);
 
