@@ -15,8 +15,8 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
+#include <torchfit/keras/keras_import.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/saving/onnx.h>
 
 using namespace torchfit;

@@ -23,10 +23,10 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/keras/keras_import.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/predict.h>
 
 namespace fs = std::filesystem;

@@ -9,7 +9,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <torchfit/error.h>
-#include <torchfit/model/keras_json.h>
+#include <torchfit/keras/keras_json.h>
 
 #include "../common/cli.h"
 

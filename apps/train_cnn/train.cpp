@@ -11,6 +11,7 @@
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
+#include <torchfit/keras/keras_import.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
@@ -18,7 +19,6 @@
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>

@@ -153,11 +153,11 @@ TEST_F(PredictCnn, ACheckpointOfADivergedRunIsRefusedNamingItAndTheFirstFile) {
 
 namespace torchfit::predict_cnn_test {
 
-// A Keras model file (tests/saving/keras_fixtures.py's tf.keras 2 model, 11×11 RGB, 5 classes without
+// A Keras model file (tests/keras/keras_fixtures.py's tf.keras 2 model, 11×11 RGB, 5 classes without
 // names): target size and colour mode come from its input, every class gets a column headed by its index.
 TEST_F(PredictCnn, KerasFileWritesEveryClassProbabilityHeadedByIndex) {
   const std::string fixtures = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                               "/tests/saving/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
+                               "/tests/keras/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
   if (std::system(fixtures.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
   for (size_t i = 0; i < 3; ++i)
     torchfit::testing::write_png(dir.path / "k" / ("img" + std::to_string(i) + ".png"),
@@ -200,7 +200,7 @@ namespace torchfit::predict_cnn_test {
 // both, never an accuracy of 0. The expected accuracies are counted by hand from the labels written.
 TEST_F(PredictCnn, LabelsAreMatchedByIndexForAKerasFileAndByNameForACheckpoint) {
   const std::string fixtures = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                               "/tests/saving/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
+                               "/tests/keras/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
   if (std::system(fixtures.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
   for (size_t i = 0; i < 3; ++i)
     torchfit::testing::write_png(dir.path / "k" / ("img" + std::to_string(i) + ".png"),

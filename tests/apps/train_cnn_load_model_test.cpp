@@ -7,12 +7,12 @@
 
 #include <torch/torch.h>
 
+#include <torchfit/keras/keras_file.h>
+#include <torchfit/keras/keras_import.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_file.h>
-#include <torchfit/saving/keras_import.h>
 
 #include "support/image_tree.h"
 #include "support/run_app.h"
@@ -35,9 +35,9 @@ class TrainCnnLoadModel : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kTrainCnn)) GTEST_SKIP() << "train_cnn not built";
-    if (!saving::keras_import_available()) GTEST_SKIP() << "Keras import off (no HDF5/libzip)";
-    const std::string py = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                           "/tests/saving/keras_fixtures.py '" + dir.str() + "' >/dev/null 2>&1";
+    if (!keras::keras_import_available()) GTEST_SKIP() << "Keras import off (no HDF5/libzip)";
+    const std::string py = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/keras_fixtures.py '" +
+                           dir.str() + "' >/dev/null 2>&1";
     if (std::system(py.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
   }
   // A train/ and test/ tree of 11×11 RGB images (the tf2_full.h5 fixture's input) with `classes` classes.
@@ -89,7 +89,7 @@ TEST_F(TrainCnnLoadModel, NewHeadIsADenseForTheDataClassesAndTheBaseTrains) {
   const Ran r = run(args(data(3), "head") + " --new-head");
   ASSERT_EQ(r.status, 0) << r.output;
   Trained t{saving::load_model((dir.path / "head.ckpt").string()),
-            saving::load_keras_model((dir.path / "tf2_full.h5").string())};
+            keras::load_keras_model((dir.path / "tf2_full.h5").string())};
   // Dense(3, softmax) reading the Dropout's 72 features (3 × 3 × 8), in place of the file's Dense(5).
   auto head = std::dynamic_pointer_cast<DenseImpl>(t.saved->get_layer("new_head"));
   ASSERT_TRUE(head);
@@ -107,7 +107,7 @@ TEST_F(TrainCnnLoadModel, FreezeBaseKeepsTheBaseWeightsAndBatchNormStatistics) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("--freeze-base: 7 layers frozen"), std::string::npos) << r.output;
   Trained t{saving::load_model((dir.path / "frozen.ckpt").string()),
-            saving::load_keras_model((dir.path / "tf2_full.h5").string())};
+            keras::load_keras_model((dir.path / "tf2_full.h5").string())};
   EXPECT_TRUE(at::equal(t.conv_kernel(false), t.conv_kernel(true)));
   EXPECT_TRUE(at::equal(t.bn(false)->gamma, t.bn(true)->gamma));
   EXPECT_TRUE(at::equal(t.bn(false)->moving_mean, t.bn(true)->moving_mean));  // inference mode

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include <torchfit/data/batch_iterator.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
@@ -18,7 +19,6 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/registry.h>
-#include <torchfit/model/keras_json.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 

@@ -8,8 +8,8 @@
 #include <set>
 
 #include <torchfit/error.h>
+#include <torchfit/keras/keras_import.h>
 #include <torchfit/layers/registry.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/saving/onnx.h>
 
 #include "saving/onnx_proto.h"

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
-#include <torchfit/model/keras_json.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/saving/checkpoint.h>

@@ -16,6 +16,9 @@
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
 #include <torchfit/io/tfevents.h>
+#include <torchfit/keras/keras_file.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
@@ -47,9 +50,9 @@
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/compile.h>
-#include <torchfit/model/keras_json.h>
 #include <torchfit/model/mixed_precision.h>
 #include <torchfit/model/model.h>
+#include <torchfit/model/model_json.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/runtime/cleanup.h>
@@ -60,8 +63,6 @@
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_file.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/saving/onnx.h>
 #include <torchfit/training/callback.h>
 #include <torchfit/training/callbacks.h>

@@ -5,7 +5,8 @@
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
-#include <torchfit/model/keras_json.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/model/model_json.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Generator.h>
@@ -116,7 +117,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
 // know) is a ConfigError naming the file and the version that wrote it.
 Model model_from_checkpoint(const std::string& path, const CheckpointInfo& info) {
   try {
-    return model_from_json(info.model_config);
+    return model_from_config(info.model_config);  // torchfit's own JSON: no Keras translation
   } catch (const std::exception& e) {
     const std::string by = info.torchfit_version.empty() ? "an unknown torchfit" : "torchfit " + info.torchfit_version;
     throw ConfigError("checkpoint '" + path + "' (written by " + by + ", checkpoint format " +
@@ -290,6 +291,23 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
 CheckpointInfo load_checkpoint(const std::string& path, const TrainingState& state) {
   if (!state.model) throw ConfigError("load_checkpoint('" + path + "'): no model to load into");
   return load_checkpoint(*Checkpoint::read(path), state);
+}
+
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {
+  if (!keras::is_keras_file(path)) {
+    if (!architecture_json.empty()) {
+      throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");
+    }
+    Model model = load_model(path, info);
+    model->eval();
+    return model;
+  }
+  Model model = keras::load_keras_model(path, architecture_json);
+  if (info) {
+    *info = CheckpointInfo{};
+    info->model_config = model->to_json();
+  }
+  return model;
 }
 
 }  // namespace torchfit::saving

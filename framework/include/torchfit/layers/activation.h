@@ -9,16 +9,12 @@
 namespace torchfit {
 
 /// Options of Activation. Required: activation.
-struct ActivationOptions {
+struct ActivationOptions : LayerOptions<ActivationOptions> {
   explicit ActivationOptions(std::string activation) : activation_(std::move(activation)) {}
   /// For the registry only (layer_args.h): leaves activation unset, to be read from a config.
   explicit ActivationOptions(FromConfig) {}
   /// A name from activation_names(): linear, relu, sigmoid, tanh, softmax, elu, gelu.
   TORCH_ARG(std::string, activation);
-  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: activation, activation_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

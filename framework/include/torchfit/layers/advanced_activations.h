@@ -15,13 +15,9 @@
 namespace torchfit {
 
 /// Options of LeakyReLU. Keras default alpha 0.3 (LibTorch's default slope is 0.01).
-struct LeakyReLUOptions {
+struct LeakyReLUOptions : LayerOptions<LeakyReLUOptions> {
   /// Slope for x < 0 (≥ 0). Default 0.3.
   TORCH_ARG(double, alpha) = 0.3;
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: leaky_re_lu, leaky_re_lu_1, … — Keras's snake_case of "LeakyReLU").
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
@@ -48,13 +44,9 @@ class LeakyReLUImpl : public Layer {
 TORCH_MODULE(LeakyReLU);
 
 /// Options of ELU. Keras default alpha 1.0.
-struct ELUOptions {
+struct ELUOptions : LayerOptions<ELUOptions> {
   /// Scale of the negative part (≥ 0). Default 1.0.
   TORCH_ARG(double, alpha) = 1.0;
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: elu, elu_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
@@ -81,17 +73,13 @@ class ELUImpl : public Layer {
 TORCH_MODULE(ELU);
 
 /// Options of ReLU, with Keras's defaults (a plain ReLU).
-struct ReLUOptions {
+struct ReLUOptions : LayerOptions<ReLUOptions> {
   /// Upper bound of the output (≥ 0), or unset (Keras's None, default): no bound. 6 gives ReLU6.
   TORCH_ARG(std::optional<double>, max_value) = std::nullopt;
   /// Slope below the threshold (≥ 0). Default 0.
   TORCH_ARG(double, negative_slope) = 0.0;
   /// Inputs above it pass (≥ 0). Default 0.
   TORCH_ARG(double, threshold) = 0.0;
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: re_lu, re_lu_1, … — Keras's snake_case of "ReLU").
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
@@ -124,14 +112,10 @@ class ReLUImpl : public Layer {
 TORCH_MODULE(ReLU);
 
 /// Options of Softmax. Keras default axis −1 (the channels of an image, the features of a vector).
-struct SoftmaxOptions {
+struct SoftmaxOptions : LayerOptions<SoftmaxOptions> {
   /// Keras axis over (N, H, W, C) / (N, D): an int or a list (tf.keras 2.x), negatives from the end,
   /// resolved against the input when the layer is built. Default −1.
   TORCH_ARG(KerasAxes, axis) = KerasAxes(-1);
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: softmax, softmax_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

@@ -20,7 +20,7 @@ namespace torchfit {
 /// The window arguments of a 2-D convolution, with Keras's defaults; `Derived` is the layer's options
 /// struct, which the chained setters return: `Conv2DOptions(32, 3).strides(2).activation("relu")`.
 template <typename Derived>
-struct ConvOptions {
+struct ConvOptions : LayerOptions<Derived> {
   explicit ConvOptions(torch::ExpandingArray<2> kernel_size) : kernel_size_(kernel_size) {}
   /// Kernel (height, width) in pixels; an int means square. Required.
   TORCHFIT_ARG(Derived, torch::ExpandingArray<2>, kernel_size);
@@ -35,10 +35,6 @@ struct ConvOptions {
   TORCHFIT_ARG(Derived, std::string, activation) = "linear";
   /// Add a bias per output channel (default true; zero-initialised).
   TORCHFIT_ARG(Derived, bool, use_bias) = true;
-  /// Input shape (H, W, C) when this is the first layer of a Sequential.
-  TORCHFIT_ARG(Derived, std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic from the class: conv2d, depthwise_conv2d_1, …).
-  TORCHFIT_ARG(Derived, std::string, name) = "";
 
  public:
   /// The window arguments (layer_args.h); a layer's args() lists its own and then calls this.

@@ -15,7 +15,7 @@
 namespace torchfit {
 
 /// Options of a 2-D pooling layer. Defaults as Keras: pool 2×2, strides = pool_size, padding "valid".
-struct Pooling2DOptions {
+struct Pooling2DOptions : LayerOptions<Pooling2DOptions> {
   Pooling2DOptions(torch::ExpandingArray<2> pool_size = 2) : pool_size_(pool_size) {}
   /// Window (rows, cols) in pixels; an int means square. Default 2.
   TORCH_ARG(torch::ExpandingArray<2>, pool_size);
@@ -24,10 +24,6 @@ struct Pooling2DOptions {
   TORCH_ARG(std::optional<std::vector<int64_t>>, strides) = std::nullopt;
   /// "valid" (default) or "same" (TensorFlow's padding: the extra pixel at the bottom/right).
   TORCH_ARG(std::string, padding) = "valid";
-  /// Input shape (H, W, C) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic from the class: max_pooling2d, average_pooling2d_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

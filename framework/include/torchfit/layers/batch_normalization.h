@@ -10,7 +10,7 @@
 namespace torchfit {
 
 /// Options of BatchNormalization. Defaults as Keras: axis −1, momentum 0.99, epsilon 1e-3, center, scale.
-struct BatchNormalizationOptions {
+struct BatchNormalizationOptions : LayerOptions<BatchNormalizationOptions> {
   /// The normalised axis, Keras's: an int or a list of one, over (N, H, W, C) / (N, D) / (N, T, D),
   /// negatives from the end, resolved against the input when the layer is built (as Keras): −1, 3 or [3]
   /// on an (H, W, C) input are the channels, −1, 1 or [1] on a (D) input the features (tf.keras 2.x
@@ -28,10 +28,6 @@ struct BatchNormalizationOptions {
   TORCH_ARG(bool, center) = true;
   /// Learn a scale `gamma` (default true; initialised to 1).
   TORCH_ARG(bool, scale) = true;
-  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: batch_normalization, batch_normalization_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

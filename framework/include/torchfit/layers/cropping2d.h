@@ -13,14 +13,10 @@
 namespace torchfit {
 
 /// Options of Cropping2D. Keras default cropping 0 on every edge.
-struct Cropping2DOptions {
+struct Cropping2DOptions : LayerOptions<Cropping2DOptions> {
   Cropping2DOptions(Edges2D cropping = 0) : cropping_(cropping) {}  // NOLINT: Cropping2DOptions(2)
   /// Pixels removed at (top, bottom, left, right) (each ≥ 0); an int or (rows, cols) as Keras. Default 0.
   TORCH_ARG(Edges2D, cropping);
-  /// Input shape (H, W, C) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: cropping2d, cropping2d_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

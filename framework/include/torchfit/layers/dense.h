@@ -9,7 +9,7 @@
 namespace torchfit {
 
 /// Options of Dense. Required: units. Defaults as Keras.
-struct DenseOptions {
+struct DenseOptions : LayerOptions<DenseOptions> {
   explicit DenseOptions(int64_t units) : units_(units) {}
   /// For the registry only (layer_args.h): leaves units unset, to be read from a config.
   explicit DenseOptions(FromConfig) : units_(0) {}
@@ -19,10 +19,6 @@ struct DenseOptions {
   TORCH_ARG(std::string, activation) = "linear";
   /// Add a bias (default true; zero-initialised).
   TORCH_ARG(bool, use_bias) = true;
-  /// Input shape (D) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: dense, dense_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

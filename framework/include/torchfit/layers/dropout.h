@@ -9,16 +9,12 @@
 namespace torchfit {
 
 /// Options of Dropout. Required: rate.
-struct DropoutOptions {
+struct DropoutOptions : LayerOptions<DropoutOptions> {
   explicit DropoutOptions(double rate) : rate_(rate) {}
   /// For the registry only (layer_args.h): leaves rate unset, to be read from a config.
   explicit DropoutOptions(FromConfig) : rate_(0.0) {}
   /// Fraction of units zeroed in training, in [0, 1).
   TORCH_ARG(double, rate);
-  /// Input shape (Keras order, (H, W, C) or (D)) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: dropout, dropout_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

@@ -8,7 +8,7 @@
 
 namespace torchfit {
 
-struct FlattenOptions {
+struct FlattenOptions : LayerOptions<FlattenOptions> {
   /// Element order of an image input's vector:
   /// - "channels_last" (default): Keras's order. Keras flattens its (H, W, C) tensor, so element
   ///   (h, w, c) lands at (h·W + w)·C + c — whatever the Keras data_format (Keras's Flatten transposes
@@ -20,9 +20,6 @@ struct FlattenOptions {
   ///   (as "element_order") only when set, and Keras refuses such a config by name.
   /// Inputs that are not images ((D) or (T, D)) are already in Keras's order; both settings leave them so.
   TORCH_ARG(std::string, element_order) = "channels_last";
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

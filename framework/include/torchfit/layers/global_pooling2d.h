@@ -9,12 +9,7 @@
 namespace torchfit {
 
 /// Options shared by the global pooling layers.
-struct GlobalPooling2DOptions {
-  /// Input shape (H, W, C) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: global_average_pooling2d / global_max_pooling2d, then _1, …).
-  TORCH_ARG(std::string, name) = "";
-
+struct GlobalPooling2DOptions : LayerOptions<GlobalPooling2DOptions> {
  public:
   /// No arguments beyond name and input_shape (layer_args.h): config() writes them, the registry reads them.
   template <typename Args>

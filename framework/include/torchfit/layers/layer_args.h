@@ -28,10 +28,13 @@
 /// (std::vector<int64_t>) as a list of integers; torch::ExpandingArray<2> written [a, b] and read from an
 /// integer or a pair; std::optional<T> written as T or null, read as T unless absent or null.
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <torch/expanding_array.h>
 #include <nlohmann/json.hpp>
+
+#include <torchfit/layers/shape.h>
 
 /// TORCH_ARG for an options struct that a layer family shares as a base (CRTP): the setters return
 /// `Derived&`, the layer's own options, so that chains keep its type and its own setters
@@ -53,6 +56,22 @@
   T name##_
 
 namespace torchfit {
+
+/// The two arguments every layer's options have, once: `struct DenseOptions : LayerOptions<DenseOptions>`
+/// (a family base passes its Derived on: `struct ConvOptions : LayerOptions<Derived>`). The setters return
+/// `Derived&`, so chains keep the layer's type: `DenseOptions(64).name("head").input_shape(Shape{128})`.
+/// The registry reads and config() writes both for every layer (registry.h), so args() does not list them.
+template <typename Derived>
+struct LayerOptions {
+  /// Per-sample input shape in Keras order ((H, W, C) for an image, (D) for a vector; batch excluded)
+  /// when this is the first layer of a Sequential. Default: none (taken from the layer before).
+  TORCHFIT_ARG(Derived, std::optional<Shape>, input_shape) = std::nullopt;
+  /// Layer name ("" ⇒ automatic, as Keras: snake_case of the class, then _1, _2, …;
+  /// automatic_layer_name in layer.h).
+  TORCHFIT_ARG(Derived, std::string, name) = "";
+
+ public:
+};
 
 /// Tag for an options constructor that leaves the required arguments unset, for the registry to read
 /// them from a config: `explicit DenseOptions(FromConfig) : units_(0) {}`. Not for other uses. It has no

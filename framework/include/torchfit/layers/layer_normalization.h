@@ -14,7 +14,7 @@
 namespace torchfit {
 
 /// Options of LayerNormalization, with Keras's defaults.
-struct LayerNormalizationOptions {
+struct LayerNormalizationOptions : LayerOptions<LayerNormalizationOptions> {
   /// Axes normalized over (Keras's: over (N, H, W, C), −1 = channels). Default −1.
   TORCH_ARG(KerasAxes, axis) = KerasAxes(-1);
   /// Added to the variance (> 0). Default 1e-3.
@@ -23,10 +23,6 @@ struct LayerNormalizationOptions {
   TORCH_ARG(bool, center) = true;
   /// Multiply by the learned scale `gamma`. Default true.
   TORCH_ARG(bool, scale) = true;
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: layer_normalization, layer_normalization_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

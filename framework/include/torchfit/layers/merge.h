@@ -12,11 +12,7 @@ namespace torchfit {
 
 /// Options of the element-wise merge layers (Add, Subtract, Multiply, Average, Maximum, Minimum): only
 /// the name. `input_shape` is accepted for symmetry with other layers and ignored.
-struct MergeOptions {
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: add, add_1, …).
-  TORCH_ARG(std::string, name) = "";
-
+struct MergeOptions : LayerOptions<MergeOptions> {
  public:
   template <typename Args>
   void args(Args&) {}
@@ -79,14 +75,11 @@ TORCHFIT_ELEMENTWISE_MERGE(Minimum, 2, 0);
 #undef TORCHFIT_ELEMENTWISE_MERGE
 
 /// Options of Concatenate.
-struct ConcatenateOptions {
+struct ConcatenateOptions : LayerOptions<ConcatenateOptions> {
   /// Keras axis over the full shape including the batch: −1 (default) is the last Keras axis, the channels
   /// of (H, W, C) (tensor dim 1 of (N, C, H, W)); 1 and 2 are H and W (tensor dims 2 and 3). 0 (the batch)
   /// is refused.
   TORCH_ARG(int64_t, axis) = -1;
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: concatenate, concatenate_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   template <typename Args>

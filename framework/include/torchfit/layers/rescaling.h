@@ -12,7 +12,7 @@
 namespace torchfit {
 
 /// Options of Rescaling. Required: scale (Keras has no default); offset 0.
-struct RescalingOptions {
+struct RescalingOptions : LayerOptions<RescalingOptions> {
   explicit RescalingOptions(double scale) : scale_(scale) {}
   /// For the registry only (layer_args.h): leaves scale unset, to be read from a config.
   explicit RescalingOptions(FromConfig) : scale_(0.0) {}
@@ -20,10 +20,6 @@ struct RescalingOptions {
   TORCH_ARG(double, scale);
   /// Added after scaling (any finite number). Default 0.
   TORCH_ARG(double, offset) = 0.0;
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: rescaling, rescaling_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

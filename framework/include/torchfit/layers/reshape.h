@@ -9,16 +9,12 @@
 namespace torchfit {
 
 /// Options of Reshape. Required: target_shape (Keras order, batch excluded; at most one −1).
-struct ReshapeOptions {
+struct ReshapeOptions : LayerOptions<ReshapeOptions> {
   explicit ReshapeOptions(Shape target_shape) : target_shape_(std::move(target_shape)) {}
   /// For the registry only (layer_args.h): leaves target_shape unset, to be read from a config.
   explicit ReshapeOptions(FromConfig) {}
   /// Per-sample output shape in Keras order, e.g. (7, 7, 64) or (-1); one entry may be −1 (inferred).
   TORCH_ARG(Shape, target_shape);
-  /// Input shape (Keras order) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: reshape, reshape_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

@@ -13,16 +13,12 @@
 namespace torchfit {
 
 /// Options of UpSampling2D. Keras defaults: size 2, interpolation "nearest".
-struct UpSampling2DOptions {
+struct UpSampling2DOptions : LayerOptions<UpSampling2DOptions> {
   UpSampling2DOptions(torch::ExpandingArray<2> size = 2) : size_(size) {}  // NOLINT: UpSampling2DOptions(3)
   /// Upsampling factors (rows, cols) (> 0); an int means both. Default 2.
   TORCH_ARG(torch::ExpandingArray<2>, size);
   /// "nearest" (each pixel repeated, default) or "bilinear".
   TORCH_ARG(std::string, interpolation) = "nearest";
-  /// Input shape (H, W, C) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: up_sampling2d, up_sampling2d_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

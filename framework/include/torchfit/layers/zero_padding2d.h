@@ -13,14 +13,10 @@
 namespace torchfit {
 
 /// Options of ZeroPadding2D. Keras default padding 1 on every edge.
-struct ZeroPadding2DOptions {
+struct ZeroPadding2DOptions : LayerOptions<ZeroPadding2DOptions> {
   ZeroPadding2DOptions(Edges2D padding = 1) : padding_(padding) {}  // NOLINT: ZeroPadding2DOptions(2)
   /// Zeros added at (top, bottom, left, right) (each ≥ 0); an int or (rows, cols) as Keras. Default 1.
   TORCH_ARG(Edges2D, padding);
-  /// Input shape (H, W, C) when this is the first layer.
-  TORCH_ARG(std::optional<Shape>, input_shape) = std::nullopt;
-  /// Layer name ("" ⇒ automatic: zero_padding2d, zero_padding2d_1, …).
-  TORCH_ARG(std::string, name) = "";
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.

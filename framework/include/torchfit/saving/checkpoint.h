@@ -115,4 +115,11 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
 /// Copies weights from the checkpoint into `model` (names and shapes must match, see load_checkpoint).
 void load_weights(const std::string& path, ModelImpl& model);
 
+/// A model from a torchfit checkpoint (load_model) or, for a path keras::is_keras_file() accepts, a
+/// Keras file (keras::load_keras_model; `architecture_json` for a weights-only .h5). For a Keras file
+/// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
+/// Errors: as load_model and load_keras_model; ConfigError for an architecture with a checkpoint.
+Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
+                               CheckpointInfo* info = nullptr);
+
 }  // namespace torchfit::saving

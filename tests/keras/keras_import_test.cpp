@@ -1,5 +1,5 @@
 // Keras files in (saving/keras_file.h, saving/keras_import.h): h5py fixtures in Keras's layouts checked
-// against a float64 NumPy forward pass (tests/saving/keras_fixtures.py), and the real Keras files in
+// against a float64 NumPy forward pass (tests/keras/keras_fixtures.py), and the real Keras files in
 // ../shared/keras_models against their expected outputs.
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/layers/flatten.h>
-#include <torchfit/model/keras_json.h>
-#include <torchfit/saving/keras_import.h>
 #include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"
@@ -26,7 +26,7 @@ namespace torchfit {
 namespace {
 
 namespace fs = std::filesystem;
-using saving::load_keras_model;
+using keras::load_keras_model;
 
 at::Tensor npy_tensor(const std::string& path) {
   const auto a = testing::read_npy(path);
@@ -45,7 +45,7 @@ class KerasImport : public ::testing::Test {
     const std::string real = shared_dir() + "/seq_cnn_mnist_keras3151.keras";
     const std::string mobilenet = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
     const bool have_real = fs::exists(real) && fs::exists(mobilenet);
-    std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/saving/keras_fixtures.py " +
+    std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/keras_fixtures.py " +
                       dir_->str() + (have_real ? " " + real + " " + mobilenet : "") + " 2>" + dir_->str() + "/py.err";
     fixtures_ok_ = std::system(cmd.c_str()) == 0;
   }
@@ -54,9 +54,8 @@ class KerasImport : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (!saving::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
-    if (!fixtures_ok_)
-      GTEST_SKIP() << "tests/saving/keras_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
+    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
+    if (!fixtures_ok_) GTEST_SKIP() << "tests/keras/keras_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
   }
   static std::string shared_dir() { return std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models"; }
   static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
@@ -81,7 +80,7 @@ bool KerasImport::fixtures_ok_ = false;
 TEST_F(KerasImport, TfKeras2FullModelMatchesTheNumpyReference) {
   // Conv2D 'same' stride 2 on an odd input, BatchNormalization axis [3], DepthwiseConv2D multiplier 2
   // without bias, ReLU, MaxPooling2D, Flatten (Keras's (H, W, C) order) + Dense.
-  auto f = saving::read_keras_file(file("tf2_full.h5"));
+  auto f = keras::read_keras_file(file("tf2_full.h5"));
   EXPECT_EQ(f.kind, "h5 model");
   EXPECT_EQ(f.keras_version, "2.4.0");
   ASSERT_EQ(f.weights.size(), 4u);  // weightless layers (empty float64 weight_names) hold none
@@ -102,7 +101,7 @@ TEST_F(KerasImport, Keras1TheanoWeightsAndArchitectureMatchTheNumpyReference) {
 
 TEST_F(KerasImport, Keras1TensorflowBackendIsNotFlipped) {
   // The same file read as if TensorFlow had trained it: the kernels are not flipped, so the outputs differ.
-  saving::KerasImportOptions tf;
+  keras::KerasImportOptions tf;
   tf.keras1_backend = "tensorflow";
   auto model = load_keras_model(file("keras1_th_weights.h5"), file("keras1_th_arch.json"), tf);
   torch::NoGradGuard no_grad;
@@ -112,7 +111,7 @@ TEST_F(KerasImport, Keras1TensorflowBackendIsNotFlipped) {
 
 TEST_F(KerasImport, Keras3ZipMatchesTheNumpyReference) {
   // layers/<key>/vars/<i> with keys counted per class (conv2d, conv2d_1, dense, dense_1), not the names.
-  auto f = saving::read_keras_file(file("keras3.keras"));
+  auto f = keras::read_keras_file(file("keras3.keras"));
   EXPECT_EQ(f.kind, "keras zip");
   EXPECT_EQ(f.keras_major(), 3);
   ASSERT_NE(f.find("conv_b"), nullptr);
@@ -204,7 +203,7 @@ TEST_F(KerasImport, Keras1TheanoFlattenKeepsChannelsFirstOrderAndSaysSo) {
 
 TEST_F(KerasImport, WeightsOnlyFileWithoutArchitectureSaysWhatIsMissing) {
   try {
-    saving::read_keras_file(file("keras1_th_weights.h5"));
+    keras::read_keras_file(file("keras1_th_weights.h5"));
     FAIL() << "no error";
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("keras1_th_weights.h5"), std::string::npos) << e.what();
@@ -227,8 +226,8 @@ TEST_F(KerasImport, UnsupportedLayerIsRefusedNamingFileLayerAndClass) {
 TEST_F(KerasImport, NotAKerasFileIsAnIoErrorNamingIt) {
   const std::string junk = file("junk.h5");
   { std::ofstream(junk) << "not hdf5"; }
-  EXPECT_THROW(saving::read_keras_file(junk), IoError);
-  EXPECT_THROW(saving::read_keras_file(file("missing.keras")), IoError);
+  EXPECT_THROW(keras::read_keras_file(junk), IoError);
+  EXPECT_THROW(keras::read_keras_file(file("missing.keras")), IoError);
 }
 
 TEST_F(KerasImport, RealKeras1TheanoMnistGivesKerasOwnPrediction) {

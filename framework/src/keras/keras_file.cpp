@@ -1,4 +1,4 @@
-#include <torchfit/saving/keras_file.h>
+#include <torchfit/keras/keras_file.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,10 +12,10 @@
 #if TORCHFIT_HAVE_KERAS_IMPORT
 #include <zip.h>
 
-#include "saving/hdf5_file.h"
+#include "keras/hdf5_file.h"
 #endif
 
-namespace torchfit::saving {
+namespace torchfit::keras {
 namespace {
 
 std::string lower_extension(const std::string& path) {
@@ -227,4 +227,4 @@ KerasFile read_keras_file(const std::string& path, const std::string& architectu
 #endif
 }
 
-}  // namespace torchfit::saving
+}  // namespace torchfit::keras

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/conv2d_transpose.h>
@@ -12,12 +14,10 @@
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
-#include <torchfit/model/keras_json.h>
-#include <torchfit/saving/keras_import.h>
 
-#include "../model/keras_layer_config.h"
+#include "keras_layer_config.h"
 
-namespace torchfit::saving {
+namespace torchfit::keras {
 namespace {
 
 using nlohmann::json;
@@ -226,21 +226,4 @@ Model load_keras_model(const std::string& path, const std::string& architecture_
   return model;
 }
 
-Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json, CheckpointInfo* info) {
-  if (!is_keras_file(path)) {
-    if (!architecture_json.empty()) {
-      throw ConfigError(path + ": an architecture JSON goes with a Keras weights file (.h5), not a checkpoint");
-    }
-    Model model = load_model(path, info);
-    model->eval();
-    return model;
-  }
-  Model model = load_keras_model(path, architecture_json);
-  if (info) {
-    *info = CheckpointInfo{};
-    info->model_config = model->to_json();
-  }
-  return model;
-}
-
-}  // namespace torchfit::saving
+}  // namespace torchfit::keras

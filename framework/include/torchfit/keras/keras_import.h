@@ -3,10 +3,10 @@
 /// Keras models in: a Keras model config translated to torchfit layers, and Keras's weights copied into
 /// them in torchfit's layout (docs/keras_import.md has the formats, layers, mapping and what is refused).
 ///
-///   torchfit::Model model = torchfit::saving::load_keras_model("mnist.keras");   // or .h5, or weights + JSON
+///   torchfit::Model model = torchfit::keras::load_keras_model("mnist.keras");   // or .h5, or weights + JSON
 ///   at::Tensor probs = model->forward(x);                                        // x (N, C, H, W)
 ///
-/// One path for every file: the Keras config goes through model_from_json (model/keras_json.h), which
+/// One path for every file: the Keras config goes through model_from_json (keras/keras_json.h), which
 /// builds Sequential and functional models alike, and load_keras_weights() fills the layers by name.
 #include <functional>
 #include <memory>
@@ -14,12 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <torchfit/keras/keras_file.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/model/model.h>
-#include <torchfit/saving/checkpoint.h>
-#include <torchfit/saving/keras_file.h>
 
-namespace torchfit::saving {
+namespace torchfit::keras {
 
 /// How a Keras file's layers are read: what Keras's config and file say, with the one thing Keras 1
 /// weights files do not record.
@@ -36,7 +35,7 @@ struct KerasImportOptions {
 /// by model_from_json.)
 bool keras_model_is_channels_first(const nlohmann::json& keras_model_config);
 
-/// The model of `file`'s config without its weights: model_from_json (model/keras_json.h) — Sequential
+/// The model of `file`'s config without its weights: model_from_json (keras/keras_json.h) — Sequential
 /// (Keras 1 bare list, 2.x, 3.x) and functional ("Model", "Functional") configs alike, layers named as in
 /// the file. Errors: ConfigError prefixed with the file's path, naming the layer and its class.
 Model build_keras_model(const KerasFile& file);
@@ -63,11 +62,4 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
 Model load_keras_model(const std::string& path, const std::string& architecture_json = "",
                        const KerasImportOptions& options = {});
 
-/// A model from a torchfit checkpoint (saving::load_model) or, for a path is_keras_file() accepts, a
-/// Keras file (load_keras_model; `architecture_json` for a weights-only .h5). For a Keras file
-/// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
-/// Errors: as load_model and load_keras_model; ConfigError for an architecture with a checkpoint.
-Model load_checkpoint_or_keras(const std::string& path, const std::string& architecture_json = "",
-                               CheckpointInfo* info = nullptr);
-
-}  // namespace torchfit::saving
+}  // namespace torchfit::keras

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Keras model files written with h5py in Keras's own layouts, and their outputs from a float64 NumPy
-forward pass written from Keras's layer definitions (tests/saving/keras_import_test.cpp).
+forward pass written from Keras's layer definitions (tests/keras/keras_import_test.cpp).
 
   keras_fixtures.py OUT_DIR [REAL_KERAS3_FILE [REAL_MOBILENET_H5]]
 

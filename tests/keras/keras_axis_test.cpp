@@ -1,5 +1,5 @@
 // Keras `axis` arguments resolved against the layer's input as Keras does (issue 37 item 7): tf.keras 2.x
-// files (h5py, tests/saving/keras_axis_fixtures.py) whose BatchNormalization says "axis": [1] after a
+// files (h5py, tests/keras/keras_axis_fixtures.py) whose BatchNormalization says "axis": [1] after a
 // Dense, [3] after a Conv2D, 1 on (T, D) rows, whose Softmax and LayerNormalization take lists, checked
 // against a float64 NumPy forward written from Keras's formulas; axes outside the input refused by name.
 #include <gtest/gtest.h>
@@ -11,8 +11,8 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/batch_normalization.h>
-#include <torchfit/model/keras_json.h>
-#include <torchfit/saving/keras_import.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"
@@ -42,7 +42,7 @@ class KerasAxis : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new testing::TempDir("keras_axis");
     const std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                            "/tests/saving/keras_axis_fixtures.py " + dir_->str() + " 2>" + dir_->str() + "/py.err";
+                            "/tests/keras/keras_axis_fixtures.py " + dir_->str() + " 2>" + dir_->str() + "/py.err";
     fixtures_ok_ = std::system(cmd.c_str()) == 0;
   }
   static void TearDownTestSuite() {
@@ -50,7 +50,7 @@ class KerasAxis : public ::testing::Test {
     dir_ = nullptr;
   }
   void SetUp() override {
-    if (!saving::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
+    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
     if (!fixtures_ok_) GTEST_SKIP() << "keras_axis_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
   }
   static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
@@ -71,7 +71,7 @@ class KerasAxis : public ::testing::Test {
 
   static std::string load_error(const std::string& name) {
     try {
-      saving::load_keras_model(file(name));
+      keras::load_keras_model(file(name));
     } catch (const ConfigError& e) {
       return e.what();
     }
@@ -87,7 +87,7 @@ bool KerasAxis::fixtures_ok_ = false;
 }  // namespace
 
 TEST_F(KerasAxis, BatchNormalizationAfterADenseWithAxisListOneMatchesNumPy) {
-  auto model = saving::load_keras_model(file("bn_vector.h5"));
+  auto model = keras::load_keras_model(file("bn_vector.h5"));
   auto bn1 = std::dynamic_pointer_cast<BatchNormalizationImpl>(model->get_layer("bn1"));
   ASSERT_TRUE(bn1);
   EXPECT_EQ(bn1->tensor_axis(), 1);
@@ -98,13 +98,13 @@ TEST_F(KerasAxis, BatchNormalizationAfterADenseWithAxisListOneMatchesNumPy) {
 }
 
 TEST_F(KerasAxis, ImageAndVectorAxesIntsListsAndLayerNormalizationMatchNumPy) {
-  auto model = saving::load_keras_model(file("bn_image.h5"));
+  auto model = keras::load_keras_model(file("bn_image.h5"));
   expect_outputs(model, "bn_image");
 }
 
 TEST_F(KerasAxis, BatchNormalizationOnRowsAndOnFeaturesOfATimeSeriesMatchesNumPy) {
   // (T, D) = (3, 4): axis [1] keeps T statistics (tensor axis 1), axis 2 keeps D (tensor axis 2).
-  auto model = saving::load_keras_model(file("bn_rows.h5"));
+  auto model = keras::load_keras_model(file("bn_rows.h5"));
   EXPECT_EQ(std::dynamic_pointer_cast<BatchNormalizationImpl>(model->get_layer("bn_t"))->tensor_axis(), 1);
   EXPECT_EQ(std::dynamic_pointer_cast<BatchNormalizationImpl>(model->get_layer("bn_d"))->tensor_axis(), 2);
   expect_outputs(model, "bn_rows");
@@ -112,7 +112,7 @@ TEST_F(KerasAxis, BatchNormalizationOnRowsAndOnFeaturesOfATimeSeriesMatchesNumPy
 
 TEST_F(KerasAxis, TheModelsSurviveToJsonAndBack) {
   for (const std::string stem : {"bn_vector", "bn_image", "bn_rows"}) {
-    auto model = saving::load_keras_model(file(stem + ".h5"));
+    auto model = keras::load_keras_model(file(stem + ".h5"));
     Model again = model_from_json(model->to_json());
     EXPECT_EQ(again->to_json(), model->to_json()) << stem;
     {
@@ -145,7 +145,7 @@ TEST_F(KerasAxis, OnnxExportOfANonChannelAxisGivesKerasNumbers) {
   GTEST_SKIP() << "OpenCV DNN not built in (libopencv-dnn-dev)";
 #else
   for (const std::string stem : {"bn_rows", "bn_vector"}) {
-    auto model = saving::load_keras_model(file(stem + ".h5"));
+    auto model = keras::load_keras_model(file(stem + ".h5"));
     const std::string bytes = saving::onnx_model_bytes(model);
     cv::dnn::Net net = cv::dnn::readNetFromONNX(bytes.data(), bytes.size());
     at::Tensor x = npy(file(stem + ".input.npy")).contiguous();

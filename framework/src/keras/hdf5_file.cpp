@@ -1,4 +1,4 @@
-#include "saving/hdf5_file.h"
+#include "keras/hdf5_file.h"
 
 #if TORCHFIT_HAVE_KERAS_IMPORT
 #include <hdf5.h>
@@ -9,7 +9,7 @@
 
 #include <torchfit/error.h>
 
-namespace torchfit::saving::detail {
+namespace torchfit::keras::detail {
 namespace {
 
 // Closes an HDF5 handle on scope exit (H5Aclose, H5Tclose, ...).
@@ -160,5 +160,5 @@ at::Tensor Hdf5File::dataset(const std::string& path) const {
   return out;
 }
 
-}  // namespace torchfit::saving::detail
+}  // namespace torchfit::keras::detail
 #endif  // TORCHFIT_HAVE_KERAS_IMPORT

@@ -9,7 +9,7 @@
 
 #include <ATen/Tensor.h>
 
-namespace torchfit::saving::detail {
+namespace torchfit::keras::detail {
 
 class Hdf5File {
  public:
@@ -44,4 +44,4 @@ class Hdf5File {
   std::string name_;
 };
 
-}  // namespace torchfit::saving::detail
+}  // namespace torchfit::keras::detail

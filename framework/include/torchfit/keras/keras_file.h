@@ -17,7 +17,7 @@
 #include <ATen/Tensor.h>
 #include <nlohmann/json.hpp>
 
-namespace torchfit::saving {
+namespace torchfit::keras {
 
 /// One layer's weights, in the order Keras lists them (Conv2D: kernel, bias; BatchNormalization: gamma,
 /// beta, moving_mean, moving_variance, each only when the layer has it).
@@ -61,4 +61,4 @@ std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_conf
 /// Whether `path` names a Keras file by its extension (.h5, .hdf5, .keras; case-insensitive).
 bool is_keras_file(const std::string& path);
 
-}  // namespace torchfit::saving
+}  // namespace torchfit::keras

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """tf.keras 2.x model files (h5py, Keras's model.save layout) whose layers take an `axis` in the forms
 tf.keras writes, and their outputs from a float64 NumPy forward written from Keras's formulas
-(tests/saving/keras_axis_test.cpp, issue 37 item 7).
+(tests/keras/keras_axis_test.cpp, issue 37 item 7).
 
   keras_axis_fixtures.py OUT_DIR
 
