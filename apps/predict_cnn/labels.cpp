@@ -61,36 +61,70 @@ LabelColumns find_label_columns(const torchfit::io::CsvRow& header, const std::f
   return c;
 }
 
-std::string label_class(const torchfit::io::CsvRow& row, const LabelColumns& c, const std::vector<std::string>& names,
-                        const std::filesystem::path& path) {
-  std::string cls = c.name >= 0 ? row.cells[static_cast<size_t>(c.name)] : "";
-  if (cls.empty() && c.index >= 0) {
-    const std::string& text = row.cells[static_cast<size_t>(c.index)];
-    size_t used = 0;
-    long long k = -1;
-    try {
-      k = std::stoll(text, &used);
-    } catch (const std::exception&) {
-    }
-    if (k < 0 || used != text.size()) bad_label(path, row.line, "class_index '" + text + "' is not a class index");
-    if (!names.empty() && static_cast<size_t>(k) >= names.size()) {
-      bad_label(path, row.line,
-                "class_index " + text + " is not a class of the model (0.." + std::to_string(names.size() - 1) + ")");
-    }
-    cls = names.empty() ? text : names[static_cast<size_t>(k)];
+// One data row's cells: the file and the class cells ("" where the header has no such column).
+struct LabelRow {
+  int64_t line = 0;
+  std::string file, name, index;
+};
+
+// A decimal index 0..count−1 spelt by `text` (digits only), else −1; −2 when it is digits beyond count.
+int64_t spelt_index(const std::string& text, int64_t count) {
+  if (text.empty() || text.size() > 18 || text.find_first_not_of("0123456789") != std::string::npos) return -1;
+  const long long k = std::stoll(text);
+  return k < count ? k : -2;
+}
+
+// The model's index named by a row's class_index cell.
+int64_t class_index_cell(const LabelRow& row, const ModelClasses& classes, const std::filesystem::path& path) {
+  const int64_t k = spelt_index(row.index, classes.count);
+  if (k == -1) bad_label(path, row.line, "class_index '" + row.index + "' is not a class index");
+  if (k == -2) {
+    bad_label(
+        path, row.line,
+        "class_index " + row.index + " is not a class of the model (0.." + std::to_string(classes.count - 1) + ")");
   }
-  if (cls.empty()) bad_label(path, row.line, "no class");
-  if (!names.empty() && std::find(names.begin(), names.end(), cls) == names.end()) {
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    bad_label(path, row.line, "class '" + cls + "' is not a class of the model (" + known + ")");
+  return k;
+}
+
+// The model's index of a row's class, matched by what the cell is (see read_labels); −1 when the row's
+// class name cannot match the model's classes (reported over the whole file by unknown_class).
+int64_t row_class(const LabelRow& row, const ModelClasses& classes, const std::filesystem::path& path) {
+  if (classes.named() && !row.name.empty()) {
+    const auto it = std::find(classes.names.begin(), classes.names.end(), row.name);
+    return it == classes.names.end() ? -1 : static_cast<int64_t>(it - classes.names.begin());
   }
-  return cls;
+  if (!row.index.empty()) return class_index_cell(row, classes, path);
+  if (row.name.empty()) bad_label(path, row.line, "no class");
+  const int64_t k = spelt_index(row.name, classes.count);  // a model without names: "0", "1", … only
+  return k >= 0 ? k : -1;
+}
+
+// The first row whose class cannot match the model's classes: an error naming the model's classes and
+// the file's (the distinct class names of the file, sorted; the first ten).
+[[noreturn]] void unknown_class(const LabelRow& row, const std::vector<LabelRow>& rows, const ModelClasses& classes,
+                                const std::filesystem::path& path) {
+  std::set<std::string> seen;
+  for (const auto& r : rows) {
+    if (!r.name.empty()) seen.insert(r.name);
+  }
+  std::string file_classes;
+  size_t listed = 0;
+  for (const auto& n : seen) {
+    if (listed++ == 10) {
+      file_classes += ", …";
+      break;
+    }
+    file_classes += (file_classes.empty() ? "" : ", ") + quoted_name(n);
+  }
+  bad_label(path, row.line,
+            "class " + quoted_name(row.name) + " is not a class of the model (" + classes.describe() + ")" +
+                (classes.named() ? "" : ": a model without class names needs a class_index column") +
+                "; the file's classes: " + file_classes);
 }
 
 // Labels whose file got no prediction (not in the folder, or not decodable): counted and named (the first
 // ten, quoted as C strings so that blanks and line breaks show).
-void warn_unused_labels(const std::map<std::string, std::string>& truth, const std::set<std::string>& used,
+void warn_unused_labels(const std::map<std::string, int64_t>& truth, const std::set<std::string>& used,
                         const std::filesystem::path& labels) {
   std::string names;
   size_t missing = 0;
@@ -107,42 +141,62 @@ void warn_unused_labels(const std::map<std::string, std::string>& truth, const s
 
 }  // namespace
 
-std::map<std::string, std::string> read_labels(const std::filesystem::path& path,
-                                               const std::vector<std::string>& names) {
-  const auto rows = torchfit::io::read_csv(path.string(), ',', "labels file");
-  if (rows.empty()) bad_label(path, 1, "the file is empty (needs a header with filename and class_name columns)");
-  const LabelColumns c = find_label_columns(rows.front(), path);
+std::string ModelClasses::label(int64_t k) const {
+  const bool has_name = k >= 0 && k < static_cast<int64_t>(names.size()) && !names[static_cast<size_t>(k)].empty();
+  return has_name ? names[static_cast<size_t>(k)] : std::to_string(k);
+}
+
+std::string ModelClasses::describe() const {
+  if (!named()) return "indices 0.." + std::to_string(count - 1) + ", the model has no class names";
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  return known;
+}
+
+std::map<std::string, int64_t> read_labels(const std::filesystem::path& path, const ModelClasses& classes) {
+  const auto csv = torchfit::io::read_csv(path.string(), ',', "labels file");
+  if (csv.empty()) bad_label(path, 1, "the file is empty (needs a header with filename and class_name columns)");
+  const LabelColumns c = find_label_columns(csv.front(), path);
   const size_t need = static_cast<size_t>(std::max(c.file, std::max(c.name, c.index))) + 1;
-  std::map<std::string, std::string> truth;
+  auto cell = [](const torchfit::io::CsvRow& row, int column) {
+    return column < 0 ? std::string() : row.cells[static_cast<size_t>(column)];
+  };
+  std::vector<LabelRow> rows;
   std::map<std::string, int64_t> first_line;
-  for (size_t r = 1; r < rows.size(); ++r) {
-    const auto& row = rows[r];
+  for (size_t r = 1; r < csv.size(); ++r) {
+    const auto& row = csv[r];
     if (row.cells.size() < need) {
       bad_label(path, row.line,
                 std::to_string(row.cells.size()) + " cell(s), the header's columns need " + std::to_string(need));
     }
-    const std::string& file = row.cells[static_cast<size_t>(c.file)];
+    rows.push_back({row.line, cell(row, c.file), cell(row, c.name), cell(row, c.index)});
+    const std::string& file = rows.back().file;
     if (file.empty()) bad_label(path, row.line, "empty file name");
     if (!first_line.emplace(file, row.line).second) {
       bad_label(path, row.line,
                 "'" + file + "' is labelled twice (also line " + std::to_string(first_line[file]) + ")");
     }
-    truth[file] = label_class(row, c, names, path);
+  }
+  std::map<std::string, int64_t> truth;
+  for (const auto& row : rows) {
+    const int64_t k = row_class(row, classes, path);
+    if (k < 0) unknown_class(row, rows, classes, path);
+    truth[row.file] = k;
   }
   return truth;
 }
 
-void report_accuracy(const std::map<std::string, std::string>& truth,
-                     const std::vector<std::pair<std::string, std::string>>& predicted,
+void report_accuracy(const std::map<std::string, int64_t>& truth,
+                     const std::vector<std::pair<std::string, int64_t>>& predicted,
                      const std::filesystem::path& labels) {
   int64_t correct = 0, labelled = 0;
   std::set<std::string> used;
-  for (const auto& [file, cls] : predicted) {
+  for (const auto& [file, k] : predicted) {
     auto t = truth.find(file);
     if (t == truth.end()) continue;
     ++labelled;
     used.insert(file);
-    correct += t->second == cls;
+    correct += t->second == k;
   }
   warn_unused_labels(truth, used, labels);
   if (labelled == 0) {
@@ -154,33 +208,31 @@ void report_accuracy(const std::map<std::string, std::string>& truth,
               labels.string().c_str(), static_cast<double>(correct) / static_cast<double>(labelled));
 }
 
-void write_report(const std::map<std::string, std::string>& truth,
-                  const std::vector<std::pair<std::string, std::string>>& predicted, std::vector<std::string> names,
+void write_report(const std::map<std::string, int64_t>& truth,
+                  const std::vector<std::pair<std::string, int64_t>>& predicted, const ModelClasses& classes,
                   const std::filesystem::path& report_path) {
-  std::vector<std::pair<std::string, std::string>> pairs;  // (true, predicted) class names
-  for (const auto& [file, cls] : predicted) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;  // (true, predicted) class indices
+  for (const auto& [file, k] : predicted) {
     const auto t = truth.find(file);
-    if (t != truth.end()) pairs.emplace_back(t->second, cls);
+    if (t != truth.end()) pairs.emplace_back(t->second, k);
   }
   if (pairs.empty()) return;
-  if (names.empty()) {  // no class map in the checkpoint: the classes seen, sorted (as scikit-learn's labels)
-    std::set<std::string> seen;
-    for (const auto& [t, p] : pairs) seen.insert({t, p});
-    names.assign(seen.begin(), seen.end());
+  // The report's classes: every class of a named model; without names, the indices seen, ascending.
+  std::set<int64_t> seen;
+  for (const auto& [t, p] : pairs) seen.insert({t, p});
+  if (classes.named()) {
+    for (int64_t k = 0; k < classes.count; ++k) seen.insert(k);
   }
-  std::map<std::string, int64_t> index;
-  for (size_t i = 0; i < names.size(); ++i) index[names[i]] = static_cast<int64_t>(i);
-  auto index_of = [&](const std::string& name) {  // a class outside the map gets the next index
-    if (!index.count(name)) {
-      index[name] = static_cast<int64_t>(names.size());
-      names.push_back(name);
-    }
-    return index[name];
-  };
+  std::map<int64_t, int64_t> position;
+  std::vector<std::string> names;
+  for (const int64_t k : seen) {
+    position[k] = static_cast<int64_t>(names.size());
+    names.push_back(classes.label(k));
+  }
   std::vector<int64_t> y_true, y_pred;
   for (const auto& [t, p] : pairs) {
-    y_true.push_back(index_of(t));
-    y_pred.push_back(index_of(p));
+    y_true.push_back(position.at(t));
+    y_pred.push_back(position.at(p));
   }
   const auto report = torchfit::classification_report(y_true, y_pred, names);
   std::cout << torchfit::format_classification_report(report);

@@ -116,12 +116,13 @@ void run_policy_here(Model& model, const c10::Device& device, const std::string&
 }
 
 struct Prediction {
-  std::string file, cls;
+  std::string file, cls;  // cls: the class's name, its index as text when the model has no name for it
+  int64_t index;          // the class's index
   double probability;
   std::vector<double> all;  // every class's probability, in index order
 };
 
-std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const std::vector<std::string>& names,
+std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const predict_cnn::ModelClasses& classes,
                                        Model& model) {
   Shape in = model->input_shape();
   if (in.size() != 3) throw ConfigError("checkpoint '" + a.model_path + "' is not an image model");
@@ -151,9 +152,9 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
     // filenames() are relative to the parent ("pred/a/001.png", as Keras): report them relative to --data.
     const fs::path rel = fs::path(files.at(static_cast<size_t>(indices[r])));
     const int64_t k = best_k[static_cast<int64_t>(r)].item<int64_t>();
-    const bool named = k < static_cast<int64_t>(names.size()) && !names[static_cast<size_t>(k)].empty();
     out.push_back({rel.lexically_relative(*rel.begin()).generic_string(),
-                   named ? names[static_cast<size_t>(k)] : std::to_string(k),
+                   classes.label(k),
+                   k,
                    best_p[static_cast<int64_t>(r)].item<double>(),
                    {}});
     const at::Tensor row = probs[static_cast<int64_t>(r)].to(at::kDouble).contiguous();
@@ -165,12 +166,9 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
 // RFC 4180 through libcsv (a file name with a comma or a quote is quoted); written atomically.
 // Columns: file, class, probability, then one per class headed by its name (its index when unnamed).
 void write_predictions(const std::string& output, const std::vector<Prediction>& rows,
-                       const std::vector<std::string>& names, int64_t classes) {
+                       const predict_cnn::ModelClasses& classes) {
   std::vector<std::string> header = {"file", "class", "probability"};
-  for (int64_t k = 0; k < classes; ++k) {
-    const bool named = k < static_cast<int64_t>(names.size()) && !names[static_cast<size_t>(k)].empty();
-    header.push_back(named ? names[static_cast<size_t>(k)] : std::to_string(k));
-  }
+  for (int64_t k = 0; k < classes.count; ++k) header.push_back(classes.label(k));
   std::string csv = io::csv_line(header);
   auto number = [](double v) {
     std::ostringstream s;  // the stream's default: 6 significant digits
@@ -226,18 +224,18 @@ int run(Args& a) {
   Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info, size);
   if (std::isnan(a.rescale)) a.rescale = training_rescale(info, a.model_path);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
-  std::vector<std::string> names(info.class_indices.size());
-  for (const auto& [name, idx] : info.class_indices) names.at(static_cast<size_t>(idx)) = name;
-  const auto rows = predict_folder(dir, a, names, model);
-  write_predictions(a.output, rows, names, model->output_shape().back());
+  predict_cnn::ModelClasses classes{std::vector<std::string>(info.class_indices.size()), model->output_shape().back()};
+  for (const auto& [name, idx] : info.class_indices) classes.names.at(static_cast<size_t>(idx)) = name;
+  const auto rows = predict_folder(dir, a, classes, model);
+  write_predictions(a.output, rows, classes);
   std::cout << "Predicted " << rows.size() << " images → " << a.output << "\n";
   if (!fs::is_regular_file(labels_path)) return 0;
-  std::vector<std::pair<std::string, std::string>> predicted;
-  for (const auto& p : rows) predicted.emplace_back(p.file, p.cls);
+  std::vector<std::pair<std::string, int64_t>> predicted;
+  for (const auto& p : rows) predicted.emplace_back(p.file, p.index);
   // After the predictions are on disk: a bad labels file costs the accuracy only (an error, exit 1).
-  const auto truth = predict_cnn::read_labels(labels_path, names);
+  const auto truth = predict_cnn::read_labels(labels_path, classes);
   predict_cnn::report_accuracy(truth, predicted, labels_path);
-  predict_cnn::write_report(truth, predicted, names, fs::path(a.output).parent_path() / "report.json");
+  predict_cnn::write_report(truth, predicted, classes, fs::path(a.output).parent_path() / "report.json");
   return 0;
 }
 

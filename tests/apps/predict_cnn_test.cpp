@@ -191,3 +191,96 @@ TEST_F(PredictCnn, KerasFileWritesEveryClassProbabilityHeadedByIndex) {
 }
 
 }  // namespace torchfit::predict_cnn_test
+
+namespace torchfit::predict_cnn_test {
+
+// Labels are matched by what they are (issue 37 item 4). prepare_data's pred_labels.csv has both
+// class_index and class_name: a model without class names (a Keras file) is matched by index, a
+// checkpoint with names by name; a file whose labels cannot match the model's classes is an error naming
+// both, never an accuracy of 0. The expected accuracies are counted by hand from the labels written.
+TEST_F(PredictCnn, LabelsAreMatchedByIndexForAKerasFileAndByNameForACheckpoint) {
+  const std::string fixtures = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
+                               "/tests/keras/keras_fixtures.py " + quoted(dir.path) + " >/dev/null 2>&1";
+  if (std::system(fixtures.c_str()) != 0) GTEST_SKIP() << "keras_fixtures.py failed (needs python3 with h5py)";
+  for (size_t i = 0; i < 3; ++i)
+    torchfit::testing::write_png(dir.path / "k" / ("img" + std::to_string(i) + ".png"),
+                                 torchfit::testing::pattern(11, 11, static_cast<int>(i)));
+  const auto keras = [&](const std::string& out, const fs::path& labels) {
+    return run_predict_cnn("--model " + quoted(dir.path / "tf2_full.h5") + " --data " + quoted(dir.path / "k") +
+                           " --output " + quoted(dir.path / out) +
+                           (labels.empty() ? "" : " --labels " + quoted(labels)));
+  };
+  const AppRun first = keras("first.csv", {});
+  if (first.output.find("without the Keras readers") != std::string::npos) GTEST_SKIP() << "Keras import off";
+  ASSERT_EQ(first.status, 0) << first.output;
+  std::map<std::string, int> index;  // file → predicted class index (5 classes, no names)
+  for (const auto& row : io::read_csv((dir.path / "first.csv").string())) {
+    if (row.line > 1) index[row.cells.at(0)] = std::stoi(row.cells.at(1));
+  }
+  ASSERT_EQ(index.size(), 3u);
+  const auto idx = [&](const std::string& f, int shift = 0) { return std::to_string((index.at(f) + shift) % 5); };
+  // prepare_data's columns; two of three right by index; the names are the dataset's, not the model's.
+  const fs::path both = dir.path / "both.csv";
+  write_text(both, "filename,class_index,class_name\nimg0.png," + idx("img0.png") + ",Coat\nimg1.png," +
+                       idx("img1.png") + ",Bag\nimg2.png," + idx("img2.png", 1) + ",Dress\n");
+  const AppRun r = keras("both_out.csv", both);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Accuracy on 3 labelled images (" + both.string() + "): 0.6667"), std::string::npos)
+      << r.output;
+  // A name column that spells indices (folders named 0, 1, …) is read as indices: all three right.
+  const fs::path digits = dir.path / "digits.csv";
+  write_text(digits, "file,class\nimg0.png," + idx("img0.png") + "\nimg1.png," + idx("img1.png") + "\nimg2.png," +
+                         idx("img2.png") + "\n");
+  const AppRun d = keras("digits_out.csv", digits);
+  ASSERT_EQ(d.status, 0) << d.output;
+  EXPECT_NE(d.output.find("): 1.0000"), std::string::npos) << d.output;
+  // Names only, against a model without names: an error naming both sets (exit 1, predictions written).
+  const fs::path names = dir.path / "names.csv";
+  write_text(names, "filename,class_name\nimg0.png,Coat\nimg1.png,Bag\nimg2.png,Dress\n");
+  const AppRun n = keras("names_out.csv", names);
+  EXPECT_EQ(n.status, 1) << n.output;
+  EXPECT_NE(n.output.find("labels file '" + names.string() +
+                          "' line 2: class 'Coat' is not a class of the model (indices 0..4, the model has no class "
+                          "names): a model without class names needs a class_index column; the file's classes: "
+                          "'Bag', 'Coat', 'Dress'"),
+            std::string::npos)
+      << n.output;
+  EXPECT_EQ(n.output.find("Accuracy"), std::string::npos) << n.output;
+  EXPECT_TRUE(fs::exists(dir.path / "names_out.csv"));
+  // An index beyond the model's 5 classes.
+  const fs::path big = dir.path / "big.csv";
+  write_text(big, "filename,class_index,class_name\nimg0.png,5,Coat\n");
+  const AppRun b = keras("big_out.csv", big);
+  EXPECT_EQ(b.status, 1) << b.output;
+  EXPECT_NE(b.output.find("line 2: class_index 5 is not a class of the model (0..4)"), std::string::npos) << b.output;
+}
+
+TEST_F(PredictCnn, ACheckpointWithClassNamesMatchesTheNameColumnNotTheIndex) {
+  const AppRun first = predict(dir.path / "first.csv");
+  ASSERT_EQ(first.status, 0) << first.output;
+  const auto classes = predicted(dir.path / "first.csv");
+  // prepare_data's layout with indices from another class order (dog = 0): the names are all right.
+  auto row = [&](const std::string& quoted_file, const std::string& f) {
+    const std::string& c = classes.at(f);
+    return quoted_file + "," + (c == "cat" ? "1" : "0") + "," + c + "\n";
+  };
+  const fs::path labels = dir.path / "swapped.csv";
+  write_text(labels, "filename,class_index,class_name\n" + row("\"b,1.png\"", "b,1.png") +
+                         row("plain.png", "plain.png") + row("\"say \"\"hi\"\".png\"", "say \"hi\".png"));
+  const AppRun r = predict(dir.path / "out.csv", labels);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("Accuracy on 3 labelled images (" + labels.string() + "): 1.0000"), std::string::npos)
+      << r.output;
+  // A file of another dataset's names: an error naming the model's classes and the file's.
+  const fs::path other = dir.path / "other.csv";
+  write_text(other, "filename,class_index,class_name\nplain.png,0,Trouser\n\"b,1.png\",1,Coat\n");
+  const AppRun o = predict(dir.path / "out2.csv", other);
+  EXPECT_EQ(o.status, 1) << o.output;
+  EXPECT_NE(o.output.find("labels file '" + other.string() +
+                          "' line 2: class 'Trouser' is not a class of the model (cat, dog); the file's classes: "
+                          "'Coat', 'Trouser'"),
+            std::string::npos)
+      << o.output;
+}
+
+}  // namespace torchfit::predict_cnn_test

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/layers/batch_normalization.h>
@@ -118,8 +119,97 @@ TEST(BatchNormalization, TrainingBatchOfOneIsAClearError) {
 TEST(BatchNormalization, BadArguments) {
   EXPECT_THROW(BatchNormalization(BatchNormalizationOptions().momentum(1.0)), ConfigError);
   EXPECT_THROW(BatchNormalization(BatchNormalizationOptions().epsilon(0.0)), ConfigError);
-  Sequential m;
-  EXPECT_THROW(m->add(BatchNormalization(BatchNormalizationOptions().input_shape(Shape{2, 3}))), ConfigError);
+  EXPECT_THROW(BatchNormalization(BatchNormalizationOptions().axis_order("th")), ConfigError);
+  Sequential m;  // Keras axis 3 of a (N, D) input: outside it
+  EXPECT_THROW(m->add(BatchNormalization(BatchNormalizationOptions().axis(3).input_shape(Shape{4}))), ConfigError);
+  Sequential m2;  // the batch axis
+  EXPECT_THROW(m2->add(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({0})).input_shape(Shape{4}))),
+               ConfigError);
+  Sequential m3;  // several axes
+  EXPECT_THROW(
+      m3->add(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({1, 3})).input_shape(Shape{2, 2, 3}))),
+      ConfigError);
+}
+
+// Keras resolves the axis against the input's rank at build: on a (D) input −1, 1 and [1] are the features
+// (tf.keras 2.x writes [1] after a Dense); on (H, W, C) −1, 3 and [3] are the channels; in a Keras 1 "th"
+// model the axis counts over (N, C, H, W): 1 is the channels and −1 the width.
+TEST(BatchNormalization, AxisIsResolvedAgainstTheInputRank) {
+  // (axis, input, tensor axis normalised); the axis's size is 5 in each.
+  const std::vector<std::tuple<KerasAxes, Shape, int64_t>> cases = {
+      {KerasAxes(-1), {5}, 1},        {KerasAxes(1), {5}, 1},        {KerasAxes({1}), {5}, 1},
+      {KerasAxes({-1}), {5}, 1},      {KerasAxes(-1), {2, 3, 5}, 1}, {KerasAxes(3), {2, 3, 5}, 1},
+      {KerasAxes({3}), {2, 3, 5}, 1}, {KerasAxes(-3), {5, 2, 3}, 2}, {KerasAxes(-1), {3, 5}, 2}};
+  for (const auto& [axis, shape, tensor_axis] : cases) {
+    BatchNormalization bn(BatchNormalizationOptions().axis(axis).input_shape(shape));
+    Sequential m;
+    m->add(bn);
+    SCOPED_TRACE(nlohmann::json(axis).dump() + " on " + format_shape(shape));
+    EXPECT_EQ(bn->moving_mean.numel(), 5);
+    EXPECT_EQ(bn->tensor_axis(), tensor_axis);
+  }
+  const auto th_axis = [](const KerasAxes& axis, const Shape& shape) {
+    BatchNormalization bn(BatchNormalizationOptions().axis(axis).axis_order("channels_first").input_shape(shape));
+    Sequential m;
+    m->add(bn);
+    return bn->tensor_axis();
+  };
+  EXPECT_EQ(th_axis(KerasAxes(1), {4, 6, 3}), 1);   // (N, C, H, W) axis 1: the channels
+  EXPECT_EQ(th_axis(KerasAxes(-1), {4, 6, 3}), 3);  // the width: tensor (N, C, H, W) axis 3
+  EXPECT_EQ(th_axis(KerasAxes(2), {4, 6, 3}), 2);   // the height
+  EXPECT_EQ(th_axis(KerasAxes(-1), {6}), 1);        // after a Dense: the features, in both orders
+  BatchNormalization th(BatchNormalizationOptions().axis(1).axis_order("channels_first"));
+  EXPECT_EQ(th->config()["axis_order"], "channels_first");
+  EXPECT_FALSE(BatchNormalization()->config().contains("axis_order")) << "not a Keras argument";
+  EXPECT_EQ(BatchNormalization(BatchNormalizationOptions().axis(KerasAxes({1})))->config()["axis"],
+            nlohmann::json::array({1}));
+}
+
+// BatchNorm1d on (N, D) with Keras's arguments, against the formulas computed here in double: training
+// normalises with the batch mean and biased variance, the moving statistics move by
+// moving·momentum + batch·(1 − momentum) (the unbiased variance, see the class docs), eval uses them with
+// Keras's epsilon. And a (T, D) input normalised on axis 1 (T statistics over N and D).
+TEST(BatchNormalization, VectorAndRowInputsMatchTheFormulas) {
+  at::manual_seed(11);
+  for (const bool rows : {false, true}) {
+    SCOPED_TRACE(rows ? "(T, D) axis 1" : "(D) axis [1]");
+    const Shape shape = rows ? Shape{3, 4} : Shape{3};
+    BatchNormalization bn(
+        BatchNormalizationOptions().axis(KerasAxes({1})).momentum(0.9).epsilon(0.01).input_shape(shape));
+    Sequential m;
+    m->add(bn);
+    {
+      at::NoGradGuard g;
+      bn->gamma.copy_(at::tensor({0.5f, 2.0f, 1.5f}));
+      bn->beta.copy_(at::tensor({0.1f, -0.2f, 0.3f}));
+      bn->moving_mean.copy_(at::tensor({0.2f, -0.1f, 0.0f}));
+      bn->moving_variance.copy_(at::tensor({1.5f, 0.5f, 1.0f}));
+    }
+    const at::Tensor x = rows ? at::randn({5, 3, 4}) * 3 + 1 : at::randn({5, 3}) * 3 + 1;
+    const at::Tensor xd = x.to(at::kDouble);
+    m->eval();
+    const at::Tensor e = m->forward(x).to(at::kDouble);
+    m->train();
+    const at::Tensor y = m->forward(x).to(at::kDouble);
+    const int64_t per = x.numel() / 3;
+    for (int64_t c = 0; c < 3; ++c) {
+      const at::Tensor v = xd.select(1, c).reshape({-1});
+      double mean = 0, ss = 0;
+      for (int64_t i = 0; i < per; ++i) mean += v[i].item<double>();
+      mean /= static_cast<double>(per);
+      for (int64_t i = 0; i < per; ++i) ss += std::pow(v[i].item<double>() - mean, 2);
+      const double g = std::vector<double>{0.5, 2.0, 1.5}[c], b = std::vector<double>{0.1, -0.2, 0.3}[c];
+      const double mm = std::vector<double>{0.2, -0.1, 0.0}[c], mv = std::vector<double>{1.5, 0.5, 1.0}[c];
+      const at::Tensor yc = y.select(1, c).reshape({-1}), ec = e.select(1, c).reshape({-1});
+      for (int64_t i = 0; i < per; ++i) {
+        const double xi = v[i].item<double>();
+        EXPECT_NEAR(yc[i].item<double>(), g * (xi - mean) / std::sqrt(ss / per + 0.01) + b, 1e-5);
+        EXPECT_NEAR(ec[i].item<double>(), g * (xi - mm) / std::sqrt(mv + 0.01) + b, 1e-5);
+      }
+      EXPECT_NEAR(bn->moving_mean[c].item<double>(), 0.9 * mm + 0.1 * mean, 1e-5);
+      EXPECT_NEAR(bn->moving_variance[c].item<double>(), 0.9 * mv + 0.1 * ss / (per - 1), 1e-4);
+    }
+  }
 }
 
 TEST(BatchNormalization, MovingStatisticsSurviveACheckpoint) {

@@ -121,7 +121,7 @@ TEST(LayerArgs, EveryBuiltInWritesItsKerasConfigAndReadsItBack) {
       {Dropout(DropoutOptions(0.25).input_shape(Shape{7}).name("drop")).ptr(),
        R"({"input_shape":[7],"name":"drop","rate":0.25})"},
       {BatchNormalization(BatchNormalizationOptions().momentum(0.9).center(false).name("bn")).ptr(),
-       R"({"center":false,"epsilon":0.001,"momentum":0.9,"name":"bn","scale":true})"},
+       R"({"axis":-1,"center":false,"epsilon":0.001,"momentum":0.9,"name":"bn","scale":true})"},
       {LeakyReLU().ptr(), R"({"alpha":0.3,"name":""})"},
       {ELU(ELUOptions().alpha(0.5)).ptr(), R"({"alpha":0.5,"name":""})"},
       {Activation(ActivationOptions("gelu").input_shape(Shape{3}).name("a")).ptr(),

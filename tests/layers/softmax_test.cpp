@@ -29,6 +29,27 @@ TEST(Softmax, MatchesNumPyAlongKerasAxis) {
   }
 }
 
+// tf.keras 2.x's list forms: [1] is axis 1, [1, 2] a softmax over both axes at once; written back as given.
+TEST(Softmax, AxisListsMatchNumPy) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  const std::vector<std::pair<KerasAxes, std::vector<int64_t>>> cases = {{KerasAxes({-1}), {3, 4, 5}},
+                                                                         {KerasAxes({1, 2}), {3, 4, 5}},
+                                                                         {KerasAxes({1}), {6}},
+                                                                         {KerasAxes({1, -1}), {2, 3}}};
+  for (const auto& [axis, shape] : cases) {
+    const nlohmann::json given = axis;
+    SCOPED_TRACE("axis " + given.dump());
+    auto layer = Softmax(SoftmaxOptions().axis(axis));
+    EXPECT_EQ(layer->config()["axis"], given);
+    auto [x, y] = torchfit::testing::random_forward(layer.ptr(), shape);
+    torchfit::testing::expect_matches_reference(
+        y, torchfit::testing::keras_reference(
+               {{"op", "softmax"}, {"x", torchfit::testing::tensor_json(x)}, {"axis", given}}));
+  }
+  Sequential m;  // the same axis twice
+  EXPECT_THROW(m->add(Softmax(SoftmaxOptions().axis(KerasAxes({1, -1})).input_shape(Shape{4}))), ConfigError);
+}
+
 TEST(Softmax, ConfigAndErrors) {
   EXPECT_EQ(Softmax()->config()["axis"], -1);
   Sequential m;

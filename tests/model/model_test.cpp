@@ -513,9 +513,11 @@ TEST(Model, KerasArgumentsWithoutEffectAreDroppedAndOthersRefused) {
               model_from_json(seq("BatchNormalization", {{"renorm", true}}));
             }).find("renorm true"),
             std::string::npos);
+  // Any one axis, resolved against the (None, 4, 4, 2) input as Keras does: 1 is the height (4 statistics).
+  EXPECT_EQ(model_from_json(seq("BatchNormalization", {{"axis", 1}}))->get_layer("x")->count_params(), 16);
   EXPECT_NE(error_of([&] {
-              model_from_json(seq("BatchNormalization", {{"axis", 1}}));
-            }).find("not the channel axis"),
+              model_from_json(seq("BatchNormalization", {{"axis", {4}}}));
+            }).find("axis [4]: 4 is outside the input (None, 4, 4, 2)"),
             std::string::npos);
   Model leaky = model_from_json(seq("LeakyReLU", {{"negative_slope", 0.2}}));  // Keras 3's name of alpha
   EXPECT_DOUBLE_EQ(leaky->get_layer("x")->config()["alpha"].get<double>(), 0.2);

@@ -168,17 +168,10 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
     if (c["groups"] != 1) throw ConfigError(who + ": groups " + c["groups"].dump() + " is not supported (1)");
     c.erase("groups");
   }
-  if (cls == "BatchNormalization" && c.contains("axis")) {
-    const Json& a = c["axis"];
-    const Json one = a.is_array() && a.size() == 1 ? a[0] : a;
-    const bool channel = channels_first ? one == 1 : (one == -1 || one == 3);
-    if (!channel) {
-      throw ConfigError(who + ": axis " + a.dump() + " is not the channel axis (" +
-                        (channels_first ? "1 in a Keras 1 \"th\" model" : "-1") +
-                        "; only per-channel normalisation is supported)");
-    }
-    c.erase("axis");
-  }
+  // An axis is resolved by the layer against its input's rank when it is built, as Keras does
+  // (tf.keras 2.x writes [1] after a Dense, [3] after a Conv2D); in a Keras 1 "th" model it counts over
+  // (N, C, H, W), and the default axis -1 there too.
+  if (cls == "BatchNormalization" && channels_first) c["axis_order"] = "channels_first";
   if (cls == "InputLayer" && channels_first) {
     for (const char* k : {"batch_input_shape", "batch_shape"}) {
       if (c.contains(k) && c[k].is_array() && c[k].size() == 4) {

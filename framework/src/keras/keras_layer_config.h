@@ -15,7 +15,7 @@ struct Findings {
 };
 
 /// Whether a model's layers (Keras specs) are Keras 1 "th"-ordered (a layer with dim_ordering "th"): their
-/// shapes are (C, H, W), Flatten runs in (C, H, W) order and BatchNormalization's channel axis is 1.
+/// shapes are (C, H, W), Flatten runs in (C, H, W) order and BatchNormalization's axis counts over (N, C, H, W).
 bool keras1_channels_first(const nlohmann::json& layer_specs);
 
 /// {"class_name", "config", …} as Keras writes it (2.x, 1.x, 3.x) → {"class_name", "config"} that

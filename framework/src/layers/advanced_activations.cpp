@@ -65,15 +65,17 @@ SoftmaxImpl::SoftmaxImpl(SoftmaxOptions opts) : Layer(keras_class_name, opts.nam
 }
 
 Shape SoftmaxImpl::build_impl(const Shape& in) {
-  tensor_axis_ = keras_to_tensor_axis(in, options.axis());
-  if (tensor_axis_ < 0) {
-    throw ConfigError(describe() + ": axis " + std::to_string(options.axis()) +
-                      " is the batch axis or outside the input " + format_shape(in));
+  tensor_axes_.clear();
+  for (const int64_t k : resolve_keras_axes(options.axis(), in, describe())) {
+    tensor_axes_.push_back(keras_to_tensor_axis(in, k));
   }
   return in;
 }
 
-at::Tensor SoftmaxImpl::forward(const at::Tensor& x) { return at::softmax(x, tensor_axis_); }
+at::Tensor SoftmaxImpl::forward(const at::Tensor& x) {
+  if (tensor_axes_.size() == 1) return at::softmax(x, tensor_axes_[0]);
+  return at::exp(x - at::logsumexp(x, tensor_axes_, /*keepdim=*/true));
+}
 
 nlohmann::json SoftmaxImpl::config() const { return base_config(options); }
 

@@ -18,13 +18,23 @@ BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions opts)
     os << describe() << ": epsilon must be > 0, got " << options.epsilon();
     throw ConfigError(os.str());
   }
+  if (options.axis_order() != "channels_last" && options.axis_order() != "channels_first") {
+    throw ConfigError(describe() + ": axis_order \"" + options.axis_order() +
+                      "\" is not channels_last or channels_first");
+  }
 }
 
+// The axis resolved against the input as Keras does (tf.keras 2.x writes [1] after a Dense, [3] after a
+// Conv2D); one axis only (Keras's several-axis form has parameters of the input's rank).
 Shape BatchNormalizationImpl::build_impl(const Shape& in) {
-  if (in.size() != 1 && in.size() != 3) {
-    throw ConfigError(describe() + " expects an input (H, W, C) or (D), got " + format_shape(in));
+  const auto axes = resolve_keras_axes(options.axis(), in, describe(), options.axis_order() == "channels_first");
+  if (axes.size() != 1) {
+    throw ConfigError(describe() + ": axis " + nlohmann::json(options.axis()).dump() + " names " +
+                      std::to_string(axes.size()) + " axes of the input " + format_shape(in) +
+                      "; normalisation over one axis only is supported (-1: the channels or features)");
   }
-  const int64_t c = in.back();
+  tensor_axis_ = keras_to_tensor_axis(in, axes[0]);
+  const int64_t c = in[static_cast<size_t>(axes[0] - 1)];
   if (options.scale()) gamma = register_parameter("gamma", at::ones({c}));
   if (options.center()) beta = register_parameter("beta", at::zeros({c}));
   moving_mean = register_parameter("moving_mean", at::zeros({c}), /*requires_grad=*/false);
@@ -35,17 +45,26 @@ Shape BatchNormalizationImpl::build_impl(const Shape& in) {
 at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
   // A frozen BatchNormalization runs in inference mode (tf.keras >= 2.0: trainable = False).
   const bool training = is_training() && trainable();
-  if (training && x.numel() / std::max<int64_t>(x.size(1), 1) <= 1) {
+  const int64_t t = tensor_axis_;
+  if (training && x.numel() / std::max<int64_t>(x.size(t), 1) <= 1) {
     throw Error(describe() + ": a training batch needs more than one value per channel to compute a variance, got " +
                 "a batch of shape " + format_sizes(x.sizes().vec()) +
                 " — use batch_size >= 2, or call eval() to use the moving statistics");
   }
-  return at::batch_norm(x, gamma, beta, moving_mean, moving_variance, training,
-                        /*momentum (LibTorch's, = 1 − Keras's)=*/1.0 - options.momentum(), options.epsilon(),
-                        /*cudnn_enabled=*/true);
+  // LibTorch normalises dim 1: another axis is moved there and back (views, no copy of the input).
+  const at::Tensor in = t == 1 ? x : x.movedim(t, 1);
+  const at::Tensor y = at::batch_norm(in, gamma, beta, moving_mean, moving_variance, training,
+                                      /*momentum (LibTorch's, = 1 − Keras's)=*/1.0 - options.momentum(),
+                                      options.epsilon(), /*cudnn_enabled=*/true);
+  return t == 1 ? y : y.movedim(1, t);
 }
 
-nlohmann::json BatchNormalizationImpl::config() const { return base_config(options); }
+// Keras's arguments; axis_order only when it is not Keras 2's order.
+nlohmann::json BatchNormalizationImpl::config() const {
+  nlohmann::json c = base_config(options);
+  if (options.axis_order() == "channels_last") c.erase("axis_order");
+  return c;
+}
 
 int64_t BatchNormalizationImpl::flops_per_sample() const {
   if (!built()) return 0;

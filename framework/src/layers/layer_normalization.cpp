@@ -2,30 +2,10 @@
 
 #include <algorithm>
 #include <sstream>
-#include <stdexcept>
 
 #include <torchfit/layers/registry.h>
 
 namespace torchfit {
-
-void to_json(nlohmann::json& j, const KerasAxes& a) {
-  if (a.is_list || a.axes.size() != 1) {
-    j = a.axes;
-  } else {
-    j = a.axes[0];
-  }
-}
-
-void from_json(const nlohmann::json& j, KerasAxes& a) {
-  if (j.is_number_integer()) {
-    a = KerasAxes(j.get<int64_t>());
-    return;
-  }
-  bool ok = j.is_array();
-  for (const auto& e : j) ok = ok && e.is_number_integer();
-  if (!ok) throw std::invalid_argument("expected an integer or a list of integers");
-  a = KerasAxes(j.get<std::vector<int64_t>>());
-}
 
 LayerNormalizationImpl::LayerNormalizationImpl(LayerNormalizationOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {

@@ -122,7 +122,18 @@ std::string batch_normalization(const Layer& layer, OnnxGraph& g, const Inputs& 
                    g.add_initializer(op(l, "beta"), l.beta.defined() ? l.beta : zeros),
                    g.add_initializer(op(l, "moving_mean"), l.moving_mean),
                    g.add_initializer(op(l, "moving_variance"), l.moving_variance)};
-  return g.add_node("BatchNormalization", ins, {{"epsilon", l.options.epsilon()}}, op(l, "BatchNormalization"));
+  const int64_t t = l.tensor_axis();
+  if (t == 1)
+    return g.add_node("BatchNormalization", ins, {{"epsilon", l.options.epsilon()}}, op(l, "BatchNormalization"));
+  // ONNX normalises dim 1: the layer's axis is swapped there and back (a swap is its own inverse).
+  std::vector<int64_t> perm(l.input_shape().size() + 1);
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[1], perm[static_cast<size_t>(t)]);
+  Inputs moved = ins;
+  moved[0] = g.add_node("Transpose", {in[0]}, {{"perm", perm}}, op(l, "axis_to_1"));
+  const std::string y =
+      g.add_node("BatchNormalization", moved, {{"epsilon", l.options.epsilon()}}, op(l, "BatchNormalization"));
+  return g.add_node("Transpose", {y}, {{"perm", perm}}, op(l, "axis_back"));
 }
 
 std::string pooling(const Layer& layer, OnnxGraph& g, const Inputs& in) {
@@ -223,8 +234,11 @@ std::string elu(const Layer& layer, OnnxGraph& g, const Inputs& in) {
 
 std::string softmax(const Layer& layer, OnnxGraph& g, const Inputs& in) {
   const auto& l = dynamic_cast<const SoftmaxImpl&>(layer);
-  const int64_t axis = keras_to_tensor_axis(l.input_shape(), l.options.axis());
-  return g.add_node("Softmax", {in[0]}, {{"axis", axis}}, op(l, "Softmax"));
+  if (l.tensor_axes().size() != 1) {
+    throw ConfigError("ONNX export: layer '" + l.name() + "' (Softmax): a softmax over several axes " +
+                      nlohmann::json(l.options.axis()).dump() + " is not supported (ONNX Softmax takes one axis)");
+  }
+  return g.add_node("Softmax", {in[0]}, {{"axis", l.tensor_axes()[0]}}, op(l, "Softmax"));
 }
 
 std::string rescaling(const Layer& layer, OnnxGraph& g, const Inputs& in) {

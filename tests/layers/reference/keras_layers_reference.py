@@ -201,9 +201,10 @@ def run(req):
         y = upsample(xk, req["size"], req["interpolation"])
     elif op == "relu":
         y = relu(xk, req.get("max_value"), req["negative_slope"], req["threshold"])
-    elif op == "softmax":
-        e = np.exp(xk - xk.max(axis=req["axis"], keepdims=True))
-        y = e / e.sum(axis=req["axis"], keepdims=True)
+    elif op == "softmax":  # an int or a list (tf.keras: over several axes at once)
+        axes = tuple(keras_axes(req["axis"], xk.ndim))
+        e = np.exp(xk - xk.max(axis=axes, keepdims=True))
+        y = e / e.sum(axis=axes, keepdims=True)
     elif op == "rescaling":
         y = xk * req["scale"] + req["offset"]
     elif op == "layer_normalization":

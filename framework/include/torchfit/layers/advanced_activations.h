@@ -7,7 +7,9 @@
 #include <torch/nn/pimpl.h>
 
 #include <optional>
+#include <vector>
 
+#include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/layer.h>
 
 namespace torchfit {
@@ -111,8 +113,9 @@ TORCH_MODULE(ReLU);
 
 /// Options of Softmax. Keras default axis −1 (the channels of an image, the features of a vector).
 struct SoftmaxOptions : LayerOptions<SoftmaxOptions> {
-  /// Keras axis over (N, H, W, C) / (N, D) (negatives from the end). Default −1.
-  TORCH_ARG(int64_t, axis) = -1;
+  /// Keras axis over (N, H, W, C) / (N, D): an int or a list (tf.keras 2.x), negatives from the end,
+  /// resolved against the input when the layer is built. Default −1.
+  TORCH_ARG(KerasAxes, axis) = KerasAxes(-1);
 
  public:
   /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
@@ -122,9 +125,9 @@ struct SoftmaxOptions : LayerOptions<SoftmaxOptions> {
   }
 };
 
-/// exp(x) / Σ exp(x) along the Keras axis (Keras axis −1 of an (H, W, C) input is tensor axis 1). Any
-/// input shape; output the same. No parameters. Errors: ConfigError for the batch axis or an axis outside
-/// the input (build).
+/// exp(x) / Σ exp(x) along the Keras axis (Keras axis −1 of an (H, W, C) input is tensor axis 1); over
+/// several axes (a list), exp(x − logsumexp(x over them)), as tf.keras. Any input shape; output the same.
+/// No parameters. Errors: ConfigError for the batch axis, an axis outside the input or given twice (build).
 class SoftmaxImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Softmax);
 
@@ -132,13 +135,15 @@ class SoftmaxImpl : public Layer {
   explicit SoftmaxImpl(SoftmaxOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
+  /// The tensor dimensions ((N, C, H, W) / (N, D) order) the softmax runs over; valid after build.
+  const std::vector<int64_t>& tensor_axes() const { return tensor_axes_; }
   SoftmaxOptions options;
 
  protected:
   Shape build_impl(const Shape& input_shape) override;
 
  private:
-  int64_t tensor_axis_ = 1;
+  std::vector<int64_t> tensor_axes_{1};
 };
 TORCH_MODULE(Softmax);
 

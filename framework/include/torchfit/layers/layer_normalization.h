@@ -8,23 +8,10 @@
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
+#include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/layer.h>
 
 namespace torchfit {
-
-/// A Keras `axis` argument: one axis or a list (Keras counts over (N, H, W, C) / (N, D), negatives from
-/// the end). Written back in the form it was given (an int or a list). C++: `KerasAxes(-1)`,
-/// `KerasAxes({1, 2, 3})`.
-struct KerasAxes {
-  KerasAxes(int64_t axis = -1) : axes{axis} {}                                    // NOLINT: an int is Keras's form
-  KerasAxes(std::vector<int64_t> list) : axes(std::move(list)), is_list(true) {}  // NOLINT
-  KerasAxes(std::initializer_list<int64_t> list) : KerasAxes(std::vector<int64_t>(list)) {}
-  std::vector<int64_t> axes;
-  bool is_list = false;
-};
-void to_json(nlohmann::json& j, const KerasAxes& a);
-/// An int or a list of ints; std::invalid_argument otherwise.
-void from_json(const nlohmann::json& j, KerasAxes& a);
 
 /// Options of LayerNormalization, with Keras's defaults.
 struct LayerNormalizationOptions : LayerOptions<LayerNormalizationOptions> {
