@@ -66,7 +66,7 @@ TEST(BatchAssembler, PassesFollowPassOrderAndTheLastBatchIsPartial) {
     EXPECT_EQ(seen, order);
   }
   EXPECT_EQ(*a.order(1), pass_order(10, true, 5, 1));
-  BatchAssembler sorted(3, 2, {1, 1, 1}, false, 0, 1);
+  BatchAssembler sorted(3, 2, {2, 3, 3}, false, 0, 1);  // index_fill writes 2·3·3 values
   EXPECT_EQ(sorted.assemble(0, 0, 0, 1, false, index_fill()).indices, (std::vector<int64_t>{0, 1}));
 }
 
