@@ -40,7 +40,7 @@ TEST(BatchBufferPool, ReusesAFreedBufferAndOutlivesItsOwner) {
   EXPECT_EQ(pool->idle(), 1u);
   at::Tensor again = pool->tensor({2, 2, 3});  // a partial batch fits the same buffer
   EXPECT_EQ(again.data_ptr(), first);
-  EXPECT_THROW(pool->tensor({5, 2, 3}), std::invalid_argument);
+  EXPECT_THROW(pool->tensor({6, 2, 3}), std::invalid_argument);  // 144 bytes > 96 rounded up to 128
   pool.reset();  // the tensor keeps the pool alive
   again.fill_(7.f);
   EXPECT_EQ(again.sum().item<float>(), 7.f * 12);
@@ -66,7 +66,7 @@ TEST(BatchAssembler, PassesFollowPassOrderAndTheLastBatchIsPartial) {
     EXPECT_EQ(seen, order);
   }
   EXPECT_EQ(*a.order(1), pass_order(10, true, 5, 1));
-  BatchAssembler sorted(3, 2, {1, 1, 1}, false, 0, 1);
+  BatchAssembler sorted(3, 2, {2, 3, 3}, false, 0, 1);  // index_fill writes 2·3·3 values
   EXPECT_EQ(sorted.assemble(0, 0, 0, 1, false, index_fill()).indices, (std::vector<int64_t>{0, 1}));
 }
 
