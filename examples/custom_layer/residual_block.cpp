@@ -43,6 +43,24 @@ std::string ResidualBlockImpl::export_onnx(torchfit::saving::OnnxGraph& graph,
   return graph.add_activation(options.activation(), sum, name());
 }
 
+// A composite layer's Keras weights are its sub-layers', one after the other (each takes its own layout).
+void ResidualBlockImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights,
+                                               const torchfit::KerasWeightOptions& options) {
+  const size_t a = conv_a->keras_weights().size();
+  if (weights.size() != a + conv_b->keras_weights().size()) {
+    throw torchfit::ConfigError(describe() + ": got " + std::to_string(weights.size()) + " Keras weights, takes " +
+                                std::to_string(a + conv_b->keras_weights().size()));
+  }
+  conv_a->set_keras_weights({weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(a)}, options);
+  conv_b->set_keras_weights({weights.begin() + static_cast<std::ptrdiff_t>(a), weights.end()}, options);
+}
+
+std::vector<at::Tensor> ResidualBlockImpl::keras_weights_impl() const {
+  std::vector<at::Tensor> out = conv_a->keras_weights();
+  for (auto& w : conv_b->keras_weights()) out.push_back(w);
+  return out;
+}
+
 nlohmann::json ResidualBlockImpl::config() const { return base_config(options); }
 
 int64_t ResidualBlockImpl::flops_per_sample() const {

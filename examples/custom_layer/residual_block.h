@@ -48,5 +48,9 @@ class ResidualBlockImpl : public torchfit::Layer {
 
  protected:
   torchfit::Shape build_impl(const torchfit::Shape& input_shape) override;
+  /// Keras weights: its sub-layers' in order, as Keras lists a nested layer's (conv_a kernel, bias, conv_b
+  /// kernel, bias).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const torchfit::KerasWeightOptions&) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
 };
 TORCH_MODULE(ResidualBlock);

@@ -23,6 +23,16 @@ std::string SwishImpl::export_onnx(torchfit::saving::OnnxGraph& graph, const std
   return graph.add_node("Mul", {inputs[0], gate}, {}, name() + "/Swish");
 }
 
+// The layer's Keras weights, in Keras's order: beta alone.
+void SwishImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const torchfit::KerasWeightOptions&) {
+  if (weights.size() != 1 || weights[0].sizes() != beta.sizes()) {
+    throw torchfit::ConfigError(describe() + ": takes one Keras weight, beta of shape (1)");
+  }
+  beta.copy_(weights[0].to(beta.scalar_type()));  // set_keras_weights runs this without autograd
+}
+
+std::vector<at::Tensor> SwishImpl::keras_weights_impl() const { return {beta.detach().clone()}; }
+
 // "name", "input_shape" (when declared) and every argument SwishOptions::args() lists.
 nlohmann::json SwishImpl::config() const { return base_config(options); }
 

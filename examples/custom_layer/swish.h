@@ -45,5 +45,8 @@ class SwishImpl : public torchfit::Layer {
 
  protected:
   torchfit::Shape build_impl(const torchfit::Shape& input_shape) override;
+  /// Keras weights (Layer::set_keras_weights): [beta], shape (1), as a Keras Swish with add_weight would hold it.
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const torchfit::KerasWeightOptions&) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
 };
 TORCH_MODULE(Swish);

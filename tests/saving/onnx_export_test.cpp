@@ -1,7 +1,6 @@
-// ONNX export (saving/onnx.h): the protobuf writer against the encoding specification's examples, and the
-// exported models run by an independent runtime, OpenCV DNN (cv::dnn::readNetFromONNX), against torchfit's
-// forward on the same inputs. The ONNX checker, shape inference and a NumPy evaluation of every model
-// are in tests/scripts/onnx_export_test.sh.
+// ONNX export (saving/onnx.h): the exported models run by an independent runtime, OpenCV DNN
+// (cv::dnn::readNetFromONNX), against torchfit's forward on the same inputs. The ONNX checker, shape inference and a
+// NumPy evaluation of every model are in tests/scripts/onnx_export_test.sh.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,7 +11,6 @@
 #include <torchfit/layers/registry.h>
 #include <torchfit/saving/onnx.h>
 
-#include "saving/onnx_proto.h"
 #include "support/npy.h"
 #include "support/onnx_models.h"
 
@@ -60,21 +58,6 @@ at::Tensor model_input(const Model& model, int64_t batch, uint64_t seed) {
 }
 
 }  // namespace
-
-TEST(OnnxProtoWriter, EncodesTheProtobufSpecificationExamples) {
-  // https://protobuf.dev/programming-guides/encoding/: field 1 = 150 is 08 96 01; field 2 = "testing" is
-  // 12 07 74 65 73 74 69 6e 67.
-  EXPECT_EQ(saving::proto::Writer().varint(1, 150).data(), std::string("\x08\x96\x01", 3));
-  EXPECT_EQ(saving::proto::Writer().bytes(2, "testing").data(), std::string("\x12\x07testing", 9));
-  // A negative int64 is ten bytes (two's complement as uint64); 1.0f is 0x3f800000 little-endian, wire type 5.
-  EXPECT_EQ(saving::proto::Writer().varint(3, -1).data(),
-            std::string("\x18\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11));
-  EXPECT_EQ(saving::proto::Writer().float32(2, 1.0f).data(), std::string("\x15\x00\x00\x80\x3f", 5));
-  // Field 16 needs a two-byte tag: (16 << 3) | 2 = 130 = 82 01.
-  saving::proto::Writer inner;
-  inner.varint(1, 1);
-  EXPECT_EQ(saving::proto::Writer().message(16, inner).data(), std::string("\x82\x01\x02\x08\x01", 5));
-}
 
 TEST(OnnxExport, RefusesAnOpsetOutside13To17) {
   Model model = onnx_test_models().at("padding_cropping")();

@@ -15,6 +15,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/io/onnx_graph.h>
 #include <torchfit/io/tfevents.h>
 #include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>

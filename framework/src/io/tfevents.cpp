@@ -11,6 +11,8 @@
 
 #include <torchfit/error.h>
 
+#include "io/protobuf.h"
+
 namespace torchfit::io {
 namespace {
 
@@ -24,37 +26,11 @@ std::array<uint32_t, 256> crc32c_table() {
   return t;
 }
 
-// Protocol-buffer wire format: varints, tags, length-delimited fields, fixed 64/32-bit fields.
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-void put_tag(std::string& out, int field, int wire_type) {
-  put_varint(out, (static_cast<uint64_t>(field) << 3) | wire_type);
-}
-void put_bytes(std::string& out, int field, const std::string& bytes) {
-  put_tag(out, field, 2);
-  put_varint(out, bytes.size());
-  out += bytes;
-}
-template <typename T>
-std::string little_endian(T v) {  // the hosts LibTorch supports are little-endian
-  std::string s(sizeof(T), '\0');
-  std::memcpy(s.data(), &v, sizeof(T));
-  return s;
-}
-
-std::string event_header(double wall_time, int64_t step) {
-  std::string e;
-  put_tag(e, 1, 1);  // Event.wall_time (double)
-  e += little_endian(wall_time);
-  if (step != 0) {
-    put_tag(e, 2, 0);  // Event.step (int64)
-    put_varint(e, static_cast<uint64_t>(step));
-  }
+// tensorflow.Event's wall_time (double, field 1) and, when not 0, step (int64, field 2).
+ProtobufWriter event_header(double wall_time, int64_t step) {
+  ProtobufWriter e;
+  e.float64(1, wall_time);
+  if (step != 0) e.varint(2, step);
   return e;
 }
 
@@ -86,28 +62,18 @@ std::string tfrecord(const std::string& payload) {
 }
 
 std::string file_version_event(double wall_time) {
-  std::string e = event_header(wall_time, 0);
-  put_bytes(e, 3, "brain.Event:2");  // Event.file_version
-  return e;
+  return event_header(wall_time, 0).bytes(3, "brain.Event:2").data();  // Event.file_version
 }
 
 std::string scalar_event(const std::string& tag, double value, int64_t step, double wall_time) {
-  std::string plugin, metadata, tensor, shape, v, summary;
-  put_bytes(plugin, 1, "scalars");  // PluginData.plugin_name
-  put_bytes(metadata, 1, plugin);   // SummaryMetadata.plugin_data
-  put_tag(metadata, 4, 0);          // SummaryMetadata.data_class = DATA_CLASS_SCALAR
-  put_varint(metadata, 1);
-  put_tag(tensor, 1, 0);  // TensorProto.dtype = DT_FLOAT
-  put_varint(tensor, 1);
-  put_bytes(tensor, 2, shape);                                     // TensorProto.tensor_shape: a scalar (no dims)
-  put_bytes(tensor, 5, little_endian(static_cast<float>(value)));  // TensorProto.float_val (packed)
-  put_bytes(v, 1, tag);                                            // Summary.Value.tag
-  put_bytes(v, 8, tensor);                                         // Summary.Value.tensor
-  put_bytes(v, 9, metadata);                                       // Summary.Value.metadata
-  put_bytes(summary, 1, v);                                        // Summary.value
-  std::string e = event_header(wall_time, step);
-  put_bytes(e, 5, summary);  // Event.summary
-  return e;
+  ProtobufWriter plugin, metadata, tensor, v, summary;
+  plugin.bytes(1, "scalars");                   // PluginData.plugin_name
+  metadata.message(1, plugin).varint(4, 1);     // SummaryMetadata.plugin_data, data_class = DATA_CLASS_SCALAR
+  tensor.varint(1, 1).bytes(2, std::string());  // TensorProto.dtype = DT_FLOAT, tensor_shape: a scalar (no dims)
+  tensor.bytes(5, little_endian(static_cast<float>(value)));        // TensorProto.float_val (packed)
+  v.bytes(1, tag).message(8, tensor).message(9, metadata);          // Summary.Value: tag, tensor, metadata
+  summary.message(1, v);                                            // Summary.value
+  return event_header(wall_time, step).message(5, summary).data();  // Event.summary
 }
 
 EventFileWriter::EventFileWriter(const std::string& dir) {

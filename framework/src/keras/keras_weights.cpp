@@ -1,19 +1,9 @@
-// Keras weights → torchfit parameters (keras_import.h): layouts and the Theano flip. A Dense kernel applies
-// as stored: torchfit's Flatten gives Keras's (H, W, C) order (flatten.h), on every path to the Dense.
-#include <map>
-
-#include <torch/torch.h>
-
+// Keras weights → torchfit parameters (keras_import.h): each layer of the file's config gets its stored
+// weights through its own Keras weight layout (Layer::set_keras_weights), with the Keras 1 facts of the file
+// (a "th" kernel layout, the Theano flip) — after every declared shape was checked against the built layer.
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_json.h>
-#include <torchfit/layers/batch_normalization.h>
-#include <torchfit/layers/conv2d.h>
-#include <torchfit/layers/conv2d_transpose.h>
-#include <torchfit/layers/dense.h>
-#include <torchfit/layers/depthwise_conv2d.h>
-#include <torchfit/layers/layer_normalization.h>
-#include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 
 #include "keras_layer_config.h"
@@ -23,241 +13,45 @@ namespace {
 
 using nlohmann::json;
 
-// What the mapping of one layer knows: the Keras spec, its stored weights and the model's facts.
-struct WeightSource {
-  const json& spec;                 // {"class_name", "config"}
-  const KerasLayerWeights& stored;  // in Keras's order and layout
-  const KerasFile& file;
-  bool keras1_th;                       // a Keras 1 kernel stored (out, in, kh, kw)
-  bool flip;                            // Theano-trained: convolution kernels flipped in both spatial axes
-  std::vector<at::Tensor> values = {};  // the stored weights, read once their declared shapes were checked
+std::string who(const KerasFile& file, const std::string& layer, const std::string& cls) {
+  return file.path + ": layer '" + layer + "' (" + cls + ")";
+}
 
-  std::string who() const {
-    return file.path + ": layer '" + stored.layer + "' (" + spec.value("class_name", std::string("?")) + ")";
+// The shapes the built layer takes, in Keras's layout and order (Layer::keras_weights); a Keras 1 "th"
+// convolution kernel is stored (out, in, kh, kw) instead of (kh, kw, in, out).
+std::vector<std::vector<int64_t>> wanted_shapes(const Layer& layer, bool keras1_th) {
+  std::vector<std::vector<int64_t>> out;
+  for (const at::Tensor& w : layer.keras_weights()) {
+    std::vector<int64_t> s = w.sizes().vec();
+    if (keras1_th && s.size() == 4) s = {s[3], s[2], s[0], s[1]};
+    out.push_back(s);
   }
-  [[noreturn]] void refuse(const std::string& why) const { throw ConfigError(who() + ": " + why); }
-  const at::Tensor& at(size_t i) const { return values.at(i); }
-};
-
-// Copies `value` (already in torchfit's layout) into `param`, which must have its shape.
-void assign(const WeightSource& src, at::Tensor& param, const at::Tensor& value, const std::string& what) {
-  if (!param.defined()) src.refuse("the model layer has no " + what);
-  if (param.sizes() != value.sizes()) {
-    src.refuse(what + " has shape " + c10::str(value.sizes()) + " in torchfit's layout; the layer expects " +
-               c10::str(param.sizes()));
-  }
-  torch::NoGradGuard no_grad;
-  param.copy_(value.to(param.scalar_type()));
-}
-
-void expect_count(const WeightSource& src, size_t n) {
-  if (src.stored.names.size() != n) {
-    src.refuse("the file holds " + std::to_string(src.stored.names.size()) + " weights, the layer takes " +
-               std::to_string(n));
-  }
-}
-
-// A Conv2D kernel in torchfit's (out, in, kh, kw).
-at::Tensor conv_kernel(const WeightSource& src) {
-  const at::Tensor& k = src.at(0);
-  if (k.dim() != 4) src.refuse("the kernel has " + std::to_string(k.dim()) + " dimensions, 4 expected");
-  at::Tensor out = src.keras1_th ? k : k.permute({3, 2, 0, 1});
-  return src.flip ? out.flip({2, 3}) : out;
-}
-
-template <typename Conv>
-void map_conv(Conv& layer, const WeightSource& src, const at::Tensor& kernel) {
-  expect_count(src, layer.bias.defined() ? 2 : 1);
-  assign(src, layer.kernel, kernel, "kernel");
-  if (layer.bias.defined()) assign(src, layer.bias, src.at(1), "bias");
-}
-
-void map_conv2d(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<Conv2DImpl&>(l);
-  map_conv(layer, src, conv_kernel(src));
-}
-
-// Conv2DTranspose: Keras (kh, kw, out, in) → LibTorch's conv_transpose2d (in, out, kh, kw), the same
-// permutation as a Conv2D kernel's. Keras 2+ only (Keras 1's Deconvolution2D is not read).
-void map_conv2d_transpose(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<Conv2DTransposeImpl&>(l);
-  map_conv(layer, src, conv_kernel(src));
-}
-
-// A depthwise kernel (kh, kw, in, mult) → (in·mult, 1, kh, kw): output channel c·mult + m, as a grouped
-// convolution.
-at::Tensor depthwise_kernel(const WeightSource& src) {
-  const at::Tensor& k = src.at(0);
-  if (k.dim() != 4) src.refuse("the depthwise kernel has " + std::to_string(k.dim()) + " dimensions, 4 expected");
-  at::Tensor t = k.permute({2, 3, 0, 1}).reshape({k.size(2) * k.size(3), 1, k.size(0), k.size(1)});
-  return src.flip ? t.flip({2, 3}) : t;
-}
-
-void map_depthwise_conv2d(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
-  map_conv(layer, src, depthwise_kernel(src));
-}
-
-// SeparableConv2D: depthwise_kernel (kh, kw, in, mult) as DepthwiseConv2D's, pointwise_kernel
-// (1, 1, in·mult, out) → (out, in·mult, 1, 1), bias.
-void map_separable_conv2d(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<SeparableConv2DImpl&>(l);
-  expect_count(src, layer.bias.defined() ? 3 : 2);
-  const at::Tensor& p = src.at(1);
-  if (p.dim() != 4) src.refuse("the pointwise kernel has " + std::to_string(p.dim()) + " dimensions, 4 expected");
-  assign(src, layer.depthwise_kernel, depthwise_kernel(src), "depthwise_kernel");
-  assign(src, layer.pointwise_kernel, p.permute({3, 2, 0, 1}), "pointwise_kernel");
-  if (layer.bias.defined()) assign(src, layer.bias, src.at(2), "bias");
-}
-
-// LayerNormalization: gamma (when scale), beta (when center), in Keras's layout already.
-void map_layer_normalization(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<LayerNormalizationImpl&>(l);
-  expect_count(src, (layer.gamma.defined() ? 1 : 0) + (layer.beta.defined() ? 1 : 0));
-  size_t i = 0;
-  if (layer.gamma.defined()) assign(src, layer.gamma, src.at(i++), "gamma");
-  if (layer.beta.defined()) assign(src, layer.beta, src.at(i), "beta");
-}
-
-void map_dense(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<DenseImpl&>(l);
-  expect_count(src, layer.bias.defined() ? 2 : 1);
-  const at::Tensor& k = src.at(0);  // (in, out)
-  if (k.dim() != 2) src.refuse("the kernel has " + std::to_string(k.dim()) + " dimensions, 2 expected");
-  const at::Tensor kernel = k.t();
-  assign(src, layer.kernel, kernel, "kernel");
-  if (layer.bias.defined()) assign(src, layer.bias, src.at(1), "bias");
-}
-
-void map_batch_normalization(Layer& l, const WeightSource& src) {
-  auto& layer = dynamic_cast<BatchNormalizationImpl&>(l);
-  // Keras order: gamma (scale), beta (center), moving_mean, moving_variance (Keras 1: running_std, which
-  // holds the variance).
-  std::vector<std::pair<at::Tensor*, const char*>> params;
-  if (layer.gamma.defined()) params.emplace_back(&layer.gamma, "gamma");
-  if (layer.beta.defined()) params.emplace_back(&layer.beta, "beta");
-  params.emplace_back(&layer.moving_mean, "moving_mean");
-  params.emplace_back(&layer.moving_variance, "moving_variance");
-  expect_count(src, params.size());
-  for (size_t i = 0; i < params.size(); ++i) assign(src, *params[i].first, src.at(i), params[i].second);
-}
-
-using Mapper = void (*)(Layer&, const WeightSource&);
-
-// torchfit class (of the built layer) → mapping of its Keras weights (layers without weights need none).
-const std::map<std::string, Mapper>& mappers() {
-  static const std::map<std::string, Mapper> table = {
-      {"Conv2D", map_conv2d},
-      {"DepthwiseConv2D", map_depthwise_conv2d},
-      {"Dense", map_dense},
-      {"BatchNormalization", map_batch_normalization},
-      {"Conv2DTranspose", map_conv2d_transpose},
-      {"SeparableConv2D", map_separable_conv2d},
-      {"LayerNormalization", map_layer_normalization},
-  };
-  return table;
-}
-
-// What each layer's weights must declare in the file, in Keras's layout and order, from the built layer:
-// checked against every dataset's declared shape before any data is read.
-using Sizes = std::vector<int64_t>;
-using ShapeList = std::vector<Sizes>;
-
-Sizes sizes_of(const at::Tensor& t) { return t.sizes().vec(); }
-
-// A kernel held as keras.permute({3, 2, 0, 1}) (conv_kernel): Keras's (kh, kw, in, out) from (out, in, kh, kw).
-Sizes keras_conv_layout(const at::Tensor& t) { return {t.size(2), t.size(3), t.size(1), t.size(0)}; }
-
-// A depthwise kernel (C·m, 1, kh, kw) as Keras stores it: (kh, kw, C, m).
-Sizes keras_depthwise_layout(const at::Tensor& t, int64_t multiplier) {
-  return {t.size(2), t.size(3), t.size(0) / multiplier, multiplier};
-}
-
-void add_if_defined(ShapeList& out, const at::Tensor& t) {
-  if (t.defined()) out.push_back(sizes_of(t));
-}
-
-ShapeList conv_shapes(Layer& l, bool keras1_th) {
-  auto* conv = dynamic_cast<Conv2DImpl*>(&l);
-  const at::Tensor& kernel = conv ? conv->kernel : dynamic_cast<Conv2DTransposeImpl&>(l).kernel;
-  const at::Tensor& bias = conv ? conv->bias : dynamic_cast<Conv2DTransposeImpl&>(l).bias;
-  ShapeList out = {keras1_th ? sizes_of(kernel) : keras_conv_layout(kernel)};  // Keras 1 "th": as stored
-  add_if_defined(out, bias);
   return out;
 }
 
-ShapeList depthwise_shapes(Layer& l, bool) {
-  auto& layer = dynamic_cast<DepthwiseConv2DImpl&>(l);
-  ShapeList out = {keras_depthwise_layout(layer.kernel, layer.options.depth_multiplier())};
-  add_if_defined(out, layer.bias);
-  return out;
-}
-
-ShapeList separable_shapes(Layer& l, bool) {
-  auto& layer = dynamic_cast<SeparableConv2DImpl&>(l);
-  ShapeList out = {keras_depthwise_layout(layer.kernel, layer.options.depth_multiplier()),
-                   keras_conv_layout(layer.pointwise_kernel)};
-  add_if_defined(out, layer.bias);
-  return out;
-}
-
-ShapeList dense_shapes(Layer& l, bool) {
-  auto& layer = dynamic_cast<DenseImpl&>(l);
-  ShapeList out = {{layer.kernel.size(1), layer.kernel.size(0)}};  // Keras (in, out)
-  add_if_defined(out, layer.bias);
-  return out;
-}
-
-ShapeList batch_normalization_shapes(Layer& l, bool) {
-  auto& layer = dynamic_cast<BatchNormalizationImpl&>(l);
-  ShapeList out;
-  for (const at::Tensor* t : {&layer.gamma, &layer.beta, &layer.moving_mean, &layer.moving_variance})
-    add_if_defined(out, *t);
-  return out;
-}
-
-ShapeList layer_normalization_shapes(Layer& l, bool) {
-  auto& layer = dynamic_cast<LayerNormalizationImpl&>(l);
-  ShapeList out;
-  add_if_defined(out, layer.gamma);
-  add_if_defined(out, layer.beta);
-  return out;
-}
-
-using ShapesOf = ShapeList (*)(Layer&, bool keras1_th);
-
-// torchfit class → the Keras shapes of its weights (the classes of mappers()).
-const std::map<std::string, ShapesOf>& expected_shapes() {
-  static const std::map<std::string, ShapesOf> table = {
-      {"Conv2D", conv_shapes},
-      {"Conv2DTranspose", conv_shapes},
-      {"DepthwiseConv2D", depthwise_shapes},
-      {"SeparableConv2D", separable_shapes},
-      {"Dense", dense_shapes},
-      {"BatchNormalization", batch_normalization_shapes},
-      {"LayerNormalization", layer_normalization_shapes},
-  };
-  return table;
-}
-
-// Every weight of `src` declares a floating-point type and the shape the built layer needs: else a
+// Every weight of `stored` declares a floating-point type and the shape the built layer needs: else a
 // ConfigError naming the file, layer, weight and both shapes, before a byte of it is read.
-void check_declared(Layer& layer, const WeightSource& src) {
-  const auto it = expected_shapes().find(layer.class_name());
-  if (it == expected_shapes().end() || mappers().count(layer.class_name()) == 0)
-    src.refuse("torchfit cannot map this class's weights");
-  const ShapeList want = it->second(layer, src.keras1_th);
-  expect_count(src, want.size());
+void check_declared(const KerasFile& file, const Layer& layer, const KerasLayerWeights& stored, bool keras1_th) {
+  const std::string at = who(file, stored.layer, layer.class_name());
+  std::vector<std::vector<int64_t>> want;
+  try {
+    want = wanted_shapes(layer, keras1_th);
+  } catch (const ConfigError& e) {
+    throw ConfigError(file.path + ": " + e.what());
+  }
+  if (stored.names.size() != want.size()) {
+    throw ConfigError(at + ": the file holds " + std::to_string(stored.names.size()) + " weights, the layer takes " +
+                      std::to_string(want.size()));
+  }
   for (size_t i = 0; i < want.size(); ++i) {
-    const auto& stored = src.stored;
     if (stored.dtypes[i].rfind("float", 0) != 0) {
-      src.refuse("weight '" + stored.names[i] + "' is " + stored.dtypes[i] +
-                 " in the file; Keras weights are floating point (float16, float32, float64)");
+      throw ConfigError(at + ": weight '" + stored.names[i] + "' is " + stored.dtypes[i] +
+                        " in the file; Keras weights are floating point (float16, float32, float64)");
     }
     if (stored.shapes[i] != want[i]) {
-      src.refuse("weight '" + stored.names[i] + "' is declared " + format_sizes(stored.shapes[i]) + " " +
-                 stored.dtypes[i] + " in the file; the layer needs " + format_sizes(want[i]) +
-                 " (Keras's layout): refused before reading it");
+      throw ConfigError(at + ": weight '" + stored.names[i] + "' is declared " + format_sizes(stored.shapes[i]) + " " +
+                        stored.dtypes[i] + " in the file; the layer needs " + format_sizes(want[i]) +
+                        " (Keras's layout): refused before reading it");
     }
   }
 }
@@ -272,15 +66,11 @@ bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, boo
   return backend == "theano";
 }
 
-}  // namespace
-
-namespace {
-
 // Each weighted layer of the config with the file's weights for it, every declared shape checked against
 // the built layer (check_declared) and every layer of the file matched, before anything is read.
-std::vector<WeightSource> checked_sources(const KerasFile& file, const std::vector<json>& layers,
-                                          const LayerLookup& get_layer, bool keras1_th, bool flip) {
-  std::vector<WeightSource> sources;
+std::vector<const KerasLayerWeights*> checked_layers(const KerasFile& file, const std::vector<json>& layers,
+                                                     const LayerLookup& get_layer, bool keras1_th) {
+  std::vector<const KerasLayerWeights*> checked;
   for (const json& spec : layers) {
     const std::string cls = spec.value("class_name", "");
     const std::string name = spec["config"].value("name", "");
@@ -288,23 +78,20 @@ std::vector<WeightSource> checked_sources(const KerasFile& file, const std::vect
     const KerasLayerWeights* stored = file.find(name);
     std::shared_ptr<Layer> layer = get_layer(name);
     if (!stored) {
-      if (layer->count_params() > 0) {
-        throw ConfigError(file.path + ": layer '" + name + "' (" + cls +
-                          ") has weights but the file holds none for it");
-      }
+      if (layer->count_params() > 0) throw ConfigError(who(file, name, cls) + " has weights but the file holds none for it");
       continue;
     }
-    sources.push_back(WeightSource{spec, *stored, file, keras1_th, flip});
-    check_declared(*layer, sources.back());
+    check_declared(file, *layer, *stored, keras1_th);
+    checked.push_back(stored);
   }
-  if (sources.size() != file.weights.size()) {
+  if (checked.size() != file.weights.size()) {
     for (const auto& w : file.weights) {
       bool found = false;
       for (const auto& spec : layers) found = found || spec["config"].value("name", "") == w.layer;
       if (!found) throw ConfigError(file.path + ": weights for layer '" + w.layer + "', which the model config lacks");
     }
   }
-  return sources;
+  return checked;
 }
 
 }  // namespace
@@ -314,11 +101,14 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
   const bool channels_first = keras_model_is_channels_first(file.model_config);
   const bool keras1_th = file.keras_major() == 1 && channels_first;
   const bool flip = flips_kernels(file, options, channels_first);
-  for (WeightSource& src : checked_sources(file, layers, get_layer, keras1_th, flip)) {
-    std::shared_ptr<Layer> layer = get_layer(src.stored.layer);
-    for (size_t i = 0; i < src.stored.names.size(); ++i) src.values.push_back(file.read_weight(src.stored, i));
-    mappers().at(layer->class_name())(*layer, src);  // torchfit's class: Keras 1 names and aliases read
-    src.values.clear();                              // one layer's data held at a time
+  for (const KerasLayerWeights* stored : checked_layers(file, layers, get_layer, keras1_th)) {
+    std::vector<at::Tensor> values;  // one layer's data held at a time
+    for (size_t i = 0; i < stored->names.size(); ++i) values.push_back(file.read_weight(*stored, i));
+    try {
+      get_layer(stored->layer)->set_keras_weights(values, KerasWeightOptions{keras1_th, flip});  // its own layout
+    } catch (const ConfigError& e) {
+      throw ConfigError(file.path + ": " + e.what());
+    }
   }
 }
 

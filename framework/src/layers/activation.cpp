@@ -3,6 +3,8 @@
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 ActivationImpl::ActivationImpl(ActivationOptions opts)
@@ -19,6 +21,10 @@ Shape ActivationImpl::build_impl(const Shape& in) { return in; }
 at::Tensor ActivationImpl::forward(const at::Tensor& x) { return apply_activation(options.activation(), x, false); }
 
 nlohmann::json ActivationImpl::config() const { return base_config(options); }
+
+std::string ActivationImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return g.add_activation(options.activation(), in[0], name());
+}
 
 TORCHFIT_REGISTER_LAYER(Activation);
 

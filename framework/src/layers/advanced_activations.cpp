@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 namespace {
 void check_alpha(double alpha, const std::string& who) {
@@ -81,6 +83,77 @@ nlohmann::json SoftmaxImpl::config() const { return base_config(options); }
 
 TORCHFIT_REGISTER_LAYER(LeakyReLU);
 TORCHFIT_REGISTER_LAYER(ReLU);
+std::string LeakyReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return g.add_node("LeakyRelu", {in[0]}, {{"alpha", options.alpha()}}, detail::onnx_name(*this, "LeakyRelu"));
+}
+
+std::string ELUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return g.add_node("Elu", {in[0]}, {{"alpha", options.alpha()}}, detail::onnx_name(*this, "Elu"));
+}
+
+std::string SoftmaxImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  if (tensor_axes().size() != 1) {
+    throw ConfigError("ONNX export: layer '" + name() + "' (Softmax): a softmax over several axes " +
+                      nlohmann::json(options.axis()).dump() + " is not supported (ONNX Softmax takes one axis)");
+  }
+  return g.add_node("Softmax", {in[0]}, {{"axis", tensor_axes()[0]}}, detail::onnx_name(*this, "Softmax"));
+}
+
+namespace {
+
+// min(y, m) = m − relu(m − y), from Mul/Add by constants and Relu: OpenCV 4.6 reads neither Clip with
+// min/max inputs (opset ≥ 11) nor Min with a constant (one rounding of m − y: |error| ≤ ulp(m)).
+std::string onnx_relu_cap(const Layer& l, io::OnnxGraph& g, const std::string& y, float max_value) {
+  using detail::onnx_name;
+  const std::string m = g.add_scalar(onnx_name(l, "max_value"), max_value),
+                    minus = g.add_scalar(onnx_name(l, "minus_one"), -1.0f);
+  const std::string room =
+      g.add_node("Add", {g.add_node("Mul", {y, minus}, {}, onnx_name(l, "neg")), m}, {}, onnx_name(l, "room"));
+  const std::string cut =
+      g.add_node("Mul", {g.add_node("Relu", {room}, {}, onnx_name(l, "room_relu")), minus}, {}, onnx_name(l, "cut"));
+  return g.add_node("Add", {cut, m}, {}, onnx_name(l, "capped"));
+}
+
+// y − slope · relu(threshold − x); threshold − x as −x + threshold (the same value; OpenCV 4.6 takes
+// constants second).
+std::string onnx_relu_negative_part(const Layer& l, io::OnnxGraph& g, const std::string& x, const std::string& y,
+                                    double slope, double threshold) {
+  using detail::onnx_name;
+  const std::string neg_x =
+      g.add_node("Mul", {x, g.add_scalar(onnx_name(l, "minus_one"), -1.0f)}, {}, onnx_name(l, "neg_x"));
+  const std::string below =
+      g.add_node("Add", {neg_x, g.add_scalar(onnx_name(l, "threshold"), threshold)}, {}, onnx_name(l, "below"));
+  const std::string neg = g.add_node("Relu", {below}, {}, onnx_name(l, "below_relu"));
+  const std::string scaled =
+      g.add_node("Mul", {neg, g.add_scalar(onnx_name(l, "negative_slope"), slope)}, {}, onnx_name(l, "negative_part"));
+  return g.add_node("Sub", {y, scaled}, {}, onnx_name(l, "ReLU"));
+}
+
+}  // namespace
+
+std::string ReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  const double slope = options.negative_slope(), threshold = options.threshold();
+  const auto& max_value = options.max_value();
+  const std::string& x = in[0];
+  if (slope != 0.0 && !max_value && threshold == 0.0) {
+    return g.add_node("LeakyRelu", {x}, {{"alpha", slope}}, onnx_name(*this, "LeakyRelu"));
+  }
+  // The same steps as forward().
+  std::string y;
+  if (threshold != 0.0) {
+    const std::string above = g.add_node("Greater", {x, g.add_scalar(onnx_name(*this, "threshold"), threshold)}, {},
+                                         onnx_name(*this, "above_threshold"));
+    const std::string mask = g.add_node("Cast", {above}, {{"to", int64_t{1}}}, onnx_name(*this, "mask"));
+    y = g.add_node("Mul", {x, mask}, {}, onnx_name(*this, "thresholded"));
+  } else {
+    y = g.add_node("Relu", {x}, {}, onnx_name(*this, "Relu"));
+  }
+  if (max_value) y = onnx_relu_cap(*this, g, y, static_cast<float>(*max_value));
+  if (slope != 0.0) y = onnx_relu_negative_part(*this, g, x, y, slope, threshold);
+  return y;
+}
+
 TORCHFIT_REGISTER_LAYER(Softmax);
 TORCHFIT_REGISTER_LAYER(ELU);
 

@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 Shape AveragePooling2DImpl::build_impl(const Shape& in) {
@@ -22,6 +24,10 @@ at::Tensor AveragePooling2DImpl::forward(const at::Tensor& x) {
   }
   // avg over the full window (padding counted as zeros) × window size / real pixels = mean of real pixels.
   return at::avg_pool2d(pad(x, 0), window(), strides()) * inv_count.to(x.device(), x.scalar_type());
+}
+
+std::string AveragePooling2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return detail::onnx_pooling_node(*this, g, in[0], /*max=*/false);
 }
 
 TORCHFIT_REGISTER_LAYER(AveragePooling2D);

@@ -1,6 +1,7 @@
 #include <torchfit/layers/base_pooling.h>
 
 #include "layers/init.h"
+#include "layers/layer_export.h"
 
 namespace torchfit {
 
@@ -39,3 +40,16 @@ at::Tensor Pooling2DImpl::pad(const at::Tensor& x, double value) const {
 nlohmann::json Pooling2DImpl::config() const { return base_config(options); }
 
 }  // namespace torchfit
+
+namespace torchfit::detail {
+
+std::string onnx_pooling_node(const Pooling2DImpl& l, io::OnnxGraph& g, const std::string& x, bool max) {
+  std::vector<io::OnnxAttribute> attributes{{"kernel_shape", onnx_pair(*l.options.pool_size())},
+                                            {"strides", *l.options.strides()},
+                                            {"pads", onnx_pads(l.padding_edges())}};
+  // Keras's "same" average counts only the real pixels of a window (ONNX's count_include_pad = 0).
+  if (!max) attributes.emplace_back("count_include_pad", 0);
+  return g.add_node(max ? "MaxPool" : "AveragePool", {x}, attributes, onnx_name(l, max ? "MaxPool" : "AveragePool"));
+}
+
+}  // namespace torchfit::detail

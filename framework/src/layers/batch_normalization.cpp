@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 BatchNormalizationImpl::BatchNormalizationImpl(BatchNormalizationOptions opts)
@@ -69,6 +71,59 @@ nlohmann::json BatchNormalizationImpl::config() const {
 int64_t BatchNormalizationImpl::flops_per_sample() const {
   if (!built()) return 0;
   return 2 * shape_numel(input_shape());
+}
+
+namespace {
+// Keras's weight order: gamma (scale), beta (center), moving_mean, moving_variance (Keras 1: running_std,
+// which holds the variance).
+std::vector<std::pair<at::Tensor*, const char*>> batch_norm_keras_order(BatchNormalizationImpl& l) {
+  std::vector<std::pair<at::Tensor*, const char*>> params;
+  if (l.gamma.defined()) params.emplace_back(&l.gamma, "gamma");
+  if (l.beta.defined()) params.emplace_back(&l.beta, "beta");
+  params.emplace_back(&l.moving_mean, "moving_mean");
+  params.emplace_back(&l.moving_variance, "moving_variance");
+  return params;
+}
+}  // namespace
+
+void BatchNormalizationImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  const auto params = batch_norm_keras_order(*this);
+  detail::expect_keras_weight_count(describe(), weights, params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    detail::assign_keras_weight(describe(), *params[i].first, weights[i], params[i].second);
+  }
+}
+
+std::vector<at::Tensor> BatchNormalizationImpl::keras_weights_impl() const {
+  std::vector<at::Tensor> out;
+  for (const auto& [param, what] : batch_norm_keras_order(const_cast<BatchNormalizationImpl&>(*this))) {
+    out.push_back(detail::keras_weight_copy(*param));
+  }
+  return out;
+}
+
+std::string BatchNormalizationImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  const at::Tensor ones = at::ones_like(moving_mean), zeros = at::zeros_like(moving_mean);
+  const std::vector<std::string> ins{in[0],
+                                     g.add_initializer(onnx_name(*this, "gamma"), gamma.defined() ? gamma : ones),
+                                     g.add_initializer(onnx_name(*this, "beta"), beta.defined() ? beta : zeros),
+                                     g.add_initializer(onnx_name(*this, "moving_mean"), moving_mean),
+                                     g.add_initializer(onnx_name(*this, "moving_variance"), moving_variance)};
+  const int64_t t = tensor_axis();
+  if (t == 1) {
+    return g.add_node("BatchNormalization", ins, {{"epsilon", options.epsilon()}},
+                      onnx_name(*this, "BatchNormalization"));
+  }
+  // ONNX normalises dim 1: the layer's axis is swapped there and back (a swap is its own inverse).
+  std::vector<int64_t> perm(input_shape().size() + 1);
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int64_t>(i);
+  std::swap(perm[1], perm[static_cast<size_t>(t)]);
+  std::vector<std::string> moved = ins;
+  moved[0] = g.add_node("Transpose", {in[0]}, {{"perm", perm}}, onnx_name(*this, "axis_to_1"));
+  const std::string y =
+      g.add_node("BatchNormalization", moved, {{"epsilon", options.epsilon()}}, onnx_name(*this, "BatchNormalization"));
+  return g.add_node("Transpose", {y}, {{"perm", perm}}, onnx_name(*this, "axis_back"));
 }
 
 TORCHFIT_REGISTER_LAYER(BatchNormalization);

@@ -3,6 +3,7 @@
 #include <torchfit/layers/registry.h>
 
 #include "layers/init.h"
+#include "layers/layer_export.h"
 
 namespace torchfit {
 
@@ -81,6 +82,44 @@ int64_t Conv2DTransposeImpl::flops_per_sample() const {
   const auto k = *options.kernel_size();
   const auto& in = input_shape();
   return 2 * k[0] * k[1] * in[2] * options.filters() * in[0] * in[1];
+}
+
+// Keras (k_h, k_w, F, C_in) → LibTorch's conv_transpose2d (C_in, F, k_h, k_w), the same permutation as a
+// Conv2D kernel's. Keras 2+ only (Keras 1's Deconvolution2D is not read).
+void Conv2DTransposeImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& o) {
+  const std::string who = describe();
+  detail::set_kernel_and_bias(who, kernel, bias, weights,
+                              [&](const at::Tensor& k) { return detail::conv_kernel_from_keras(who, k, o); });
+}
+
+std::vector<at::Tensor> Conv2DTransposeImpl::keras_weights_impl() const {
+  return detail::kernel_and_bias_to_keras(detail::conv_kernel_to_keras(kernel), bias);
+}
+
+std::string Conv2DTransposeImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  // padding_edges: rows cropped (> 0) or zero rows appended (< 0, only at the end) after the full result.
+  // Appended rows are ONNX's output_padding (no input reaches them: the bias alone, as in torchfit);
+  // symmetric crops are ConvTranspose's pads, others a Slice (OpenCV 4.6 refuses asymmetric pads).
+  using detail::onnx_name;
+  const auto& p = padding_edges();
+  auto crop = [](int64_t v) { return std::max<int64_t>(v, 0); };
+  const bool symmetric = crop(p[0]) == crop(p[1]) && crop(p[2]) == crop(p[3]);
+  std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel)};
+  if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
+  std::vector<io::OnnxAttribute> attributes{{"kernel_shape", std::vector<int64_t>{kernel.size(2), kernel.size(3)}},
+                                            {"strides", detail::onnx_pair(*options.strides())},
+                                            {"dilations", detail::onnx_pair(*options.dilation_rate())}};
+  if (symmetric) attributes.emplace_back("pads", std::vector<int64_t>{crop(p[0]), crop(p[2]), crop(p[1]), crop(p[3])});
+  if (p[1] < 0 || p[3] < 0) attributes.emplace_back("output_padding", std::vector<int64_t>{crop(-p[1]), crop(-p[3])});
+  std::string y = g.add_node("ConvTranspose", ins, attributes, onnx_name(*this, "ConvTranspose"));
+  if (!symmetric) {
+    const Shape& out = output_shape();
+    const std::vector<std::string> slice{y, g.add_int64s(onnx_name(*this, "starts"), {p[0], p[2]}),
+                                         g.add_int64s(onnx_name(*this, "ends"), {p[0] + out[0], p[2] + out[1]}),
+                                         g.add_int64s(onnx_name(*this, "axes"), {2, 3})};
+    y = g.add_node("Slice", slice, {}, onnx_name(*this, "crop"));
+  }
+  return g.add_activation(options.activation(), y, name());
 }
 
 TORCHFIT_REGISTER_LAYER(Conv2DTranspose);

@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 Cropping2DImpl::Cropping2DImpl(Cropping2DOptions opts)
@@ -25,6 +27,16 @@ Shape Cropping2DImpl::build_impl(const Shape& in) {
 at::Tensor Cropping2DImpl::forward(const at::Tensor& x) {
   const Edges2D& c = options.cropping();  // from x's own size: a shared layer takes several
   return x.narrow(2, c.top, x.size(2) - c.top - c.bottom).narrow(3, c.left, x.size(3) - c.left - c.right);
+}
+
+std::string Cropping2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  const Edges2D& c = options.cropping();
+  const Shape& out = output_shape();
+  const std::vector<std::string> ins{in[0], g.add_int64s(onnx_name(*this, "starts"), {c.top, c.left}),
+                                     g.add_int64s(onnx_name(*this, "ends"), {c.top + out[0], c.left + out[1]}),
+                                     g.add_int64s(onnx_name(*this, "axes"), {2, 3})};
+  return g.add_node("Slice", ins, {}, onnx_name(*this, "Slice"));
 }
 
 TORCHFIT_REGISTER_LAYER(Cropping2D);

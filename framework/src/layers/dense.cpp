@@ -5,6 +5,7 @@
 
 #include "layers/dense_weight_grad.h"
 #include "layers/init.h"
+#include "layers/layer_export.h"
 
 namespace torchfit {
 
@@ -37,6 +38,28 @@ nlohmann::json DenseImpl::config() const { return base_config(options); }
 int64_t DenseImpl::flops_per_sample() const {
   if (!built()) return 0;
   return 2 * input_shape()[0] * options.units();
+}
+
+// Keras: kernel (D, units) → (units, D), bias (units). The rows apply as stored: torchfit's Flatten gives
+// Keras's (H, W, C) order (flatten.h).
+void DenseImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  const std::string who = describe();
+  detail::set_kernel_and_bias(who, kernel, bias, weights, [&](const at::Tensor& k) {
+    detail::expect_keras_weight_dims(who, k, 2, "kernel");
+    return k.t();
+  });
+}
+
+std::vector<at::Tensor> DenseImpl::keras_weights_impl() const {
+  return detail::kernel_and_bias_to_keras(detail::keras_weight_copy(kernel.t()), bias);
+}
+
+std::string DenseImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel)};  // y = x·Wᵀ + b
+  if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
+  const std::string y = g.add_node("Gemm", ins, {{"transB", 1}}, onnx_name(*this, "Gemm"));
+  return g.add_activation(options.activation(), y, name());
 }
 
 TORCHFIT_REGISTER_LAYER(Dense);

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 DropoutImpl::DropoutImpl(DropoutOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
@@ -23,6 +25,9 @@ at::Tensor DropoutImpl::forward(const at::Tensor& x) {
 }
 
 nlohmann::json DropoutImpl::config() const { return base_config(options); }
+
+// The identity at inference: the input's name.
+std::string DropoutImpl::export_onnx(io::OnnxGraph&, const std::vector<std::string>& in) const { return in[0]; }
 
 TORCHFIT_REGISTER_LAYER(Dropout);
 

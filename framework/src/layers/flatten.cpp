@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 FlattenImpl::FlattenImpl(FlattenOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
@@ -25,6 +27,16 @@ nlohmann::json FlattenImpl::config() const {
   nlohmann::json c = base_config(options);
   if (flattens_channels_last()) c.erase("element_order");
   return c;
+}
+
+std::string FlattenImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  // As forward(): an image is flattened in Keras's (H, W, C) order unless the layer keeps (C, H, W).
+  std::string x = in[0];
+  if (input_shape().size() == 3 && flattens_channels_last()) {
+    x = g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}},
+                   detail::onnx_name(*this, "to_channels_last"));
+  }
+  return g.add_node("Flatten", {x}, {{"axis", 1}}, detail::onnx_name(*this, "Flatten"));
 }
 
 TORCHFIT_REGISTER_LAYER(Flatten);

@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 namespace {
 void check_image_input(const Shape& in, const std::string& who) {
@@ -38,6 +40,22 @@ at::Tensor GlobalMaxPooling2DImpl::forward(const at::Tensor& x) { return x.amax(
 nlohmann::json GlobalMaxPooling2DImpl::config() const { return base_config(options); }
 
 TORCHFIT_REGISTER_LAYER(GlobalAveragePooling2D);
+namespace {
+// GlobalAveragePool / GlobalMaxPool (N, C, 1, 1) → Flatten (N, C).
+std::string onnx_global_pooling(const Layer& l, io::OnnxGraph& g, const std::string& x, const std::string& kind) {
+  const std::string y = g.add_node(kind, {x}, {}, detail::onnx_name(l, kind));
+  return g.add_node("Flatten", {y}, {{"axis", 1}}, detail::onnx_name(l, "Flatten"));
+}
+}  // namespace
+
+std::string GlobalAveragePooling2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_global_pooling(*this, g, in[0], "GlobalAveragePool");
+}
+
+std::string GlobalMaxPooling2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_global_pooling(*this, g, in[0], "GlobalMaxPool");
+}
+
 TORCHFIT_REGISTER_LAYER(GlobalMaxPooling2D);
 
 }  // namespace torchfit

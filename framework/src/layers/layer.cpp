@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include <torchfit/layers/registry.h>
+#include "layers/layer_export.h"
 
 namespace torchfit {
 
@@ -284,3 +285,80 @@ std::string KerasTensor::describe() const {
 }
 
 }  // namespace torchfit
+
+// Keras weights and the helpers layers share for them and for their ONNX export (layers/layer_export.h).
+namespace torchfit {
+
+void Layer::set_keras_weights(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) {
+  if (!built_) throw ConfigError(describe() + " is not built yet: it has no weights to set");
+  if (count_params() > 0 && !no_keras_weights_reason().empty()) {
+    throw ConfigError(describe() + " has no Keras weight layout: " + no_keras_weights_reason());
+  }
+  torch::NoGradGuard no_grad;
+  set_keras_weights_impl(weights, options);
+}
+
+std::vector<at::Tensor> Layer::keras_weights() const {
+  if (!built_) throw ConfigError(describe() + " is not built yet: it has no weights");
+  if (count_params() > 0 && !no_keras_weights_reason().empty()) {
+    throw ConfigError(describe() + " has no Keras weight layout: " + no_keras_weights_reason());
+  }
+  return keras_weights_impl();
+}
+
+void Layer::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  if (count_params() == 0) {
+    if (!weights.empty()) {
+      throw ConfigError(describe() + " has no weights; got " + std::to_string(weights.size()) + " Keras weights");
+    }
+    return;
+  }
+  throw ConfigError(describe() +
+                    " has parameters but its class has no Keras weight layout: it overrides "
+                    "Layer::set_keras_weights_impl and keras_weights_impl (docs/extending.md)");
+}
+
+std::vector<at::Tensor> Layer::keras_weights_impl() const {
+  if (count_params() == 0) return {};
+  throw ConfigError(describe() +
+                    " has parameters but its class has no Keras weight layout: it overrides "
+                    "Layer::set_keras_weights_impl and keras_weights_impl (docs/extending.md)");
+}
+
+}  // namespace torchfit
+
+namespace torchfit::detail {
+
+void expect_keras_weight_count(const std::string& who, const std::vector<at::Tensor>& weights, size_t n) {
+  if (weights.size() != n) {
+    throw ConfigError(who + ": got " + std::to_string(weights.size()) + " Keras weights, the layer takes " +
+                      std::to_string(n));
+  }
+}
+
+void expect_keras_weight_dims(const std::string& who, const at::Tensor& value, int64_t dims, const std::string& what) {
+  if (value.dim() != dims) {
+    throw ConfigError(who + ": the " + what + " has " + std::to_string(value.dim()) + " dimensions, " +
+                      std::to_string(dims) + " expected");
+  }
+}
+
+void assign_keras_weight(const std::string& who, at::Tensor& param, const at::Tensor& value, const std::string& what) {
+  if (!param.defined()) throw ConfigError(who + ": the layer has no " + what);
+  if (param.sizes() != value.sizes()) {
+    throw ConfigError(who + ": " + what + " has shape " + c10::str(value.sizes()) +
+                      " in torchfit's layout; the layer expects " + c10::str(param.sizes()));
+  }
+  torch::NoGradGuard no_grad;
+  param.copy_(value.to(param.scalar_type()));
+}
+
+at::Tensor keras_weight_copy(const at::Tensor& t) { return t.detach().clone(at::MemoryFormat::Contiguous); }
+
+std::string onnx_name(const Layer& layer, const std::string& suffix) { return layer.name() + "/" + suffix; }
+
+std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) { return {p[0], p[2], p[1], p[3]}; }
+
+std::vector<int64_t> onnx_pair(at::IntArrayRef a) { return {a[0], a[1]}; }
+
+}  // namespace torchfit::detail

@@ -5,6 +5,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 LayerNormalizationImpl::LayerNormalizationImpl(LayerNormalizationOptions opts)
@@ -60,6 +62,91 @@ at::Tensor LayerNormalizationImpl::forward(const at::Tensor& input) {
   if (gamma.defined()) y = y * as_tensor(gamma);
   if (beta.defined()) y = y + as_tensor(beta);
   return low ? y.to(input.scalar_type()) : y;
+}
+
+// Keras: gamma (when scale), beta (when center), shaped as the normalized axes, as torchfit holds them.
+void LayerNormalizationImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  detail::expect_keras_weight_count(describe(), weights, (gamma.defined() ? 1 : 0) + (beta.defined() ? 1 : 0));
+  size_t i = 0;
+  if (gamma.defined()) detail::assign_keras_weight(describe(), gamma, weights[i++], "gamma");
+  if (beta.defined()) detail::assign_keras_weight(describe(), beta, weights[i], "beta");
+}
+
+std::vector<at::Tensor> LayerNormalizationImpl::keras_weights_impl() const {
+  std::vector<at::Tensor> out;
+  if (gamma.defined()) out.push_back(detail::keras_weight_copy(gamma));
+  if (beta.defined()) out.push_back(detail::keras_weight_copy(beta));
+  return out;
+}
+
+namespace {
+
+// gamma/beta (Keras order over the normalized axes) as a tensor broadcasting against (N, C, H, W) / (N, D).
+at::Tensor layer_norm_onnx_param(const LayerNormalizationImpl& l, const at::Tensor& p) {
+  const Shape& in = l.input_shape();
+  const auto rank = static_cast<int64_t>(in.size()) + 1;
+  std::vector<int64_t> view(static_cast<size_t>(rank), 1);
+  for (int64_t a : l.options.axis().axes) {
+    const int64_t k = a < 0 ? a + rank : a;
+    view[static_cast<size_t>(k)] = in[static_cast<size_t>(k - 1)];
+  }
+  at::Tensor v = p.reshape(view);
+  return v.dim() == 4 ? v.permute({0, 3, 1, 2}).contiguous() : v;
+}
+
+// Mean over `axes` (keepdims) as one ReduceMean per axis, last axis first — the same mean (equal-sized
+// groups); OpenCV 4.10 computes a ReduceMean over several axes of a batch wrongly (checked: LN over (H, W, C)).
+std::string layer_norm_onnx_mean(const Layer& l, io::OnnxGraph& g, std::string x, const std::vector<int64_t>& axes,
+                                 const std::string& what) {
+  for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
+    x = g.add_node("ReduceMean", {x}, {{"axes", std::vector<int64_t>{*a}}, {"keepdims", 1}},
+                   detail::onnx_name(l, what));
+  }
+  return x;
+}
+
+// As forward() computes it: (x − mean) / √(var + ε) · γ + β.
+std::string layer_norm_onnx_decomposed(const LayerNormalizationImpl& l, io::OnnxGraph& g, const std::string& x,
+                                       const std::vector<int64_t>& axes) {
+  using detail::onnx_name;
+  const std::string mean = layer_norm_onnx_mean(l, g, x, axes, "mean");
+  const std::string centred = g.add_node("Sub", {x, mean}, {}, onnx_name(l, "centred"));
+  const std::string squared = g.add_node("Mul", {centred, centred}, {}, onnx_name(l, "squared"));
+  const std::string var = layer_norm_onnx_mean(l, g, squared, axes, "variance");
+  const std::string eps =
+      g.add_node("Add", {var, g.add_scalar(onnx_name(l, "epsilon"), l.options.epsilon())}, {}, onnx_name(l, "var_eps"));
+  const std::string std_dev = g.add_node("Sqrt", {eps}, {}, onnx_name(l, "std"));
+  std::string y = g.add_node("Div", {centred, std_dev}, {}, onnx_name(l, "normalized"));
+  if (l.gamma.defined()) {
+    y = g.add_node("Mul", {y, g.add_initializer(onnx_name(l, "gamma"), layer_norm_onnx_param(l, l.gamma))}, {},
+                   onnx_name(l, "scaled"));
+  }
+  if (l.beta.defined()) {
+    y = g.add_node("Add", {y, g.add_initializer(onnx_name(l, "beta"), layer_norm_onnx_param(l, l.beta))}, {},
+                   onnx_name(l, "shifted"));
+  }
+  return y;
+}
+
+}  // namespace
+
+std::string LayerNormalizationImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  std::vector<int64_t> axes;
+  for (int64_t a : options.axis().axes) axes.push_back(keras_to_tensor_axis(input_shape(), a));
+  std::sort(axes.begin(), axes.end());
+  const auto rank = static_cast<int64_t>(input_shape().size()) + 1;
+  const bool suffix = axes.back() == rank - 1 && axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  if (g.opset() < 17 || !suffix || !gamma.defined()) return layer_norm_onnx_decomposed(*this, g, in[0], axes);
+  // One LayerNormalization node over axes [a, rank): scale/bias shaped as those axes.
+  auto normalized = [&](const at::Tensor& p) {
+    const at::Tensor v = layer_norm_onnx_param(*this, p);
+    return v.reshape(v.sizes().slice(static_cast<size_t>(axes.front())));
+  };
+  std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "gamma"), normalized(gamma))};
+  if (beta.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "beta"), normalized(beta)));
+  return g.add_node("LayerNormalization", ins, {{"axis", axes.front()}, {"epsilon", options.epsilon()}},
+                    onnx_name(*this, "LayerNormalization"));
 }
 
 TORCHFIT_REGISTER_LAYER(LayerNormalization);

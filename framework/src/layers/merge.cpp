@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 MergeImpl::MergeImpl(const char* class_name, const std::string& name, size_t min_inputs, size_t max_inputs)
@@ -122,6 +124,45 @@ TORCHFIT_REGISTER_LAYER(Multiply);
 TORCHFIT_REGISTER_LAYER(Average);
 TORCHFIT_REGISTER_LAYER(Maximum);
 TORCHFIT_REGISTER_LAYER(Minimum);
+
+// ONNX: Add, Multiply, Maximum, Minimum as the binary operator applied left to right, as merge().
+std::string MergeImpl::onnx_chain(io::OnnxGraph& g, const std::vector<std::string>& in, const std::string& op) const {
+  std::string y = g.add_node(op, {in[0], in[1]}, {}, detail::onnx_name(*this, op));
+  for (size_t i = 2; i < in.size(); ++i) y = g.add_node(op, {y, in[i]}, {}, detail::onnx_name(*this, op));
+  return y;
+}
+
+std::string AddImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_chain(g, in, "Add");
+}
+
+std::string SubtractImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return g.add_node("Sub", {in[0], in[1]}, {}, detail::onnx_name(*this, "Sub"));
+}
+
+std::string MultiplyImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_chain(g, in, "Mul");
+}
+
+std::string AverageImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  const std::string sum = onnx_chain(g, in, "Add");
+  return g.add_node("Div", {sum, g.add_scalar(detail::onnx_name(*this, "count"), static_cast<float>(in.size()))}, {},
+                    detail::onnx_name(*this, "Div"));
+}
+
+std::string MaximumImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_chain(g, in, "Max");
+}
+
+std::string MinimumImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_chain(g, in, "Min");
+}
+
+std::string ConcatenateImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  const int64_t axis = keras_to_tensor_axis(input_shapes()[0], options.axis());  // as merge()
+  return g.add_node("Concat", in, {{"axis", axis}}, detail::onnx_name(*this, "Concat"));
+}
+
 TORCHFIT_REGISTER_LAYER(Concatenate);
 
 }  // namespace torchfit

@@ -1,5 +1,6 @@
 #include <torchfit/layers/registry.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -119,6 +120,13 @@ std::vector<std::string> registered_layers() {
   std::lock_guard<std::mutex> lock(table_mutex());
   std::vector<std::string> names;
   for (const auto& [k, v] : registry()) names.push_back(k);
+  return names;
+}
+
+std::vector<std::string> builtin_layer_classes() {
+  std::vector<std::string> names;
+  for (const auto& r : builtin_layers()) names.push_back(r.class_name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 

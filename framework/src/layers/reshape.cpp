@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 ReshapeImpl::ReshapeImpl(ReshapeOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
@@ -47,6 +49,24 @@ at::Tensor ReshapeImpl::forward(const at::Tensor& x) {
 }
 
 nlohmann::json ReshapeImpl::config() const { return base_config(options); }
+
+std::string ReshapeImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  // As forward(): Keras's reshape acts on the (N, H, W, C) order.
+  using detail::onnx_name;
+  std::string x = in[0];
+  if (input_shape().size() == 3) {
+    x = g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}},
+                   onnx_name(*this, "to_channels_last"));
+  }
+  std::vector<int64_t> target{-1};
+  for (int64_t d : output_shape()) target.push_back(d);
+  x = g.add_node("Reshape", {x, g.add_int64s(onnx_name(*this, "shape"), target)}, {}, onnx_name(*this, "Reshape"));
+  if (output_shape().size() == 3) {
+    x = g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}},
+                   onnx_name(*this, "to_channels_first"));
+  }
+  return x;
+}
 
 TORCHFIT_REGISTER_LAYER(Reshape);
 

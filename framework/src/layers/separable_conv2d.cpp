@@ -3,6 +3,7 @@
 #include <torchfit/layers/registry.h>
 
 #include "layers/init.h"
+#include "layers/layer_export.h"
 
 namespace torchfit {
 
@@ -41,6 +42,34 @@ int64_t SeparableConv2DImpl::flops_per_sample() const {
   const int64_t cm = input_shape()[2] * options.depth_multiplier();
   const auto& o = output_shape();
   return 2 * o[0] * o[1] * cm * (k[0] * k[1] + options.filters());
+}
+
+// Keras: depthwise_kernel (k_h, k_w, C, m) as DepthwiseConv2D's, pointwise_kernel (1, 1, C·m, F) →
+// (F, C·m, 1, 1), bias (F).
+void SeparableConv2DImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& o) {
+  const std::string who = describe();
+  detail::expect_keras_weight_count(who, weights, bias.defined() ? 3 : 2);
+  detail::expect_keras_weight_dims(who, weights[1], 4, "pointwise kernel");
+  detail::assign_keras_weight(who, depthwise_kernel, detail::depthwise_kernel_from_keras(who, weights[0], o),
+                              "depthwise_kernel");
+  detail::assign_keras_weight(who, pointwise_kernel, weights[1].permute({3, 2, 0, 1}), "pointwise_kernel");
+  if (bias.defined()) detail::assign_keras_weight(who, bias, weights[2], "bias");
+}
+
+std::vector<at::Tensor> SeparableConv2DImpl::keras_weights_impl() const {
+  std::vector<at::Tensor> out{detail::depthwise_kernel_to_keras(depthwise_kernel, input_shape()[2]),
+                              detail::keras_weight_copy(pointwise_kernel.permute({2, 3, 1, 0}))};
+  if (bias.defined()) out.push_back(detail::keras_weight_copy(bias));
+  return out;
+}
+
+std::string SeparableConv2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  detail::OnnxConv depthwise = detail::onnx_conv_window(*this, input_shape()[2]);
+  depthwise.bias = at::Tensor();
+  const std::string d = detail::onnx_conv_node(*this, g, in[0], depthwise, "DepthwiseConv");
+  const detail::OnnxConv pointwise{pointwise_kernel, bias, {1, 1}, {1, 1}, {0, 0, 0, 0}, 1};
+  return g.add_activation(options.activation(), detail::onnx_conv_node(*this, g, d, pointwise, "PointwiseConv"),
+                          name());
 }
 
 TORCHFIT_REGISTER_LAYER(SeparableConv2D);

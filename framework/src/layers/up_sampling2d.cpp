@@ -2,6 +2,8 @@
 
 #include <torchfit/layers/registry.h>
 
+#include "layers/layer_export.h"
+
 namespace torchfit {
 
 UpSampling2DImpl::UpSampling2DImpl(UpSampling2DOptions opts)
@@ -36,6 +38,22 @@ at::Tensor UpSampling2DImpl::forward(const at::Tensor& x) {
   }
   // Exact repeats (no floating-point source index): (N, C, H, 1, W, 1) expanded to (N, C, H, s_h, W, s_w).
   return x.reshape({n, c, h, 1, w, 1}).expand({n, c, h, s[0], w, s[1]}).reshape({n, c, h * s[0], w * s[1]});
+}
+
+std::string UpSampling2DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  const auto s = *options.size();
+  const std::string scales =
+      g.add_initializer(detail::onnx_name(*this, "scales"),
+                        at::tensor(std::vector<float>{1.0f, 1.0f, static_cast<float>(s[0]), static_cast<float>(s[1])}));
+  std::vector<io::OnnxAttribute> attributes;
+  if (options.interpolation() == "bilinear") {
+    // TensorFlow's half-pixel centres, source clamped at the edges (as forward()).
+    attributes = {{"mode", "linear"}, {"coordinate_transformation_mode", "half_pixel"}};
+  } else {
+    // Each pixel repeated: source = floor(i / s).
+    attributes = {{"mode", "nearest"}, {"coordinate_transformation_mode", "asymmetric"}, {"nearest_mode", "floor"}};
+  }
+  return g.add_node("Resize", {in[0], "", scales}, attributes, detail::onnx_name(*this, "Resize"));
 }
 
 TORCHFIT_REGISTER_LAYER(UpSampling2D);

@@ -1,70 +1,16 @@
+// ONNX export: walks a model's graph and lets each layer write its own nodes (Layer::export_onnx); the
+// graph builder and the protobuf writer are on the ground floor (io/onnx_graph.h).
 #include <torchfit/saving/onnx.h>
 
-#include <cstring>
 #include <map>
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/layers/shape.h>
 
-#include "saving/onnx_layers.h"
-#include "saving/onnx_proto.h"
-
 namespace torchfit::saving {
 
 namespace {
-
-// ONNX enums (onnx.proto): TensorProto.DataType and AttributeProto.AttributeType.
-constexpr int64_t kOnnxFloat = 1, kOnnxInt64 = 7;
-constexpr int64_t kAttrFloat = 1, kAttrInt = 2, kAttrString = 3, kAttrFloats = 6, kAttrInts = 7;
-// IR version 8 (ONNX 1.10–1.12) reads opsets up to 17.
-constexpr int64_t kIrVersion = 8;
-
-proto::Writer attribute_proto(const OnnxAttribute& a) {
-  proto::Writer w;
-  w.bytes(1, a.name);
-  if (const auto* i = std::get_if<int64_t>(&a.value)) {
-    w.varint(3, *i).varint(20, kAttrInt);
-  } else if (const auto* f = std::get_if<float>(&a.value)) {
-    w.float32(2, *f).varint(20, kAttrFloat);
-  } else if (const auto* s = std::get_if<std::string>(&a.value)) {
-    w.bytes(4, *s).varint(20, kAttrString);
-  } else if (const auto* is = std::get_if<std::vector<int64_t>>(&a.value)) {
-    w.varints(8, *is).varint(20, kAttrInts);
-  } else {
-    for (float v : std::get<std::vector<float>>(a.value)) w.float32(7, v);
-    w.varint(20, kAttrFloats);
-  }
-  return w;
-}
-
-bool little_endian() {
-  const uint32_t one = 1;
-  unsigned char first = 0;
-  std::memcpy(&first, &one, 1);
-  return first == 1;
-}
-
-// ValueInfoProto of a float32 tensor (batch_dim, dims...); a non-empty params[i] names dims[i] (dynamic).
-std::string value_info(const std::string& name, const std::string& batch_dim, const Shape& dims,
-                       const std::vector<std::string>& params = {}) {
-  proto::Writer shape;
-  shape.message(1, proto::Writer().bytes(2, batch_dim));
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (i < params.size() && !params[i].empty()) {
-      shape.message(1, proto::Writer().bytes(2, params[i]));
-    } else {
-      shape.message(1, proto::Writer().varint(1, dims[i]));
-    }
-  }
-  proto::Writer tensor_type;
-  tensor_type.varint(1, kOnnxFloat).message(2, shape);
-  proto::Writer type;
-  type.message(1, tensor_type);
-  proto::Writer info;
-  info.bytes(1, name).message(2, type);
-  return info.data();
-}
 
 std::string layer_text(const Layer& layer) { return "layer '" + layer.name() + "' (" + layer.class_name() + ")"; }
 
@@ -102,103 +48,31 @@ std::string export_node(const Node& node, OnnxGraph& graph, const ValueNames& na
   return export_layer(*node.layer, graph, inputs);
 }
 
-std::string metadata(const std::string& key, const std::string& value) {
-  return proto::Writer().bytes(1, key).bytes(2, value).data();
+io::OnnxModelInfo model_info(const Model& model, const OnnxExportOptions& options) {
+  io::OnnxModelInfo info;
+  info.producer_name = "torchfit";
+  info.producer_version = TORCHFIT_VERSION;
+  info.doc_string = "Exported by torchfit from model '" + model->model_name() +
+                    "'. Inputs: float32 tensors (N, C, H, W) for images ((N, D) for vectors), preprocessed as for "
+                    "training (RGB, pixel values times the training rescale, e.g. 1/255).";
+  info.metadata = {{"torchfit.input_layout", "NCHW"},
+                   {"torchfit.keras_input_shape", format_shape(model->inputs()[0].shape())}};
+  if (!options.class_names.empty())
+    info.metadata.emplace_back("class_names", nlohmann::json(options.class_names).dump());
+  return info;
 }
 
 }  // namespace
 
 std::string export_layer(const Layer& layer, OnnxGraph& graph, const std::vector<std::string>& inputs) {
-  std::string out = layer.export_onnx(graph, inputs);  // a user layer's hook first
-  if (out.empty()) out = detail::export_builtin_layer(layer, graph, inputs);
-  if (out.empty()) {
-    throw ConfigError("ONNX export: " + layer_text(layer) +
-                      " has no ONNX exporter; a layer class of your own exports when it overrides "
-                      "Layer::export_onnx (docs/extending.md)");
-  }
-  return out;
-}
-
-OnnxGraph::OnnxGraph(int opset) : opset_(opset) {}
-
-std::string OnnxGraph::unique_name(const std::string& hint) {
-  const std::string base = hint.empty() ? "t" : hint;
-  std::string name = base;
-  for (int i = 1; used_.count(name); ++i) name = base + "_" + std::to_string(i);
-  used_.insert(name);
-  return name;
-}
-
-std::string OnnxGraph::add_node(const std::string& op_type, const std::vector<std::string>& inputs,
-                                const std::vector<OnnxAttribute>& attributes, const std::string& name_hint) {
-  const std::string out = unique_name(name_hint);
-  proto::Writer node;
-  for (const auto& in : inputs) node.bytes(1, in);
-  node.bytes(2, out).bytes(3, out).bytes(4, op_type);
-  for (const auto& a : attributes) node.message(5, attribute_proto(a));
-  nodes_.push_back(node.data());
-  return out;
-}
-
-std::string OnnxGraph::add_initializer(const std::string& name_hint, const at::Tensor& value) {
-  if (!value.defined()) throw ConfigError("ONNX export: initializer '" + name_hint + "' is an undefined tensor");
-  if (!little_endian()) throw ConfigError("ONNX export: this writer needs a little-endian machine");
-  const bool is_float = at::isFloatingType(value.scalar_type());
-  if (!is_float && !at::isIntegralType(value.scalar_type(), /*includeBool=*/false)) {
-    throw ConfigError("ONNX export: initializer '" + name_hint + "' has an unsupported dtype");
-  }
-  const auto key = std::make_pair(static_cast<const void*>(value.data_ptr()), value.sizes().vec());
-  if (const auto it = written_.find(key); it != written_.end()) return it->second.second;
-  const at::Tensor t = value.detach().to(at::kCPU, is_float ? at::kFloat : at::kLong).contiguous();
-  const std::string name = unique_name(name_hint);
-  written_[key] = {value, name};
-  proto::Writer tensor;
-  tensor.varints(1, t.sizes().vec()).varint(2, is_float ? kOnnxFloat : kOnnxInt64).bytes(8, name);
-  tensor.bytes(9, std::string(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size()));
-  initializers_.push_back(tensor.data());
-  return name;
-}
-
-std::string OnnxGraph::add_int64s(const std::string& name_hint, const std::vector<int64_t>& values) {
-  return add_initializer(name_hint, at::tensor(values, at::kLong));
-}
-
-std::string OnnxGraph::add_scalar(const std::string& name_hint, float value) {
-  // Shape (1), not 0-D: the same broadcast, and OpenCV 4.6 reads 0-D constants wrongly in some operators.
-  return add_initializer(name_hint, at::full({1}, value, at::kFloat));
-}
-
-std::string OnnxGraph::add_activation(const std::string& activation, const std::string& x,
-                                      const std::string& name_hint) {
-  if (activation == "linear") return x;
-  static const std::map<std::string, std::string> ops = {
-      {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"softmax", "Softmax"}, {"elu", "Elu"}};
-  if (activation == "gelu") {
-    // 0.5·x·(1 + erf(x / √2)), Keras's gelu(approximate=False); ONNX has Gelu only from opset 20.
-    const std::string scaled =
-        add_node("Mul", {x, add_scalar(name_hint + "/inv_sqrt2", 0.70710678118654752f)}, {}, name_hint + "/scaled");
-    const std::string erf = add_node("Erf", {scaled}, {}, name_hint + "/erf");
-    const std::string one = add_node("Add", {erf, add_scalar(name_hint + "/one", 1.0f)}, {}, name_hint + "/erf1");
-    const std::string half = add_node("Mul", {x, add_scalar(name_hint + "/half", 0.5f)}, {}, name_hint + "/half_x");
-    return add_node("Mul", {half, one}, {}, name_hint + "/gelu");
-  }
-  const auto it = ops.find(activation);
-  if (it == ops.end()) throw ConfigError("ONNX export: activation '" + activation + "' has no ONNX form here");
-  std::vector<OnnxAttribute> attributes;
-  if (activation == "softmax") attributes.emplace_back("axis", 1);  // torchfit's softmax(1) (activation_fn.cpp)
-  if (activation == "elu") attributes.emplace_back("alpha", 1.0f);
-  return add_node(it->second, {x}, attributes, name_hint + "/" + it->second);
-}
-
-std::string OnnxGraph::serialize(const std::string& graph_name, const std::vector<std::string>& inputs_proto,
-                                 const std::vector<std::string>& outputs_proto) const {
-  proto::Writer graph;
-  for (const auto& n : nodes_) graph.bytes(1, n);
-  graph.bytes(2, graph_name);
-  for (const auto& t : initializers_) graph.bytes(5, t);
-  for (const auto& i : inputs_proto) graph.bytes(11, i);
-  for (const auto& o : outputs_proto) graph.bytes(12, o);
-  return graph.data();
+  if (!layer.built()) throw ConfigError("ONNX export: " + layer_text(layer) + " is not built");
+  const std::string out = layer.export_onnx(graph, inputs);
+  if (!out.empty()) return out;
+  const std::string reason = layer.no_onnx_export_reason();
+  if (!reason.empty()) throw ConfigError("ONNX export: " + layer_text(layer) + " has no ONNX form: " + reason);
+  throw ConfigError("ONNX export: " + layer_text(layer) +
+                    " has no ONNX exporter; a layer class of your own exports when it overrides "
+                    "Layer::export_onnx (docs/extending.md)");
 }
 
 namespace {
@@ -267,14 +141,14 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
   auto probed = [&](const Node* n) { return probe.empty() ? Shape{} : probe.at(n); };
   OnnxGraph graph(options.opset);
   ValueNames names;
-  std::vector<std::string> inputs, outputs;
+  std::vector<io::OnnxTensorInfo> inputs, outputs;
   for (size_t i = 0; i < model->inputs().size(); ++i) {
     const KerasTensor& x = model->inputs()[i];
     const std::string& layer_name = x.layer() ? x.layer()->name() : std::string();
     const std::string name = graph.unique_name(layer_name.empty() ? "input_" + std::to_string(i + 1) : layer_name);
     names[x.node().get()] = name;
-    inputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(x.shape()),
-                                dim_params(name, x.shape(), probed(x.node().get()))));
+    inputs.push_back({name, options.batch_dim, to_tensor_shape(x.shape()),
+                      dim_params(name, x.shape(), probed(x.node().get()))});
   }
   for (const auto& node : model->nodes()) names[node.get()] = export_node(*node, graph, names);
   for (const auto& y : model->outputs()) {
@@ -283,20 +157,10 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     std::string name = names.at(y.node().get());
     const std::string wanted = y.layer()->name();
     if (name != wanted) name = graph.add_node("Identity", {name}, {}, wanted);
-    outputs.push_back(value_info(name, options.batch_dim, to_tensor_shape(y.shape()),
-                                 dim_params(name, y.shape(), probed(y.node().get()))));
+    outputs.push_back({name, options.batch_dim, to_tensor_shape(y.shape()),
+                       dim_params(name, y.shape(), probed(y.node().get()))});
   }
-  proto::Writer m;
-  m.varint(1, kIrVersion).bytes(2, "torchfit").bytes(3, TORCHFIT_VERSION);
-  m.bytes(6, "Exported by torchfit from model '" + model->model_name() +
-                 "'. Inputs: float32 tensors (N, C, H, W) for images ((N, D) for vectors), preprocessed as for "
-                 "training (RGB, pixel values times the training rescale, e.g. 1/255).");
-  m.bytes(7, graph.serialize(model->model_name(), inputs, outputs));
-  m.message(8, proto::Writer().bytes(1, "").varint(2, options.opset));
-  m.bytes(14, metadata("torchfit.input_layout", "NCHW"));
-  m.bytes(14, metadata("torchfit.keras_input_shape", format_shape(model->inputs()[0].shape())));
-  if (!options.class_names.empty()) m.bytes(14, metadata("class_names", nlohmann::json(options.class_names).dump()));
-  return m.data();
+  return graph.model_bytes(model->model_name(), inputs, outputs, model_info(model, options));
 }
 
 void export_onnx(const Model& model, const std::string& path, const OnnxExportOptions& options) {

@@ -48,20 +48,19 @@ Model build_keras_model(const KerasFile& file, const std::optional<InputSize>& i
 /// Looks up a layer by its Keras name in the built model (Sequential::get_layer, Model::get_layer).
 using LayerLookup = std::function<std::shared_ptr<Layer>(const std::string&)>;
 
-/// Copies `file`'s weights into the built model's layers, found by name, converted to torchfit's
-/// layout: Conv2D kernels (kh, kw, in, out) → (out, in, kh, kw) (Keras 1 "th" kernels are (out, in,
-/// kh, kw) already; Theano-trained ones are flipped in both spatial axes); DepthwiseConv2D (kh, kw,
-/// in, mult) → (in·mult, 1, kh, kw); Conv2DTranspose (kh, kw, out, in) → (in, out, kh, kw);
-/// SeparableConv2D's depthwise part as DepthwiseConv2D and pointwise (1, 1, in·mult, out) → (out,
-/// in·mult, 1, 1); Dense (in, out) → (out, in), rows as stored (torchfit's Flatten gives Keras's
-/// (H, W, C) order; a Keras 1 "th" model's Flatten keeps (C, H, W), as Keras 1 did);
-/// BatchNormalization's gamma, beta (each only when scale/center) and moving mean/variance;
-/// LayerNormalization's gamma, beta as they are. Every layer's weights are checked first by what the file
-/// declares (count, shape in Keras's layout, floating-point type) against what the built layer needs;
-/// only then is anything read, one layer at a time.
-/// Errors: ConfigError naming the file, the layer and its class for a layer whose weights torchfit
-/// cannot map, a weight count, declared shape or type that does not match the layer (naming the weight
-/// and both shapes), a layer with weights the model lacks, or a model layer with weights the file lacks.
+/// Copies `file`'s weights into the built model's layers, found by name, each through the layer's own
+/// Keras weight layout (Layer::set_keras_weights, with the file's Keras 1 facts as KerasWeightOptions),
+/// converted to torchfit's layout: Conv2D kernels (kh, kw, in, out) → (out, in, kh, kw) (Keras 1 "th" kernels are (out,
+/// in, kh, kw) already; Theano-trained ones are flipped in both spatial axes); DepthwiseConv2D (kh, kw, in, mult) →
+/// (in·mult, 1, kh, kw); Conv2DTranspose (kh, kw, out, in) → (in, out, kh, kw); SeparableConv2D's depthwise part as
+/// DepthwiseConv2D and pointwise (1, 1, in·mult, out) → (out, in·mult, 1, 1); Dense (in, out) → (out, in), rows as
+/// stored (torchfit's Flatten gives Keras's (H, W, C) order; a Keras 1 "th" model's Flatten keeps (C, H, W), as Keras 1
+/// did); BatchNormalization's gamma, beta (each only when scale/center) and moving mean/variance; LayerNormalization's
+/// gamma, beta as they are. Every layer's weights are checked first by what the file declares (count, shape in
+/// Keras's layout, floating-point type) against what the built layer needs; only then is anything read, one layer
+/// at a time. Errors: ConfigError naming the file, the layer and its class for a layer whose class has no Keras
+/// weight layout, a weight count, declared shape or type that does not match the layer (naming the weight and both
+/// shapes), a layer with weights the model lacks, or a model layer with weights the file lacks.
 void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, const KerasImportOptions& options = {});
 
 /// read_keras_file + build_keras_model + load_keras_weights: a Keras model (Sequential or functional)

@@ -32,6 +32,8 @@ class ActivationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Activation);
 
  public:
+  /// ONNX: the activation's operators (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ActivationImpl(ActivationOptions options);
   /// Shorthand for ActivationOptions(activation).name(name).
   explicit ActivationImpl(std::string activation, std::string name = "");

@@ -33,6 +33,8 @@ class LeakyReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(LeakyReLU);
 
  public:
+  /// ONNX: LeakyRelu (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit LeakyReLUImpl(LeakyReLUOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
@@ -62,6 +64,8 @@ class ELUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ELU);
 
  public:
+  /// ONNX: Elu (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ELUImpl(ELUOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
@@ -101,6 +105,8 @@ class ReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ReLU);
 
  public:
+  /// ONNX: Relu / LeakyRelu, or Keras's backend.relu in elementary operators (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ReLUImpl(ReLUOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
@@ -132,6 +138,8 @@ class SoftmaxImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Softmax);
 
  public:
+  /// ONNX: Softmax over the tensor axis of the Keras axis (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit SoftmaxImpl(SoftmaxOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

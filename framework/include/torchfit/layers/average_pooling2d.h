@@ -16,6 +16,8 @@ class AveragePooling2DImpl : public Pooling2DImpl {
   TORCHFIT_LAYER_CLASS(AveragePooling2D);
 
  public:
+  /// ONNX: AveragePool, count_include_pad 0 (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit AveragePooling2DImpl(AveragePooling2DOptions options = {})
       : Pooling2DImpl(keras_class_name, std::move(options)) {}
   at::Tensor forward(const at::Tensor& x) override;

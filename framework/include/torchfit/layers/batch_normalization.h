@@ -64,6 +64,8 @@ class BatchNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(BatchNormalization);
 
  public:
+  /// ONNX: BatchNormalization with the moving statistics (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit BatchNormalizationImpl(BatchNormalizationOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
@@ -76,6 +78,9 @@ class BatchNormalizationImpl : public Layer {
   at::Tensor gamma, beta, moving_mean, moving_variance;
 
  protected:
+  /// Keras weights: gamma (when scale), beta (when center), moving_mean, moving_variance, each (C).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Shape build_impl(const Shape& input_shape) override;
 
  private:

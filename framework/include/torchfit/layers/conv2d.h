@@ -33,9 +33,14 @@ class Conv2DImpl : public BaseConv2DImpl<Conv2DOptions> {
   TORCHFIT_LAYER_CLASS(Conv2D);
 
  public:
+  /// ONNX: Conv (+ activation) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit Conv2DImpl(Conv2DOptions options);
 
  protected:
+  /// Keras weights: kernel (k_h, k_w, C_in, F), bias (F).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Weights make_weights(int64_t in_channels) override;
 };
 TORCH_MODULE(Conv2D);

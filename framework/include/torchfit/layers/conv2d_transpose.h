@@ -50,12 +50,17 @@ class Conv2DTransposeImpl : public BaseConv2DImpl<Conv2DTransposeOptions> {
   TORCHFIT_LAYER_CLASS(Conv2DTranspose);
 
  public:
+  /// ONNX: ConvTranspose (+ Slice) (+ activation) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit Conv2DTransposeImpl(Conv2DTransposeOptions options);
   at::Tensor forward_without_activation(const at::Tensor& x) override;
   /// 2·k_h·k_w·C_in·filters·H·W (each input pixel meets the whole kernel).
   int64_t flops_per_sample() const override;
 
  protected:
+  /// Keras weights: kernel (k_h, k_w, F, C_in), bias (F).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Weights make_weights(int64_t in_channels) override;
   std::array<int64_t, 2> output_hw(const Shape& in) override;
 

@@ -33,6 +33,8 @@ class Cropping2DImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Cropping2D);
 
  public:
+  /// ONNX: Slice (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit Cropping2DImpl(Cropping2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }

@@ -39,6 +39,8 @@ class DenseImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Dense);
 
  public:
+  /// ONNX: Gemm (transB = 1) (+ activation) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit DenseImpl(DenseOptions options);
   at::Tensor forward(const at::Tensor& x) override;
   at::Tensor forward_without_activation(const at::Tensor& x) override;
@@ -51,6 +53,9 @@ class DenseImpl : public Layer {
   at::Tensor kernel, bias;
 
  protected:
+  /// Keras weights: kernel (D, units), bias (units).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Shape build_impl(const Shape& input_shape) override;
 };
 TORCH_MODULE(Dense);

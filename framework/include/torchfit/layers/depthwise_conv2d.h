@@ -34,11 +34,16 @@ class DepthwiseConv2DImpl : public BaseConv2DImpl<DepthwiseConv2DOptions> {
   TORCHFIT_LAYER_CLASS(DepthwiseConv2D);
 
  public:
+  /// ONNX: Conv with group = C (+ activation) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit DepthwiseConv2DImpl(DepthwiseConv2DOptions options);
   /// Keras's name for `kernel` in this layer (the parameter's name too): (C·m, 1, k_h, k_w).
   at::Tensor& depthwise_kernel = kernel;
 
  protected:
+  /// Keras weights: depthwise_kernel (k_h, k_w, C, m), bias (C·m).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Weights make_weights(int64_t in_channels) override;
 };
 TORCH_MODULE(DepthwiseConv2D);

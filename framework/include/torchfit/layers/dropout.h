@@ -32,6 +32,8 @@ class DropoutImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Dropout);
 
  public:
+  /// ONNX: none, its input passes through (inference) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit DropoutImpl(DropoutOptions options);
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

@@ -38,6 +38,8 @@ class FlattenImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Flatten);
 
  public:
+  /// ONNX: (Transpose to N, H, W, C) → Flatten (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit FlattenImpl(FlattenOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

@@ -22,6 +22,8 @@ class GlobalAveragePooling2DImpl : public Layer {
   TORCHFIT_LAYER_CLASS(GlobalAveragePooling2D);
 
  public:
+  /// ONNX: GlobalAveragePool → Flatten (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit GlobalAveragePooling2DImpl(GlobalPooling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
@@ -38,6 +40,8 @@ class GlobalMaxPooling2DImpl : public Layer {
   TORCHFIT_LAYER_CLASS(GlobalMaxPooling2D);
 
  public:
+  /// ONNX: GlobalMaxPool → Flatten (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit GlobalMaxPooling2DImpl(GlobalPooling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

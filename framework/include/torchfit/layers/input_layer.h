@@ -38,6 +38,10 @@ class InputLayerImpl : public Layer {
   explicit InputLayerImpl(InputLayerOptions options);
   at::Tensor forward(const at::Tensor& x) override { return x; }
   nlohmann::json config() const override;
+  /// No node of its own: a model's inputs are the ONNX graph's inputs (saving/onnx.h names them after it).
+  std::string no_onnx_export_reason() const override {
+    return "a model's inputs are the ONNX graph's inputs, named after their InputLayer";
+  }
   InputLayerOptions options;
 
  protected:

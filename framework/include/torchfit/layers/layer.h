@@ -15,9 +15,21 @@
 
 namespace torchfit {
 
-namespace saving {
-class OnnxGraph;  // saving/onnx.h
+namespace io {
+class OnnxGraph;  // io/onnx_graph.h
 }
+namespace saving {
+using OnnxGraph = io::OnnxGraph;  // its name in saving/onnx.h too: layers written against saving/ compile
+}
+
+/// How a Keras file stores a layer's weights where it differs from Keras 2's layout: the two Keras 1
+/// facts saving::load_keras_weights reads from the file (keras_import.h). Default: Keras 2+.
+struct KerasWeightOptions {
+  /// A Keras 1 model with dim_ordering "th": convolution kernels stored (out, in, kh, kw).
+  bool keras1_th = false;
+  /// A Theano-trained Keras 1 model: convolution kernels flipped in both spatial axes.
+  bool flip_kernels = false;
+};
 
 /// Base class of every torchfit layer (as keras.layers.Layer).
 ///
@@ -116,12 +128,27 @@ class Layer : public torch::nn::Module {
   /// Keras-style config: {"name": ..., <arguments>}. Shapes inside are in Keras order.
   virtual nlohmann::json config() const = 0;
 
-  /// ONNX export hook (saving/onnx.h; docs/extending.md has an example). A layer of your own overrides it:
-  /// append to `graph` the nodes that compute this (built) layer's output from `inputs` — the ONNX names
-  /// of its input tensors, float32, (N, C, H, W) / (N, D) as forward() takes them — and return the output's
-  /// name. The default returns "": no exporter, and saving::export_onnx fails naming the layer and its
-  /// class. torchfit's own layers need no override (saving/onnx_layers.cpp exports them).
-  virtual std::string export_onnx(saving::OnnxGraph& graph, const std::vector<std::string>& inputs) const { return {}; }
+  /// ONNX export (io/onnx_graph.h; docs/extending.md has an example): append to `graph` the nodes that
+  /// compute this (built) layer's output from `inputs` — the ONNX names of its input tensors, float32,
+  /// (N, C, H, W) / (N, D) as forward() takes them — and return the output's name. Every built-in layer
+  /// writes its own in its source file. The default returns "": no exporter, and saving::export_onnx
+  /// fails naming the layer and its class (and no_onnx_export_reason() when the class gives one).
+  virtual std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const { return {}; }
+  /// Why this class has no ONNX form, for a class that has none on purpose ("" = it exports; InputLayer:
+  /// a model's inputs are the graph's inputs). Checked by the test that walks every built-in class.
+  virtual std::string no_onnx_export_reason() const { return {}; }
+
+  /// Keras's layer.set_weights: this built layer's weights from `weights`, in Keras's order and layout
+  /// (Conv2D: kernel (k_h, k_w, C_in, F), then bias (F); a Keras 1 file's layout per `options`), copied
+  /// into the parameters (converted to their dtype). Errors: ConfigError naming the layer and its class
+  /// when it is not built, for a weight count or shape that does not fit, and for a layer with parameters
+  /// whose class has no Keras weight layout (with no_keras_weights_reason() when it gives one).
+  void set_keras_weights(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options = {});
+  /// Keras's layer.get_weights: copies of the weights in Keras 2's order and layout, as set_keras_weights
+  /// takes them (set_keras_weights(keras_weights()) changes nothing). Errors: as set_keras_weights.
+  std::vector<at::Tensor> keras_weights() const;
+  /// Why this class, though it has parameters, has no Keras weight layout ("" = it has one, or needs none).
+  virtual std::string no_keras_weights_reason() const { return {}; }
 
   /// Number of parameters (trainable + non-trainable); 0 before build.
   int64_t count_params() const;
@@ -136,6 +163,12 @@ class Layer : public torch::nn::Module {
   virtual Shape build_impl(const Shape& input_shape) = 0;
   /// Multi-input layers: creates parameters for the list of shapes and returns the output shape.
   virtual Shape build_multi_impl(const std::vector<Shape>& input_shapes);
+  /// The Keras weight layout of a layer with parameters (set_keras_weights/keras_weights call them on a
+  /// built layer): copy `weights` (Keras's order and layout) into the parameters, throwing ConfigError
+  /// naming the layer for a count or shape that does not fit; give them back in Keras 2's layout. The
+  /// defaults take and give none for a layer without parameters and refuse otherwise.
+  virtual void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options);
+  virtual std::vector<at::Tensor> keras_weights_impl() const;
   /// "layer 'conv2d' (Conv2D)" — for error messages.
   std::string describe() const;
   /// Adds "name", when declared "input_shape", and "trainable" when false to a config.

@@ -46,6 +46,8 @@ class LayerNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(LayerNormalization);
 
  public:
+  /// ONNX: LayerNormalization (opset 17) or its decomposition (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit LayerNormalizationImpl(LayerNormalizationOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }
@@ -54,6 +56,9 @@ class LayerNormalizationImpl : public Layer {
   at::Tensor gamma, beta;
 
  protected:
+  /// Keras weights: gamma (when scale), beta (when center), shaped as the normalized axes in Keras order.
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Shape build_impl(const Shape& input_shape) override;
 
  private:

@@ -16,6 +16,8 @@ class MaxPooling2DImpl : public Pooling2DImpl {
   TORCHFIT_LAYER_CLASS(MaxPooling2D);
 
  public:
+  /// ONNX: MaxPool (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit MaxPooling2DImpl(MaxPooling2DOptions options = {}) : Pooling2DImpl(keras_class_name, std::move(options)) {}
   at::Tensor forward(const at::Tensor& x) override;
   /// relu(forward(x)) — x (N, C, H, W) — as a model runs Conv2D(relu) → MaxPooling2D (the ReLU after the

@@ -37,6 +37,8 @@ class MergeImpl : public Layer {
   Shape build_multi_impl(const std::vector<Shape>& input_shapes) override;
   /// The merge itself on checked tensors.
   virtual at::Tensor merge(const std::vector<at::Tensor>& xs) = 0;
+  /// ONNX: the binary operator `op` over `inputs`, left to right (Add, Mul, Max, Min).
+  std::string onnx_chain(io::OnnxGraph& graph, const std::vector<std::string>& inputs, const std::string& op) const;
   /// Checks the count (shapes are checked by the subclass); "layer 'add' (Add) needs …" errors.
   void check_count(size_t n, const std::string& shapes) const;
 
@@ -45,19 +47,20 @@ class MergeImpl : public Layer {
 };
 
 // One element-wise merge layer: its class, options, config and merge. y = the operation over the list.
-#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                 \
-  class CLASS##Impl : public MergeImpl {                                            \
-    TORCHFIT_LAYER_CLASS(CLASS);                                                    \
-                                                                                    \
-   public:                                                                          \
-    explicit CLASS##Impl(MergeOptions o = {})                                       \
-        : MergeImpl(keras_class_name, o.name(), MIN, MAX), options(std::move(o)) {} \
-    nlohmann::json config() const override { return base_config(options); }         \
-    MergeOptions options;                                                           \
-                                                                                    \
-   protected:                                                                       \
-    at::Tensor merge(const std::vector<at::Tensor>& xs) override;                   \
-  };                                                                                \
+#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                                       \
+  class CLASS##Impl : public MergeImpl {                                                                  \
+    TORCHFIT_LAYER_CLASS(CLASS);                                                                          \
+                                                                                                          \
+   public:                                                                                                \
+    explicit CLASS##Impl(MergeOptions o = {})                                                             \
+        : MergeImpl(keras_class_name, o.name(), MIN, MAX), options(std::move(o)) {}                       \
+    nlohmann::json config() const override { return base_config(options); }                               \
+    std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override; \
+    MergeOptions options;                                                                                 \
+                                                                                                          \
+   protected:                                                                                             \
+    at::Tensor merge(const std::vector<at::Tensor>& xs) override;                                         \
+  };                                                                                                      \
   TORCH_MODULE(CLASS)
 
 /// Add: x0 + x1 + … (2 or more inputs; Keras's keras.layers.Add).
@@ -97,6 +100,8 @@ class ConcatenateImpl : public MergeImpl {
  public:
   explicit ConcatenateImpl(ConcatenateOptions options = {});
   nlohmann::json config() const override { return base_config(options); }
+  /// ONNX: Concat over the tensor axis of the Keras axis.
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   /// The tensor dimension (N, C, H, W order) the Keras axis maps to; valid after build.
   int64_t tensor_dim() const { return tensor_dim_; }
   ConcatenateOptions options;

@@ -215,6 +215,8 @@ nlohmann::json layer_to_json(const Layer& layer);
 
 /// Registered class names, sorted (every built-in, plus the user layers registered so far).
 std::vector<std::string> registered_layers();
+/// The Keras class names of torchfit's own layers (registry.cpp's list of built-ins), sorted.
+std::vector<std::string> builtin_layer_classes();
 
 }  // namespace torchfit
 

@@ -36,6 +36,8 @@ class RescalingImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Rescaling);
 
  public:
+  /// ONNX: Mul (+ Add) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit RescalingImpl(RescalingOptions options);
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }

@@ -35,6 +35,8 @@ class ReshapeImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Reshape);
 
  public:
+  /// ONNX: (Transpose to N, H, W, C) → Reshape → (Transpose back) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ReshapeImpl(ReshapeOptions options);
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

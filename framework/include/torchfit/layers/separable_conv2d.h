@@ -43,6 +43,8 @@ class SeparableConv2DImpl : public BaseConv2DImpl<SeparableConv2DOptions> {
   TORCHFIT_LAYER_CLASS(SeparableConv2D);
 
  public:
+  /// ONNX: Conv (group = C, no bias) → Conv 1×1 (+ activation) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit SeparableConv2DImpl(SeparableConv2DOptions options);
   at::Tensor forward_without_activation(const at::Tensor& x) override;
   /// The depthwise step's 2·k_h·k_w·C·m·H'·W' plus the pointwise step's 2·C·m·filters·H'·W'.
@@ -53,6 +55,9 @@ class SeparableConv2DImpl : public BaseConv2DImpl<SeparableConv2DOptions> {
   at::Tensor pointwise_kernel;
 
  protected:
+  /// Keras weights: depthwise_kernel (k_h, k_w, C, m), pointwise_kernel (1, 1, C·m, F), bias (F).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   Weights make_weights(int64_t in_channels) override;
 };
 TORCH_MODULE(SeparableConv2D);

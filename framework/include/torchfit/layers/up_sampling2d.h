@@ -38,6 +38,8 @@ class UpSampling2DImpl : public Layer {
   TORCHFIT_LAYER_CLASS(UpSampling2D);
 
  public:
+  /// ONNX: Resize (nearest: asymmetric, floor; bilinear: half_pixel) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit UpSampling2DImpl(UpSampling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }

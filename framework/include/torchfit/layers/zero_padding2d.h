@@ -33,6 +33,8 @@ class ZeroPadding2DImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ZeroPadding2D);
 
  public:
+  /// ONNX: Pad (constant 0) (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ZeroPadding2DImpl(ZeroPadding2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }

@@ -28,7 +28,10 @@
 ///     1e-5·max(1, max|y|)) (default), or differs when training_changes_output(true) (Dropout,
 ///     BatchNormalization);
 ///  8. gradients: after a backward pass every trainable parameter has a defined, non-zero gradient,
-///     non-trainable ones get none, and the gradient reaches the input.
+///     non-trainable ones get none, and the gradient reaches the input;
+///  9. Keras weights: keras_weights() covers every parameter, and set_keras_weights() of them into the
+///     rebuilt layer (its parameters zeroed first) gives bit-identical eval() outputs; one weight too many
+///     is a ConfigError. Skipped for a class that declares no_keras_weights_reason().
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -162,6 +165,32 @@ inline void check_save_load(Sequential& model, Sequential& rebuilt, const at::Te
   }
 }
 
+/// Check 9: `layer`'s Keras weights set into `rebuilt` (parameters zeroed first) give `y_eval` for `x`.
+inline void check_keras_weights(const Layer& layer, Sequential& rebuilt, const at::Tensor& x,
+                                const at::Tensor& y_eval) {
+  if (!layer.no_keras_weights_reason().empty() && layer.count_params() > 0) return;
+  try {
+    std::vector<at::Tensor> weights = layer.keras_weights();
+    int64_t numel = 0;
+    for (const auto& w : weights) numel += w.numel();
+    EXPECT_EQ(numel, layer.count_params()) << "[keras weights] keras_weights() does not cover every parameter";
+    Layer& target = *rebuilt->layers().back();
+    {
+      at::NoGradGuard no_grad;
+      for (auto& p : target.parameters(true)) p.zero_();
+    }
+    target.set_keras_weights(weights);
+    rebuilt->eval();
+    at::NoGradGuard no_grad;
+    EXPECT_TRUE(at::equal(rebuilt->forward(x), y_eval)) << "[keras weights] set_keras_weights(keras_weights()) "
+                                                           "gives other outputs";
+    weights.push_back(at::zeros({1}));
+    EXPECT_THROW(target.set_keras_weights(weights), ConfigError) << "[keras weights] one weight too many accepted";
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "[keras weights] threw: " << e.what();
+  }
+}
+
 /// Check 7: train() forward of `xg` with shape `out_t`, equal to `y_eval` (or different when
 /// spec.training_changes_output()). Returns the output, or an undefined tensor when it cannot be used.
 inline at::Tensor check_train_forward(Sequential& model, const at::Tensor& xg, const at::Tensor& y_eval,
@@ -211,7 +240,7 @@ inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor
 
 }  // namespace detail
 
-/// Runs checks 1–8 above on `layer` (freshly constructed, not yet built; its declared input shape is set
+/// Runs checks 1–9 above on `layer` (freshly constructed, not yet built; its declared input shape is set
 /// to spec.input_shape()). Reports failures through GoogleTest; never throws. A failure that leaves
 /// nothing to test further (no build, no eval output) stops the later checks.
 inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerConformance& spec) {
@@ -227,6 +256,7 @@ inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerCo
   if (!y_eval.defined()) return;
   Sequential rebuilt = detail::check_config_round_trip(*layer, spec);
   if (!rebuilt.is_empty()) detail::check_save_load(model, rebuilt, x, y_eval);
+  if (!rebuilt.is_empty()) detail::check_keras_weights(*layer, rebuilt, x, y_eval);
   const at::Tensor xg = x.clone().requires_grad_(true);
   const at::Tensor y_train = detail::check_train_forward(model, xg, y_eval, spec, out_t);
   if (y_train.defined()) detail::check_gradients(*layer, xg, y_train, spec.seed() + 1);
