@@ -9,6 +9,7 @@
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/layers/registry.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"

@@ -1,7 +1,7 @@
 #pragma once
 /// @file hdf5_file.h
 /// A read-only HDF5 file (the HDF5 C API): string attributes (fixed- or variable-length, scalar or
-/// array), links and float datasets. Private to the Keras readers (saving/keras_file.cpp); compiled
+/// array), links and float datasets. Private to the Keras readers (keras/keras_file.cpp); compiled
 /// only with TORCHFIT_HAVE_KERAS_IMPORT.
 #include <memory>
 #include <string>

@@ -23,7 +23,7 @@ using OnnxGraph = io::OnnxGraph;  // its name in saving/onnx.h too: layers writt
 }
 
 /// How a Keras file stores a layer's weights where it differs from Keras 2's layout: the two Keras 1
-/// facts saving::load_keras_weights reads from the file (keras_import.h). Default: Keras 2+.
+/// facts keras::load_keras_weights reads from the file (keras_import.h). Default: Keras 2+.
 struct KerasWeightOptions {
   /// A Keras 1 model with dim_ordering "th": convolution kernels stored (out, in, kh, kw).
   bool keras1_th = false;
