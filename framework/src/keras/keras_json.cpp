@@ -193,12 +193,7 @@ Model model_from_translated_json(const Json& json) {
 // Unknown input sizes are filled before the translation (a Keras batch shape with nulls) and marked on
 // the built model (model_json.h).
 Model model_from_json(const Json& json, const std::optional<InputSize>& input_size) {
-  if (!json.is_object() || !json.contains("config")) return model_from_translated_json(json);
-  Json resolved = json;
-  const auto unknown = detail::fill_unknown_input_sizes(resolved, input_size);
-  Model model = model_from_translated_json(resolved);
-  if (!unknown.empty()) detail::mark_unknown_input_sizes(*model, unknown);
-  return model;
+  return detail::build_with_input_size(json, input_size, model_from_translated_json);
 }
 
 Model model_from_json_text(const std::string& text, const std::string& source,

@@ -68,24 +68,7 @@ class OptimizerArgReader {
   template <typename T>
   T value(const std::string& key) const {
     const auto& v = config_[key];
-    const char* want = nullptr;
-    if constexpr (std::is_same_v<T, bool>) {
-      if (!v.is_boolean()) want = "true or false";
-    } else if constexpr (std::is_integral_v<T>) {
-      if (!v.is_number_integer()) want = "an integer";
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (!v.is_number()) want = "a number";
-    } else if constexpr (std::is_same_v<T, std::string>) {
-      if (!v.is_string()) want = "a string";
-    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-      bool ok = v.is_array();
-      for (const auto& e : v) ok = ok && e.is_number_integer();
-      if (!ok) want = "a list of integers";
-    } else {
-      bool ok = v.is_array();
-      for (const auto& e : v) ok = ok && e.is_number();
-      if (!ok) want = "a list of numbers";
-    }
+    const char* want = detail::json_type_mismatch<T>(v);
     if (want) throw ConfigError(who_ + ": field '" + key + "' must be " + want + ", got " + v.dump());
     return v.get<T>();
   }

@@ -188,15 +188,20 @@ Model build_from_config(const Json& json) {
 }  // namespace
 
 Model model_from_config(const Json& json, const std::optional<InputSize>& input_size) {
-  if (!json.is_object() || !json.contains("config")) return build_from_config(json);
-  Json resolved = json;
-  const auto unknown = detail::fill_unknown_input_sizes(resolved, input_size);
-  Model model = build_from_config(resolved);
-  if (!unknown.empty()) detail::mark_unknown_input_sizes(*model, unknown);
-  return model;
+  return detail::build_with_input_size(json, input_size, build_from_config);
 }
 
 namespace detail {
+
+Model build_with_input_size(const Json& json, const std::optional<InputSize>& size,
+                            const std::function<Model(const Json&)>& build) {
+  if (!json.is_object() || !json.contains("config")) return build(json);
+  Json resolved = json;
+  const auto unknown = fill_unknown_input_sizes(resolved, size);
+  Model model = build(resolved);
+  if (!unknown.empty()) mark_unknown_input_sizes(*model, unknown);
+  return model;
+}
 
 // The shape fields of a layer config that may hold Keras's None for a spatial size.
 namespace {

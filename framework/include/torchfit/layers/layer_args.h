@@ -29,6 +29,7 @@
 /// integer or a pair; std::optional<T> written as T or null, read as T unless absent or null.
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <torch/expanding_array.h>
@@ -95,6 +96,33 @@ nlohmann::json arg_to_json(const torch::ExpandingArray<D>& value) {
 template <typename T>
 nlohmann::json arg_to_json(const std::optional<T>& value) {
   return value ? arg_to_json(*value) : nlohmann::json(nullptr);
+}
+}  // namespace detail
+
+namespace detail {
+/// What a JSON value must be to read a field of type T ("an integer", "a list of numbers", …), or nullptr
+/// when `v` is one: the one type check of the layer and optimizer config readers.
+template <typename T>
+const char* json_type_mismatch(const nlohmann::json& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v.is_boolean() ? nullptr : "true or false";
+  } else if constexpr (std::is_integral_v<T>) {
+    return v.is_number_integer() ? nullptr : "an integer";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return v.is_number() ? nullptr : "a number";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return v.is_string() ? nullptr : "a string";
+  } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+    bool ok = v.is_array();
+    for (const auto& e : v) ok = ok && e.is_number_integer();
+    return ok ? nullptr : "a list of integers";
+  } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+    bool ok = v.is_array();
+    for (const auto& e : v) ok = ok && e.is_number();
+    return ok ? nullptr : "a list of numbers";
+  } else {
+    return nullptr;  // another type: its own from_json decides
+  }
 }
 }  // namespace detail
 

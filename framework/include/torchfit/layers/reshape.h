@@ -27,7 +27,7 @@ struct ReshapeOptions : LayerOptions<ReshapeOptions> {
 /// Reshapes each sample to `target_shape`, keeping the element order Keras has: the order of the
 /// channels-last layout. So a 3-D (H, W, C) input is read in (H, W, C) order and a 3-D target is
 /// filled in (H, W, C) order; tensors stay (N, C, H, W) outside the layer (the layer permutes). Hence
-/// Reshape((-1)) after an image equals Keras's Flatten, whereas torchfit's Flatten uses NCHW order.
+/// Reshape((-1)) after an image equals Flatten (both in Keras's order).
 /// Output shape: target_shape with −1 replaced by input elements / product of the others. No parameters.
 /// Errors: ConfigError for an empty target, an entry 0 or < −1, two −1, or an element count that differs
 /// from the input's (both shapes named).

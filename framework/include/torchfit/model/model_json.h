@@ -3,6 +3,7 @@
 /// torchfit's own model JSON, as ModelImpl::to_json() writes it, read back without any Keras translation
 /// (checkpoints and run folders use this). Keras's JSON (Keras 1/2/3 configs, a Keras file's model_config)
 /// goes through model_from_json (keras/keras_json.h), which translates it into this form first.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ using UnknownAxes = std::map<std::string, std::vector<int64_t>>;
 UnknownAxes fill_unknown_input_sizes(nlohmann::json& json, const std::optional<InputSize>& size);
 /// Marks the model's inputs whose sizes the JSON left unknown (a Sequential's first layer stands for its input).
 void mark_unknown_input_sizes(ModelImpl& model, const UnknownAxes& unknown);
+/// `build` of a copy of `json` whose unknown input sizes are filled with `size`, the built model's inputs
+/// marked (model_from_config, and model_from_json before its translation). Errors: as model_from_config.
+Model build_with_input_size(const nlohmann::json& json, const std::optional<InputSize>& size,
+                            const std::function<Model(const nlohmann::json&)>& build);
 }  // namespace detail
 
 }  // namespace torchfit
