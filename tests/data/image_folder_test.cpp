@@ -51,8 +51,8 @@ void class_of(const fs::path& root, const std::string& cls, int n) {
 // whose sorted order puts digits before capitals before lower case, and folders whose sorted path
 // order ("a/sub" < "a/sub-x" < "a/sub/deeper", as Keras's sorted(os.walk)) is not the depth-first one.
 void keras_rule_tree(const fs::path& root) {
-  images_at(root, {"a/b.png", "a/B.jpg", "a/10.jpeg", "a/2.PNG", "a/sub/x.bmp", "a/sub/deeper/z.ppm",
-                   "a/sub-x/y.tif", "a/Sub/w.tiff", "10/k.png", "2/k.png", "1/k.png", "B/k.png", "_u/k.png"});
+  images_at(root, {"a/b.png", "a/B.jpg", "a/10.jpeg", "a/2.PNG", "a/sub/x.bmp", "a/sub/deeper/z.ppm", "a/sub-x/y.tif",
+                   "a/Sub/w.tiff", "10/k.png", "2/k.png", "1/k.png", "B/k.png", "_u/k.png"});
 }
 
 }  // namespace image_folder_test
@@ -193,8 +193,8 @@ TEST(ImageFolder, AClassListKeepsItsOrderAndAMapGivesTheIndices) {
   } catch (const torchfit::ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("folder \"eel\""), std::string::npos) << e.what();
   }
-  EXPECT_THROW(list_image_classes(d.str(), ImageFolderOptions().class_indices(
-                                               {{"cat", 0}, {"dog", 2}, {"eel", 3}})),  // a gap at 1
+  EXPECT_THROW(list_image_classes(
+                   d.str(), ImageFolderOptions().class_indices({{"cat", 0}, {"dog", 2}, {"eel", 3}})),  // a gap at 1
                torchfit::ConfigError);
 }
 

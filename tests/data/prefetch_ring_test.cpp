@@ -41,7 +41,7 @@ TEST(BatchBufferPool, ReusesAFreedBufferAndOutlivesItsOwner) {
   at::Tensor again = pool->tensor({2, 2, 3});  // a partial batch fits the same buffer
   EXPECT_EQ(again.data_ptr(), first);
   EXPECT_THROW(pool->tensor({6, 2, 3}), std::invalid_argument);  // 144 bytes > 96 rounded up to 128
-  pool.reset();  // the tensor keeps the pool alive
+  pool.reset();                                                  // the tensor keeps the pool alive
   again.fill_(7.f);
   EXPECT_EQ(again.sum().item<float>(), 7.f * 12);
 }

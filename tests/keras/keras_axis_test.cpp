@@ -10,9 +10,9 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
-#include <torchfit/layers/batch_normalization.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_json.h>
+#include <torchfit/layers/batch_normalization.h>
 #include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"

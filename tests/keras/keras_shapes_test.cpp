@@ -12,9 +12,9 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
-#include <torchfit/layers/input_layer.h>
-#include <torchfit/keras/keras_json.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_json.h>
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/saving/onnx.h>
 
 #include "support/npy.h"

@@ -10,8 +10,8 @@
 #include <torch/torch.h>
 
 #include <torchfit/error.h>
-#include <torchfit/saving/checkpoint.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/npy.h"

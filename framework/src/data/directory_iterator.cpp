@@ -92,8 +92,8 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
       state_(std::make_unique<State>()) {
   const auto& o = options_;
   check_flow_options(o);
-  state_->ring = std::make_unique<PrefetchRing>([this](int64_t job) { return make_job(job); }, o.workers(),
-                                                o.max_queue_size());
+  state_->ring =
+      std::make_unique<PrefetchRing>([this](int64_t job) { return make_job(job); }, o.workers(), o.max_queue_size());
   color_mode_ = parse_color_mode(o.color_mode());
   sixteen_bit_ = parse_sixteen_bit(o.sixteen_bit());
   channels_ = channels_of(color_mode_);
@@ -108,9 +108,9 @@ DirectoryIterator::DirectoryIterator(const std::string& directory, FlowOptions o
   discover();
   if (o.cache()) state_->cache = std::make_unique<ImageCache>(samples(), o.cache_max_bytes(), directory_);
   // Idle buffers kept: what the queue, the workers and the consumer hold at once, plus some slack.
-  state_->assembler = std::make_unique<BatchAssembler>(
-      samples(), o.batch_size(), image_shape(), o.shuffle(), seed_,
-      static_cast<size_t>(o.max_queue_size() + state_->ring->threads() + 4));
+  state_->assembler =
+      std::make_unique<BatchAssembler>(samples(), o.batch_size(), image_shape(), o.shuffle(), seed_,
+                                       static_cast<size_t>(o.max_queue_size() + state_->ring->threads() + 4));
 }
 
 DirectoryIterator::~DirectoryIterator() { state_->ring->stop(); }

@@ -26,11 +26,16 @@ ClassMode parse_class_mode(const std::string& name) {
 
 std::string class_mode_name(ClassMode mode) {
   switch (mode) {
-    case ClassMode::categorical: return "categorical";
-    case ClassMode::sparse: return "sparse";
-    case ClassMode::binary: return "binary";
-    case ClassMode::input: return "input";
-    case ClassMode::none: return "none";
+    case ClassMode::categorical:
+      return "categorical";
+    case ClassMode::sparse:
+      return "sparse";
+    case ClassMode::binary:
+      return "binary";
+    case ClassMode::input:
+      return "input";
+    case ClassMode::none:
+      return "none";
   }
   return "none";
 }

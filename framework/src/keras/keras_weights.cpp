@@ -78,7 +78,8 @@ std::vector<const KerasLayerWeights*> checked_layers(const KerasFile& file, cons
     const KerasLayerWeights* stored = file.find(name);
     std::shared_ptr<Layer> layer = get_layer(name);
     if (!stored) {
-      if (layer->count_params() > 0) throw ConfigError(who(file, name, cls) + " has weights but the file holds none for it");
+      if (layer->count_params() > 0)
+        throw ConfigError(who(file, name, cls) + " has weights but the file holds none for it");
       continue;
     }
     check_declared(file, *layer, *stored, keras1_th);

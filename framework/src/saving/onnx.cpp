@@ -147,8 +147,8 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     const std::string& layer_name = x.layer() ? x.layer()->name() : std::string();
     const std::string name = graph.unique_name(layer_name.empty() ? "input_" + std::to_string(i + 1) : layer_name);
     names[x.node().get()] = name;
-    inputs.push_back({name, options.batch_dim, to_tensor_shape(x.shape()),
-                      dim_params(name, x.shape(), probed(x.node().get()))});
+    inputs.push_back(
+        {name, options.batch_dim, to_tensor_shape(x.shape()), dim_params(name, x.shape(), probed(x.node().get()))});
   }
   for (const auto& node : model->nodes()) names[node.get()] = export_node(*node, graph, names);
   for (const auto& y : model->outputs()) {
@@ -157,8 +157,8 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     std::string name = names.at(y.node().get());
     const std::string wanted = y.layer()->name();
     if (name != wanted) name = graph.add_node("Identity", {name}, {}, wanted);
-    outputs.push_back({name, options.batch_dim, to_tensor_shape(y.shape()),
-                       dim_params(name, y.shape(), probed(y.node().get()))});
+    outputs.push_back(
+        {name, options.batch_dim, to_tensor_shape(y.shape()), dim_params(name, y.shape(), probed(y.node().get()))});
   }
   return graph.model_bytes(model->model_name(), inputs, outputs, model_info(model, options));
 }

@@ -67,8 +67,8 @@ class BatchAssembler {
   /// `sample_shape` (C, H, W) of one sample; `keep_buffers` idle batch buffers the pool keeps (what the
   /// queue, the workers and the consumer hold at once, plus some slack). Errors: ConfigError when
   /// samples < 0, batch_size < 1 or a sample dimension < 1.
-  BatchAssembler(int64_t samples, int64_t batch_size, std::array<int64_t, 3> sample_shape, bool shuffle,
-                 uint64_t seed, size_t keep_buffers);
+  BatchAssembler(int64_t samples, int64_t batch_size, std::array<int64_t, 3> sample_shape, bool shuffle, uint64_t seed,
+                 size_t keep_buffers);
   /// The sample order of pass `pass` (≥ 0), shared.
   std::shared_ptr<const std::vector<int64_t>> order(int64_t pass);
   /// Batch `batch_index` of pass `pass`, shard `shard_rank` of `shard_count` (BatchIterator::shard;

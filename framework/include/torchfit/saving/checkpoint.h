@@ -10,6 +10,7 @@
 /// naming the file, the writing version and the class.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 
 #include <torch/optim/optimizer.h>
 
+#include <torchfit/layers/input_layer.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/model.h>
 
