@@ -23,6 +23,7 @@
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/permute.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/separable_conv2d.h>
@@ -150,6 +151,14 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Reshape(ReshapeOptions({6, 4, 2}))->call(x);
       x = Conv2D(Conv2DOptions(2, 1))->call(x);
       return Reshape(ReshapeOptions({-1, 8}))->call(x);
+    });
+  };
+  m["permute"] = [] {
+    return image_model("permute", {4, 6, 2}, [](KerasTensor x) {
+      x = Permute(PermuteOptions({2, 3, 1}))->call(x);  // (4, 6, 2) → (6, 2, 4)
+      x = Conv2D(Conv2DOptions(3, 1))->call(x);
+      x = Reshape(ReshapeOptions({-1, 3}))->call(x);    // (12, 3)
+      return Permute(PermuteOptions({2, 1}))->call(x);  // (3, 12)
     });
   };
   m["activations"] = [] {

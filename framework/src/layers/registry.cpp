@@ -13,7 +13,7 @@ namespace torchfit {
 #define TORCHFIT_BUILTIN_LAYERS(X)                                                                     \
   X(Activation) X(AveragePooling2D) X(BatchNormalization) X(Conv2D) X(Dense) X(DepthwiseConv2D)       \
   X(Dropout) X(ELU) X(Flatten) X(GlobalAveragePooling2D) X(GlobalMaxPooling2D) X(LeakyReLU)           \
-  X(MaxPooling2D) X(Reshape)                                                                          \
+  X(MaxPooling2D) X(Permute) X(Reshape)                                                                      \
   X(Conv2DTranspose) X(SeparableConv2D)                                                               \
   X(Cropping2D) X(UpSampling2D) X(ZeroPadding2D)                                                      \
   X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax)                                               \
