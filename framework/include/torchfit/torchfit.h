@@ -7,7 +7,11 @@
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/idx.h>
 #include <torchfit/data/image.h>
+#include <torchfit/data/image_cache.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/image_folder.h>
+#include <torchfit/data/label_encoder.h>
+#include <torchfit/data/prefetch_ring.h>
 #include <torchfit/data/random.h>
 #include <torchfit/distributed/environment.h>
 #include <torchfit/distributed/gradient_reducer.h>
@@ -37,6 +41,7 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/input_layer.h>
+#include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/layers/layer_args.h>
