@@ -64,7 +64,7 @@ check() {
   "$BIN/train_cnn" "${C[@]}" --epochs 1 "$@" --run-dir "$WORK/$name.part" >/dev/null 2>&1 || fail "$name: epoch 1 failed"
   "$BIN/train_cnn" "${C[@]}" --epochs 2 "${REPEAT[@]}" --run-dir "$WORK/$name.part" \
     --resume "$WORK/$name.part/model.ckpt" >"$WORK/$name.resume.log" 2>&1 || { cat "$WORK/$name.resume.log"; fail "$name: the resume failed"; }
-  grep -E "optimizer settings|resume: class_weight|dtype policy" "$WORK/$name.resume.log" \
+  grep -E "optimizer settings|resume: class_weight|dtype policy .* → " "$WORK/$name.resume.log" \
     && fail "$name: the resume changed a setting it was not asked to"
   diff <(grep '^2,' "$WORK/$name.whole/steps.csv" | cut -d, -f1,2,7-) \
        <(grep '^2,' "$WORK/$name.part/steps.csv" | cut -d, -f1,2,7-) || fail "$name: epoch 2 losses differ"

@@ -38,6 +38,7 @@
 #include <sstream>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <torch/arg.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -246,6 +247,9 @@ inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor
 inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerConformance& spec) {
   ASSERT_TRUE(layer) << "null layer";
   SCOPED_TRACE("layer conformance of " + layer->class_name() + " for input " + format_shape(spec.input_shape()));
+  // LibTorch sets its intra-op thread count at the first parallel op; fix it now, so every forward below
+  // sums in the same order (a multi-threaded BLAS splits the sums by thread count).
+  (void)at::get_num_threads();
   Sequential model;
   if (!detail::check_build(layer, spec, model)) return;
   detail::check_params_and_state(*layer, spec);
