@@ -14,7 +14,7 @@
 #include <torchfit/training/class_weight.h>
 #include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/metrics.h>
-#include <torchfit/training/resume.h>
+#include <torchfit/training/optimizer_overrides.h>
 #include "../common/cli.h"
 
 namespace train_cnn {
@@ -66,11 +66,13 @@ std::vector<T> numbers(const std::string& flag, const std::string& text) {
   return out;
 }
 
+// The schedule of the flags; decay_steps 0 with `updates` 0 (a resume: the library's default).
 std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int64_t updates) {
   if (a.lr_schedule.empty()) return std::nullopt;
   torchfit::LearningRateScheduleOptions s;
+  const int64_t decay_steps = updates > 0 ? std::max<int64_t>(1, updates - a.lr_warmup_steps) : 0;
   s.name(a.lr_schedule)
-      .decay_steps(a.decay_steps > 0 ? a.decay_steps : std::max<int64_t>(1, updates - a.lr_warmup_steps))
+      .decay_steps(a.decay_steps > 0 ? a.decay_steps : decay_steps)
       .decay_rate(a.decay_rate)
       .alpha(a.alpha)
       .boundaries(numbers<int64_t>("--lr-boundaries", a.lr_boundaries))
@@ -79,113 +81,67 @@ std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int
   return s;
 }
 
-// The rate a cosine or exponential schedule starts from, or reaches after its warm-up (what --lr sets).
-void set_schedule_rate(torchfit::LearningRateScheduleOptions& s, double lr) {
-  if (s.warmup_target())
-    s.warmup_target(lr);
-  else
-    s.initial_learning_rate(lr);
+torchfit::OptimizerOptions flag_options(const Args& a, int64_t updates) {
+  return torchfit::OptimizerOptions()
+      .name("adam")
+      .learning_rate(a.lr)
+      .clipnorm(a.clipnorm)
+      .clipvalue(a.clipvalue)
+      .global_clipnorm(a.global_clipnorm)
+      .weight_decay(a.weight_decay)
+      .use_ema(a.ema)
+      .ema_momentum(a.ema_momentum)
+      .gradient_accumulation_steps(a.gradient_accumulation_steps)
+      .learning_rate_schedule(schedule(a, updates));
 }
 
-double schedule_rate(const torchfit::LearningRateScheduleOptions& s, double fallback) {
-  if (s.name() == "piecewise") return s.values().empty() ? fallback : s.values().front();
-  return s.warmup_target().value_or(s.initial_learning_rate().value_or(fallback));
-}
+// Each flag and the Keras argument it sets (what a resumed run changes, OptimizerOverrides).
+const std::map<std::string, std::string> kOptimizerFlags = {
+    {"--clipnorm", "clipnorm"},
+    {"--clipvalue", "clipvalue"},
+    {"--global-clipnorm", "global_clipnorm"},
+    {"--weight-decay", "weight_decay"},
+    {"--ema", "use_ema"},
+    {"--ema-momentum", "ema_momentum"},
+    {"--gradient-accumulation-steps", "gradient_accumulation_steps"}};
+const std::map<std::string, std::string> kScheduleFlags = {{"--decay-steps", "decay_steps"},
+                                                           {"--alpha", "alpha"},
+                                                           {"--decay-rate", "decay_rate"},
+                                                           {"--lr-boundaries", "boundaries"},
+                                                           {"--lr-values", "values"},
+                                                           {"--lr-warmup-steps", "warmup_steps"},
+                                                           {"--lr-schedule", "learning_rate_schedule"},
+                                                           {"--lr", "learning_rate"}};
 
-// --lr-schedule on a resume with the checkpoint's schedule of that name: each schedule flag given
-// replaces its setting (--lr-warmup-steps adds a warm-up to one without); --lr sets the rate.
-void merge_schedule(const Args& a, torchfit::LearningRateScheduleOptions& s) {
-  const auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
-  if (given("--decay-steps")) s.decay_steps(a.decay_steps);
-  if (given("--alpha")) s.alpha(a.alpha);
-  if (given("--decay-rate")) s.decay_rate(a.decay_rate);
-  if (given("--lr-boundaries")) s.boundaries(numbers<int64_t>("--lr-boundaries", a.lr_boundaries));
-  if (given("--lr-values")) s.values(numbers<double>("--lr-values", a.lr_values));
-  if (given("--lr-warmup-steps")) {
-    if (!s.warmup_target()) s.warmup_target(s.initial_learning_rate()).initial_learning_rate(0.0);
-    s.warmup_steps(a.lr_warmup_steps);
-  }
-  if (a.lr_given) set_schedule_rate(s, a.lr);
-}
-
-// The schedule of a resumed run: the saved one (--lr sets its rate), the saved one with the schedule
-// flags given (--lr-schedule of its name), or a new one from the flags (another --lr-schedule, from
-// --lr or else the saved rate). Errors: UsageError naming the flag.
-void resumed_schedule(const Args& a, int64_t updates, torchfit::OptimizerOptions& o) {
-  auto& saved = o.learning_rate_schedule();
-  if (a.lr_given && saved && saved->name() == "piecewise" && !a.given.count("--lr-schedule")) {
-    throw apps::UsageError("--lr: the checkpoint '" + a.resume +
-                           "' follows a piecewise schedule, whose rates are --lr-values (give --lr-schedule "
-                           "piecewise --lr-values …)");
-  }
-  if (!a.given.count("--lr-schedule")) {
-    if (saved && a.lr_given) set_schedule_rate(*saved, a.lr);
-    return;
-  }
-  if (saved && saved->name() == a.lr_schedule) {
-    merge_schedule(a, *saved);
-  } else {
-    Args fresh = a;
-    if (!a.lr_given) fresh.lr = saved ? schedule_rate(*saved, o.learning_rate()) : o.learning_rate();
-    o.learning_rate(fresh.lr);
-    saved = schedule(fresh, updates);
-  }
-  try {
-    torchfit::check_schedule(*saved);
-  } catch (const torchfit::ConfigError& e) {
-    throw apps::UsageError("--lr-schedule " + a.lr_schedule + " with the checkpoint '" + a.resume + "': " + e.what());
-  }
-}
-
-// The options of a resumed run: `o` (the checkpoint's) with each optimizer flag given replacing its
-// setting. Errors: UsageError naming the flag.
-void override_saved_options(const Args& a, const nlohmann::json& state, torchfit::OptimizerOptions& o) {
-  const auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
-  if (given("--clipnorm") || given("--clipvalue") || given("--global-clipnorm"))  // one clipping: the given one
-    o.clipnorm(a.clipnorm).clipvalue(a.clipvalue).global_clipnorm(a.global_clipnorm);
-  if (given("--weight-decay")) o.weight_decay(a.weight_decay);
-  if (given("--ema")) o.use_ema(true);
-  if (given("--ema-momentum")) o.ema_momentum(a.ema_momentum);
-  const int64_t saved_steps = o.gradient_accumulation_steps();
-  const int64_t accumulated = state.is_object() ? state.value("accumulated", int64_t{0}) : 0;
-  if (given("--gradient-accumulation-steps") && a.gradient_accumulation_steps != saved_steps && accumulated > 0) {
-    throw apps::UsageError("--gradient-accumulation-steps " + std::to_string(a.gradient_accumulation_steps) +
-                           ": the checkpoint is in the middle of an accumulation of " + std::to_string(saved_steps) +
-                           " batches (" + std::to_string(accumulated) + " done); resume with the saved value");
-  }
-  if (given("--gradient-accumulation-steps")) o.gradient_accumulation_steps(a.gradient_accumulation_steps);
-  // A constant rate given with --lr: FitOptions::resume_learning_rate applies it (the saved rate otherwise).
-  if (a.lr_given && !o.learning_rate_schedule()) o.learning_rate(a.lr);
+std::string flag_of(const std::string& arg) {
+  for (const auto* table : {&kOptimizerFlags, &kScheduleFlags})
+    for (const auto& [flag, name] : *table)
+      if (name == arg) return flag;
+  return arg;
 }
 
 }  // namespace
 
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed) {
-  const auto updates_with = [&](int64_t accumulation) {
-    return static_cast<int64_t>(a.epochs) * a.steps_per_epoch / std::max<int64_t>(1, accumulation);
-  };
-  if (!resumed) {
-    return torchfit::OptimizerOptions()
-        .name("adam")
-        .learning_rate(a.lr)
-        .clipnorm(a.clipnorm)
-        .clipvalue(a.clipvalue)
-        .global_clipnorm(a.global_clipnorm)
-        .weight_decay(a.weight_decay)
-        .use_ema(a.ema)
-        .ema_momentum(a.ema_momentum)
-        .gradient_accumulation_steps(a.gradient_accumulation_steps)
-        .learning_rate_schedule(schedule(a, updates_with(a.gradient_accumulation_steps)));
-  }
-  torchfit::OptimizerOptions o;
+  const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
+  if (!resumed) return flag_options(a, batches / std::max<int64_t>(1, a.gradient_accumulation_steps));
+  torchfit::OptimizerOverrides overrides;
+  overrides.given = flag_options(a, 0);
+  for (const auto& [flag, arg] : kOptimizerFlags)
+    if (a.given.count(flag)) overrides.args.insert(arg);
+  if (a.lr_given) overrides.learning_rate = a.lr;
+  if (a.given.count("--lr-schedule")) overrides.schedule = overrides.given.learning_rate_schedule();
+  for (const auto& [flag, arg] : kScheduleFlags)
+    if (a.given.count(flag)) overrides.schedule_args.insert(arg);
+  overrides.batches = batches;
   try {
-    o = torchfit::saved_optimizer_options(*resumed);
+    return torchfit::resumed_optimizer_options(*resumed, overrides);
+  } catch (const torchfit::OptionError& e) {
+    const std::string flag = flag_of(e.option()) + (e.option() == "learning_rate_schedule" ? " " + a.lr_schedule : "");
+    throw apps::UsageError(flag + " with --resume '" + a.resume + "': " + e.what());
   } catch (const torchfit::ConfigError& e) {
     throw torchfit::ConfigError("--resume '" + a.resume + "': " + e.what());
   }
-  override_saved_options(a, resumed->optimizer_features, o);
-  resumed_schedule(a, updates_with(o.gradient_accumulation_steps()), o);
-  return o;
 }
 
 void check_schedule_flags(const Args& a) {

@@ -2,7 +2,6 @@
 
 #include <torchfit/runtime/logging.h>
 
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,17 +11,18 @@
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/model/clone_model.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
 #include <torchfit/runtime/interrupt.h>
-#include <torchfit/runtime/matmul.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/tensorboard.h>
+#include <torchfit/training/timing_report.h>
 #include <torchfit/training/trainer.h>
 
 #include "../common/cli.h"
@@ -39,13 +39,6 @@ struct Sources {
   std::unique_ptr<data::DirectoryIterator> train, test;
   std::map<int64_t, double> class_weight;  ///< --class-weight, read once the data is found
 };
-
-std::string timestamp() {
-  const std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-  return buf;
-}
 
 // The article's generators: augmentation for training, rescale only for test. `chief`: print the
 // "Found" lines (rank 0 of a data-parallel run, or the only process).
@@ -81,33 +74,26 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
-// --load-model: a checkpoint's or Keras file's model with its weights; its input and classes must fit the data.
+// --load-model: a checkpoint's or Keras file's model with its weights, fitted to the data (--new-head,
+// --freeze-base); a fully convolutional model (input (None, None, 3)) is built at the data's size.
 Model loaded_model(const Args& a, int64_t classes) {
-  // A fully convolutional model (input (None, None, 3)) is built at the size the data comes in.
   Model model = saving::load_checkpoint_or_keras(a.load_model, "", nullptr, InputSize{a.target_size, a.target_size});
-  const auto& in = model->input_shape();
-  if (in != Shape{a.target_size, a.target_size, 3}) {
-    throw apps::UsageError("--load-model '" + a.load_model + "' takes inputs " + format_shape(in) +
-                           "; train_cnn feeds (" + std::to_string(a.target_size) + ", " +
-                           std::to_string(a.target_size) +
-                           ", 3) RGB images (set --target-size to its size; "
-                           "a grayscale model cannot be fine-tuned here)");
+  const std::string hint = model->input_shape() != Shape{a.target_size, a.target_size, 3}
+                               ? " (set --target-size to its size; a grayscale model cannot be fine-tuned here)"
+                               : " (add --new-head to replace its classification head)";
+  std::vector<std::string> changes;
+  try {
+    model = adapt_to_data(model,
+                          AdaptToDataOptions()
+                              .input_shape({a.target_size, a.target_size, 3})
+                              .classes(classes)
+                              .new_head(a.new_head)
+                              .freeze_base(a.freeze_base),
+                          &changes);
+  } catch (const ConfigError& e) {
+    throw apps::UsageError("--load-model '" + a.load_model + "': " + e.what() + hint);
   }
-  if (a.new_head) {
-    model = with_new_head(model, classes);
-    torchfit::logger().info("--new-head: the classification head is a new Dense({}, softmax) 'new_head'", classes);
-  }
-  const int64_t outputs = model->output_shape().back();
-  if (outputs != classes) {
-    throw apps::UsageError("--load-model '" + a.load_model + "' has " + std::to_string(outputs) +
-                           " outputs and the data has " + std::to_string(classes) +
-                           " classes: add --new-head to replace its classification head");
-  }
-  if (a.freeze_base) {
-    const int frozen = freeze_all_but_head(*model);
-    torchfit::logger().info("--freeze-base: {} layers frozen, {} trainable parameters left", frozen,
-                            model->trainable_params());
-  }
+  for (const auto& change : changes) torchfit::logger().info("--load-model '{}': {}", a.load_model, change);
   model->train();
   torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
   return model;
@@ -166,47 +152,17 @@ nlohmann::json run_arguments(const Args& a, const Sources& s) {
   return args;
 }
 
-// The default run folder, runs/<time>-<device>, created here and now (exclusively: a run started in the
-// same second gets <time>-<device>-2, -3, …), so that two runs never share one.
-std::string new_run_dir(const c10::Device& device) {
-  const std::string base = "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
-  std::error_code ec;
-  fs::create_directories("runs", ec);
-  for (int k = 1;; ++k) {
-    const std::string dir = k == 1 ? base : base + "-" + std::to_string(k);
-    if (fs::create_directory(dir, ec)) return dir;
-    if (ec) throw IoError("cannot create the run folder '" + dir + "': " + ec.message());
-  }
-}
-
-// True when --run-dir holds the run that wrote the --resume checkpoint: its run.json names that checkpoint,
-// or the checkpoint lies in the folder. Its files are then continued, not replaced.
-bool resumes_own_run(const Args& a) {
-  if (a.resume.empty()) return false;
-  std::error_code ec;
-  const fs::path ckpt = fs::weakly_canonical(fs::absolute(a.resume), ec);
-  const fs::path dir = fs::weakly_canonical(fs::absolute(a.run_dir), ec);
-  if (ckpt.parent_path() == dir) return true;
-  std::ifstream in(dir / "run.json");
-  const auto j = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-  if (!j.is_object() || !j.contains("arguments") || !j["arguments"].is_object()) return false;
-  const auto saved = j["arguments"].value("checkpoint", std::string());
-  return !saved.empty() && fs::weakly_canonical(fs::absolute(saved), ec) == ckpt;
-}
-
 // The folder --checkpoint writes into ("." for a bare file name).
 std::string checkpoint_folder(const Args& a) {
   const fs::path dir = fs::path(a.checkpoint).parent_path();
   return dir.empty() ? std::string(".") : dir.string();
 }
 
-// Run folder and checkpoint path: defaults filled in (RunLogger and ModelCheckpoint check at the start of
-// fit that their folders can be written; RunLogger locks the run folder). Returns whether the run files
-// already in the folder are continued (a resume into the run's own folder).
-bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
-  if (a.run_dir.empty()) {
-    a.run_dir = chief ? new_run_dir(device) : "runs/" + timestamp() + "-" + (device.is_cuda() ? "cuda" : "cpu");
-  }
+// Run folder and checkpoint path: defaults filled in (RunLoggerOptions' policy; RunLogger and
+// ModelCheckpoint check at the start of fit that their folders can be written; RunLogger locks the run
+// folder). Returns the RunLogger's options: append when the run resumed continues its own run files.
+RunLoggerOptions prepare_outputs(Args& a, const Sources& s, const c10::Device& device, bool chief) {
+  if (a.run_dir.empty()) a.run_dir = RunLoggerOptions::automatic_run_dir(device.is_cuda() ? "cuda" : "cpu", chief);
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
   if (!a.no_checkpoint) {
     apps::check_output_is_not_input({"--checkpoint", a.checkpoint},
@@ -216,65 +172,19 @@ bool prepare_outputs(Args& a, const c10::Device& device, bool chief) {
   // Another live run's folder is refused before anything here warns about or replaces its files.
   RunLogger::check_not_in_use(a.run_dir);
   if (!a.no_checkpoint) RunLogger::check_not_in_use(checkpoint_folder(a));
+  RunLoggerOptions options(a.run_dir);
+  options.run_info(run_arguments(a, s))
+      .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)});
   std::error_code ec;
-  if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return false;
-  if (resumes_own_run(a)) {
+  if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return options;
+  if (options.continue_run_of(a.resume)) {
     torchfit::logger().info("--run-dir '{}' holds the run of --resume '{}': its run files are continued", a.run_dir,
                             a.resume);
-    return true;
+  } else {
+    torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
+                            a.run_dir);
   }
-  torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
-                          a.run_dir);
-  return false;
-}
-
-// This device's measured sgemm peak: a 2048×2048 product, the best the BLAS/cuBLAS does here.
-double sgemm_peak_gflops(const c10::Device& device) {
-  runtime::MatmulBenchOptions mm;
-  mm.sizes = {2048};
-  mm.naive_max = 0;
-  mm.run_cuda = device.is_cuda();
-  mm.min_time_s = 0.2;
-  double peak = 0;
-  for (const auto& row : runtime::run_matmul_bench(mm)) {
-    if (row.valid && (row.device == "cpu") == device.is_cpu()) peak = std::max(peak, row.gflops);
-  }
-  return peak;
-}
-
-// The achieved rate as a share of the sgemm peak; "n/a" when the peak measured low (a short, noisy run).
-std::string share_of_peak_text(double achieved, double peak, const mixed_precision::Policy& policy) {
-  // The peak is float32's: products in bf16/fp16 are not bounded by it.
-  if (policy.is_mixed()) return "n/a (" + policy.name() + ": products in 16 bits, beyond the float32 sgemm peak)";
-  if (peak <= 0 || achieved > peak) return "n/a (above the measured sgemm peak)";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * achieved / peak);
-  return buf;
-}
-
-// The article's comparison figure and the achieved rate against the sgemm peak; also into run.json. Every
-// figure counts the images actually in each batch.
-void report_timing(Trainer& trainer, RunLogger& run_logger) {
-  const TimingSummary s = summarize_timings(trainer.step_timings());
-  if (s.steps == 0) return;
-  const c10::Device device = trainer.device();
-  const double flops_per_sample = static_cast<double>(trainer.model()->train_flops_per_sample());
-  const double achieved = achieved_gflops_per_s(s, flops_per_sample);
-  const double peak = sgemm_peak_gflops(device);
-  std::printf(
-      "Timing on %s (%s): median %.1f ms/step, p90 %.1f ms/step, %.1f images/s, data wait %.1f%% "
-      "(%lld timed steps, warm-up excluded)\n",
-      device.str().c_str(), trainer.model()->dtype_policy().name().c_str(), s.median_ms, s.p90_ms, s.images_per_s,
-      100.0 * s.data_wait_share, static_cast<long long>(s.steps));
-  std::printf(
-      "Compute: %.1f GFLOP per step, %.1f GFLOP/s achieved = %s of this device's measured sgemm peak (%.1f GFLOP/s)\n",
-      flops_per_sample * images_per_step(s) / 1e9, achieved,
-      share_of_peak_text(achieved, peak, trainer.model()->dtype_policy()).c_str(), peak);
-  run_logger.update({{"achieved_gflops_per_s", achieved},
-                     {"sgemm_peak_gflops_per_s", peak},
-                     {"share_of_peak", peak > 0 && achieved <= peak && !trainer.model()->dtype_policy().is_mixed()
-                                           ? nlohmann::json(achieved / peak)
-                                           : nlohmann::json()}});
+  return options;
 }
 
 // The real file of the last checkpoint written (the --checkpoint pattern formatted), or why there is none.
@@ -347,12 +257,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<const saving::Checkpoint>& resumed, const OptimizerOptions& optimizer) {
   const bool chief = !group || group->rank() == 0;
   Trainer trainer(model, compile_options(a, optimizer), device);
-  const bool append = prepare_outputs(a, trainer.device(), chief);
-  auto run_logger = std::make_shared<RunLogger>(
-      RunLoggerOptions(a.run_dir)
-          .run_info(run_arguments(a, s))
-          .append(append)
-          .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)}));
+  auto run_logger = std::make_shared<RunLogger>(prepare_outputs(a, s, trainer.device(), chief));
   std::shared_ptr<ModelCheckpoint> checkpoint;
   std::vector<CallbackPtr> callbacks = {run_logger};
   if (!a.tensorboard.empty()) {
@@ -388,7 +293,9 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
               << " holds the averaged weights (what predict_cnn loads); --resume continues from the trained "
                  "weights kept beside them\n";
   }
-  report_timing(trainer, *run_logger);
+  const TimingReport timing = report_timing(trainer);
+  std::cout << timing.text;
+  if (!timing.fields.empty()) run_logger->update(timing.fields);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
             << "Checkpoint: " << checkpoint_line(checkpoint.get()) << "\n";
   return 0;

@@ -99,7 +99,7 @@ cat >two_inputs.json <<'JSON'
   {"class_name": "Dense", "name": "d", "config": {"name": "d", "units": 2}, "inbound_nodes": [[["f", 0, 0, {}]]]}],
  "input_layers": [["a", 0, 0], ["b", 0, 0]], "output_layers": [["d", 0, 0]]}}
 JSON
-expect_exit 1 "has 2 inputs and 1 outputs; train_cnn trains models with one image input" \
+expect_exit 1 "has 2 inputs and 1 outputs; adapting a classifier to an image folder needs one input" \
   "$BIN/train_cnn" --data data --model-config two_inputs.json --dry-run
 
 # Errors: the file, the layer and the field.

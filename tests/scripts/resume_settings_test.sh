@@ -120,10 +120,10 @@ assert c['warmup_target'] == 0.5 and c['decay_steps'] == 4 and c['alpha'] == 0.1
 grep -q "optimizer settings learning_rate.config.decay_steps 4 → 8$" "$WORK/decay.log" \
   || { cat "$WORK/decay.log"; fail "--decay-steps: the change is not named"; }
 # Refused with exit 2, the flag first, before the header or any Found line.
-expect_exit 2 "^train_cnn: --lr: the checkpoint '.*' follows a piecewise schedule" \
+expect_exit 2 "^train_cnn: --lr with --resume '.*': the checkpoint follows a piecewise schedule" \
   "$BIN/train_cnn" "${C[@]}" "${R[@]/cosine.part/piecewise.part}" --lr 0.5
 grep -q "Found\|torchfit " "$WORK/out" && { cat "$WORK/out"; fail "--lr on piecewise: refused after starting"; }
-expect_exit 2 "^train_cnn: --lr-schedule piecewise with the checkpoint '.*': " \
+expect_exit 2 "^train_cnn: --lr-schedule piecewise with --resume '.*': " \
   "$BIN/train_cnn" "${C[@]}" "${R[@]/cosine.part/piecewise.part}" --lr-schedule piecewise --lr-values 0.1,0.2
 expect_exit 2 "^train_cnn: --decay-rate: --lr-schedule cosine has no such setting" \
   "$BIN/train_cnn" "${C[@]}" "${R[@]}" --lr-schedule cosine --decay-rate 0.5

@@ -18,6 +18,18 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
+/// A value given for one option does not fit (e.g. what a resumed run changes of its saved settings):
+/// option() is the option's library name (a Keras argument: "learning_rate", …), what() the reason without
+/// it, so a caller can name the option its own way (an app: its flag).
+class OptionError : public ConfigError {
+ public:
+  OptionError(std::string option, const std::string& reason) : ConfigError(reason), option_(std::move(option)) {}
+  const std::string& option() const { return option_; }
+
+ private:
+  std::string option_;
+};
+
 /// A file is missing, unreadable, corrupt or cannot be written.
 class IoError : public Error {
  public:

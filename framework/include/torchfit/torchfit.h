@@ -24,6 +24,7 @@
 #include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_json.h>
+#include <torchfit/keras/model_config_file.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
@@ -56,6 +57,7 @@
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
+#include <torchfit/model/clone_model.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/mixed_precision.h>
 #include <torchfit/model/model.h>
@@ -89,6 +91,7 @@
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/monitor.h>
 #include <torchfit/training/optimizer_features.h>
+#include <torchfit/training/optimizer_overrides.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/predict.h>
 #include <torchfit/training/progbar.h>
@@ -98,4 +101,5 @@
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/tensorboard.h>
 #include <torchfit/training/timing.h>
+#include <torchfit/training/timing_report.h>
 #include <torchfit/training/trainer.h>

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/layer_args.h>
 
 namespace torchfit {
 namespace {

@@ -27,6 +27,18 @@ struct RunLoggerOptions {
   /// Other folders this run writes into (e.g. the checkpoint's folder), locked as run_dir is, so that
   /// no run writes into another live run's folder. Default none.
   TORCH_ARG(std::vector<std::string>, also_lock) = {};
+
+ public:
+  /// The run-folder policy. A new run's folder: `<root>/<YYYYmmdd-HHMMSS>-<tag>` (local time; tag e.g. the
+  /// device type, "cpu" or "cuda"), created now and exclusively when `create` (a run started in the same
+  /// second gets "-2", "-3", …, so two runs never share one); only the name when not (a process that writes
+  /// no run files, e.g. a data-parallel worker). Errors: IoError naming the folder when it cannot be created.
+  static std::string automatic_run_dir(const std::string& tag, bool create = true, const std::string& root = "runs");
+  /// A run resumed from `checkpoint` continues the run files in run_dir (sets append) when run_dir holds
+  /// the run that wrote it: the checkpoint lies in run_dir, or run_dir/run.json's "arguments"."checkpoint"
+  /// names it (paths compared after resolving . and ..). Otherwise append stays as it is. "" ⇒ no change.
+  /// Returns whether it continues them.
+  bool continue_run_of(const std::string& checkpoint);
 };
 
 /// Writes, in run_dir (files replaced at the start of fit(), rows flushed as they come):
