@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
+#include <type_traits>
 
 #include <c10/util/Exception.h>
 #include <torchfit/runtime/logging.h>
@@ -316,5 +318,49 @@ void add_sixteen_bit_flag(CLI::App& app, std::string& value) {
       ->capture_default_str()
       ->check(CLI::IsMember({"high_byte", "pillow"}));
 }
+
+std::vector<std::string> comma_items(const std::string& text, const std::string& flag, bool strict) {
+  std::vector<std::string> out;
+  std::stringstream in(text + ",");
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+    if (item.empty() && strict) throw UsageError(flag + ": an empty item in '" + text + "'");
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> number_list(const std::string& flag, const std::string& text) {
+  std::vector<T> out;
+  for (const auto& item : comma_items(text, flag, !text.empty())) {
+    size_t used = 0;
+    T v{};
+    try {
+      if constexpr (std::is_integral_v<T>)
+        v = std::stoll(item, &used, 10);
+      else
+        v = std::stod(item, &used);
+    } catch (const std::out_of_range&) {
+      throw UsageError(flag + ": '" + item + "' is out of range");
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != item.size() || !std::isfinite(static_cast<double>(v))) {
+      throw UsageError(flag + ": '" + item + "' is not a " +
+                       (std::is_integral_v<T> ? "whole number" : "finite number"));
+    }
+    if (std::is_integral_v<T> && v < 1) throw UsageError(flag + ": '" + item + "' is below 1");
+    if (std::is_integral_v<T> && !out.empty() && v <= out.back()) {
+      throw UsageError(flag + ": " + item + " does not increase (boundaries must be strictly increasing)");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+template std::vector<int64_t> number_list<int64_t>(const std::string&, const std::string&);
+template std::vector<double> number_list<double>(const std::string&, const std::string&);
 
 }  // namespace torchfit::apps

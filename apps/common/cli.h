@@ -106,6 +106,16 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The comma-separated items of a flag's `text`, spaces around each trimmed; `strict`: an empty item is a
+/// UsageError naming `flag` ("--metrics: an empty item in 'a,,b'"), otherwise empty items are dropped.
+std::vector<std::string> comma_items(const std::string& text, const std::string& flag = "", bool strict = false);
+
+/// A flag's comma-separated numbers: int64_t — whole numbers >= 1, strictly increasing (step counts such
+/// as --lr-boundaries); double — finite numbers. "" gives none. Errors: UsageError naming `flag` and the
+/// item (not a number, out of range, below 1, not increasing, an empty item).
+template <typename T>
+std::vector<T> number_list(const std::string& flag, const std::string& text);
+
 /// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
 /// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
 /// Installs runtime::install_exit_cleanup() first, so that no temporary file outlives the app.

@@ -2,11 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <set>
-#include <sstream>
-#include <type_traits>
 
 #include <torchfit/error.h>
 #include <torchfit/runtime/logging.h>
@@ -22,50 +19,6 @@ namespace {
 
 namespace apps = torchfit::apps;
 
-// Comma-separated items, spaces around each trimmed; `strict`: an empty item is an error naming `flag`.
-std::vector<std::string> split(const std::string& text, const std::string& flag = "", bool strict = false) {
-  std::vector<std::string> out;
-  std::stringstream in(text + ",");
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
-    item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
-    if (item.empty() && strict) throw apps::UsageError(flag + ": an empty item in '" + text + "'");
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-// --lr-boundaries: whole numbers >= 1, strictly increasing, within int64; --lr-values: finite numbers.
-template <typename T>
-std::vector<T> numbers(const std::string& flag, const std::string& text) {
-  std::vector<T> out;
-  for (const auto& item : split(text, flag, !text.empty())) {
-    size_t used = 0;
-    T v{};
-    try {
-      if constexpr (std::is_integral_v<T>)
-        v = std::stoll(item, &used, 10);
-      else
-        v = std::stod(item, &used);
-    } catch (const std::out_of_range&) {
-      throw apps::UsageError(flag + ": '" + item + "' is out of range");
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != item.size() || !std::isfinite(static_cast<double>(v))) {
-      throw apps::UsageError(flag + ": '" + item + "' is not a " +
-                             (std::is_integral_v<T> ? "whole number" : "finite number"));
-    }
-    if (std::is_integral_v<T> && v < 1) throw apps::UsageError(flag + ": '" + item + "' is below 1");
-    if (std::is_integral_v<T> && !out.empty() && v <= out.back()) {
-      throw apps::UsageError(flag + ": " + item + " does not increase (boundaries must be strictly increasing)");
-    }
-    out.push_back(v);
-  }
-  return out;
-}
-
 // The schedule of the flags; decay_steps 0 with `updates` 0 (a resume: the library's default).
 std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int64_t updates) {
   if (a.lr_schedule.empty()) return std::nullopt;
@@ -75,8 +28,8 @@ std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int
       .decay_steps(a.decay_steps > 0 ? a.decay_steps : decay_steps)
       .decay_rate(a.decay_rate)
       .alpha(a.alpha)
-      .boundaries(numbers<int64_t>("--lr-boundaries", a.lr_boundaries))
-      .values(numbers<double>("--lr-values", a.lr_values));
+      .boundaries(apps::number_list<int64_t>("--lr-boundaries", a.lr_boundaries))
+      .values(apps::number_list<double>("--lr-values", a.lr_values));
   if (a.lr_warmup_steps > 0) s.initial_learning_rate(0.0).warmup_target(a.lr).warmup_steps(a.lr_warmup_steps);
   return s;
 }
@@ -174,8 +127,8 @@ void check_schedule_flags(const Args& a) {
         "never gets to --lr",
         a.lr_warmup_steps, updates);
   }
-  const auto boundaries = numbers<int64_t>("--lr-boundaries", a.lr_boundaries);
-  const auto values = numbers<double>("--lr-values", a.lr_values);
+  const auto boundaries = apps::number_list<int64_t>("--lr-boundaries", a.lr_boundaries);
+  const auto values = apps::number_list<double>("--lr-values", a.lr_values);
   // A resume may give one of the two (the other is the checkpoint's): the merged schedule is checked then.
   if (a.lr_schedule == "piecewise" && a.resume.empty() && values.size() != boundaries.size() + 1) {
     throw apps::UsageError("--lr-values: " + std::to_string(values.size()) + " values for " +
@@ -186,7 +139,7 @@ void check_schedule_flags(const Args& a) {
 
 void check_metrics_flag(const Args& a) {
   std::set<std::string> seen;
-  for (const auto& name : split(a.metrics, "--metrics", true)) {
+  for (const auto& name : apps::comma_items(a.metrics, "--metrics", true)) {
     if (!seen.insert(name).second) throw apps::UsageError("--metrics: '" + name + "' is named twice");
     try {
       torchfit::MetricSet({name}, "categorical_crossentropy", false, 2);
@@ -197,7 +150,7 @@ void check_metrics_flag(const Args& a) {
 }
 
 torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer) {
-  const auto metrics = split(a.metrics);
+  const auto metrics = apps::comma_items(a.metrics);
   return torchfit::CompileOptions().loss("categorical_crossentropy").optimizer(optimizer).metrics(metrics);
 }
 

@@ -14,17 +14,11 @@
 
 namespace train_cnn {
 
-/// The optimizer of the run, decided before anything is trained or logged. A new run: Adam at --lr with
-/// the optimizer flags (a schedule's default decay_steps: the run's weight updates after the warm-up).
-/// With --resume (`resumed`, its checkpoint): the options the checkpoint saved (saved_optimizer_options),
-/// each flag given replacing its setting — clipping (one of the three), weight decay, --ema, the
-/// momentum, accumulation; --lr sets a constant rate (fit's resume_learning_rate applies it) or the rate of
-/// the saved cosine/exponential schedule (its warm-up target when it has one); --lr-schedule of the saved
-/// schedule's name replaces the settings whose flags are given, another name starts that schedule (from
-/// --lr, else the saved rate). The settings that changed are logged once, by fit (Trainer::load_checkpoint).
-/// Errors: UsageError (exit 2) starting with the flag: --lr on a piecewise schedule,
-/// --gradient-accumulation-steps that changes in the middle of an accumulation, a merged schedule that is
-/// not valid; ConfigError naming --resume for an optimizer config that cannot be read.
+/// The optimizer of the run, decided before anything is trained or logged: Adam at --lr with the optimizer
+/// flags (a schedule's default decay_steps: the run's updates after the warm-up); with --resume
+/// (`resumed`), the checkpoint's options with each flag given replacing its setting
+/// (torchfit::resumed_optimizer_options). Errors: UsageError (exit 2) naming the flag and --resume for a
+/// change the library refuses; ConfigError naming --resume for a saved config that cannot be read.
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed);
 
 /// categorical_crossentropy, `optimizer`, the --metrics list.

@@ -8,7 +8,7 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
-#include <torchfit/distributed/process_group.h>
+#include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/model/clone_model.h>
@@ -21,8 +21,8 @@
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/run_report.h>
 #include <torchfit/training/tensorboard.h>
-#include <torchfit/training/timing_report.h>
 #include <torchfit/training/trainer.h>
 
 #include "../common/cli.h"
@@ -187,68 +187,27 @@ RunLoggerOptions prepare_outputs(Args& a, const Sources& s, const c10::Device& d
   return options;
 }
 
-// The real file of the last checkpoint written (the --checkpoint pattern formatted), or why there is none.
-std::string checkpoint_line(const ModelCheckpoint* checkpoint) {
-  if (!checkpoint) return "none (--no-checkpoint)";
-  if (checkpoint->last_saved().empty()) return "none written";
-  return checkpoint->last_saved();
-}
-
-// 128 + the number of the signal that stopped the run: 130 (SIGINT), 143 (SIGTERM), 129 (SIGHUP).
-int interrupt_status(const Trainer& trainer) {
-  return 128 + (trainer.interrupt_signal() ? trainer.interrupt_signal() : 2);
-}
-
-// ModelCheckpoint wrote the checkpoint when fit() stopped.
+// Where an interrupted run stopped and how to continue it; its exit status.
 int report_interrupt(const Trainer& trainer, const ModelCheckpoint* checkpoint) {
-  const auto& pos = trainer.position();
-  const std::string by = " by " + runtime::signal_name(interrupt_status(trainer) - 128);
-  if (!checkpoint) {
-    std::cout << "Interrupted" << by << " at epoch " << pos.epoch + 1 << ", step " << pos.step
-              << " (--no-checkpoint: nothing saved)\n";
-    return interrupt_status(trainer);
-  }
-  std::cout << "Interrupted" << by << " at epoch " << pos.epoch + 1 << ", step " << pos.step;
-  if (checkpoint->saved_on_interrupt()) {
-    std::cout << ": checkpoint written to " << checkpoint->last_saved() << " (continue with --resume "
-              << checkpoint->last_saved() << ")";
-  } else {
-    std::cout << ": no checkpoint written (weights not finite)";
-  }
-  std::cout << "\n" << std::flush;
-  return interrupt_status(trainer);
+  std::cout << interrupt_report(trainer, checkpoint);
+  if (checkpoint && checkpoint->saved_on_interrupt())
+    std::cout << "Continue with --resume " << checkpoint->last_saved() << "\n";
+  std::cout << std::flush;
+  return interrupt_exit_status(trainer);
 }
 
 // Under torchrun (WORLD_SIZE > 1): joins the data-parallel group; nullptr for a single process.
 std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::optional<distributed::Environment>& env,
                                                       const c10::Device& device) {
-  if (!env) return nullptr;
-  if (env->world_size == 1) {
-    torchfit::logger().info("WORLD_SIZE=1: training in this one process (no process group)");
-    return nullptr;
+  if (env && env->world_size > 1) {  // known before the rendezvous: no waiting for peers to say it
+    check_global_batch(a.batch_size, env->world_size, "--batch-size",
+                       "WORLD_SIZE=" + std::to_string(env->world_size) + " processes");
   }
-  // Known before the rendezvous: no waiting for peers to say it.
-  check_global_batch(a.batch_size, env->world_size, "--batch-size",
-                     "WORLD_SIZE=" + std::to_string(env->world_size) + " processes");
   distributed::ProcessGroupOptions options;
   options.backend = a.dist_backend;
   options.timeout = std::chrono::seconds(a.dist_timeout);
   options.device = device;
-  return distributed::ProcessGroup::create(*env, options);
-}
-
-// Under torchrun: cuda:LOCAL_RANK for --device auto/cuda; the cores shared by the processes of this
-// machine for --threads 0 and --workers 0.
-c10::Device local_device(const Args& a, const std::optional<distributed::Environment>& env) {
-  const c10::Device device = runtime::parse_device(a.device);
-  if (env && device.is_cuda() && (a.device == "auto" || a.device == "cuda"))
-    return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(env->local_rank));
-  return device;
-}
-
-int share_of_cores(int requested, const std::optional<distributed::Environment>& env) {
-  if (requested > 0 || !env || env->local_world_size == 1) return requested;
-  return std::max(1, runtime::cpu_cores() / env->local_world_size);
+  return distributed::join_process_group(env, options);
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
@@ -283,7 +242,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                             .class_weight(s.class_weight)
                             .process_group(group)
                             .gradient_compression(a.grad_compression));
-  if (!chief) return trainer.interrupted() ? interrupt_status(trainer) : 0;  // rank 0 reports and writes
+  if (!chief) return trainer.interrupted() ? interrupt_exit_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
   if (trainer.optimizer_features().finalized() && checkpoint && !checkpoint->last_saved().empty()) {
     // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint's
@@ -297,7 +256,11 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
   std::cout << timing.text;
   if (!timing.fields.empty()) run_logger->update(timing.fields);
   std::cout << "Run files: " << a.run_dir << "/{steps.csv,epochs.csv,run.json}\n"
-            << "Checkpoint: " << checkpoint_line(checkpoint.get()) << "\n";
+            << "Checkpoint: "
+            << (!checkpoint                        ? "none (--no-checkpoint)"
+                : checkpoint->last_saved().empty() ? "none written"
+                                                   : checkpoint->last_saved())
+            << "\n";
   return 0;
 }
 
@@ -311,9 +274,9 @@ int run(Args& a) {
   // and fit.
   const auto resumed = a.resume.empty() ? nullptr : saving::Checkpoint::read(a.resume);
   const OptimizerOptions optimizer = optimizer_options(a, resumed ? &resumed->info() : nullptr);
-  const int threads = runtime::init_process(share_of_cores(a.threads, env));
-  a.workers = share_of_cores(a.workers, env);
-  const c10::Device device = local_device(a, env);
+  const int threads = runtime::init_process(distributed::local_share_of_cores(a.threads, env));
+  a.workers = distributed::local_share_of_cores(a.workers, env);
+  const c10::Device device = distributed::local_device(a.device, env);
   if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
   const auto group = a.dry_run ? nullptr : join_group(a, env, device);
   const bool chief = !env || env->rank == 0;

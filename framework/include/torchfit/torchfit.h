@@ -14,6 +14,7 @@
 #include <torchfit/data/prefetch_ring.h>
 #include <torchfit/data/random.h>
 #include <torchfit/distributed/environment.h>
+#include <torchfit/distributed/local_setup.h>
 #include <torchfit/distributed/gradient_reducer.h>
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
@@ -99,7 +100,7 @@
 #include <torchfit/training/reduce_lr_on_plateau.h>
 #include <torchfit/training/resume.h>
 #include <torchfit/training/run_logger.h>
+#include <torchfit/training/run_report.h>
 #include <torchfit/training/tensorboard.h>
 #include <torchfit/training/timing.h>
-#include <torchfit/training/timing_report.h>
 #include <torchfit/training/trainer.h>

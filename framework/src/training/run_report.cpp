@@ -1,9 +1,10 @@
-// The timing report after fit() (timing_report.h).
-#include <torchfit/training/timing_report.h>
+// What a training program says after fit() (run_report.h).
+#include <torchfit/training/run_report.h>
 
 #include <algorithm>
 #include <cstdio>
 
+#include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/matmul.h>
 #include <torchfit/training/timing.h>
 
@@ -63,6 +64,19 @@ TimingReport report_timing(Trainer& trainer) {
               {"sgemm_peak_gflops_per_s", peak},
               {"share_of_peak", share ? nlohmann::json(achieved / peak) : nlohmann::json()}};
   return r;
+}
+
+int interrupt_exit_status(const Trainer& trainer) {
+  return 128 + (trainer.interrupt_signal() ? trainer.interrupt_signal() : 2);
+}
+
+std::string interrupt_report(const Trainer& trainer, const ModelCheckpoint* checkpoint) {
+  const auto& pos = trainer.position();
+  std::string line = "Interrupted by " + runtime::signal_name(interrupt_exit_status(trainer) - 128) + " at epoch " +
+                     std::to_string(pos.epoch + 1) + ", step " + std::to_string(pos.step);
+  if (!checkpoint) return line + " (no checkpoint: nothing saved)\n";
+  if (!checkpoint->saved_on_interrupt()) return line + ": no checkpoint written (weights not finite)\n";
+  return line + ": checkpoint written to " + checkpoint->last_saved() + "\n";
 }
 
 }  // namespace torchfit
