@@ -15,6 +15,7 @@
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/saving/onnx.h>
 
+#include "support/keras_fixture_suite.h"
 #include "support/npy.h"
 #include "support/temp_dir.h"
 
@@ -28,41 +29,21 @@ namespace {
 
 namespace fs = std::filesystem;
 
-at::Tensor npy(const std::string& path) {
-  const auto a = testing::read_npy(path);
-  auto v = a.values<float>();
-  return torch::from_blob(v.data(), a.shape, at::kFloat).clone();
-}
+class KerasAxis : public testing::KerasFixtureSuite<KerasAxis> {
+ public:
+  static constexpr const char* kScript = "tests/keras/keras_axis_fixtures.py";
+  static constexpr const char* kTag = "keras_axis";
 
-// NHWC (the Keras input) → torchfit's NCHW; vectors unchanged.
-at::Tensor to_model(const at::Tensor& x) { return x.dim() == 4 ? x.permute({0, 3, 1, 2}).contiguous() : x; }
-
-class KerasAxis : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("keras_axis");
-    const std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                            "/tests/keras/keras_axis_fixtures.py " + dir_->str() + " 2>" + dir_->str() + "/py.err";
-    fixtures_ok_ = std::system(cmd.c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
-    if (!fixtures_ok_) GTEST_SKIP() << "keras_axis_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
-  }
-  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
-
   // Probabilities within 1e-5 and (for a Dense softmax output, whose activation forward_logits leaves
   // out) logits within 1e-4 relative of the NumPy reference (eval mode).
   static void expect_outputs(Model& model, const std::string& stem) {
     torch::NoGradGuard no_grad;
     model->eval();
-    const at::Tensor x = to_model(npy(file(stem + ".input.npy")));
+    const at::Tensor x = testing::nchw(testing::npy_tensor(file(stem + ".input.npy")));
     const at::Tensor probs = model->forward(x), logits = model->forward_logits(x);
-    const at::Tensor want = npy(file(stem + ".expected.npy")), want_logits = npy(file(stem + ".expected_logits.npy"));
+    const at::Tensor want = testing::npy_tensor(file(stem + ".expected.npy")),
+                     want_logits = testing::npy_tensor(file(stem + ".expected_logits.npy"));
     EXPECT_LT((probs - want).abs().max().item<double>(), 1e-5) << stem << "\n" << probs << "\n" << want;
     if (model->layers().back()->class_name() != "Dense") return;  // a Softmax layer: no logits output
     const double scale = std::max(1.0, want_logits.abs().max().item<double>());
@@ -77,12 +58,7 @@ class KerasAxis : public ::testing::Test {
     }
     return "(loaded)";
   }
-
-  static testing::TempDir* dir_;
-  static bool fixtures_ok_;
 };
-testing::TempDir* KerasAxis::dir_ = nullptr;
-bool KerasAxis::fixtures_ok_ = false;
 
 }  // namespace
 
@@ -148,12 +124,12 @@ TEST_F(KerasAxis, OnnxExportOfANonChannelAxisGivesKerasNumbers) {
     auto model = keras::load_keras_model(file(stem + ".h5"));
     const std::string bytes = saving::onnx_model_bytes(model);
     cv::dnn::Net net = cv::dnn::readNetFromONNX(bytes.data(), bytes.size());
-    at::Tensor x = npy(file(stem + ".input.npy")).contiguous();
+    at::Tensor x = testing::npy_tensor(file(stem + ".input.npy")).contiguous();
     std::vector<int> dims(x.sizes().begin(), x.sizes().end());
     net.setInput(cv::Mat(static_cast<int>(dims.size()), dims.data(), CV_32F, x.data_ptr<float>()));
     cv::Mat out = net.forward();
     const at::Tensor got = at::from_blob(out.ptr<float>(), {out.size[0], out.size[1]}, at::kFloat).clone();
-    const at::Tensor want = npy(file(stem + ".expected.npy"));
+    const at::Tensor want = testing::npy_tensor(file(stem + ".expected.npy"));
     EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << stem << "\n" << got << "\n" << want;
   }
 #endif

@@ -15,6 +15,7 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/saving/onnx.h>
 
+#include "support/keras_fixture_suite.h"
 #include "support/npy.h"
 #include "support/temp_dir.h"
 
@@ -28,38 +29,23 @@ namespace {
 namespace fs = std::filesystem;
 using keras::load_keras_model;
 
-at::Tensor npy_tensor(const std::string& path) {
-  const auto a = testing::read_npy(path);
-  auto v = a.values<float>();
-  return torch::from_blob(v.data(), a.shape, at::kFloat).clone();
-}
-
-// NHWC (the Keras model's input) → torchfit's NCHW.
-at::Tensor nchw(const at::Tensor& nhwc) { return nhwc.permute({0, 3, 1, 2}).contiguous(); }
-
+using testing::nchw;
+using testing::npy_tensor;
 // Writes the fixtures once per test binary run (python3-h5py; skips when it is missing).
-class KerasImport : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("keras_import");
+class KerasImport : public testing::KerasFixtureSuite<KerasImport> {
+ public:
+  static constexpr const char* kScript = "tests/keras/keras_fixtures.py";
+  static constexpr const char* kTag = "keras_import";
+  // The real Keras files, when ../shared has them.
+  static std::vector<std::string> script_args() {
     const std::string real = shared_dir() + "/seq_cnn_mnist_keras3151.keras";
     const std::string mobilenet = shared_dir() + "/mobilenetv1_vww96_tfkeras240.h5";
-    const bool have_real = fs::exists(real) && fs::exists(mobilenet);
-    std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/keras_fixtures.py " +
-                      dir_->str() + (have_real ? " " + real + " " + mobilenet : "") + " 2>" + dir_->str() + "/py.err";
-    fixtures_ok_ = std::system(cmd.c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
-    if (!fixtures_ok_) GTEST_SKIP() << "tests/keras/keras_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
+    if (!fs::exists(real) || !fs::exists(mobilenet)) return {};
+    return {real, mobilenet};
   }
   static std::string shared_dir() { return std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models"; }
-  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
 
+ protected:
   // Probabilities within 1e-5 and logits within 1e-4 relative of the NumPy reference.
   static void expect_outputs(Model& model, const at::Tensor& x, const std::string& prefix) {
     torch::NoGradGuard no_grad;
@@ -70,12 +56,7 @@ class KerasImport : public ::testing::Test {
     const double scale = std::max(1.0, want_logits.abs().max().item<double>());
     EXPECT_LT((logits - want_logits).abs().max().item<double>() / scale, 1e-4) << logits << "\n" << want_logits;
   }
-
-  static testing::TempDir* dir_;
-  static bool fixtures_ok_;
 };
-testing::TempDir* KerasImport::dir_ = nullptr;
-bool KerasImport::fixtures_ok_ = false;
 
 TEST_F(KerasImport, TfKeras2FullModelMatchesTheNumpyReference) {
   // Conv2D 'same' stride 2 on an odd input, BatchNormalization axis [3], DepthwiseConv2D multiplier 2

@@ -17,6 +17,7 @@
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/saving/onnx.h>
 
+#include "support/keras_fixture_suite.h"
 #include "support/npy.h"
 #include "support/python_reference.h"
 #include "support/temp_dir.h"
@@ -26,39 +27,20 @@ namespace keras_shapes_test {
 
 using keras::load_keras_model;
 
-at::Tensor npy_tensor(const std::string& path) {
-  const auto a = testing::read_npy(path);
-  auto v = a.values<float>();
-  return torch::from_blob(v.data(), a.shape, at::kFloat).clone();
-}
-
-at::Tensor nchw(const at::Tensor& nhwc) { return nhwc.permute({0, 3, 1, 2}).contiguous(); }
-
+using testing::nchw;
+using testing::npy_tensor;
 std::string text_of(const std::string& path) {
   std::stringstream s;
   s << std::ifstream(path).rdbuf();
   return s.str();
 }
 
-class KerasShapes : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("keras_shapes");
-    const std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) +
-                            "/tests/keras/keras_shape_fixtures.py " + dir_->str() + " 2>" + dir_->str() + "/py.err";
-    fixtures_ok_ = std::system(cmd.c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
-    if (!fixtures_ok_)
-      GTEST_SKIP() << "tests/keras/keras_shape_fixtures.py failed (needs /usr/bin/python3 with h5py, numpy)";
-  }
-  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
+class KerasShapes : public testing::KerasFixtureSuite<KerasShapes> {
+ public:
+  static constexpr const char* kScript = "tests/keras/keras_shape_fixtures.py";
+  static constexpr const char* kTag = "keras_shapes";
 
+ protected:
   // Probabilities of `stem`'s input within 1e-5 of the NumPy reference.
   static void expect_outputs(Model& model, const std::string& stem) {
     torch::NoGradGuard no_grad;
@@ -66,12 +48,7 @@ class KerasShapes : public ::testing::Test {
     const at::Tensor want = npy_tensor(file(stem + ".expected.npy"));
     EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << got << "\n" << want;
   }
-
-  static testing::TempDir* dir_;
-  static bool fixtures_ok_;
 };
-testing::TempDir* KerasShapes::dir_ = nullptr;
-bool KerasShapes::fixtures_ok_ = false;
 
 // keras#5108: one Conv2D on a 12x12x3 input and on its 6x6x3 max-pooled copy shares its weights.
 TEST_F(KerasShapes, ConvSharedByTwoImageSizesMatchesTheNumpyReference) {
@@ -177,7 +154,7 @@ for stem in ("fcn16", "fcn12x20"):
   const auto r = testing::run_python({"numpy", "onnx"}, code,
                                      {{"scripts", std::string(TORCHFIT_SOURCE_DIR) + "/tests/scripts"},
                                       {"onnx", file("fcn.onnx")},
-                                      {"dir", dir_->str()}});
+                                      {"dir", file("")}});
   TORCHFIT_REQUIRE_PYTHON(r);
   EXPECT_EQ(r.out["input"], nlohmann::json::parse(R"(["N", 3, "img_height", "img_width"])")) << r.out.dump();
   EXPECT_EQ(r.out["output"], nlohmann::json::parse(R"(["N", 3])")) << r.out.dump();

@@ -14,6 +14,7 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/keras_fixture_suite.h"
 #include "support/npy.h"
 #include "support/peak_memory.h"
 #include "support/temp_dir.h"
@@ -24,24 +25,12 @@ namespace {
 
 constexpr long kMaxGrowthKb = 64 << 10;  // 64 MiB: the 20000 x 20000 kernel alone would take 1.6 GB (3.2 GB as float64)
 
-class ShapeBomb : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new testing::TempDir("shape_bomb");
-    const std::string cmd = "/usr/bin/python3 " + std::string(TORCHFIT_SOURCE_DIR) + "/tests/saving/shape_bomb.py " +
-                            dir_->str() + " 2>" + dir_->str() + "/py.err";
-    files_ok_ = std::system(cmd.c_str()) == 0;
-  }
-  static void TearDownTestSuite() {
-    delete dir_;
-    dir_ = nullptr;
-  }
-  void SetUp() override {
-    if (!keras::keras_import_available()) GTEST_SKIP() << "torchfit built without HDF5/libzip (Keras import off)";
-    if (!files_ok_) GTEST_SKIP() << "tests/saving/shape_bomb.py failed (needs /usr/bin/python3 with h5py, numpy)";
-  }
-  static std::string file(const std::string& name) { return dir_->str() + "/" + name; }
+class ShapeBomb : public testing::KerasFixtureSuite<ShapeBomb> {
+ public:
+  static constexpr const char* kScript = "tests/saving/shape_bomb.py";
+  static constexpr const char* kTag = "shape_bomb";
 
+ protected:
   // load_keras_model(name) throws E whose message holds every one of `parts`, and the peak resident
   // memory rises less than kMaxGrowthKb meanwhile.
   template <typename E>
@@ -61,25 +50,14 @@ class ShapeBomb : public ::testing::Test {
       std::cout << "[ note ] no memory assertion: " << peak.why() << "\n";
     }
   }
-
-  static testing::TempDir* dir_;
-  static bool files_ok_;
 };
-testing::TempDir* ShapeBomb::dir_ = nullptr;
-bool ShapeBomb::files_ok_ = false;
-
-at::Tensor npy(const std::string& path) {
-  const auto a = testing::read_npy(path);
-  auto v = a.values<float>();
-  return torch::from_blob(v.data(), a.shape, at::kFloat).clone();
-}
 
 TEST_F(ShapeBomb, TheWellFormedFilesMatchTheNumpyReference) {
-  const at::Tensor x = npy(file("input.npy")).permute({0, 3, 1, 2}).contiguous();  // NHWC → NCHW
+  const at::Tensor x = testing::nchw(testing::npy_tensor(file("input.npy")));
   for (const char* name : {"ok.h5", "ok.keras"}) {
     auto model = keras::load_keras_model(file(name));
     torch::NoGradGuard no_grad;
-    EXPECT_LT((model->forward(x) - npy(file("expected.npy"))).abs().max().item<double>(), 1e-6) << name;
+    EXPECT_LT((model->forward(x) - testing::npy_tensor(file("expected.npy"))).abs().max().item<double>(), 1e-6) << name;
   }
 }
 

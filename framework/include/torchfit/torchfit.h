@@ -14,8 +14,8 @@
 #include <torchfit/data/prefetch_ring.h>
 #include <torchfit/data/random.h>
 #include <torchfit/distributed/environment.h>
-#include <torchfit/distributed/local_setup.h>
 #include <torchfit/distributed/gradient_reducer.h>
+#include <torchfit/distributed/local_setup.h>
 #include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>

@@ -13,32 +13,14 @@ namespace {
 
 using Json = nlohmann::json;
 
-// [name, node_index, tensor_index] from a tf.keras 2.x entry ([name, n, t, kwargs]) or a Keras 3
-// __keras_tensor__ ({"config": {"keras_history": [name, n, t]}}).
-struct TensorRef {
-  std::string layer;
-  int node = 0;
-  int tensor = 0;
-};
+using detail::TensorRef;
 
+// A tf.keras 2.x entry ([name, n, t, kwargs]) or a Keras 3 __keras_tensor__ ({"config": {"keras_history":
+// [name, n, t]}}) as a TensorRef (model_json.h).
 TensorRef tensor_ref(const Json& j, const std::string& who) {
-  const Json* h = &j;
-  if (j.is_object() && j.contains("config") && j["config"].contains("keras_history")) h = &j["config"]["keras_history"];
-  auto index = [&](size_t i) {
-    const Json& v = (*h)[i];
-    if (v.is_number_unsigned()) return v.get<uint64_t>() <= 1000000000;
-    return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 1000000000;
-  };
-  if (!h->is_array() || h->size() < 3 || !(*h)[0].is_string() || !index(1) || !index(2)) {
-    throw ConfigError(who + ": bad tensor reference " + j.dump() +
-                      " (expected [layer name, node index >= 0, tensor index >= 0])");
-  }
-  TensorRef ref{(*h)[0].get<std::string>(), (*h)[1].get<int>(), (*h)[2].get<int>()};
-  if (ref.tensor != 0) {  // every torchfit layer call has one output tensor
-    throw ConfigError(who + ": tensor reference " + j.dump() + " names output " + std::to_string(ref.tensor) +
-                      " of layer '" + ref.layer + "', which has one output (index 0)");
-  }
-  return ref;
+  if (j.is_object() && j.contains("config") && j["config"].contains("keras_history"))
+    return detail::tensor_ref(j["config"]["keras_history"], who);
+  return detail::tensor_ref(j, who);
 }
 
 // One tensor reference in torchfit's form [layer, node, tensor, {}].

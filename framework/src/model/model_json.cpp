@@ -13,30 +13,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-// [name, node_index, tensor_index] (an inbound entry [name, n, t, kwargs] or an endpoint [name, n, t]).
-struct TensorRef {
-  std::string layer;
-  int node = 0;
-  int tensor = 0;
-};
-
-TensorRef tensor_ref(const Json& j, const std::string& who) {
-  auto index = [&](size_t i) {
-    const Json& v = j[i];
-    if (v.is_number_unsigned()) return v.get<uint64_t>() <= 1000000000;
-    return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 1000000000;
-  };
-  if (!j.is_array() || j.size() < 3 || !j[0].is_string() || !index(1) || !index(2)) {
-    throw ConfigError(who + ": bad tensor reference " + j.dump() +
-                      " (expected [layer name, node index >= 0, tensor index >= 0])");
-  }
-  TensorRef ref{j[0].get<std::string>(), j[1].get<int>(), j[2].get<int>()};
-  if (ref.tensor != 0) {  // every torchfit layer call has one output tensor
-    throw ConfigError(who + ": tensor reference " + j.dump() + " names output " + std::to_string(ref.tensor) +
-                      " of layer '" + ref.layer + "', which has one output (index 0)");
-  }
-  return ref;
-}
+using detail::tensor_ref;
+using detail::TensorRef;
 
 // The inputs of one inbound node: [[name, n, t, {}], …].
 std::vector<TensorRef> node_inputs(const Json& node, const std::string& who) {
@@ -297,5 +275,27 @@ nlohmann::json ModelImpl::to_json() const {
           {"backend", "tensorflow"},
           {"format_version", kModelFormatVersion}};
 }
+
+namespace detail {
+
+TensorRef tensor_ref(const Json& j, const std::string& who) {
+  auto index = [&](size_t i) {
+    const Json& v = j[i];
+    if (v.is_number_unsigned()) return v.get<uint64_t>() <= 1000000000;
+    return v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= 1000000000;
+  };
+  if (!j.is_array() || j.size() < 3 || !j[0].is_string() || !index(1) || !index(2)) {
+    throw ConfigError(who + ": bad tensor reference " + j.dump() +
+                      " (expected [layer name, node index >= 0, tensor index >= 0])");
+  }
+  TensorRef ref{j[0].get<std::string>(), j[1].get<int>(), j[2].get<int>()};
+  if (ref.tensor != 0) {  // every torchfit layer call has one output tensor
+    throw ConfigError(who + ": tensor reference " + j.dump() + " names output " + std::to_string(ref.tensor) +
+                      " of layer '" + ref.layer + "', which has one output (index 0)");
+  }
+  return ref;
+}
+
+}  // namespace detail
 
 }  // namespace torchfit

@@ -34,6 +34,16 @@ namespace torchfit {
 Model model_from_config(const nlohmann::json& json, const std::optional<InputSize>& input_size = std::nullopt);
 
 namespace detail {
+/// A tensor reference of a model JSON: [layer name, node index, tensor index] (an inbound entry
+/// [name, n, t, kwargs] or an endpoint [name, n, t]).
+struct TensorRef {
+  std::string layer;
+  int node = 0;
+  int tensor = 0;
+};
+/// `j` read as a TensorRef. Errors: ConfigError starting with `who` for anything else (indices must be
+/// whole numbers in 0..1e9) and for a tensor index other than 0 (torchfit's layers have one output).
+TensorRef tensor_ref(const nlohmann::json& j, const std::string& who);
 /// Per layer name, the per-sample axes (0-based, batch excluded) a JSON left unknown.
 using UnknownAxes = std::map<std::string, std::vector<int64_t>>;
 /// Fills the unknown (null) height and width of every declared batch shape (`batch_input_shape`,
