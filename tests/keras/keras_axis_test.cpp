@@ -25,7 +25,6 @@
 
 // In a namespace of its own (unity batches share the file scope with keras_import_test.cpp).
 namespace torchfit::keras_axis_test {
-namespace {
 
 namespace fs = std::filesystem;
 
@@ -60,7 +59,6 @@ class KerasAxis : public testing::KerasFixtureSuite<KerasAxis> {
   }
 };
 
-}  // namespace
 
 TEST_F(KerasAxis, BatchNormalizationAfterADenseWithAxisListOneMatchesNumPy) {
   auto model = keras::load_keras_model(file("bn_vector.h5"));
