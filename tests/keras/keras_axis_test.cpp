@@ -59,7 +59,6 @@ class KerasAxis : public testing::KerasFixtureSuite<KerasAxis> {
   }
 };
 
-
 TEST_F(KerasAxis, BatchNormalizationAfterADenseWithAxisListOneMatchesNumPy) {
   auto model = keras::load_keras_model(file("bn_vector.h5"));
   auto bn1 = std::dynamic_pointer_cast<BatchNormalizationImpl>(model->get_layer("bn1"));
