@@ -212,6 +212,21 @@ std::string without_stack(const std::string& message) {
 }
 }  // namespace
 
+void set_gpu_memory_fraction_flag(double fraction, const c10::Device& device) {
+  const std::string function = "set_gpu_memory_fraction: ";
+  const auto flagged = [&function](const char* what) {
+    const std::string text = what;
+    return "--gpu-memory-fraction: " + (text.rfind(function, 0) == 0 ? text.substr(function.size()) : text);
+  };
+  try {
+    runtime::set_gpu_memory_fraction(fraction, device);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(flagged(e.what()));
+  } catch (const Error& e) {
+    throw Error(flagged(e.what()));
+  }
+}
+
 int run_reporting_errors(const std::string& app, const std::function<int()>& body) {
   runtime::install_exit_cleanup();  // no temporary of an atomic write outlives the app (runtime/cleanup.h)
   try {

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
     const int used = torchfit::runtime::init_process(threads);
     (void)used;
     const auto device = torchfit::runtime::parse_device(device_spec);
-    if (memory_fraction != 0.0) torchfit::runtime::set_gpu_memory_fraction(memory_fraction, device);
+    if (memory_fraction != 0.0) torchfit::apps::set_gpu_memory_fraction_flag(memory_fraction, device);
     auto info = torchfit::runtime::environment_info(device, threads);
     if (memory_fraction != 0.0) info["gpu_memory_fraction"] = memory_fraction;
     if (as_json) {

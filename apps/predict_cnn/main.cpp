@@ -42,6 +42,7 @@ struct Args {
   int workers = 0, threads = 0;
   int64_t max_image_pixels = data::kMaxImagePixels;
   std::string sixteen_bit = "high_byte";
+  data::ImageDataGeneratorOptions preprocessing;  // the training run's (input_preprocessing), with --rescale
 };
 
 void add_flags(CLI::App& app, Args& a) {
@@ -59,9 +60,11 @@ void add_flags(CLI::App& app, Args& a) {
                  "input (None, None, 3), e.g. a fully convolutional model); default: the size it was trained at "
                  "(a checkpoint), required for such a Keras file. A model of fixed size takes only its own")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
-  app.add_option("--rescale", a.rescale,
-                 "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
-                 "checkpoint's training run used (train_cnn --rescale), 1/255 for Keras files and older checkpoints")
+  app.add_option(
+         "--rescale", a.rescale,
+         "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
+         "checkpoint's training run used (train_cnn --rescale; its samplewise centring too), 1/255 for Keras files "
+         "and older checkpoints")
       ->default_str("1/255");
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
@@ -84,7 +87,7 @@ void add_flags(CLI::App& app, Args& a) {
 // Keras idiom for a flat folder: flow_from_directory(parent, classes=[folder], class_mode=None).
 std::unique_ptr<data::DirectoryIterator> flat_folder_source(const fs::path& dir, const std::vector<int64_t>& in,
                                                             const Args& a) {
-  data::ImageDataGenerator gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
+  data::ImageDataGenerator gen(a.preprocessing);
   auto flow = data::FlowOptions()
                   .target_size({in[0], in[1]})
                   .color_mode(in[2] == 1   ? "grayscale"
@@ -188,17 +191,18 @@ fs::path labels_file(const Args& a, const fs::path& dir) {
   return a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
 }
 
-// The rescale factor the checkpoint's training run fed its images with (its saved augmentation
-// "rescale=F ..."), so predictions see pixels as training did; 1/255 (Keras's usual) when not recorded.
-double training_rescale(const saving::CheckpointInfo& info, const std::string& path) {
-  const auto it = info.position.data.find("augmentation");
-  const std::string key = "rescale=";
-  const size_t at = it == info.position.data.end() ? std::string::npos : it->second.find(key);
-  if (at == std::string::npos) return 1.0 / 255;
-  const double r = std::stod(it->second.substr(at + key.size()));  // printed to 6 significant digits
-  if (std::abs(r - 1.0 / 255) < 1e-6 * r) return 1.0 / 255;
-  torchfit::logger().info("--rescale {} (the training run's, from '{}')", r, path);
-  return r;
+// The preprocessing the checkpoint's training run gave its images after augmentation
+// (CheckpointInfo::preprocessing: rescale, samplewise centre/std), so predictions see pixels as training
+// did; rescale 1/255 (Keras's usual) when none is recorded (Keras files, older checkpoints). --rescale
+// replaces its rescale.
+data::ImageDataGeneratorOptions input_preprocessing(const Args& a, const saving::CheckpointInfo& info) {
+  const data::ImageDataGeneratorOptions keras_usual = data::ImageDataGeneratorOptions().rescale(1.0 / 255);
+  data::ImageDataGeneratorOptions o =
+      info.preprocessing.is_null() ? keras_usual : data::preprocessing_from_config(info.preprocessing);
+  if (!std::isnan(a.rescale)) return o.rescale(a.rescale);
+  if (data::options_text(o) != data::options_text(keras_usual))
+    torchfit::logger().info("{} (the training run's, from '{}')", data::options_text(o), a.model_path);
+  return o;
 }
 
 int run(Args& a) {
@@ -222,7 +226,7 @@ int run(Args& a) {
   std::optional<InputSize> size;
   if (a.target_size > 0) size = InputSize{a.target_size, a.target_size};
   Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info, size);
-  if (std::isnan(a.rescale)) a.rescale = training_rescale(info, a.model_path);
+  a.preprocessing = input_preprocessing(a, info);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   predict_cnn::ModelClasses classes{std::vector<std::string>(info.class_indices.size()), model->output_shape().back()};
   for (const auto& [name, idx] : info.class_indices) classes.names.at(static_cast<size_t>(idx)) = name;

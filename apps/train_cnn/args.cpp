@@ -83,8 +83,7 @@ void add_training_flags(CLI::App& app, Args& a) {
          "--lr", a.lr,
          "Adam learning rate (with --resume: replaces the checkpoint's rate, or its cosine/exponential schedule's)")
       ->capture_default_str()
-      ->check(positive_finite())
-      ->each([&a](const std::string&) { a.lr_given = true; });
+      ->check(positive_finite());
   app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->capture_default_str()
       ->check(int_range(0, 2));

@@ -27,8 +27,7 @@ struct Args {
   int threads = 0;
   uint64_t seed = 42;
   double lr = 1e-3;
-  std::set<std::string> given;  ///< the long flags on the command line ("--ema", ...)
-  bool lr_given = false;        ///< --lr was on the command line (with --resume it replaces the saved rate)
+  std::set<std::string> given;  ///< the long flags on the command line ("--ema", "--lr", ...)
   int64_t dense2_units = 64;
   std::string run_dir;
   std::string checkpoint;

@@ -82,7 +82,7 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
   overrides.given = flag_options(a, 0);
   for (const auto& [flag, arg] : kOptimizerFlags)
     if (a.given.count(flag)) overrides.args.insert(arg);
-  if (a.lr_given) overrides.learning_rate = a.lr;
+  if (a.given.count("--lr")) overrides.learning_rate = a.lr;
   if (a.given.count("--lr-schedule")) overrides.schedule = overrides.given.learning_rate_schedule();
   for (const auto& [flag, arg] : kScheduleFlags)
     if (a.given.count(flag)) overrides.schedule_args.insert(arg);
@@ -98,20 +98,17 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
 }
 
 void check_schedule_flags(const Args& a) {
-  // The flags each schedule reads (Keras: CosineDecay, ExponentialDecay, PiecewiseConstantDecay).
-  const std::map<std::string, std::set<std::string>> reads = {
-      {"cosine", {"--lr-warmup-steps", "--decay-steps", "--alpha"}},
-      {"exponential", {"--decay-steps", "--decay-rate"}},
-      {"piecewise", {"--lr-boundaries", "--lr-values"}}};
-  if (a.lr_given && a.lr_schedule == "piecewise") {
-    throw apps::UsageError("--lr: --lr-schedule piecewise has no such setting (its rates are --lr-values)");
-  }
-  for (const std::string flag :
-       {"--lr-warmup-steps", "--decay-steps", "--decay-rate", "--alpha", "--lr-boundaries", "--lr-values"}) {
-    if (a.given.count(flag) && !a.lr_schedule.empty() && !reads.at(a.lr_schedule).count(flag)) {
-      throw apps::UsageError(
-          flag + ": --lr-schedule " + a.lr_schedule + " has no such setting (" +
-          (flag == "--lr-warmup-steps" ? "only cosine has a warm-up" : "it belongs to another schedule") + ")");
+  if (!a.lr_schedule.empty()) {  // each flag given is an argument of that schedule (--lr: its rate)
+    const auto reads = torchfit::schedule_arguments(a.lr_schedule);
+    for (const auto& [flag, arg] : kScheduleFlags) {
+      if (!a.given.count(flag) || flag == "--lr-schedule" ||
+          reads.count(arg == "learning_rate" ? "initial_learning_rate" : arg))
+        continue;
+      throw apps::UsageError(flag + ": --lr-schedule " + a.lr_schedule + " has no such setting (" +
+                             (flag == "--lr"                ? "its rates are --lr-values"
+                              : flag == "--lr-warmup-steps" ? "only cosine has a warm-up"
+                                                            : "it belongs to another schedule") +
+                             ")");
     }
   }
   const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
@@ -123,17 +120,15 @@ void check_schedule_flags(const Args& a) {
   const int64_t updates = batches / std::max<int64_t>(1, a.gradient_accumulation_steps);
   if (a.lr_warmup_steps > 0 && a.lr_warmup_steps >= updates) {
     torchfit::logger().warn(
-        "--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate "
-        "never gets to --lr",
+        "--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate never gets to --lr",
         a.lr_warmup_steps, updates);
   }
-  const auto boundaries = apps::number_list<int64_t>("--lr-boundaries", a.lr_boundaries);
-  const auto values = apps::number_list<double>("--lr-values", a.lr_values);
-  // A resume may give one of the two (the other is the checkpoint's): the merged schedule is checked then.
-  if (a.lr_schedule == "piecewise" && a.resume.empty() && values.size() != boundaries.size() + 1) {
-    throw apps::UsageError("--lr-values: " + std::to_string(values.size()) + " values for " +
-                           std::to_string(boundaries.size()) +
-                           " --lr-boundaries (needs one more value than boundaries)");
+  // A resume may give a part of a schedule (the rest is the checkpoint's): the merged schedule is checked then.
+  const auto fresh = schedule(a, 1);
+  try {
+    if (fresh && a.resume.empty()) torchfit::check_schedule(*fresh);
+  } catch (const torchfit::ConfigError& e) {
+    throw apps::UsageError("--lr-schedule " + a.lr_schedule + ": " + e.what());
   }
 }
 

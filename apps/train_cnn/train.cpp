@@ -144,7 +144,7 @@ nlohmann::json run_arguments(const Args& a, const Sources& s) {
   nlohmann::json args = a.arguments;
   args["run_dir"] = a.run_dir;
   args["checkpoint"] = a.no_checkpoint ? std::string() : a.checkpoint;
-  if (!a.resume.empty() && !a.lr_given) args["lr"] = "checkpoint's";
+  if (!a.resume.empty() && !a.given.count("--lr")) args["lr"] = "checkpoint's";
   if (!a.cache) args["cache_max_mib"] = nullptr;  // no cache, no budget
   args["train_images"] = s.train->n();
   args["test_images"] = s.test ? s.test->n() : 0;
@@ -227,21 +227,22 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
     callbacks.push_back(checkpoint);
   }
   runtime::install_interrupt_handler();
-  trainer.fit(*s.train, FitOptions()
-                            .epochs(a.epochs)
-                            .steps_per_epoch(a.steps_per_epoch)
-                            .validation_data(s.test.get())
-                            .validation_steps(s.test ? a.validation_steps : 0)
-                            .callbacks(callbacks)
-                            .verbose(a.verbose)
-                            .resume_checkpoint(resumed)
-                            .resume_learning_rate(a.lr_given && resumed && !optimizer.learning_rate_schedule()
-                                                      ? std::optional<double>(a.lr)
-                                                      : std::nullopt)
-                            .warmup_steps(a.warmup_steps)
-                            .class_weight(s.class_weight)
-                            .process_group(group)
-                            .gradient_compression(a.grad_compression));
+  trainer.fit(*s.train,
+              FitOptions()
+                  .epochs(a.epochs)
+                  .steps_per_epoch(a.steps_per_epoch)
+                  .validation_data(s.test.get())
+                  .validation_steps(s.test ? a.validation_steps : 0)
+                  .callbacks(callbacks)
+                  .verbose(a.verbose)
+                  .resume_checkpoint(resumed)
+                  .resume_learning_rate(a.given.count("--lr") && resumed && !optimizer.learning_rate_schedule()
+                                            ? std::optional<double>(a.lr)
+                                            : std::nullopt)
+                  .warmup_steps(a.warmup_steps)
+                  .class_weight(s.class_weight)
+                  .process_group(group)
+                  .gradient_compression(a.grad_compression));
   if (!chief) return trainer.interrupted() ? interrupt_exit_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
   if (trainer.optimizer_features().finalized() && checkpoint && !checkpoint->last_saved().empty()) {
@@ -277,7 +278,7 @@ int run(Args& a) {
   const int threads = runtime::init_process(distributed::local_share_of_cores(a.threads, env));
   a.workers = distributed::local_share_of_cores(a.workers, env);
   const c10::Device device = distributed::local_device(a.device, env);
-  if (a.gpu_memory_fraction > 0) runtime::set_gpu_memory_fraction(a.gpu_memory_fraction, device);
+  if (a.gpu_memory_fraction > 0) apps::set_gpu_memory_fraction_flag(a.gpu_memory_fraction, device);
   const auto group = a.dry_run ? nullptr : join_group(a, env, device);
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";

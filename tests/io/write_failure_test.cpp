@@ -13,6 +13,7 @@
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
+#include <torchfit/training/run_logger.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/temp_dir.h"
@@ -99,7 +100,8 @@ TEST(WriteFailure, FitWithACheckpointOnAFullDiskFailsAndRunJsonSaysSo) {
   data::TensorIterator train(at::rand({8, 4096}), at::one_hot(at::arange(8) % 3, 3).to(at::kFloat), 4);
   const std::string ckpt = fs.file("m.ckpt");
   auto checkpoint = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(ckpt));
-  EXPECT_THROW(trainer.fit(train, FitOptions().epochs(2).verbose(0).run_dir(run.str()).callbacks({checkpoint})),
+  EXPECT_THROW(trainer.fit(train, FitOptions().epochs(2).verbose(0).callbacks(
+                                      {std::make_shared<RunLogger>(RunLoggerOptions(run.str())), checkpoint})),
                IoError);
   EXPECT_EQ(trainer.position().epoch, 1) << "the error comes at the first epoch's checkpoint";
   const auto run_json = nlohmann::json::parse(read_text(run.file("run.json")));

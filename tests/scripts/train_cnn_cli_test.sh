@@ -119,7 +119,7 @@ expect_exit 2 "is the --architecture file: it would be overwritten" "$BIN/predic
 # predict_cnn feeds pixels as the checkpoint's training run did (train_cnn --rescale 1 → 1 by default).
 "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --rescale 1 --epochs 1 --steps-per-epoch 1 --validation-steps 1 \
   --batch-size 4 --run-dir "$WORK/raw" >"$WORK/raw.log" 2>&1 || { cat "$WORK/raw.log"; fail "--rescale 1 run failed"; }
-expect_exit 0 "rescale 1 (the training run's" "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" \
+expect_exit 0 "rescale=1 (the training run's" "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" \
   --output "$WORK/raw_default.csv"
 "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" --output "$WORK/raw_given.csv" --rescale 1 \
   >/dev/null 2>&1 || fail "predict_cnn --rescale 1 failed"

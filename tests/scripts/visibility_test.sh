@@ -34,7 +34,7 @@ for bad in 99999999999999999999 2.5 -2 "2," "2,,3" "3,2" 0; do
   expect_exit 2 "^train_cnn: --lr-boundaries: " "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
     --lr-boundaries "$bad" --lr-values 1e-3,1e-4 --dry-run
 done
-expect_exit 2 "^train_cnn: --lr-values: 2 values for 2" "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
+expect_exit 2 "^train_cnn: --lr-schedule piecewise: .*needs one more value than boundaries (got 2 boundaries, 2 values)" "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
   --lr-boundaries 2,4 --lr-values 1e-3,1e-4 --dry-run
 expect_exit 2 "^train_cnn: --metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
   --metrics precison --run-dir "$WORK/bad"

@@ -127,3 +127,35 @@ TEST(ClassWeight, BadFilesNameTheClassOrValue) {
   EXPECT_NE(error_of(dir.str()).find("is a directory"), std::string::npos) << error_of(dir.str());
   EXPECT_NE(error_of(dir.file("missing.json")).find("(No such file or directory)"), std::string::npos);
 }
+
+TEST(ClassWeight, SpecIsBalancedOrAFileAndTheVectorHasEveryClass) {
+  torchfit::testing::TempDir dir("class_weight_spec");
+  const std::map<std::string, int64_t> classes = {{"cat", 0}, {"dog", 1}};
+  // balanced over labels {0, 0, 0, 1}: scikit-learn's n / (k · count) = 4 / (2·3), 4 / (2·1).
+  const auto balanced = class_weight_from_spec("balanced", {0, 0, 0, 1}, classes);
+  EXPECT_NEAR(balanced.at(0), 4.0 / 6.0, 1e-12);
+  EXPECT_NEAR(balanced.at(1), 2.0, 1e-12);
+  std::ofstream(dir.file("w.json")) << R"({"cat": 1.5, "dog": 3})";
+  EXPECT_EQ(class_weight_from_spec(dir.file("w.json"), {}, classes), (std::map<int64_t, double>{{0, 1.5}, {1, 3.0}}));
+  for (const std::string bad : {"", "Balanced", "BALANCED"}) {
+    try {
+      class_weight_from_spec(bad, {0, 1}, classes);
+      ADD_FAILURE() << "'" << bad << "' accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("is neither balanced (lower case) nor a JSON file"), std::string::npos);
+    }
+  }
+  EXPECT_EQ(class_weight_vector({{0, 1.5}, {1, 3.0}}, 2), (std::vector<double>{1.5, 3.0}));
+  const auto error_of = [](const std::map<int64_t, double>& w, int64_t k) -> std::string {
+    try {
+      class_weight_vector(w, k);
+    } catch (const ConfigError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of({{0, 1.0}}, 2), "class_weight has no weight for class 1");
+  EXPECT_EQ(error_of({{0, 1.0}, {1, -2.0}}, 2), "class_weight of class 1 must be a finite number >= 0");
+  EXPECT_EQ(error_of({{0, 1.0}, {1, 1.0}, {2, 1.0}}, 2), "class_weight names class 2, the model has 2 classes");
+  EXPECT_EQ(error_of({{-1, 1.0}, {0, 1.0}, {1, 1.0}}, 2), "class_weight names class -1, the model has 2 classes");
+}

@@ -122,3 +122,15 @@ TEST(OptimizerOptions, ConfigChangesNameEachSettingThatDiffers) {
             "weight_decay null → 0.1");
   EXPECT_EQ(optimizer_config_changes(nullptr, nlohmann::json{{"use_ema", true}}), "(none saved) → {\"use_ema\":true}");
 }
+
+// The arguments each schedule reads are Keras's get_config keys but "name" (keras/src/optimizers/schedules/
+// learning_rate_schedule.py: CosineDecay, ExponentialDecay, PiecewiseConstantDecay).
+TEST(LearningRateSchedule, ArgumentsAreKerasConfigKeys) {
+  using Names = std::set<std::string>;
+  EXPECT_EQ(schedule_arguments("cosine"),
+            (Names{"initial_learning_rate", "decay_steps", "alpha", "warmup_target", "warmup_steps"}));
+  EXPECT_EQ(schedule_arguments("exponential"),
+            (Names{"initial_learning_rate", "decay_steps", "decay_rate", "staircase"}));
+  EXPECT_EQ(schedule_arguments("piecewise"), (Names{"boundaries", "values"}));
+  EXPECT_THROW(schedule_arguments("polynomial"), ConfigError);
+}

@@ -68,14 +68,18 @@ TEST(RunLogger, AFailedRunIsRecordedAndAnUnwritableFolderFailsBeforeTheFirstStep
   auto y = at::one_hot(at::arange(10) % 3, 3).to(at::kFloat);
   data::TensorIterator bad(at::full({10, 4}, std::numeric_limits<float>::quiet_NaN()), y, 4);
   const fs::path run = dir.path / "run";
-  EXPECT_THROW(t.fit(bad, FitOptions().verbose(0).run_dir(run.string())), Error);
+  EXPECT_THROW(
+      t.fit(bad, FitOptions().verbose(0).callbacks({std::make_shared<RunLogger>(RunLoggerOptions(run.string()))})),
+      Error);
   const auto j = read_json(run / "run.json");
   EXPECT_EQ(j["status"], "failed");
   EXPECT_NE(j["error"].get<std::string>().find("non-finite loss"), std::string::npos);
 
   std::ofstream(dir.path / "file") << "x";
   data::TensorIterator good(at::rand({10, 4}), y, 4);
-  EXPECT_THROW(t.fit(good, FitOptions().verbose(0).run_dir((dir.path / "file" / "run").string())), IoError);
+  EXPECT_THROW(t.fit(good, FitOptions().verbose(0).callbacks(
+                               {std::make_shared<RunLogger>(RunLoggerOptions((dir.path / "file" / "run").string()))})),
+               IoError);
   EXPECT_TRUE(t.step_timings().empty()) << "no step ran";
   EXPECT_THROW(RunLogger(RunLoggerOptions("")), ConfigError);
 }

@@ -12,6 +12,7 @@
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/model_checkpoint.h>
+#include <torchfit/training/run_logger.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/image_tree.h"
@@ -106,7 +107,9 @@ TEST(Trainer, FailedRunIsRecordedInRunJson) {
   auto y = at::one_hot(at::arange(8) % 3, 3).to(at::kFloat);
   Trainer t(tiny_mlp(), categorical());
   data::TensorIterator it(x, y, 4);
-  EXPECT_THROW(t.fit(it, FitOptions().epochs(1).verbose(0).run_dir(d.str())), Error);
+  EXPECT_THROW(
+      t.fit(it, FitOptions().epochs(1).verbose(0).callbacks({std::make_shared<RunLogger>(RunLoggerOptions(d.str()))})),
+      Error);
   std::ifstream f(d.path / "run.json");
   const auto run = nlohmann::json::parse(f);
   EXPECT_EQ(run.at("status"), "failed");
@@ -155,8 +158,7 @@ TEST(Trainer, EndToEndOnImageFoldersWritesRunFilesAndCheckpoints) {
                              .steps_per_epoch(3)
                              .validation_data(test.get())
                              .validation_steps(0)
-                             .callbacks({cb})
-                             .run_dir(run.string())
+                             .callbacks({cb, std::make_shared<RunLogger>(RunLoggerOptions(run.string()))})
                              .out(&out)
                              .dynamic(false));
   // Progress: "Epoch 1/2", a final line per epoch, no carriage returns.
@@ -218,7 +220,8 @@ TEST(Trainer, UnwritableRunDirFailsBeforeTraining) {
   data::TensorIterator it(at::randn({8, 4}), at::one_hot(at::arange(8) % 3, 3).to(at::kFloat), 4);
   Trainer t(tiny_mlp(), categorical());
   try {
-    t.fit(it, FitOptions().verbose(0).run_dir((dir.path / "file" / "run").string()));
+    t.fit(it, FitOptions().verbose(0).callbacks(
+                  {std::make_shared<RunLogger>(RunLoggerOptions((dir.path / "file" / "run").string()))}));
     FAIL();
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("file/run"), std::string::npos) << e.what();

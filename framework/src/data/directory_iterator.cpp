@@ -272,6 +272,10 @@ StreamConfig DirectoryIterator::stream_config() const {
   return c;
 }
 
+nlohmann::json DirectoryIterator::preprocessing() const {
+  return generator_ ? preprocessing_config(generator_->options()) : nlohmann::json(nullptr);
+}
+
 void DirectoryIterator::skip(int64_t batches) {
   check_skip(batches);
   if (batches == 0) return;

@@ -81,7 +81,7 @@ void ImageCache::warn_full(int64_t refused_bytes) {
   const double mean = n > 0 ? static_cast<double>(held) / static_cast<double>(n) : static_cast<double>(refused_bytes);
   const double all = mean * static_cast<double>(samples_);
   torchfit::logger().warn(
-      "cache of {}: budget cache_max_bytes {} ({:.1f} MiB; train_cnn/prepare_data: --cache-max-mib) "
+      "cache of {}: budget FlowOptions::cache_max_bytes {} ({:.1f} MiB) "
       "reached with {} of {} samples cached; the others are decoded on every pass (all of them would "
       "need about {} bytes = {:.1f} MiB)",
       source_, max_bytes_, static_cast<double>(max_bytes_) / 1048576.0, n, samples_, static_cast<int64_t>(all),

@@ -86,6 +86,31 @@ std::string options_text(const ImageDataGeneratorOptions& o) {
   return text.empty() ? "none" : text;
 }
 
+nlohmann::json preprocessing_config(const ImageDataGeneratorOptions& o) {
+  return {{"rescale", o.rescale()},
+          {"samplewise_center", o.samplewise_center()},
+          {"samplewise_std_normalization", o.samplewise_std_normalization()}};
+}
+
+ImageDataGeneratorOptions preprocessing_from_config(const nlohmann::json& config) {
+  ImageDataGeneratorOptions o;
+  if (config.is_null()) return o;
+  if (!config.is_object()) throw ConfigError("preprocessing: expected an object, got " + config.dump());
+  const auto flag = [&config](const char* key) {
+    if (!config.contains(key)) return false;
+    if (!config[key].is_boolean()) throw ConfigError(std::string("preprocessing: ") + key + " must be true or false");
+    return config[key].get<bool>();
+  };
+  if (config.contains("rescale")) {
+    const auto& r = config["rescale"];
+    if (!r.is_number() || !std::isfinite(r.get<double>()) || r.get<double>() < 0)
+      throw ConfigError("preprocessing: rescale must be a finite number >= 0, got " + r.dump());
+    o.rescale(r.get<double>());
+  }
+  return o.samplewise_center(flag("samplewise_center"))
+      .samplewise_std_normalization(flag("samplewise_std_normalization"));
+}
+
 ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : options_(std::move(options)) {
   const auto& o = options_;
   require_non_negative(o.rotation_range(), "rotation_range");

@@ -9,7 +9,7 @@ namespace torchfit::distributed {
 
 namespace {
 
-const char* const kLaunchHint = " (set by torchrun: torchrun --nproc_per_node N --no_python train_cnn ...)";
+const char* const kLaunchHint = " (set by torchrun: torchrun --nproc_per_node N --no_python PROGRAM ...)";
 
 // The integer value of variable `name` in [lo, hi]; ConfigError naming it and the value otherwise.
 int env_int(const std::string& name, const std::string& value, long lo, long hi) {

@@ -183,14 +183,14 @@ std::shared_ptr<ProcessGroup> ProcessGroup::create(const Environment& env, const
         timeout);
     if (!joined) {
       throw CommunicationError(what + ": no answer within " + std::to_string(options.timeout.count()) +
-                               " s (--dist-timeout): is another process listening on port " +
+                               " s (ProcessGroupOptions::timeout): is another process listening on port " +
                                std::to_string(env.master_port) + " (a leftover run), or is rank 0 not started?");
     }
   } catch (const CommunicationError&) {
     throw;
   } catch (const std::exception& e) {
     const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    throw CommunicationError(what + ": failed after " + seconds_text(took) + " s (--dist-timeout " +
+    throw CommunicationError(what + ": failed after " + seconds_text(took) + " s (ProcessGroupOptions::timeout " +
                              std::to_string(options.timeout.count()) + " s): " + e.what());
   }
   auto owned = std::make_unique<Impl>(std::move(*impl));

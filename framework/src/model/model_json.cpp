@@ -213,7 +213,7 @@ UnknownAxes fill_unknown_input_sizes(Json& json, const std::optional<InputSize>&
         if (!size) {
           throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
                             " leaves the image's height and width unknown (None): give the size to build the "
-                            "model at (--target-size; KerasImportOptions::input_size)");
+                            "model at (KerasImportOptions::input_size)");
         }
         batch[i] = (*size)[i - 1];
         unknown[c.value("name", std::string())].push_back(static_cast<int64_t>(i) - 1);

@@ -94,7 +94,8 @@ int visible_cuda_devices() { return at::hasCUDA() ? static_cast<int>(torch::cuda
 c10::Device checked_cuda(int index, const std::string& spec) {
   const std::string reason = detail::cuda_unavailable_reason();
   if (!reason.empty()) {
-    throw Error("device '" + spec + "' requested, but CUDA cannot be used: " + reason + ". Use --device cpu (or auto)");
+    throw Error("device '" + spec + "' requested, but CUDA cannot be used: " + reason +
+                " (use device 'cpu', or 'auto' to take CUDA only when it can be used)");
   }
   const int n = visible_cuda_devices();
   if (index >= n) {
@@ -144,19 +145,19 @@ void set_gpu_memory_fraction(double fraction, const c10::Device& device) {
   if (!(fraction > 0.0 && fraction <= 1.0)) {  // also rejects NaN
     char buf[64];
     std::snprintf(buf, sizeof(buf), "%g", fraction);
-    throw std::invalid_argument(std::string("--gpu-memory-fraction must be in (0, 1], got ") + buf);
+    throw std::invalid_argument(std::string("set_gpu_memory_fraction: the fraction must be in (0, 1], got ") + buf);
   }
   if (!device.is_cuda()) {
-    throw Error("--gpu-memory-fraction applies to a CUDA device, but the device is '" + device.str() +
-                "' (use --device cuda or auto, or drop the flag)");
+    throw Error("set_gpu_memory_fraction: the cap applies to a CUDA device, but the device is '" + device.str() +
+                "' (cap a CUDA device, or leave the memory uncapped)");
   }
 #ifdef TORCHFIT_WITH_CUDA
   const std::string reason = detail::cuda_unavailable_reason();
-  if (!reason.empty()) throw Error("--gpu-memory-fraction: " + reason);
+  if (!reason.empty()) throw Error("set_gpu_memory_fraction: " + reason);
   const int index = device.has_index() ? device.index() : 0;
   const int n = visible_cuda_devices();
   if (index >= n) {
-    throw Error("--gpu-memory-fraction: " + device.str() + " is not visible (" + std::to_string(n) +
+    throw Error("set_gpu_memory_fraction: " + device.str() + " is not visible (" + std::to_string(n) +
                 " CUDA device(s))");
   }
   // An empty tensor initialises CUDA and the caching allocator for this device without allocating.
@@ -171,7 +172,7 @@ void set_gpu_memory_fraction(double fraction, const c10::Device& device) {
       "GPU memory capped at {:.0f}% of cuda:{} ({:.1f} of {:.1f} GiB) through the CUDA caching allocator",
       fraction * 100.0, index, fraction * gib, gib);
 #else
-  throw Error("--gpu-memory-fraction needs torchfit built against a CUDA LibTorch; " +
+  throw Error("set_gpu_memory_fraction: needs torchfit built against a CUDA LibTorch; " +
               (detail::cuda_unavailable_reason().empty()
                    ? std::string("this build was compiled without TORCHFIT_WITH_CUDA (see docs/gpu.md)")
                    : detail::cuda_unavailable_reason()));

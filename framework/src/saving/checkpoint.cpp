@@ -111,6 +111,7 @@ CheckpointInfo read_info(const std::string& path, torch::serialize::InputArchive
   if (j.contains("optimizer_features")) info.optimizer_features = j["optimizer_features"];
   info.class_weight = j.value("class_weight", std::vector<double>{});
   info.input_size = j.value("input_size", nlohmann::json());
+  info.preprocessing = j.value("preprocessing", nlohmann::json());
   info.torchfit_version = j.value("torchfit_version", "");
   return info;
 }
@@ -228,6 +229,7 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
   if (!state.loss_scale.is_null()) meta["loss_scale"] = state.loss_scale;
   if (!state.optimizer_features.is_null()) meta["optimizer_features"] = state.optimizer_features;
   if (!state.class_weight.empty()) meta["class_weight"] = state.class_weight;
+  if (!state.preprocessing.is_null()) meta["preprocessing"] = state.preprocessing;
   archive.write("torchfit", c10::IValue(meta.dump()));
   torch::serialize::OutputArchive weights;
   for (const auto& p : state.model->named_parameters(true)) {

@@ -1,5 +1,6 @@
 #include <torchfit/training/class_weight.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -77,6 +78,34 @@ std::map<int64_t, double> read_class_weight(const std::string& path,
   for (const auto& [name, i] : class_indices)
     if (!w.count(i)) throw ConfigError("class weights '" + path + "': no weight for class '" + name + "'");
   return w;
+}
+
+std::map<int64_t, double> class_weight_from_spec(const std::string& spec, const std::vector<int64_t>& labels,
+                                                 const std::map<std::string, int64_t>& class_indices) {
+  std::string lower = spec;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::error_code ec;
+  if (spec.empty() || (spec != "balanced" && lower == "balanced" && !std::filesystem::exists(spec, ec)))
+    throw ConfigError("'" + spec + "' is neither balanced (lower case) nor a JSON file");
+  if (spec == "balanced") return balanced_class_weight(labels, static_cast<int64_t>(class_indices.size()));
+  return read_class_weight(spec, class_indices);
+}
+
+std::vector<double> class_weight_vector(const std::map<int64_t, double>& weights, int64_t classes) {
+  std::vector<double> values;
+  for (int64_t c = 0; c < classes; ++c) {
+    const auto it = weights.find(c);
+    if (it == weights.end()) throw ConfigError("class_weight has no weight for class " + std::to_string(c));
+    if (!std::isfinite(it->second) || it->second < 0)
+      throw ConfigError("class_weight of class " + std::to_string(c) + " must be a finite number >= 0");
+    values.push_back(it->second);
+  }
+  if (!weights.empty() && (weights.rbegin()->first >= classes || weights.begin()->first < 0)) {
+    const int64_t bad = weights.begin()->first < 0 ? weights.begin()->first : weights.rbegin()->first;
+    throw ConfigError("class_weight names class " + std::to_string(bad) + ", the model has " + std::to_string(classes) +
+                      " classes");
+  }
+  return values;
 }
 
 }  // namespace torchfit

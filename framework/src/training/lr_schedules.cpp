@@ -60,6 +60,33 @@ void check_schedule(const LearningRateScheduleOptions& s) {
   }
 }
 
+namespace {
+
+// The argument names an args() visitor is shown.
+struct ArgumentNames {
+  std::set<std::string> names;
+  template <typename T>
+  void operator()(const char* key, T&) {
+    names.insert(key);
+  }
+  template <typename T>
+  void required(const char* key, T&) {
+    names.insert(key);
+  }
+};
+
+}  // namespace
+
+std::set<std::string> schedule_arguments(const std::string& name) {
+  LearningRateScheduleOptions s;
+  s.name(name);
+  s.decay_steps(1).decay_rate(1.0).boundaries({1}).values({1.0, 1.0});
+  check_schedule(s);  // an unknown name
+  ArgumentNames collect;
+  s.args(collect);
+  return collect.names;
+}
+
 double schedule_learning_rate(const LearningRateScheduleOptions& s, double initial_learning_rate, int64_t step) {
   check_schedule(s);
   const double lr0 = s.initial_learning_rate().value_or(initial_learning_rate);

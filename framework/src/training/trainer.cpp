@@ -13,13 +13,13 @@
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/interrupt.h>
 #include <torchfit/runtime/process.h>
+#include <torchfit/training/class_weight.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/predict.h>
 #include <torchfit/training/progbar_logger.h>
 #include <torchfit/training/resume.h>
-#include <torchfit/training/run_logger.h>
 
 #include "steady_clock.h"
 #include "training/device_prefetcher.h"
@@ -95,16 +95,10 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
   if (weights.empty()) return;
   const auto& shape = model_->output_shape();
   const int64_t k = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 2);  // one sigmoid unit: classes 0, 1
-  for (int64_t c = 0; c < k; ++c) {
-    const auto it = weights.find(c);
-    if (it == weights.end()) throw ConfigError("fit: class_weight has no weight for class " + std::to_string(c));
-    if (!std::isfinite(it->second) || it->second < 0)
-      throw ConfigError("fit: class_weight of class " + std::to_string(c) + " must be a finite number >= 0");
-    class_weight_values_.push_back(it->second);
-  }
-  if (weights.rbegin()->first >= k || weights.begin()->first < 0) {
-    throw ConfigError("fit: class_weight names class " + std::to_string(weights.rbegin()->first) + ", the model has " +
-                      std::to_string(k) + " classes");
+  try {
+    class_weight_values_ = class_weight_vector(weights, k);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("fit: ") + e.what());
   }
   class_weight_ = at::tensor(class_weight_values_, at::kFloat).to(device_);
 }
@@ -121,7 +115,7 @@ void Trainer::set_learning_rate(double lr) {
   if (features_->has_schedule()) {
     throw ConfigError(
         "the optimizer follows a learning-rate schedule: its learning rate is not settable "
-        "(as Keras; a callback or --lr with --resume cannot change it)");
+        "(as Keras; neither a callback nor resume_learning_rate can change it)");
   }
   for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
 }
@@ -200,7 +194,6 @@ void Trainer::pin_sources(data::BatchIterator& train, const FitOptions& opt) con
 
 // ---------------------------------------------------------------- fit
 History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
-  runtime::init_process();
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
@@ -272,6 +265,7 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
     resume_fit(*this, *checkpoint, train, stream, opt, steps);
   }
   position_.data = std::move(stream);
+  preprocessing_ = train.preprocessing();
   if (opt.initial_step() < 0 || opt.initial_step() > steps) {
     throw ConfigError("fit: initial_step must be in [0, steps_per_epoch], got " + std::to_string(opt.initial_step()));
   }
@@ -293,9 +287,6 @@ std::vector<CallbackPtr> Trainer::fit_callbacks(const FitOptions& opt, const Cal
   if (opt.verbose() > 0) {
     list.push_back(std::make_shared<ProgbarLogger>(
         ProgbarLoggerOptions().out(opt.out()).dynamic(opt.dynamic()).clock(opt.clock())));
-  }
-  if (!opt.run_dir().empty()) {
-    list.push_back(std::make_shared<RunLogger>(RunLoggerOptions(opt.run_dir()).run_info(opt.run_info())));
   }
   list.insert(list.end(), opt.callbacks().begin(), opt.callbacks().end());
   list.push_back(history);
@@ -422,6 +413,7 @@ at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*mod
 void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
   saving::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
   state.class_weight = class_weight_values_;
+  state.preprocessing = preprocessing_;
   if (loss_scaler_) state.loss_scale = loss_scaler_->state();
   if (features_->enabled()) {
     state.optimizer_features = features_->state();

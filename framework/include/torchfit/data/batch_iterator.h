@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <torchfit/error.h>
 
 namespace torchfit::data {
@@ -71,6 +73,12 @@ class BatchIterator {
   virtual StreamConfig stream_config() const {
     return {{"batch_size", std::to_string(batch_size())}, {"samples", std::to_string(samples())}};
   }
+  /// The deterministic input preprocessing every sample gets after its (random) augmentation, which a
+  /// model trained on this source needs at inference too, in Keras names: {"rescale": F,
+  /// "samplewise_center": B, "samplewise_std_normalization": B} for an image folder
+  /// (data::preprocessing_config). Saved in checkpoints (CheckpointInfo::preprocessing); null (default)
+  /// when the source feeds its values as they are.
+  virtual nlohmann::json preprocessing() const { return nullptr; }
 
   /// Data-parallel runs (tf.distribute semantics): from the next batch on, next() returns only shard
   /// `rank` of `world_size` of each batch — samples [m·rank/world_size, m·(rank+1)/world_size) of a batch

@@ -168,6 +168,8 @@ class DirectoryIterator : public BatchIterator {
   /// Batch size, samples, seed, shuffle, target size, colour mode, interpolation, class mode and the
   /// augmentation in use (options_text of the generator; "none" for a validation subset or none given).
   StreamConfig stream_config() const override;
+  /// The generator's standardisation (data::preprocessing_config): rescale, samplewise centre/std.
+  nlohmann::json preprocessing() const override;
   std::map<std::string, int64_t> class_indices() const override { return class_indices_; }
   /// Paths relative to `directory`, e.g. "Coat/00012.png" (Keras `filenames`).
   std::vector<std::string> filenames() const override { return listing_.filenames; }

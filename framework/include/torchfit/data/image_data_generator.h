@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include <torchfit/data/random.h>
 
 namespace torchfit::data {
@@ -112,6 +114,16 @@ ImageDataGeneratorOptions article_augmentation();
 /// shear_range=0.2 zoom_range=[0.8, 1.2] horizontal_flip=true"; "none" when all are defaults. A
 /// preprocessing_function shows as "preprocessing_function=set" (its code cannot be compared).
 std::string options_text(const ImageDataGeneratorOptions& options);
+
+/// The standardisation part of `options` — what every sample gets at inference too: {"rescale": F (0 = off,
+/// as Keras), "samplewise_center": B, "samplewise_std_normalization": B} (Keras names). A
+/// preprocessing_function cannot be saved: it is left out (the caller applies it again).
+nlohmann::json preprocessing_config(const ImageDataGeneratorOptions& options);
+
+/// Options with that standardisation and no augmentation, from preprocessing_config's JSON (a checkpoint's
+/// CheckpointInfo::preprocessing). Missing keys keep the defaults (rescale off). Errors: ConfigError naming
+/// the key for a value of the wrong type or a rescale that is negative or not finite.
+ImageDataGeneratorOptions preprocessing_from_config(const nlohmann::json& config);
 
 /// Augmentation + standardisation of single images, as Keras's ImageDataGenerator.
 ///

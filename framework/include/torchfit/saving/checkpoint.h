@@ -53,6 +53,10 @@ struct CheckpointInfo {
   std::vector<double> class_weight;
   /// [H, W] the model was built at when its input's size is unknown (None in model_config); else null.
   nlohmann::json input_size;
+  /// The input preprocessing the model was trained with (BatchIterator::preprocessing of the training
+  /// source: {"rescale", "samplewise_center", "samplewise_std_normalization"} for an image folder), what
+  /// predictions must apply too; null when the source recorded none or the checkpoint predates the field.
+  nlohmann::json preprocessing;
   std::string torchfit_version;  ///< the torchfit release that wrote it ("" before 0.x recorded it)
   int format_version = 1;        ///< checkpoint format (this torchfit reads 1)
 };
@@ -73,6 +77,8 @@ struct TrainingState {
   std::map<std::string, at::Tensor> optimizer_slots = {};
   /// The class weights of the run, one per class index (Trainer::class_weight(); empty ⇒ none).
   std::vector<double> class_weight = {};
+  /// The training source's input preprocessing (BatchIterator::preprocessing; null ⇒ none recorded).
+  nlohmann::json preprocessing = nullptr;
 };
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the

@@ -22,4 +22,16 @@ std::map<int64_t, double> balanced_class_weight(const std::vector<int64_t>& labe
 std::map<int64_t, double> read_class_weight(const std::string& path,
                                             const std::map<std::string, int64_t>& class_indices);
 
+/// The class weights as Keras's fit(class_weight=…) spells them: "balanced" (balanced_class_weight over
+/// `labels`, each sample's class index) or the path of a JSON file (read_class_weight with
+/// `class_indices`). Errors: ConfigError for "" or a case-changed "balanced" that is no file ("Balanced":
+/// neither balanced, lower case, nor a JSON file), and the errors of those two functions.
+std::map<int64_t, double> class_weight_from_spec(const std::string& spec, const std::vector<int64_t>& labels,
+                                                 const std::map<std::string, int64_t>& class_indices);
+
+/// One weight per class index 0 … classes − 1 (what the weighted loss multiplies by), from Keras's
+/// class_weight dict. Errors: ConfigError for a class without a weight, a weight that is negative or not
+/// finite, or a class index outside [0, classes).
+std::vector<double> class_weight_vector(const std::map<int64_t, double>& weights, int64_t classes);
+
 }  // namespace torchfit

@@ -2,6 +2,8 @@
 /// @file lr_schedules.h
 /// keras.optimizers.schedules: CosineDecay (with warm-up), ExponentialDecay, PiecewiseConstantDecay.
 #include <cstdint>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -26,6 +28,12 @@ double schedule_learning_rate(const LearningRateScheduleOptions& schedule, doubl
 /// a negative warmup_steps or alpha outside [0, 1]; exponential without decay_rate > 0; piecewise whose
 /// values are not one more than its increasing boundaries, or a rate that is not finite and ≥ 0.
 void check_schedule(const LearningRateScheduleOptions& schedule);
+
+/// The Keras config arguments the schedule `name` reads (LearningRateScheduleOptions::args): cosine
+/// {initial_learning_rate, decay_steps, alpha, warmup_target, warmup_steps}, exponential
+/// {initial_learning_rate, decay_steps, decay_rate, staircase}, piecewise {boundaries, values}. Errors:
+/// ConfigError for an unknown name.
+std::set<std::string> schedule_arguments(const std::string& name);
 
 /// Keras's serialisation: {"class_name": "CosineDecay", "config": {"initial_learning_rate", "decay_steps",
 /// "alpha", "warmup_target", "warmup_steps"}} (ExponentialDecay, PiecewiseConstantDecay likewise).

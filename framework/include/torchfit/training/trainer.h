@@ -78,14 +78,10 @@ struct FitOptions {
   /// With resume_from: replaces the checkpoint's learning rate by this one (logged "learning rate A → B");
   /// unset ⇒ the saved learning rate continues.
   TORCH_ARG(std::optional<double>, resume_learning_rate) = std::nullopt;
-  /// Directory for steps.csv, epochs.csv and run.json ("" ⇒ no files): fit() adds a RunLogger.
-  TORCH_ARG(std::string, run_dir) = "";
   /// Steps at the start of the run reported as warm-up (excluded from the timing statistics).
   TORCH_ARG(int64_t, warmup_steps) = 2;
   /// Stop with an error naming epoch and step when the loss is NaN/inf (default on).
   TORCH_ARG(bool, terminate_on_nan) = true;
-  /// Extra fields for run.json's "arguments" (e.g. the app's arguments).
-  TORCH_ARG(nlohmann::json, run_info) = nlohmann::json::object();
   /// Where the progress line goes (default std::cout); `dynamic` forces/blocks '\r' updates.
   TORCH_ARG(StreamPtr, out) = nullptr;
   TORCH_ARG(std::optional<bool>, dynamic) = std::nullopt;
@@ -133,10 +129,10 @@ class Trainer {
   Trainer(Model model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
 
   /// Trains for epochs × steps; returns the per-epoch History. Everything it reports goes through
-  /// callbacks, called in this order: ProgbarLogger (verbose > 0), RunLogger (run_dir set), the
-  /// options' callbacks, HistoryRecorder. Errors: torchfit::Error on a non-finite loss (naming epoch and
-  /// step), ConfigError for bad options, IoError for an unwritable run_dir (before the first step), or
-  /// what the data source or a callback throws (after on_train_error).
+  /// callbacks, called in this order: ProgbarLogger (verbose > 0), the options' callbacks (a RunLogger
+  /// writes steps.csv, epochs.csv and run.json), HistoryRecorder. Errors: torchfit::Error on a non-finite loss (naming
+  /// epoch and step), ConfigError for bad options, IoError for an unwritable RunLogger folder (before the first step),
+  /// or what the data source or a callback throws (after on_train_error).
   History fit(data::BatchIterator& train, const FitOptions& options = {});
 
   /// Loss and metrics over `steps` batches (0 ⇒ one full pass: every sample, partial last batch
@@ -232,6 +228,7 @@ class Trainer {
   std::unique_ptr<OptimizerFeatures> features_;
   at::Tensor class_weight_;  // (K) during a fit() with class_weight, else undefined
   std::vector<double> class_weight_values_;
+  nlohmann::json preprocessing_;  // the training source's (BatchIterator::preprocessing), saved in checkpoints
   std::shared_ptr<detail::DevicePrefetcher> prefetcher_;  // CUDA: the next batch's copy overlaps the step
   std::vector<std::string> metric_names_;
   std::shared_ptr<MetricSet> metrics_;
