@@ -1,8 +1,6 @@
 #include "keras_options.h"
 
 #include <algorithm>
-#include <cctype>
-#include <filesystem>
 #include <set>
 
 #include <torchfit/error.h>
@@ -151,15 +149,8 @@ torchfit::CompileOptions compile_options(const Args& a, const torchfit::Optimize
 
 std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::DirectoryIterator& train) {
   if (!a.given.count("--class-weight")) return {};
-  std::string lower = a.class_weight;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (a.class_weight.empty() ||
-      (a.class_weight != "balanced" && lower == "balanced" && !std::filesystem::exists(a.class_weight))) {
-    throw apps::UsageError("--class-weight: '" + a.class_weight + "' is neither balanced (lower case) nor a JSON file");
-  }
   try {
-    if (a.class_weight == "balanced") return torchfit::balanced_class_weight(train.classes(), train.num_classes());
-    return torchfit::read_class_weight(a.class_weight, train.class_indices());
+    return torchfit::class_weight_from_spec(a.class_weight, train.classes(), train.class_indices());
   } catch (const torchfit::ConfigError& e) {
     throw apps::UsageError(std::string("--class-weight: ") + e.what());
   }
