@@ -131,14 +131,10 @@ void check_schedule_flags(const Args& a) {
 }
 
 void check_metrics_flag(const Args& a) {
-  std::set<std::string> seen;
-  for (const auto& name : apps::comma_items(a.metrics, "--metrics", true)) {
-    if (!seen.insert(name).second) throw apps::UsageError("--metrics: '" + name + "' is named twice");
-    try {
-      torchfit::MetricSet({name}, "categorical_crossentropy", false, 2);
-    } catch (const torchfit::ConfigError& e) {
-      throw apps::UsageError(std::string("--metrics: ") + e.what());
-    }
+  try {
+    torchfit::MetricSet(apps::comma_items(a.metrics, "--metrics", true), "categorical_crossentropy", false, 2);
+  } catch (const torchfit::ConfigError& e) {
+    throw apps::UsageError(std::string("--metrics: ") + e.what());
   }
 }
 

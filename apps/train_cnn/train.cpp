@@ -74,13 +74,13 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
-// --load-model: a checkpoint's or Keras file's model with its weights, fitted to the data (--new-head,
-// --freeze-base); a fully convolutional model (input (None, None, 3)) is built at the data's size.
-Model loaded_model(const Args& a, int64_t classes) {
-  Model model = saving::load_checkpoint_or_keras(a.load_model, "", nullptr, InputSize{a.target_size, a.target_size});
+// A model with its weights — --load-model's (`flag`) or --resume's — checked against the data's input size
+// and classes and fitted to them as --new-head and --freeze-base say (adapt_to_data).
+Model fitted_to_data(Model model, const Args& a, int64_t classes, const std::string& flag, const std::string& path) {
   const std::string hint = model->input_shape() != Shape{a.target_size, a.target_size, 3}
-                               ? " (set --target-size to its size; a grayscale model cannot be fine-tuned here)"
-                               : " (add --new-head to replace its classification head)";
+                               ? " (set --target-size to its size; a grayscale model cannot be trained here)"
+                           : flag == "--load-model" ? " (add --new-head to replace its classification head)"
+                                                    : "";
   std::vector<std::string> changes;
   try {
     model = adapt_to_data(model,
@@ -91,28 +91,24 @@ Model loaded_model(const Args& a, int64_t classes) {
                               .freeze_base(a.freeze_base),
                           &changes);
   } catch (const ConfigError& e) {
-    throw apps::UsageError("--load-model '" + a.load_model + "': " + e.what() + hint);
+    throw apps::UsageError(flag + " '" + path + "': " + e.what() + hint);
   }
-  for (const auto& change : changes) torchfit::logger().info("--load-model '{}': {}", a.load_model, change);
-  model->train();
-  torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
+  for (const auto& change : changes) torchfit::logger().info("{} '{}': {}", flag, path, change);
   return model;
 }
 
-// The article's CNN, a --model-config architecture, --load-model's model, or the model of `resumed`
-// (--resume's checkpoint).
+// The article's CNN, a --model-config architecture, --load-model's model (a fully convolutional one, input
+// (None, None, 3), built at the data's size), or the model of `resumed` (--resume's checkpoint).
 Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
-  if (!a.load_model.empty()) return loaded_model(a, train.num_classes());
-  if (!resumed) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
-  Model model = saving::load_model(*resumed);
-  const auto& saved = model->input_shape();
-  if (saved.size() == 3 && (saved[0] != a.target_size || saved[1] != a.target_size)) {
-    throw apps::UsageError("--target-size " + std::to_string(a.target_size) + " does not match the checkpoint '" +
-                           a.resume + "', trained at " + std::to_string(saved[0]) + "x" + std::to_string(saved[1]) +
-                           " (use --target-size " + std::to_string(saved[0]) + ")");
-  }
+  if (resumed) return fitted_to_data(saving::load_model(*resumed), a, train.num_classes(), "--resume", a.resume);
+  if (a.load_model.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
+  const InputSize size{a.target_size, a.target_size};
+  Model model = fitted_to_data(saving::load_checkpoint_or_keras(a.load_model, "", nullptr, size), a,
+                               train.num_classes(), "--load-model", a.load_model);
+  model->train();
+  torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
   return model;
 }
 

@@ -96,7 +96,7 @@ TEST_F(KerasShapes, InputOfUnknownSizeBuildsAtTheGivenSizeAndTakesOthers) {
   } catch (const ConfigError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("layer 'img' (InputLayer)"), std::string::npos) << m;
-    EXPECT_NE(m.find("--target-size"), std::string::npos) << m;
+    EXPECT_NE(m.find("KerasImportOptions::input_size"), std::string::npos) << m;
   }
   keras::KerasImportOptions options;
   options.input_size = InputSize{16, 16};

@@ -38,7 +38,7 @@ expect_exit 2 "^train_cnn: --lr-schedule piecewise: .*needs one more value than 
   --lr-boundaries 2,4 --lr-values 1e-3,1e-4 --dry-run
 expect_exit 2 "^train_cnn: --metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
   --metrics precison --run-dir "$WORK/bad"
-expect_exit 2 "^train_cnn: --metrics: 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
+expect_exit 2 "^train_cnn: --metrics: metric 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
   --metrics accuracy,accuracy --dry-run
 expect_exit 0 "Total params" "$BIN/train_cnn" "${common[@]}" --metrics "accuracy, auc" --dry-run
 for freq in 0 -1 foo; do

@@ -122,3 +122,13 @@ TEST(Metrics, UnknownNameListsTheKnownOnes) {
     EXPECT_NE(std::string(e.what()).find("precision, recall, auc, f1_score"), std::string::npos) << e.what();
   }
 }
+
+TEST(Metrics, ANameGivenTwiceIsRefused) {
+  try {
+    MetricSet({"accuracy", "auc", "accuracy"}, "categorical_crossentropy", false, 3);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "metric 'accuracy' is named twice");
+  }
+  EXPECT_NO_THROW(MetricSet({"accuracy", "categorical_accuracy"}, "categorical_crossentropy", false, 3));
+}

@@ -42,7 +42,7 @@ std::vector<double> auc_thresholds();
 class MetricSet {
  public:
   /// `names` as the user wrote them; `outputs` = the model's output units (classes).
-  /// Errors: ConfigError for an unknown name.
+  /// Errors: ConfigError for an unknown name or a name given twice ("metric 'accuracy' is named twice").
   MetricSet(const std::vector<std::string>& names, const std::string& loss, bool from_logits, int64_t outputs);
 
   /// Length of the statistics vector of all metrics together.
