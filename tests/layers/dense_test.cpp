@@ -3,6 +3,9 @@
 
 #include <torchfit/layers/dense.h>
 #include <torchfit/model/sequential.h>
+#include <torchfit/testing/layer_conformance.h>
+
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -27,12 +30,45 @@ TEST(Dense, GlorotUniformKernelAndZeroBias) {
 
 TEST(Dense, BadInput) {
   EXPECT_THROW(Dense(DenseOptions(0)), ConfigError);
-  Sequential m;
-  try {
-    m->add(Dense(DenseOptions(4).input_shape(Shape{8, 8, 3})));
-    FAIL() << "Dense on a 4-D input accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("dense"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("Flatten"), std::string::npos);
+  EXPECT_THROW(Dense(DenseOptions(4).activation("relu7")), ConfigError);
+}
+
+// Keras 3 applies the kernel to the last axis of any rank: a sequence (L, D) held (N, L, D), an image
+// (H, W, C) held (N, C, H, W) over its channels, and a rank-4 volume, against NumPy's matmul.
+TEST(Dense, AnyRankAppliesTheKernelToTheLastKerasAxis) {
+  const std::string why = torchfit::testing::keras_reference_unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  for (const Shape& in : {Shape{5, 6}, Shape{3, 4, 6}, Shape{2, 3, 2, 6}}) {
+    SCOPED_TRACE(format_shape(in));
+    Dense layer(DenseOptions(4).activation("linear"));
+    auto [x, y] = torchfit::testing::random_forward(layer.ptr(), in, 3);
+    at::manual_seed(3);
+    layer->bias.data().copy_(at::randn({4}));
+    {
+      at::NoGradGuard no_grad;
+      y = layer->forward(x);
+    }
+    const at::Tensor reference =
+        torchfit::testing::keras_reference({{"op", "dense"},
+                                            {"x", torchfit::testing::tensor_json(x)},
+                                            {"kernel", torchfit::testing::tensor_json(layer->keras_weights()[0])},
+                                            {"bias", torchfit::testing::tensor_json(layer->bias)}});
+    torchfit::testing::expect_matches_reference(y, reference);
+    Shape out = in;
+    out.back() = 4;
+    EXPECT_EQ(layer->output_shape(), out);
   }
+  // An image in channels_last memory (as a Sequential passes it on the CPU) gives the same values.
+  Dense layer(DenseOptions(3));
+  auto [x, y] = torchfit::testing::random_forward(layer.ptr(), {4, 5, 6}, 2);
+  at::NoGradGuard no_grad;
+  EXPECT_TRUE(at::allclose(layer->forward(x.contiguous(at::MemoryFormat::ChannelsLast)), y, 1e-6, 1e-6));
+}
+
+TEST(Dense, AnyRankConformance) {
+  using torchfit::testing::LayerConformance;
+  torchfit::testing::expect_layer_conformance(Dense(DenseOptions(4).activation("relu")).ptr(),
+                                              LayerConformance({5, 6}, {5, 4}).trainable_params(28));
+  torchfit::testing::expect_layer_conformance(Dense(DenseOptions(4).activation("softmax")).ptr(),
+                                              LayerConformance({3, 4, 6}, {3, 4, 4}).trainable_params(28));
 }

@@ -160,6 +160,7 @@ OPS = {
     "ConvTranspose": conv_transpose,
     "Gemm": lambda a, b, c=None, transA=0, transB=0, alpha=1.0, beta=1.0, **_:
         alpha * ((a.T if transA else a) @ (b.T if transB else b)) + (beta * c if c is not None else 0),
+    "MatMul": lambda a, b, **_: np.matmul(a, b),
     "BatchNormalization": lambda x, s, b, mean, var, epsilon=1e-5, **_:
         (x - mean.reshape(1, -1, *[1] * (x.ndim - 2))) / np.sqrt(var.reshape(1, -1, *[1] * (x.ndim - 2)) + epsilon)
         * s.reshape(1, -1, *[1] * (x.ndim - 2)) + b.reshape(1, -1, *[1] * (x.ndim - 2)),

@@ -130,6 +130,19 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Dense(DenseOptions(3).use_bias(false).activation("gelu"))->call(x);
     });
   };
+  m["dense_channels"] = [] {  // Dense over an image's channels (Keras 3, any rank): ConvNeXt's pointwise layers
+    return image_model("dense_channels", {3, 4, 5}, [](KerasTensor x) {
+      x = Dense(DenseOptions(6).activation("relu"))->call(x);
+      return Dense(DenseOptions(2).activation("softmax"))->call(x);
+    });
+  };
+  m["dense_sequence"] = [] {  // Dense over the last axis of a (steps, features) input
+    return image_model("dense_sequence", {5, 6}, [](KerasTensor x) {
+      x = Dense(DenseOptions(4).activation("tanh"))->call(x);
+      x = Flatten()->call(x);
+      return Dense(DenseOptions(3).activation("softmax"))->call(x);
+    });
+  };
   m["padding_cropping"] = [] {
     return image_model("padding_cropping", {6, 7, 2}, [](KerasTensor x) {
       x = ZeroPadding2D(ZeroPadding2DOptions(Edges2D(1, 2, 0, 3)))->call(x);

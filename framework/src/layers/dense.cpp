@@ -18,16 +18,26 @@ DenseImpl::DenseImpl(DenseOptions opts) : Layer(keras_class_name, opts.name()), 
 }
 
 Shape DenseImpl::build_impl(const Shape& in) {
-  if (in.size() != 1) {
-    throw ConfigError(describe() + " expects a 1-D input (D), got " + format_shape(in) +
-                      " — add a Flatten layer before it");
-  }
-  kernel = register_parameter("kernel", detail::glorot_uniform({options.units(), in[0]}, in[0], options.units()));
+  if (in.empty()) throw ConfigError(describe() + " needs an input with at least one axis, got " + format_shape(in));
+  const int64_t d = in.back();  // Keras's last axis: an image's channels (tensor dim 1)
+  kernel = register_parameter("kernel", detail::glorot_uniform({options.units(), d}, d, options.units()));
   if (options.use_bias()) bias = register_parameter("bias", at::zeros({options.units()}));
-  return {options.units()};
+  Shape out = in;
+  out.back() = options.units();
+  return out;
 }
 
-at::Tensor DenseImpl::forward_without_activation(const at::Tensor& x) { return detail::linear_train(x, kernel, bias); }
+// The kernel applies to Keras's last axis: the tensor's last dim, but an image's channels (dim 1). The
+// leading dims are folded into rows so that every rank takes linear_train's 2-D path.
+at::Tensor DenseImpl::forward_without_activation(const at::Tensor& x) {
+  if (x.dim() == 2) return detail::linear_train(x, kernel, bias);
+  const bool image = x.dim() == 4;
+  const at::Tensor last = image ? x.movedim(1, -1) : x;
+  std::vector<int64_t> sizes = last.sizes().vec();
+  sizes.back() = options.units();
+  const at::Tensor y = detail::linear_train(last.reshape({-1, kernel.size(1)}), kernel, bias).view(sizes);
+  return image ? y.movedim(-1, 1) : y;
+}
 
 at::Tensor DenseImpl::forward(const at::Tensor& x) {
   return apply_activation(options.activation(), forward_without_activation(x), /*inplace=*/true);
@@ -37,7 +47,9 @@ nlohmann::json DenseImpl::config() const { return base_config(options); }
 
 int64_t DenseImpl::flops_per_sample() const {
   if (!built()) return 0;
-  return 2 * input_shape()[0] * options.units();
+  int64_t positions = 1;  // every position of the input but the last axis
+  for (size_t i = 0; i + 1 < input_shape().size(); ++i) positions *= input_shape()[i];
+  return 2 * positions * input_shape().back() * options.units();
 }
 
 // Keras: kernel (D, units) → (units, D), bias (units). The rows apply as stored: torchfit's Flatten gives
@@ -56,9 +68,23 @@ std::vector<at::Tensor> DenseImpl::keras_weights_impl() const {
 
 std::string DenseImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   using detail::onnx_name;
-  std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel)};  // y = x·Wᵀ + b
-  if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
-  const std::string y = g.add_node("Gemm", ins, {{"transB", 1}}, onnx_name(*this, "Gemm"));
+  const size_t rank = input_shape().size();
+  std::string y;
+  if (rank == 1) {  // y = x·Wᵀ + b
+    std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel)};
+    if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
+    y = g.add_node("Gemm", ins, {{"transB", 1}}, onnx_name(*this, "Gemm"));
+  } else if (rank == 3) {  // an image's channels: a 1×1 convolution of (N, C, H, W)
+    std::vector<std::string> ins{
+        in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel.view({kernel.size(0), kernel.size(1), 1, 1}))};
+    if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
+    y = g.add_node("Conv", ins, {{"kernel_shape", std::vector<int64_t>{1, 1}}}, onnx_name(*this, "Conv"));
+  } else {  // the last axis of (N, ..., D): MatMul by Wᵀ (D, units), then + b
+    y = g.add_node("MatMul", {in[0], g.add_initializer(onnx_name(*this, "kernel"), kernel.t().contiguous())}, {},
+                   onnx_name(*this, "MatMul"));
+    if (bias.defined())
+      y = g.add_node("Add", {y, g.add_initializer(onnx_name(*this, "bias"), bias)}, {}, onnx_name(*this, "Add"));
+  }
   return g.add_activation(options.activation(), y, name());
 }
 

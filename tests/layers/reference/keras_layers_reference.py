@@ -18,6 +18,7 @@ Sources of each rule:
   bilinear uses half_pixel_centers: src = (dst + 0.5) / scale - 0.5, lower = max(floor(src), 0),
   upper = min(ceil(src), in - 1), weight = src - floor(src).
 - ReLU: keras backend.relu (the formula of tf.keras 2.x and Keras 3's ReLU.static_call).
+- Dense: Keras 3's Dense.call, ops.matmul(inputs, kernel) + bias over the LAST axis of any rank.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
 """
 import json
@@ -205,6 +206,8 @@ def run(req):
         axes = tuple(keras_axes(req["axis"], xk.ndim))
         e = np.exp(xk - xk.max(axis=axes, keepdims=True))
         y = e / e.sum(axis=axes, keepdims=True)
+    elif op == "dense":  # kernel (D, units), Keras layout; bias added below
+        y = np.matmul(xk, tensor(req["kernel"]))
     elif op == "rescaling":
         y = xk * req["scale"] + req["offset"]
     elif op == "layer_normalization":

@@ -30,16 +30,20 @@ struct DenseOptions : LayerOptions<DenseOptions> {
   }
 };
 
-/// Fully connected layer: y = activation(x·Wᵀ + b).
+/// Fully connected layer over the last Keras axis, any rank: y = activation(x·Wᵀ + b), as keras.layers.Dense
+/// (Keras 3 applies the kernel to the last axis of an input of any rank).
 ///
-/// Input (N, D) [Keras (D)]; output (N, units). Parameters D·units + units. Kernel glorot_uniform, bias
-/// zeros (Keras defaults). Only 1-D per-sample inputs: put Flatten before it.
-/// Errors: ConfigError for units ≤ 0, unknown activation, or an input shape that is not 1-D (e.g. an image).
+/// Input Keras (..., D) → output (..., units): a vector (N, D) → (N, units); a sequence or any other
+/// non-image rank, held in Keras's order (N, ..., D) → (N, ..., units); an image (H, W, C), held as
+/// (N, C, H, W), over its channels → (N, units, H, W) (Keras (H, W, units); a 1×1 convolution).
+/// Parameters D·units + units. Kernel glorot_uniform, bias zeros (Keras defaults).
+/// Errors: ConfigError for units ≤ 0, an unknown activation, or an input without axes.
 class DenseImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Dense);
 
  public:
-  /// ONNX: Gemm (transB = 1) (+ activation) (its source file writes it).
+  /// ONNX: Gemm (transB = 1) for a vector input, Conv 1×1 for an image, MatMul + Add for other ranks
+  /// (+ activation) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit DenseImpl(DenseOptions options);
   at::Tensor forward(const at::Tensor& x) override;
