@@ -30,9 +30,12 @@ namespace {
 // LayerNormalization: the LayerNormalization operator (opset 17) is OpenCV >= 4.8's; the decomposition
 // (ReduceMean, Sub, Div, ...) stops on 4.6's broadcasting (Div by (N, 1, 1, 1), ReduceMean over channels).
 // ReLU with a threshold: its mask x > threshold (Greater, Cast) fails in 4.6's forward.
+// GroupNormalization: 4.6 cannot permute the grouped (N, groups, −1) tensor back; RMSNormalization and
+// UnitNormalization: the same broadcasting as LayerNormalization's (Div by the per-sample norm).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
-  static const std::set<std::string> models = {"layer_normalization_all", "layer_normalization_channels",
-                                               "layer_normalization_vector", "relu_threshold"};
+  static const std::set<std::string> models = {"layer_normalization_all",      "layer_normalization_channels",
+                                               "layer_normalization_vector",   "relu_threshold",
+                                               "group_unit_rms_normalization", "normalization_sequence"};
   return models.count(model) > 0;
 }
 

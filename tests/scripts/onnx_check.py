@@ -161,6 +161,10 @@ OPS = {
     "Gemm": lambda a, b, c=None, transA=0, transB=0, alpha=1.0, beta=1.0, **_:
         alpha * ((a.T if transA else a) @ (b.T if transB else b)) + (beta * c if c is not None else 0),
     "MatMul": lambda a, b, **_: np.matmul(a, b),
+    "InstanceNormalization": lambda x, s, b, epsilon=1e-5, **_:
+        (x - x.mean(axis=tuple(range(2, x.ndim)), keepdims=True))
+        / np.sqrt(x.var(axis=tuple(range(2, x.ndim)), keepdims=True) + epsilon)
+        * s.reshape(1, -1, *[1] * (x.ndim - 2)) + b.reshape(1, -1, *[1] * (x.ndim - 2)),
     "BatchNormalization": lambda x, s, b, mean, var, epsilon=1e-5, **_:
         (x - mean.reshape(1, -1, *[1] * (x.ndim - 2))) / np.sqrt(var.reshape(1, -1, *[1] * (x.ndim - 2)) + epsilon)
         * s.reshape(1, -1, *[1] * (x.ndim - 2)) + b.reshape(1, -1, *[1] * (x.ndim - 2)),

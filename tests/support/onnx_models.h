@@ -19,6 +19,7 @@
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
+#include <torchfit/layers/group_normalization.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
@@ -26,7 +27,9 @@
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
+#include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/model.h>
@@ -128,6 +131,20 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Dense(DenseOptions(6).activation("elu"))->call(x);
       x = BatchNormalization()->call(x);
       return Dense(DenseOptions(3).use_bias(false).activation("gelu"))->call(x);
+    });
+  };
+  m["group_unit_rms_normalization"] = [] {  // Keras 3's normalization layers on an image and a sequence
+    return image_model("group_unit_rms_normalization", {3, 4, 6}, [](KerasTensor x) {
+      x = GroupNormalization(GroupNormalizationOptions().groups(3))->call(x);
+      x = UnitNormalization(UnitNormalizationOptions().axis(KerasAxes({1, 2})))->call(x);
+      return RMSNormalization()->call(x);
+    });
+  };
+  m["normalization_sequence"] = [] {
+    return image_model("normalization_sequence", {5, 4}, [](KerasTensor x) {
+      x = GroupNormalization(GroupNormalizationOptions().groups(2).center(false))->call(x);
+      x = UnitNormalization()->call(x);
+      return RMSNormalization(RMSNormalizationOptions().axis(KerasAxes({1, 2})))->call(x);
     });
   };
   m["dense_channels"] = [] {  // Dense over an image's channels (Keras 3, any rank): ConvNeXt's pointwise layers

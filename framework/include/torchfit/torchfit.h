@@ -42,6 +42,7 @@
 #include <torchfit/layers/edges2d.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
+#include <torchfit/layers/group_normalization.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/keras_tensor.h>
@@ -54,8 +55,10 @@
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
+#include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/clone_model.h>

@@ -6,6 +6,7 @@
 #include <torchfit/layers/registry.h>
 
 #include "layers/layer_export.h"
+#include "layers/normalized_axes.h"
 
 namespace torchfit {
 
@@ -21,29 +22,11 @@ LayerNormalizationImpl::LayerNormalizationImpl(LayerNormalizationOptions opts)
 }
 
 Shape LayerNormalizationImpl::build_impl(const Shape& in) {
-  // Keras axes (batch = 0), sorted: the parameters' shape lists their sizes in this order.
-  std::vector<int64_t> keras_axes;
-  const auto rank = static_cast<int64_t>(in.size()) + 1;
-  tensor_axes_.clear();
-  for (int64_t a : options.axis().axes) {
-    const int64_t t = keras_to_tensor_axis(in, a);
-    const int64_t k = a < 0 ? a + rank : a;
-    if (t < 0 || std::count(keras_axes.begin(), keras_axes.end(), k)) {
-      throw ConfigError(describe() + ": axis " + std::to_string(a) +
-                        " is the batch axis, repeated or outside the input " + format_shape(in));
-    }
-    keras_axes.push_back(k);
-    tensor_axes_.push_back(t);
-  }
-  std::sort(keras_axes.begin(), keras_axes.end());
-  std::vector<int64_t> param_shape;
-  param_view_.assign(static_cast<size_t>(rank), 1);
-  for (int64_t k : keras_axes) {
-    param_shape.push_back(in[static_cast<size_t>(k - 1)]);
-    param_view_[static_cast<size_t>(k)] = in[static_cast<size_t>(k - 1)];
-  }
-  if (options.scale()) gamma = register_parameter("gamma", at::ones(param_shape));
-  if (options.center()) beta = register_parameter("beta", at::zeros(param_shape));
+  const detail::NormalizedAxes axes = detail::normalized_axes(describe(), options.axis(), in);
+  tensor_axes_ = axes.tensor;
+  param_view_ = axes.param_view;
+  if (options.scale()) gamma = register_parameter("gamma", at::ones(axes.param_shape));
+  if (options.center()) beta = register_parameter("beta", at::zeros(axes.param_shape));
   return in;
 }
 
@@ -54,13 +37,8 @@ at::Tensor LayerNormalizationImpl::forward(const at::Tensor& input) {
   const at::Tensor centred = x - mean;
   const at::Tensor var = (centred * centred).mean(tensor_axes_, /*keepdim=*/true);
   at::Tensor y = centred * at::rsqrt(var + options.epsilon());
-  // gamma/beta in Keras order → a Keras-rank view → the tensor's axis order.
-  auto as_tensor = [&](const at::Tensor& p) {
-    at::Tensor v = p.reshape(param_view_);
-    return v.dim() == 4 ? v.permute({0, 3, 1, 2}) : v;
-  };
-  if (gamma.defined()) y = y * as_tensor(gamma);
-  if (beta.defined()) y = y + as_tensor(beta);
+  if (gamma.defined()) y = y * detail::weight_against_tensor(gamma, param_view_);
+  if (beta.defined()) y = y + detail::weight_against_tensor(beta, param_view_);
   return low ? y.to(input.scalar_type()) : y;
 }
 
@@ -81,49 +59,29 @@ std::vector<at::Tensor> LayerNormalizationImpl::keras_weights_impl() const {
 
 namespace {
 
-// gamma/beta (Keras order over the normalized axes) as a tensor broadcasting against (N, C, H, W) / (N, D).
-at::Tensor layer_norm_onnx_param(const LayerNormalizationImpl& l, const at::Tensor& p) {
-  const Shape& in = l.input_shape();
-  const auto rank = static_cast<int64_t>(in.size()) + 1;
-  std::vector<int64_t> view(static_cast<size_t>(rank), 1);
-  for (int64_t a : l.options.axis().axes) {
-    const int64_t k = a < 0 ? a + rank : a;
-    view[static_cast<size_t>(k)] = in[static_cast<size_t>(k - 1)];
-  }
-  at::Tensor v = p.reshape(view);
-  return v.dim() == 4 ? v.permute({0, 3, 1, 2}).contiguous() : v;
-}
-
-// Mean over `axes` (keepdims) as one ReduceMean per axis, last axis first — the same mean (equal-sized
-// groups); OpenCV 4.10 computes a ReduceMean over several axes of a batch wrongly (checked: LN over (H, W, C)).
-std::string layer_norm_onnx_mean(const Layer& l, io::OnnxGraph& g, std::string x, const std::vector<int64_t>& axes,
-                                 const std::string& what) {
-  for (auto a = axes.rbegin(); a != axes.rend(); ++a) {
-    x = g.add_node("ReduceMean", {x}, {{"axes", std::vector<int64_t>{*a}}, {"keepdims", 1}},
-                   detail::onnx_name(l, what));
-  }
-  return x;
-}
-
 // As forward() computes it: (x − mean) / √(var + ε) · γ + β.
 std::string layer_norm_onnx_decomposed(const LayerNormalizationImpl& l, io::OnnxGraph& g, const std::string& x,
                                        const std::vector<int64_t>& axes) {
   using detail::onnx_name;
-  const std::string mean = layer_norm_onnx_mean(l, g, x, axes, "mean");
+  const std::string mean = detail::onnx_mean_over(l, g, x, axes, "mean");
   const std::string centred = g.add_node("Sub", {x, mean}, {}, onnx_name(l, "centred"));
   const std::string squared = g.add_node("Mul", {centred, centred}, {}, onnx_name(l, "squared"));
-  const std::string var = layer_norm_onnx_mean(l, g, squared, axes, "variance");
+  const std::string var = detail::onnx_mean_over(l, g, squared, axes, "variance");
   const std::string eps =
       g.add_node("Add", {var, g.add_scalar(onnx_name(l, "epsilon"), l.options.epsilon())}, {}, onnx_name(l, "var_eps"));
   const std::string std_dev = g.add_node("Sqrt", {eps}, {}, onnx_name(l, "std"));
   std::string y = g.add_node("Div", {centred, std_dev}, {}, onnx_name(l, "normalized"));
   if (l.gamma.defined()) {
-    y = g.add_node("Mul", {y, g.add_initializer(onnx_name(l, "gamma"), layer_norm_onnx_param(l, l.gamma))}, {},
-                   onnx_name(l, "scaled"));
+    y = g.add_node(
+        "Mul",
+        {y, g.add_initializer(onnx_name(l, "gamma"), detail::weight_against_tensor(l.gamma, l.param_view(), true))}, {},
+        onnx_name(l, "scaled"));
   }
   if (l.beta.defined()) {
-    y = g.add_node("Add", {y, g.add_initializer(onnx_name(l, "beta"), layer_norm_onnx_param(l, l.beta))}, {},
-                   onnx_name(l, "shifted"));
+    y = g.add_node(
+        "Add",
+        {y, g.add_initializer(onnx_name(l, "beta"), detail::weight_against_tensor(l.beta, l.param_view(), true))}, {},
+        onnx_name(l, "shifted"));
   }
   return y;
 }
@@ -140,7 +98,7 @@ std::string LayerNormalizationImpl::export_onnx(io::OnnxGraph& g, const std::vec
   if (g.opset() < 17 || !suffix || !gamma.defined()) return layer_norm_onnx_decomposed(*this, g, in[0], axes);
   // One LayerNormalization node over axes [a, rank): scale/bias shaped as those axes.
   auto normalized = [&](const at::Tensor& p) {
-    const at::Tensor v = layer_norm_onnx_param(*this, p);
+    const at::Tensor v = detail::weight_against_tensor(p, param_view_, true);
     return v.reshape(v.sizes().slice(static_cast<size_t>(axes.front())));
   };
   std::vector<std::string> ins{in[0], g.add_initializer(onnx_name(*this, "gamma"), normalized(gamma))};

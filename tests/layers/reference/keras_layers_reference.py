@@ -19,6 +19,10 @@ Sources of each rule:
   upper = min(ceil(src), in - 1), weight = src - floor(src).
 - ReLU: keras backend.relu (the formula of tf.keras 2.x and Keras 3's ReLU.static_call).
 - Dense: Keras 3's Dense.call, ops.matmul(inputs, kernel) + bias over the LAST axis of any rank.
+- UnitNormalization (Keras 3): x * rsqrt(max(sum(x^2 over axis), 1e-12)).
+- RMSNormalization (Keras 3, ops.rms_normalization): x * rsqrt(mean(x^2 over axis) + epsilon) * scale.
+- GroupNormalization (Keras 3): the axis split into (groups, C // groups), mean and biased variance over
+  every axis but the batch and the group one, (x - mean) / sqrt(var + epsilon) * gamma + beta per channel.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
 """
 import json
@@ -208,6 +212,29 @@ def run(req):
         y = e / e.sum(axis=axes, keepdims=True)
     elif op == "dense":  # kernel (D, units), Keras layout; bias added below
         y = np.matmul(xk, tensor(req["kernel"]))
+    elif op == "unit_normalization":
+        axes = tuple(keras_axes(req["axis"], xk.ndim))
+        y = xk / np.sqrt(np.maximum((xk ** 2).sum(axis=axes, keepdims=True), 1e-12))
+    elif op == "rms_normalization":
+        axes = tuple(keras_axes(req["axis"], xk.ndim))
+        y = xk / np.sqrt((xk ** 2).mean(axis=axes, keepdims=True) + req["epsilon"]) * tensor(req["scale"])
+    elif op == "group_normalization":
+        a = req["axis"] % xk.ndim
+        c = xk.shape[a]
+        g = c if req["groups"] == -1 else req["groups"]
+        grouped_shape = list(xk.shape)
+        grouped_shape[a] = c // g
+        grouped_shape.insert(a, g)
+        r = xk.reshape(grouped_shape)
+        red = tuple(i for i in range(1, r.ndim) if i != a)
+        r = (r - r.mean(axis=red, keepdims=True)) / np.sqrt(r.var(axis=red, keepdims=True) + req["epsilon"])
+        y = r.reshape(xk.shape)
+        per_channel = [1] * xk.ndim
+        per_channel[a] = c
+        if "gamma" in req:
+            y = y * tensor(req["gamma"]).reshape(per_channel)
+        if "beta" in req:
+            y = y + tensor(req["beta"]).reshape(per_channel)
     elif op == "rescaling":
         y = xk * req["scale"] + req["offset"]
     elif op == "layer_normalization":

@@ -54,6 +54,8 @@ class LayerNormalizationImpl : public Layer {
   LayerNormalizationOptions options;
   /// Scale and offset (see above); undefined before build or when switched off.
   at::Tensor gamma, beta;
+  /// gamma/beta as a tensor of the input's Keras rank (1 on the axes not normalized), batch included.
+  const std::vector<int64_t>& param_view() const { return param_view_; }
 
  protected:
   /// Keras weights: gamma (when scale), beta (when center), shaped as the normalized axes in Keras order.
