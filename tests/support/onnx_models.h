@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <torchfit/layers/activation.h>
+#include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
@@ -174,6 +175,17 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Concatenate()->call({a, b, c, d, e, f, g});
     });
   };
+  // Every activation name (layers/activation_fn.h) as an Activation layer, one model each, on [-8, 8)
+  // (exponential on [-1, 1): its values stay within the tests' absolute 1e-5 in float32).
+  for (const std::string& a : activation_names()) {
+    m["activation_" + a] = [a] {
+      return image_model("activation_" + a, {3, 4, 5}, [a](KerasTensor x) {
+        const double half_range = a == "exponential" ? 1.0 : 8.0;
+        x = Rescaling(RescalingOptions(2.0 * half_range).offset(-half_range))->call(x);
+        return Activation(a)->call(x);
+      });
+    };
+  }
   m["relu_capped_leaky"] = [] {
     return image_model("relu_capped_leaky", {3, 4, 5}, [](KerasTensor x) {
       x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
