@@ -30,9 +30,11 @@ namespace {
 // LayerNormalization: the LayerNormalization operator (opset 17) is OpenCV >= 4.8's; the decomposition
 // (ReduceMean, Sub, Div, ...) stops on 4.6's broadcasting (Div by (N, 1, 1, 1), ReduceMean over channels).
 // ReLU with a threshold: its mask x > threshold (Greater, Cast) fails in 4.6's forward.
+// PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): 4.6 reads
+// PRelu's slope as one value per channel (its ChannelsPReLU) and gives wrong values without an error.
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"layer_normalization_all", "layer_normalization_channels",
-                                               "layer_normalization_vector", "relu_threshold"};
+                                               "layer_normalization_vector", "relu_threshold", "prelu_full"};
   return models.count(model) > 0;
 }
 

@@ -184,6 +184,8 @@ OPS = {
     "Softplus": lambda x, **_: np.logaddexp(0, x),
     "Softsign": lambda x, **_: x / (1 + np.abs(x)),
     "Exp": lambda x, **_: np.exp(x),
+    "PRelu": lambda x, slope, **_: np.where(x < 0, slope * x, x),
+    "ThresholdedRelu": lambda x, alpha=1.0, **_: np.where(x > alpha, x, 0.0),
     "Erf": lambda x, **_: np.vectorize(math.erf)(x),
     "Sqrt": lambda x, **_: np.sqrt(x),
     "Add": fold(np.add), "Sub": fold(np.subtract), "Mul": fold(np.multiply), "Div": fold(np.divide),

@@ -186,6 +186,33 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       });
     };
   }
+  m["prelu_channels"] = [] {
+    return image_model("prelu_channels", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return PReLU(PReLUOptions().shared_axes(Shape{1, 2}))->call(x);  // one alpha per channel: (1, 1, C)
+    });
+  };
+  m["prelu_full"] = [] {
+    return image_model("prelu_full", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      x = PReLU()->call(x);                                         // alpha (H, W, C)
+      return PReLU(PReLUOptions().shared_axes(Shape{3}))->call(x);  // alpha (H, W, 1)
+    });
+  };
+  m["prelu_vector"] = [] {
+    return image_model("prelu_vector", {2, 3, 2}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return PReLU()->call(Flatten()->call(x));  // alpha (12)
+    });
+  };
+  m["thresholded_relu"] = [] {
+    return image_model("thresholded_relu", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(4.0).offset(-2.0))->call(x);
+      KerasTensor a = ThresholdedReLU()->call(x);
+      KerasTensor b = ThresholdedReLU(ThresholdedReLUOptions().theta(0.25))->call(x);
+      return Concatenate()->call({a, b});
+    });
+  };
   m["relu_capped_leaky"] = [] {
     return image_model("relu_capped_leaky", {3, 4, 5}, [](KerasTensor x) {
       x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
