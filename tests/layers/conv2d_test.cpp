@@ -56,7 +56,7 @@ TEST(Conv2D, SamePaddingMatchesTensorFlowAsymmetricRule) {
 TEST(Conv2D, BadInput) {
   EXPECT_THROW(Conv2D(Conv2DOptions(0, 3)), ConfigError);
   EXPECT_THROW(Conv2D(Conv2DOptions(4, 3).padding("full")), ConfigError);
-  EXPECT_THROW(Conv2D(Conv2DOptions(4, 3).activation("swish")), ConfigError);
+  EXPECT_THROW(Conv2D(Conv2DOptions(4, 3).activation("hard_tanh")), ConfigError);
   Sequential m;
   try {
     m->add(Conv2D(Conv2DOptions(4, 5).input_shape(Shape{3, 3, 1})));

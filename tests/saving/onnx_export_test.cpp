@@ -32,10 +32,16 @@ namespace {
 // ReLU with a threshold: its mask x > threshold (Greater, Cast) fails in 4.6's forward.
 // GroupNormalization: 4.6 cannot permute the grouped (N, groups, −1) tensor back; RMSNormalization and
 // UnitNormalization: the same broadcasting as LayerNormalization's (Div by the per-sample norm).
+// PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): 4.6 reads
+// PRelu's slope as one value per channel (its ChannelsPReLU) and gives wrong values without an error.
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
-  static const std::set<std::string> models = {"layer_normalization_all",      "layer_normalization_channels",
-                                               "layer_normalization_vector",   "relu_threshold",
-                                               "group_unit_rms_normalization", "normalization_sequence"};
+  static const std::set<std::string> models = {"layer_normalization_all",
+                                               "layer_normalization_channels",
+                                               "layer_normalization_vector",
+                                               "relu_threshold",
+                                               "group_unit_rms_normalization",
+                                               "normalization_sequence",
+                                               "prelu_full"};
   return models.count(model) > 0;
 }
 

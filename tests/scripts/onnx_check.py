@@ -181,6 +181,16 @@ OPS = {
     "Sigmoid": lambda x, **_: 1 / (1 + np.exp(-x)),
     "Tanh": lambda x, **_: np.tanh(x),
     "Softmax": softmax,
+    "LogSoftmax": lambda x, axis=-1, **_: x - x.max(axis=axis, keepdims=True)
+        - np.log(np.exp(x - x.max(axis=axis, keepdims=True)).sum(axis=axis, keepdims=True)),
+    "Selu": lambda x, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875, **_:
+        gamma * np.where(x > 0, x, alpha * (np.exp(x) - 1)),
+    "HardSigmoid": lambda x, alpha=0.2, beta=0.5, **_: np.maximum(0, np.minimum(1, alpha * x + beta)),
+    "Softplus": lambda x, **_: np.logaddexp(0, x),
+    "Softsign": lambda x, **_: x / (1 + np.abs(x)),
+    "Exp": lambda x, **_: np.exp(x),
+    "PRelu": lambda x, slope, **_: np.where(x < 0, slope * x, x),
+    "ThresholdedRelu": lambda x, alpha=1.0, **_: np.where(x > alpha, x, 0.0),
     "Erf": lambda x, **_: np.vectorize(math.erf)(x),
     "Sqrt": lambda x, **_: np.sqrt(x),
     "Add": fold(np.add), "Sub": fold(np.subtract), "Mul": fold(np.multiply), "Div": fold(np.divide),

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 
 #include <torchfit/layers/activation.h>
+#include <torchfit/layers/activation_fn.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
@@ -202,6 +203,44 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       KerasTensor f = Softmax(SoftmaxOptions().axis(1))->call(x);
       KerasTensor g = Activation("softmax")->call(x);
       return Concatenate()->call({a, b, c, d, e, f, g});
+    });
+  };
+  // Every activation name (layers/activation_fn.h) as an Activation layer, one model each, on [-8, 8)
+  // (exponential on [-1, 1): its values stay within the tests' absolute 1e-5 in float32).
+  for (const std::string& a : activation_names()) {
+    m["activation_" + a] = [a] {
+      return image_model("activation_" + a, {3, 4, 5}, [a](KerasTensor x) {
+        const double half_range = a == "exponential" ? 1.0 : 8.0;
+        x = Rescaling(RescalingOptions(2.0 * half_range).offset(-half_range))->call(x);
+        return Activation(a)->call(x);
+      });
+    };
+  }
+  m["prelu_channels"] = [] {
+    return image_model("prelu_channels", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return PReLU(PReLUOptions().shared_axes(Shape{1, 2}))->call(x);  // one alpha per channel: (1, 1, C)
+    });
+  };
+  m["prelu_full"] = [] {
+    return image_model("prelu_full", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      x = PReLU()->call(x);                                         // alpha (H, W, C)
+      return PReLU(PReLUOptions().shared_axes(Shape{3}))->call(x);  // alpha (H, W, 1)
+    });
+  };
+  m["prelu_vector"] = [] {
+    return image_model("prelu_vector", {2, 3, 2}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(2.0).offset(-1.0))->call(x);
+      return PReLU()->call(Flatten()->call(x));  // alpha (12)
+    });
+  };
+  m["thresholded_relu"] = [] {
+    return image_model("thresholded_relu", {3, 4, 5}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(4.0).offset(-2.0))->call(x);
+      KerasTensor a = ThresholdedReLU()->call(x);
+      KerasTensor b = ThresholdedReLU(ThresholdedReLUOptions().theta(0.25))->call(x);
+      return Concatenate()->call({a, b});
     });
   };
   m["relu_capped_leaky"] = [] {

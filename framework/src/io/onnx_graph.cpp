@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <functional>
+#include <map>
+
 #include <torchfit/error.h>
 
 #include "io/protobuf.h"
@@ -105,26 +108,110 @@ std::string OnnxGraph::add_scalar(const std::string& name_hint, float value) {
   return add_initializer(name_hint, at::full({1}, value, at::kFloat));
 }
 
+namespace {
+
+// The operators of one Keras activation, written into `g` for `x`; `h` is the name hint. Opsets 13..17,
+// operators OpenCV 4.6 reads wherever one does (docs/deployment.md).
+using ActivationWriter = std::function<std::string(OnnxGraph& g, const std::string& x, const std::string& h)>;
+
+std::string onnx_op(OnnxGraph& g, const std::string& op, const std::string& x, const std::string& h,
+                    const std::vector<OnnxAttribute>& attributes = {}) {
+  return g.add_node(op, {x}, attributes, h + "/" + op);
+}
+
+// relu6: Relu, then min(y, 6) as 6 − relu(6 − y) (as the ReLU layer's max_value): OpenCV 4.6 reads neither
+// Clip with min/max inputs (opset ≥ 11) nor Min with a constant; one rounding of 6 − y, |error| ≤ ulp(6).
+std::string onnx_relu6(OnnxGraph& g, const std::string& x, const std::string& h) {
+  const std::string y = g.add_node("Relu", {x}, {}, h + "/Relu");
+  const std::string six = g.add_scalar(h + "/six", 6.0f), minus = g.add_scalar(h + "/minus_one", -1.0f);
+  const std::string room = g.add_node("Add", {g.add_node("Mul", {y, minus}, {}, h + "/neg"), six}, {}, h + "/room");
+  const std::string cut = g.add_node("Mul", {g.add_node("Relu", {room}, {}, h + "/room_relu"), minus}, {}, h + "/cut");
+  return g.add_node("Add", {cut, six}, {}, h + "/relu6");
+}
+
+// 0.5·x·(1 + erf(x / √2)), Keras's gelu(approximate=False); ONNX has Gelu only from opset 20.
+std::string onnx_gelu(OnnxGraph& g, const std::string& x, const std::string& h) {
+  const std::string scaled =
+      g.add_node("Mul", {x, g.add_scalar(h + "/inv_sqrt2", 0.70710678118654752f)}, {}, h + "/scaled");
+  const std::string erf = g.add_node("Erf", {scaled}, {}, h + "/erf");
+  const std::string one = g.add_node("Add", {erf, g.add_scalar(h + "/one", 1.0f)}, {}, h + "/erf1");
+  const std::string half = g.add_node("Mul", {x, g.add_scalar(h + "/half", 0.5f)}, {}, h + "/half_x");
+  return g.add_node("Mul", {half, one}, {}, h + "/gelu");
+}
+
+// x · gate(x): silu (Sigmoid), hard_silu (HardSigmoid; HardSwish is opset 14's), mish (Tanh of Softplus).
+std::string onnx_gated(OnnxGraph& g, const std::string& x, const std::string& gate, const std::string& h) {
+  return g.add_node("Mul", {x, gate}, {}, h + "/gated");
+}
+
+// keras.activations.hard_sigmoid (Keras 3): relu6(x + 3) / 6 = max(0, min(1, x/6 + 1/2)).
+const std::vector<OnnxAttribute>& hard_sigmoid_attributes() {
+  static const std::vector<OnnxAttribute> a = {{"alpha", 1.0f / 6.0f}, {"beta", 0.5f}};
+  return a;
+}
+
+const std::map<std::string, ActivationWriter>& activation_writers() {
+  using G = OnnxGraph;
+  using S = std::string;
+  static const std::map<std::string, ActivationWriter> m = {
+      {"linear", [](G&, const S& x, const S&) { return x; }},
+      {"relu", [](G& g, const S& x, const S& h) { return onnx_op(g, "Relu", x, h); }},
+      {"relu6", onnx_relu6},
+      {"leaky_relu",
+       [](G& g, const S& x, const S& h) {
+         return onnx_op(g, "LeakyRelu", x, h, {{"alpha", 0.2f}});
+       }},
+      {"elu",
+       [](G& g, const S& x, const S& h) {
+         return onnx_op(g, "Elu", x, h, {{"alpha", 1.0f}});
+       }},
+      {"selu",
+       [](G& g, const S& x, const S& h) {
+         return onnx_op(g, "Selu", x, h, {{"alpha", 1.67326324235437728482f}, {"gamma", 1.05070098735548049342f}});
+       }},
+      {"gelu", onnx_gelu},
+      {"silu", [](G& g, const S& x, const S& h) { return onnx_gated(g, x, onnx_op(g, "Sigmoid", x, h), h); }},
+      {"hard_sigmoid",
+       [](G& g, const S& x, const S& h) { return onnx_op(g, "HardSigmoid", x, h, hard_sigmoid_attributes()); }},
+      {"hard_silu",
+       [](G& g, const S& x, const S& h) {
+         return onnx_gated(g, x, onnx_op(g, "HardSigmoid", x, h, hard_sigmoid_attributes()), h);
+       }},
+      {"sigmoid", [](G& g, const S& x, const S& h) { return onnx_op(g, "Sigmoid", x, h); }},
+      {"tanh", [](G& g, const S& x, const S& h) { return onnx_op(g, "Tanh", x, h); }},
+      {"softplus", [](G& g, const S& x, const S& h) { return onnx_op(g, "Softplus", x, h); }},
+      {"softsign", [](G& g, const S& x, const S& h) { return onnx_op(g, "Softsign", x, h); }},
+      {"mish", [](G& g, const S& x,
+                  const S& h) { return onnx_gated(g, x, onnx_op(g, "Tanh", onnx_op(g, "Softplus", x, h), h), h); }},
+      // torchfit's softmax/log_softmax over tensor dim 1 (activation_fn.cpp)
+      {"softmax",
+       [](G& g, const S& x, const S& h) {
+         return onnx_op(g, "Softmax", x, h, {{"axis", 1}});
+       }},
+      {"log_softmax",
+       [](G& g, const S& x, const S& h) {
+         return onnx_op(g, "LogSoftmax", x, h, {{"axis", 1}});
+       }},
+      {"exponential", [](G& g, const S& x, const S& h) { return onnx_op(g, "Exp", x, h); }},
+  };
+  return m;
+}
+
+// Keras's aliases (keras.activations.get: swish = silu, hard_swish = hard_silu).
+std::string canonical_activation(const std::string& name) {
+  if (name == "swish") return "silu";
+  if (name == "hard_swish") return "hard_silu";
+  return name;
+}
+
+}  // namespace
+
 std::string OnnxGraph::add_activation(const std::string& activation, const std::string& x,
                                       const std::string& name_hint) {
-  if (activation == "linear") return x;
-  static const std::map<std::string, std::string> ops = {
-      {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}, {"softmax", "Softmax"}, {"elu", "Elu"}};
-  if (activation == "gelu") {
-    // 0.5·x·(1 + erf(x / √2)), Keras's gelu(approximate=False); ONNX has Gelu only from opset 20.
-    const std::string scaled =
-        add_node("Mul", {x, add_scalar(name_hint + "/inv_sqrt2", 0.70710678118654752f)}, {}, name_hint + "/scaled");
-    const std::string erf = add_node("Erf", {scaled}, {}, name_hint + "/erf");
-    const std::string one = add_node("Add", {erf, add_scalar(name_hint + "/one", 1.0f)}, {}, name_hint + "/erf1");
-    const std::string half = add_node("Mul", {x, add_scalar(name_hint + "/half", 0.5f)}, {}, name_hint + "/half_x");
-    return add_node("Mul", {half, one}, {}, name_hint + "/gelu");
-  }
-  const auto it = ops.find(activation);
-  if (it == ops.end()) throw ConfigError("ONNX export: activation '" + activation + "' has no ONNX form here");
-  std::vector<OnnxAttribute> attributes;
-  if (activation == "softmax") attributes.emplace_back("axis", 1);  // torchfit's softmax(1) (activation_fn.cpp)
-  if (activation == "elu") attributes.emplace_back("alpha", 1.0f);
-  return add_node(it->second, {x}, attributes, name_hint + "/" + it->second);
+  const auto& writers = activation_writers();
+  const auto it = writers.find(canonical_activation(activation));
+  if (it == writers.end()) throw ConfigError("ONNX export: activation '" + activation + "' has no ONNX form here");
+  return it->second(*this, x, name_hint);
 }
 
 std::string OnnxGraph::model_bytes(const std::string& graph_name, const std::vector<OnnxTensorInfo>& inputs,

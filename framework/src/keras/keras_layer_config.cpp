@@ -91,6 +91,27 @@ void drop_if(Json& c, const char* key, const std::vector<Json>& harmless, const 
   c.erase(key);
 }
 
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// An `activation` argument: a name ("relu"), or Keras 3's (and tf.keras 2.13+'s) serialized function
+// {"module": "keras.activations", "class_name": "function", "config": "relu", "registered_name": …}, read
+// as its name (the layer then checks it). Errors: ConfigError naming the layer for another object (a
+// custom function, a layer as activation).
+Json activation_name(const Json& v, const std::string& who) {
+  if (!v.is_object()) return v;
+  const std::string module = v.contains("module") && v["module"].is_string() ? v["module"].get<std::string>() : "";
+  const bool keras_module =
+      module.empty() ||
+      ((starts_with(module, "keras") || starts_with(module, "tf_keras") || starts_with(module, "tensorflow.keras")) &&
+       ends_with(module, "activations"));
+  if (keras_module && v.contains("config") && v["config"].is_string() && v.value("class_name", Json()) == "function") {
+    return v["config"];
+  }
+  throw ConfigError(who + ": activation " + v.dump() +
+                    " is not supported (a keras.activations name or its serialized function; custom activations "
+                    "and layers as activations are not)");
+}
+
 // Class-specific Keras arguments torchfit's layer does not have: dropped when they do not change the
 // computation, refused when they do; Keras's other spellings read.
 void convert_class_args(const std::string& cls, Json& c, const std::string& who, bool channels_first) {
@@ -118,6 +139,12 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
     c["alpha"] = c["negative_slope"];
     c.erase("negative_slope");
   }
+  if (cls == "PReLU" && c.contains("shared_axes") && c["shared_axes"].is_number_integer()) {  // Keras: int → [int]
+    c["shared_axes"] = Json::array({c["shared_axes"]});
+  }
+  if (cls == "ThresholdedReLU" && c.contains("theta") && c["theta"].is_null()) {  // Keras 2.15 raises too
+    throw ConfigError(who + ": theta must be a number >= 0, got null");
+  }
   if (cls == "Flatten" && channels_first) c["element_order"] = "channels_first";  // Keras 1 "th": no transpose
   if (cls == "Reshape" && channels_first) {
     throw ConfigError(who + ": Reshape in a Keras 1 \"th\" (channels-first) model is not supported");
@@ -139,6 +166,7 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
     c.erase("dim_ordering");
   }
   convert_class_args(cls, c, who, channels_first);
+  if (c.contains("activation")) c["activation"] = activation_name(c["activation"], who);
   if (c.contains("nb_row") && c.contains("nb_col")) {
     c["kernel_size"] = Json::array({c["nb_row"], c["nb_col"]});
     c.erase("nb_row");

@@ -157,4 +157,70 @@ std::string ReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::strin
 TORCHFIT_REGISTER_LAYER(Softmax);
 TORCHFIT_REGISTER_LAYER(ELU);
 
+PReLUImpl::PReLUImpl(PReLUOptions opts) : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+}
+
+// Keras: param_shape = input_shape[1:] with param_shape[i - 1] = 1 for each shared axis i.
+Shape PReLUImpl::build_impl(const Shape& in) {
+  Shape keras_shape = in;
+  for (const int64_t a : options.shared_axes().value_or(Shape{})) {
+    if (a < 1 || a > static_cast<int64_t>(in.size())) {
+      throw ConfigError(describe() + ": shared_axes " + format_sizes(*options.shared_axes()) + ": " +
+                        std::to_string(a) + " is not an axis of the input " + format_shape(in) + " (Keras axes 1.." +
+                        std::to_string(in.size()) + ", batch excluded)");
+    }
+    keras_shape[static_cast<size_t>(a - 1)] = 1;
+  }
+  alpha = register_parameter("alpha", at::zeros(to_tensor_shape(keras_shape)));
+  return in;
+}
+
+// keras.layers.PReLU: relu(x) − alpha · relu(−x).
+at::Tensor PReLUImpl::forward(const at::Tensor& x) { return at::relu(x) - alpha * at::relu(-x); }
+
+nlohmann::json PReLUImpl::config() const { return base_config(options); }
+
+void PReLUImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  detail::expect_keras_weight_count(describe(), weights, 1);
+  detail::expect_keras_weight_dims(describe(), weights[0], alpha.dim(), "alpha");
+  const at::Tensor w = alpha.dim() == 3 ? weights[0].permute({2, 0, 1}) : weights[0];  // (H, W, C) → (C, H, W)
+  detail::assign_keras_weight(describe(), alpha, w, "alpha");
+}
+
+std::vector<at::Tensor> PReLUImpl::keras_weights_impl() const {
+  return {detail::keras_weight_copy(alpha.dim() == 3 ? alpha.permute({1, 2, 0}) : alpha)};
+}
+
+std::string PReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  // alpha (C, H, W) / (D) broadcasts (from the right) against (N, C, H, W) / (N, D).
+  return g.add_node("PRelu", {in[0], g.add_initializer(detail::onnx_name(*this, "alpha"), alpha)}, {},
+                    detail::onnx_name(*this, "PRelu"));
+}
+
+ThresholdedReLUImpl::ThresholdedReLUImpl(ThresholdedReLUOptions opts)
+    : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
+  set_declared_input_shape(options.input_shape());
+  if (!(options.theta() >= 0.0)) {
+    std::ostringstream os;
+    os << describe() << ": theta must be >= 0, got " << options.theta();
+    throw ConfigError(os.str());
+  }
+}
+
+// tf.keras 2: inputs · cast(inputs > theta).
+at::Tensor ThresholdedReLUImpl::forward(const at::Tensor& x) {
+  return x * at::gt(x, options.theta()).to(x.scalar_type());
+}
+
+nlohmann::json ThresholdedReLUImpl::config() const { return base_config(options); }
+
+std::string ThresholdedReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return g.add_node("ThresholdedRelu", {in[0]}, {{"alpha", options.theta()}},
+                    detail::onnx_name(*this, "ThresholdedRelu"));
+}
+
+TORCHFIT_REGISTER_LAYER(PReLU);
+TORCHFIT_REGISTER_LAYER(ThresholdedReLU);
+
 }  // namespace torchfit

@@ -16,7 +16,7 @@ namespace torchfit {
   X(MaxPooling2D) X(Permute) X(Reshape)                                                                      \
   X(Conv2DTranspose) X(SeparableConv2D)                                                               \
   X(Cropping2D) X(UpSampling2D) X(ZeroPadding2D)                                                      \
-  X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax)                                               \
+  X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax) X(PReLU) X(ThresholdedReLU)                    \
   X(GroupNormalization) X(RMSNormalization) X(UnitNormalization)                                      \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on

@@ -71,9 +71,9 @@ class OnnxGraph {
   std::string add_int64s(const std::string& name_hint, const std::vector<int64_t>& values);
   /// A float32 scalar constant, shape (1) (broadcasts as a scalar).
   std::string add_scalar(const std::string& name_hint, float value);
-  /// Appends Keras activation `activation` ("linear", "relu", "sigmoid", "tanh", "softmax" over tensor
-  /// axis 1, "elu", "gelu") applied to `x`; returns the output name ("linear": x itself).
-  /// Errors: ConfigError naming an activation it cannot write.
+  /// Appends Keras activation `activation` (every name of layers/activation_fn.h; softmax and log_softmax
+  /// over tensor axis 1) applied to `x`, in operators of opsets 13..17; returns the output name ("linear":
+  /// x itself). Errors: ConfigError naming an activation it cannot write.
   std::string add_activation(const std::string& activation, const std::string& x, const std::string& name_hint);
 
   /// A name not used yet, from `hint` ("conv2d", "conv2d_1", …).

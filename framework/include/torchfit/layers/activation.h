@@ -13,7 +13,7 @@ struct ActivationOptions : LayerOptions<ActivationOptions> {
   explicit ActivationOptions(std::string activation) : activation_(std::move(activation)) {}
   /// For the registry only (layer_args.h): leaves activation unset, to be read from a config.
   explicit ActivationOptions(FromConfig) {}
-  /// A name from activation_names(): linear, relu, sigmoid, tanh, softmax, elu, gelu.
+  /// A name from activation_names() (layers/activation_fn.h: relu, gelu, silu, softmax, …).
   TORCH_ARG(std::string, activation);
 
  public:
@@ -24,10 +24,11 @@ struct ActivationOptions : LayerOptions<ActivationOptions> {
   }
 };
 
-/// Applies relu | sigmoid | tanh | softmax | elu | gelu | linear element-wise (softmax over the
-/// channel/feature axis, tensor dim 1; elu alpha 1.0; gelu exact 0.5·x·(1 + erf(x/√2)), Keras
-/// approximate=False). Input (N, C, H, W) [Keras (H, W, C)] or (N, D); output shape = input shape; no
-/// parameters. Errors: ConfigError for an unknown name.
+/// Applies a named activation, Keras 3's definitions (layers/activation_fn.h: relu, relu6, leaky_relu, elu,
+/// selu, gelu, silu/swish, hard_sigmoid, hard_silu/hard_swish, sigmoid, tanh, softplus, softsign, mish,
+/// softmax, log_softmax, exponential, linear); softmax and log_softmax over the channel/feature axis
+/// (Keras axis −1, tensor dim 1 of an image). Input (N, C, H, W) [Keras (H, W, C)] or (N, D); output shape
+/// = input shape; no parameters. Errors: ConfigError for an unknown name, listing the known ones.
 class ActivationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Activation);
 

@@ -1,7 +1,8 @@
 #pragma once
 /// @file advanced_activations.h
 /// The activation layers with arguments, as Keras's advanced_activations: LeakyReLU, ELU (alpha), ReLU
-/// (max_value, negative_slope, threshold) and Softmax (axis).
+/// (max_value, negative_slope, threshold), Softmax (axis), PReLU (a learned alpha, shared_axes) and
+/// ThresholdedReLU (theta).
 /// (GELU is the activation name "gelu": Activation("gelu") or `.activation("gelu")` on Dense/Conv2D.)
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
@@ -154,5 +155,77 @@ class SoftmaxImpl : public Layer {
   std::vector<int64_t> tensor_axes_{1};
 };
 TORCH_MODULE(Softmax);
+
+/// Options of PReLU, with Keras's defaults (one alpha per input element, initialised to zeros).
+struct PReLUOptions : LayerOptions<PReLUOptions> {
+  /// Keras's per-sample axes (1-based, batch excluded: (H, W, C) = 1, 2, 3) along which alpha is shared,
+  /// i.e. has size 1: {1, 2} on an image gives one alpha per channel. Unset (Keras's None, default): none.
+  TORCH_ARG(std::optional<Shape>, shared_axes) = std::nullopt;
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("shared_axes", shared_axes());
+  }
+};
+
+/// Parametric ReLU, as keras.layers.PReLU: f(x) = max(x, 0) + alpha · min(x, 0), alpha learned. Any input
+/// shape; output the same. Parameter `alpha` (zeros, Keras's alpha_initializer default), of the per-sample
+/// input shape with the shared axes set to 1 — Keras (H, W, C) order in the Keras weights, held in
+/// torchfit's (C, H, W) order for images so that it broadcasts against (N, C, H, W); (D) for vectors.
+/// Errors: ConfigError naming the layer for a shared axis outside 1..rank of the input (build).
+class PReLUImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(PReLU);
+
+ public:
+  /// ONNX: PRelu with alpha shaped to broadcast against the input (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  explicit PReLUImpl(PReLUOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  PReLUOptions options;
+  /// The slopes, in torchfit's order ((C, H, W) for an image); undefined before build.
+  at::Tensor alpha;
+
+ protected:
+  /// Keras weights: alpha, in Keras's order ((H, W, C) for an image, shared axes of size 1).
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(PReLU);
+
+/// Options of ThresholdedReLU. Keras default theta 1.0.
+struct ThresholdedReLUOptions : LayerOptions<ThresholdedReLUOptions> {
+  /// Inputs above it pass (≥ 0). Default 1.0.
+  TORCH_ARG(double, theta) = 1.0;
+
+ public:
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
+  template <typename Args>
+  void args(Args& a) {
+    a("theta", theta());
+  }
+};
+
+/// tf.keras 2's ThresholdedReLU (Keras 3 has none; its ReLU(threshold=θ) differs below θ only by the
+/// slope, which is 0 here): f(x) = x for x > theta, 0 otherwise (as Keras's `x · (x > theta)`). Any input
+/// shape; output the same. No parameters. Errors: ConfigError for theta < 0 (as Keras 2.15).
+class ThresholdedReLUImpl : public Layer {
+  TORCHFIT_LAYER_CLASS(ThresholdedReLU);
+
+ public:
+  /// ONNX: ThresholdedRelu (its source file writes it).
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  explicit ThresholdedReLUImpl(ThresholdedReLUOptions options = {});
+  at::Tensor forward(const at::Tensor& x) override;
+  nlohmann::json config() const override;
+  ThresholdedReLUOptions options;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override { return input_shape; }
+};
+TORCH_MODULE(ThresholdedReLU);
 
 }  // namespace torchfit

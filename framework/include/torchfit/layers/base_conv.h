@@ -31,7 +31,7 @@ struct ConvOptions : LayerOptions<Derived> {
   TORCHFIT_ARG(Derived, std::string, padding) = "valid";
   /// Dilation rate (rows, cols). Default 1.
   TORCHFIT_ARG(Derived, torch::ExpandingArray<2>, dilation_rate) = 1;
-  /// A name from activation_names(): relu, sigmoid, tanh, softmax, elu, gelu, linear (default linear).
+  /// A name from activation_names() (layers/activation_fn.h: relu, gelu, silu, softmax, …; default linear).
   TORCHFIT_ARG(Derived, std::string, activation) = "linear";
   /// Add a bias per output channel (default true; zero-initialised).
   TORCHFIT_ARG(Derived, bool, use_bias) = true;

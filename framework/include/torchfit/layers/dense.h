@@ -15,7 +15,7 @@ struct DenseOptions : LayerOptions<DenseOptions> {
   explicit DenseOptions(FromConfig) : units_(0) {}
   /// Output features (> 0).
   TORCH_ARG(int64_t, units);
-  /// A name from activation_names(): relu, sigmoid, tanh, softmax, elu, gelu, linear (default linear).
+  /// A name from activation_names() (layers/activation_fn.h: relu, gelu, silu, softmax, …; default linear).
   TORCH_ARG(std::string, activation) = "linear";
   /// Add a bias (default true; zero-initialised).
   TORCH_ARG(bool, use_bias) = true;
