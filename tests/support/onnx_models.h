@@ -25,7 +25,9 @@
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/noise.h>
 #include <torchfit/layers/permute.h>
+#include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/rms_normalization.h>
@@ -146,6 +148,24 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = GroupNormalization(GroupNormalizationOptions().groups(2).center(false))->call(x);
       x = UnitNormalization()->call(x);
       return RMSNormalization(RMSNormalizationOptions().axis(KerasAxes({1, 2})))->call(x);
+    });
+  };
+  m["noise_identity"] = [] {  // training-only noise layers pass through at inference
+    return image_model("noise_identity", {4, 5, 3}, [](KerasTensor x) {
+      x = GaussianNoise(GaussianNoiseOptions(0.5))->call(x);
+      x = SpatialDropout2D(NoiseDropoutOptions(0.3))->call(x);
+      x = Identity()->call(x);
+      x = Flatten()->call(x);
+      x = GaussianDropout(NoiseDropoutOptions(0.2))->call(x);
+      return AlphaDropout(NoiseDropoutOptions(0.1))->call(x);
+    });
+  };
+  m["repeat_vector"] = [] {  // (D) → (n, D), then a sequence's layers
+    return image_model("repeat_vector", {6}, [](KerasTensor x) {
+      x = RepeatVector(RepeatVectorOptions(3))->call(x);
+      x = SpatialDropout1D(NoiseDropoutOptions(0.5))->call(x);
+      x = Dense(DenseOptions(4).activation("tanh"))->call(x);
+      return Flatten()->call(x);
     });
   };
   m["dense_channels"] = [] {  // Dense over an image's channels (Keras 3, any rank): ConvNeXt's pointwise layers

@@ -51,8 +51,10 @@
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/noise.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/registry.h>
+#include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/rms_normalization.h>

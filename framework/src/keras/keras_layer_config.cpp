@@ -192,7 +192,7 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
     }
     c.erase("data_format");
   }
-  if (c.contains("groups")) {
+  if (c.contains("groups") && cls != "GroupNormalization") {  // a convolution's grouped channels
     if (c["groups"] != 1) throw ConfigError(who + ": groups " + c["groups"].dump() + " is not supported (1)");
     c.erase("groups");
   }

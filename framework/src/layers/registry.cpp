@@ -18,6 +18,8 @@ namespace torchfit {
   X(Cropping2D) X(UpSampling2D) X(ZeroPadding2D)                                                      \
   X(LayerNormalization) X(ReLU) X(Rescaling) X(Softmax) X(PReLU) X(ThresholdedReLU)                    \
   X(GroupNormalization) X(RMSNormalization) X(UnitNormalization)                                      \
+  X(GaussianNoise) X(GaussianDropout) X(AlphaDropout) X(SpatialDropout1D) X(SpatialDropout2D)         \
+  X(RepeatVector) X(Identity)                                                                         \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
