@@ -1,4 +1,4 @@
-// GlobalAveragePooling2D and GlobalMaxPooling2D: known values, conformance, names, errors.
+// GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D: known values, keepdims, conformance, names, errors.
 #include <gtest/gtest.h>
 
 #include <torchfit/layers/global_pooling2d.h>
@@ -26,4 +26,28 @@ TEST(GlobalPooling2D, ConformanceNamesAndErrors) {
   EXPECT_EQ(keras_snake_case("GlobalMaxPooling2D"), "global_max_pooling2d");
   Sequential m;
   EXPECT_THROW(m->add(GlobalAveragePooling2D(GlobalPooling2DOptions().input_shape(Shape{7}))), ConfigError);
+}
+
+// Keras's keepdims and the 1-D layers, against the definition written out (mean / max over the pooled axes).
+TEST(GlobalPooling, KeepdimsAndSequences) {
+  const at::Tensor image = at::randn({2, 3, 4, 5});
+  GlobalAveragePooling2D avg(GlobalPoolingOptions().keepdims(true));
+  avg->build({4, 5, 3});
+  EXPECT_EQ(avg->output_shape(), (Shape{1, 1, 3}));
+  EXPECT_TRUE(at::allclose(avg->forward(image), image.mean({2, 3}, true)));
+  const at::Tensor seq = at::randn({2, 6, 3});  // Keras (steps, C), held in Keras's order
+  GlobalMaxPooling1D max1;
+  max1->build({6, 3});
+  EXPECT_EQ(max1->output_shape(), (Shape{3}));
+  EXPECT_TRUE(at::equal(max1->forward(seq), std::get<0>(seq.max(1))));
+  GlobalAveragePooling1D avg1(GlobalPoolingOptions().keepdims(true));
+  avg1->build({6, 3});
+  EXPECT_EQ(avg1->output_shape(), (Shape{1, 3}));
+  EXPECT_TRUE(at::allclose(avg1->forward(seq), seq.sum(1, true) / 6.0));
+  torchfit::testing::expect_layer_conformance(GlobalAveragePooling1D().ptr(),
+                                              torchfit::testing::LayerConformance({6, 3}, {3}));
+  torchfit::testing::expect_layer_conformance(GlobalMaxPooling2D(GlobalPoolingOptions().keepdims(true)).ptr(),
+                                              torchfit::testing::LayerConformance({4, 5, 3}, {1, 1, 3}));
+  EXPECT_THROW(GlobalMaxPooling1D()->build({4, 5, 3}), ConfigError);
+  EXPECT_THROW(GlobalAveragePooling2D()->build({6, 3}), ConfigError);
 }

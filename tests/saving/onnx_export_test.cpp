@@ -32,6 +32,7 @@ namespace {
 // ReLU with a threshold: its mask x > threshold (Greater, Cast) fails in 4.6's forward.
 // GroupNormalization: 4.6 cannot permute the grouped (N, groups, −1) tensor back; RMSNormalization and
 // UnitNormalization: the same broadcasting as LayerNormalization's (Div by the per-sample norm).
+// GlobalAveragePooling1D: 4.6 cannot permute the (N, steps, C) of its ReduceMean over the steps.
 // PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): 4.6 reads
 // PRelu's slope as one value per channel (its ChannelsPReLU) and gives wrong values without an error.
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
@@ -41,7 +42,9 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "relu_threshold",
                                                "group_unit_rms_normalization",
                                                "normalization_sequence",
-                                               "prelu_full"};
+                                               "prelu_full",
+                                               "global_pooling1d_keepdims",
+                                               "global_pooling_keepdims_1d"};
   return models.count(model) > 0;
 }
 

@@ -207,6 +207,7 @@ OPS = {
     "Cast": lambda x, to, **_: x.astype(np.float64 if to == onnx.TensorProto.FLOAT else np.int64),
     "Identity": lambda x, **_: x,
     "ReduceMean": lambda x, axes, keepdims=1, **_: x.mean(axis=tuple(axes), keepdims=bool(keepdims)),
+    "ReduceMax": lambda x, axes, keepdims=1, **_: x.max(axis=tuple(axes), keepdims=bool(keepdims)),
     "LayerNormalization": layer_norm,
 }
 

@@ -168,6 +168,21 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Flatten()->call(x);
     });
   };
+  m["global_pooling_keepdims_1d"] = [] {  // keepdims on images, and the 1-D layers on a sequence
+    return image_model("global_pooling_keepdims_1d", {4, 5, 3}, [](KerasTensor x) {
+      KerasTensor a = GlobalAveragePooling2D(GlobalPoolingOptions().keepdims(true))->call(x);
+      KerasTensor b = GlobalMaxPooling2D(GlobalPoolingOptions().keepdims(true))->call(x);
+      x = Flatten()->call(Concatenate()->call({a, b}));
+      x = RepeatVector(RepeatVectorOptions(4))->call(x);
+      KerasTensor m = GlobalMaxPooling1D()->call(Dense(DenseOptions(3).activation("tanh"))->call(x));
+      return Concatenate()->call({m, GlobalAveragePooling1D()->call(x)});
+    });
+  };
+  m["global_pooling1d_keepdims"] = [] {
+    return image_model("global_pooling1d_keepdims", {5, 3}, [](KerasTensor x) {
+      return GlobalAveragePooling1D(GlobalPoolingOptions().keepdims(true))->call(x);
+    });
+  };
   m["dense_channels"] = [] {  // Dense over an image's channels (Keras 3, any rank): ConvNeXt's pointwise layers
     return image_model("dense_channels", {3, 4, 5}, [](KerasTensor x) {
       x = Dense(DenseOptions(6).activation("relu"))->call(x);

@@ -132,9 +132,6 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
     drop_if(c, "virtual_batch_size", {}, who, "ghost batch normalisation");
     drop_if(c, "adjustment", {}, who, "a custom adjustment");
   }
-  if (cls == "GlobalAveragePooling2D" || cls == "GlobalMaxPooling2D") {
-    drop_if(c, "keepdims", {false}, who, "the output is (C); keepdims false");
-  }
   if (cls == "LeakyReLU" && c.contains("negative_slope")) {  // Keras 3's name of alpha
     c["alpha"] = c["negative_slope"];
     c.erase("negative_slope");

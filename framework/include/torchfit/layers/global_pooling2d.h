@@ -1,6 +1,6 @@
 #pragma once
 /// @file global_pooling2d.h
-/// GlobalAveragePooling2D and GlobalMaxPooling2D — as the keras.layers classes of the same names.
+/// GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D — as the keras.layers classes of the same names.
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
@@ -8,48 +8,71 @@
 
 namespace torchfit {
 
-/// Options shared by the global pooling layers.
-struct GlobalPooling2DOptions : LayerOptions<GlobalPooling2DOptions> {
+/// Options shared by the global pooling layers, with Keras's default.
+struct GlobalPoolingOptions : LayerOptions<GlobalPoolingOptions> {
+  /// Keep the pooled axes with size 1 (Keras `keepdims`): an image gives (1, 1, C), a sequence (1, C).
+  /// Default false: (C).
+  TORCH_ARG(bool, keepdims) = false;
+
  public:
-  /// No arguments beyond name and input_shape (layer_args.h): config() writes them, the registry reads them.
+  /// The Keras arguments, each listed once (layer_args.h): config() writes them, the registry reads them.
   template <typename Args>
-  void args(Args&) {}
+  void args(Args& a) {
+    a("keepdims", keepdims());
+  }
 };
+/// The name the 2-D layers' options had before the 1-D ones joined them.
+using GlobalPooling2DOptions = GlobalPoolingOptions;
 
-/// Mean over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
-/// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
-class GlobalAveragePooling2DImpl : public Layer {
-  TORCHFIT_LAYER_CLASS(GlobalAveragePooling2D);
-
+/// The global pooling family: the mean or maximum of each channel over every position — the pixels of an
+/// image (Keras (H, W, C), held (N, C, H, W)) or the steps of a sequence (Keras (steps, C), held
+/// (N, steps, C)) — giving (N, C) [Keras (C)], or with keepdims (N, C, 1, 1) [(1, 1, C)] / (N, 1, C) [(1, C)].
+/// No parameters. Errors: ConfigError naming the layer for an input of another rank.
+class GlobalPooling : public Layer {
  public:
-  /// ONNX: GlobalAveragePool → Flatten (its source file writes it).
+  /// ONNX: images GlobalAveragePool / GlobalMaxPool (→ Flatten without keepdims); sequences ReduceMean /
+  /// ReduceMax over the steps (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
-  explicit GlobalAveragePooling2DImpl(GlobalPooling2DOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
-  nlohmann::json config() const override;
-  GlobalPooling2DOptions options;
+  nlohmann::json config() const override { return base_config(options); }
+  GlobalPoolingOptions options;
 
  protected:
+  /// `spatial_rank` 1 (sequences) or 2 (images); `max`: the maximum, else the mean.
+  GlobalPooling(const char* class_name, GlobalPoolingOptions options, int spatial_rank, bool max);
   Shape build_impl(const Shape& input_shape) override;
+
+ private:
+  int spatial_rank_;
+  bool max_;
+};
+
+/// Mean over all pixels of each channel (see GlobalPooling).
+class GlobalAveragePooling2DImpl : public GlobalPooling {
+  TORCHFIT_LAYER_CLASS(GlobalAveragePooling2D);
+  explicit GlobalAveragePooling2DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 2, false) {}
 };
 TORCH_MODULE(GlobalAveragePooling2D);
 
-/// Maximum over all pixels of each channel: (N, C, H, W) [Keras (H, W, C)] → (N, C) [Keras (C)].
-/// No parameters (Keras keepdims=False). Errors: ConfigError for a non-3-D input.
-class GlobalMaxPooling2DImpl : public Layer {
+/// Maximum over all pixels of each channel (see GlobalPooling).
+class GlobalMaxPooling2DImpl : public GlobalPooling {
   TORCHFIT_LAYER_CLASS(GlobalMaxPooling2D);
-
- public:
-  /// ONNX: GlobalMaxPool → Flatten (its source file writes it).
-  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
-  explicit GlobalMaxPooling2DImpl(GlobalPooling2DOptions options = {});
-  at::Tensor forward(const at::Tensor& x) override;
-  nlohmann::json config() const override;
-  GlobalPooling2DOptions options;
-
- protected:
-  Shape build_impl(const Shape& input_shape) override;
+  explicit GlobalMaxPooling2DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 2, true) {}
 };
 TORCH_MODULE(GlobalMaxPooling2D);
+
+/// Mean over all steps of each channel of a sequence (see GlobalPooling).
+class GlobalAveragePooling1DImpl : public GlobalPooling {
+  TORCHFIT_LAYER_CLASS(GlobalAveragePooling1D);
+  explicit GlobalAveragePooling1DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 1, false) {}
+};
+TORCH_MODULE(GlobalAveragePooling1D);
+
+/// Maximum over all steps of each channel of a sequence (see GlobalPooling).
+class GlobalMaxPooling1DImpl : public GlobalPooling {
+  TORCHFIT_LAYER_CLASS(GlobalMaxPooling1D);
+  explicit GlobalMaxPooling1DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 1, true) {}
+};
+TORCH_MODULE(GlobalMaxPooling1D);
 
 }  // namespace torchfit
