@@ -1,22 +1,17 @@
 #include <torchfit/layers/group_normalization.h>
 
-#include <sstream>
-
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/shape.h>
 
 #include "layers/layer_export.h"
+#include "layers/normalized_axes.h"
 
 namespace torchfit {
 
 GroupNormalizationImpl::GroupNormalizationImpl(GroupNormalizationOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  if (!(options.epsilon() > 0.0)) {
-    std::ostringstream os;
-    os << describe() << ": epsilon must be > 0, got " << options.epsilon();
-    throw ConfigError(os.str());
-  }
+  detail::check_epsilon(describe(), options.epsilon());
   if (options.groups() == 0 || options.groups() < -1) {
     throw ConfigError(describe() + ": groups must be >= 1 (or -1: one group per channel), got " +
                       std::to_string(options.groups()));
@@ -57,17 +52,11 @@ at::Tensor GroupNormalizationImpl::forward(const at::Tensor& input) {
 }
 
 void GroupNormalizationImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, (gamma.defined() ? 1 : 0) + (beta.defined() ? 1 : 0));
-  size_t i = 0;
-  if (gamma.defined()) detail::assign_keras_weight(describe(), gamma, weights[i++], "gamma");
-  if (beta.defined()) detail::assign_keras_weight(describe(), beta, weights[i], "beta");
+  detail::set_gamma_and_beta(describe(), gamma, beta, weights);
 }
 
 std::vector<at::Tensor> GroupNormalizationImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> out;
-  if (gamma.defined()) out.push_back(detail::keras_weight_copy(gamma));
-  if (beta.defined()) out.push_back(detail::keras_weight_copy(beta));
-  return out;
+  return detail::gamma_and_beta_to_keras(gamma, beta);
 }
 
 namespace {

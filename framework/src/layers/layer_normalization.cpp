@@ -1,7 +1,6 @@
 #include <torchfit/layers/layer_normalization.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include <torchfit/layers/registry.h>
 
@@ -13,11 +12,7 @@ namespace torchfit {
 LayerNormalizationImpl::LayerNormalizationImpl(LayerNormalizationOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  if (!(options.epsilon() > 0.0)) {
-    std::ostringstream os;
-    os << describe() << ": epsilon must be > 0, got " << options.epsilon();
-    throw ConfigError(os.str());
-  }
+  detail::check_epsilon(describe(), options.epsilon());
   if (options.axis().axes.empty()) throw ConfigError(describe() + ": axis must name at least one axis");
 }
 
@@ -44,17 +39,11 @@ at::Tensor LayerNormalizationImpl::forward(const at::Tensor& input) {
 
 // Keras: gamma (when scale), beta (when center), shaped as the normalized axes, as torchfit holds them.
 void LayerNormalizationImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, (gamma.defined() ? 1 : 0) + (beta.defined() ? 1 : 0));
-  size_t i = 0;
-  if (gamma.defined()) detail::assign_keras_weight(describe(), gamma, weights[i++], "gamma");
-  if (beta.defined()) detail::assign_keras_weight(describe(), beta, weights[i], "beta");
+  detail::set_gamma_and_beta(describe(), gamma, beta, weights);
 }
 
 std::vector<at::Tensor> LayerNormalizationImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> out;
-  if (gamma.defined()) out.push_back(detail::keras_weight_copy(gamma));
-  if (beta.defined()) out.push_back(detail::keras_weight_copy(beta));
-  return out;
+  return detail::gamma_and_beta_to_keras(gamma, beta);
 }
 
 namespace {

@@ -1,12 +1,35 @@
 #include "layers/normalized_axes.h"
 
 #include <algorithm>
+#include <sstream>
 
 #include <torchfit/layers/shape.h>
 
 #include "layers/layer_export.h"
 
 namespace torchfit::detail {
+
+void check_epsilon(const std::string& who, double epsilon) {
+  if (epsilon > 0.0) return;
+  std::ostringstream os;
+  os << who << ": epsilon must be > 0, got " << epsilon;
+  throw ConfigError(os.str());
+}
+
+void set_gamma_and_beta(const std::string& who, at::Tensor& gamma, at::Tensor& beta,
+                        const std::vector<at::Tensor>& weights) {
+  expect_keras_weight_count(who, weights, (gamma.defined() ? 1 : 0) + (beta.defined() ? 1 : 0));
+  size_t i = 0;
+  if (gamma.defined()) assign_keras_weight(who, gamma, weights[i++], "gamma");
+  if (beta.defined()) assign_keras_weight(who, beta, weights[i], "beta");
+}
+
+std::vector<at::Tensor> gamma_and_beta_to_keras(const at::Tensor& gamma, const at::Tensor& beta) {
+  std::vector<at::Tensor> out;
+  if (gamma.defined()) out.push_back(keras_weight_copy(gamma));
+  if (beta.defined()) out.push_back(keras_weight_copy(beta));
+  return out;
+}
 
 NormalizedAxes normalized_axes(const std::string& who, const KerasAxes& axis, const Shape& in) {
   NormalizedAxes n;

@@ -11,6 +11,15 @@
 
 namespace torchfit::detail {
 
+/// ConfigError "<who>: epsilon must be > 0, got E" unless epsilon > 0.
+void check_epsilon(const std::string& who, double epsilon);
+
+/// Keras's [gamma (when defined), beta (when defined)] copied into them (count and shapes checked).
+void set_gamma_and_beta(const std::string& who, at::Tensor& gamma, at::Tensor& beta,
+                        const std::vector<at::Tensor>& weights);
+/// [gamma, beta], each when defined, as Keras gives them back.
+std::vector<at::Tensor> gamma_and_beta_to_keras(const at::Tensor& gamma, const at::Tensor& beta);
+
 /// A Keras `axis` argument resolved against the per-sample Keras shape `in`.
 struct NormalizedAxes {
   std::vector<int64_t> keras;        ///< Keras axes (batch = 0), sorted

@@ -1,7 +1,6 @@
 #include <torchfit/layers/rms_normalization.h>
 
 #include <algorithm>
-#include <sstream>
 
 #include <torchfit/layers/registry.h>
 
@@ -13,11 +12,7 @@ namespace torchfit {
 RMSNormalizationImpl::RMSNormalizationImpl(RMSNormalizationOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  if (!(options.epsilon() > 0.0)) {
-    std::ostringstream os;
-    os << describe() << ": epsilon must be > 0, got " << options.epsilon();
-    throw ConfigError(os.str());
-  }
+  detail::check_epsilon(describe(), options.epsilon());
   if (options.axis().axes.empty()) throw ConfigError(describe() + ": axis must name at least one axis");
 }
 
