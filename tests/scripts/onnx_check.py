@@ -197,6 +197,7 @@ OPS = {
     "Max": fold(np.maximum), "Min": fold(np.minimum),
     "Concat": lambda *xs, axis, **_: np.concatenate(xs, axis=axis),
     "Unsqueeze": lambda x, axes, **_: np.expand_dims(x, tuple(int(a) for a in axes)),
+    "Squeeze": lambda x, axes, **_: np.squeeze(x, tuple(int(a) for a in axes)),
     "Pad": lambda x, pads, value=None, mode=b"constant", **_:
         np.pad(x, [(int(pads[i]), int(pads[i + x.ndim])) for i in range(x.ndim)],
                constant_values=0.0 if value is None else float(value)),

@@ -12,6 +12,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/conv2d_transpose.h>
 #include <torchfit/layers/cropping2d.h>
@@ -181,6 +182,14 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["global_pooling1d_keepdims"] = [] {
     return image_model("global_pooling1d_keepdims", {5, 3}, [](KerasTensor x) {
       return GlobalAveragePooling1D(GlobalPoolingOptions().keepdims(true))->call(x);
+    });
+  };
+  m["conv1d"] = [] {  // a 1-D CNN over a sequence: same (odd step at the end), strided valid, causal dilated
+    return image_model("conv1d", {9, 3}, [](KerasTensor x) {
+      x = Conv1D(Conv1DOptions(4, 4).padding("same").activation("relu"))->call(x);
+      x = Conv1D(Conv1DOptions(5, 3).strides(2))->call(x);
+      x = Conv1D(Conv1DOptions(2, 2).padding("causal").dilation_rate(2).use_bias(false).activation("tanh"))->call(x);
+      return Flatten()->call(x);
     });
   };
   m["dense_channels"] = [] {  // Dense over an image's channels (Keras 3, any rank): ConvNeXt's pointwise layers

@@ -33,6 +33,7 @@
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_pooling.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/conv2d_transpose.h>
 #include <torchfit/layers/cropping2d.h>

@@ -18,6 +18,8 @@ Sources of each rule:
   bilinear uses half_pixel_centers: src = (dst + 0.5) / scale - 0.5, lower = max(floor(src), 0),
   upper = min(ceil(src), in - 1), weight = src - floor(src).
 - ReLU: keras backend.relu (the formula of tf.keras 2.x and Keras 3's ReLU.static_call).
+- Conv1D: TensorFlow's conv1d is conv2d over a (N, 1, steps, C) image with a (1, k, C, F) kernel; "causal"
+  pads (k - 1) * dilation zeros before the steps, then "valid" (keras.layers.Conv1D).
 - Dense: Keras 3's Dense.call, ops.matmul(inputs, kernel) + bias over the LAST axis of any rank.
 - UnitNormalization (Keras 3): x * rsqrt(max(sum(x^2 over axis), 1e-12)).
 - RMSNormalization (Keras 3, ops.rms_normalization): x * rsqrt(mean(x^2 over axis) + epsilon) * scale.
@@ -210,6 +212,15 @@ def run(req):
         axes = tuple(keras_axes(req["axis"], xk.ndim))
         e = np.exp(xk - xk.max(axis=axes, keepdims=True))
         y = e / e.sum(axis=axes, keepdims=True)
+    elif op == "conv1d":  # x (N, steps, C) in Keras's order, kernel (k, C, F)
+        k = tensor(req["kernel"])
+        d = req["dilation_rate"]
+        seq = xk
+        padding = req["padding"]
+        if padding == "causal":
+            seq = np.pad(seq, ((0, 0), ((k.shape[0] - 1) * d, 0), (0, 0)))
+            padding = "valid"
+        y = conv2d(seq[:, None], k[None], [1, req["strides"]], [1, d], padding)[:, 0]
     elif op == "dense":  # kernel (D, units), Keras layout; bias added below
         y = np.matmul(xk, tensor(req["kernel"]))
     elif op == "unit_normalization":

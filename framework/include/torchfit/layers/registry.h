@@ -51,6 +51,15 @@ class LayerConfigReader {
     }
     throw ConfigError(who() + ": field '" + field + "' must be an integer or a pair of integers, got " + v.dump());
   }
+  /// An int or an [int] (a 1-D kernel size, stride or dilation, as Keras writes (3,)); `fallback` when absent.
+  torch::ExpandingArray<1> single(const std::string& field, torch::ExpandingArray<1> fallback) {
+    seen_.insert(field);
+    if (!config_.contains(field) || config_[field].is_null()) return fallback;
+    const auto& v = config_[field];
+    if (v.is_number_integer()) return torch::ExpandingArray<1>(v.get<int64_t>());
+    if (v.is_array() && v.size() == 1 && v[0].is_number_integer()) return torch::ExpandingArray<1>(v[0].get<int64_t>());
+    throw ConfigError(who() + ": field '" + field + "' must be an integer or a list of one integer, got " + v.dump());
+  }
   /// Whether the field is present and not null (marks it as known).
   bool has(const std::string& field) {
     seen_.insert(field);
@@ -132,6 +141,9 @@ class LayerArgReader {
     if constexpr (std::is_same_v<T, torch::ExpandingArray<2>>) {
       reader_.require(key);
       return reader_.pair(key, 0);  // null → 0, refused by the layer's constructor
+    } else if constexpr (std::is_same_v<T, torch::ExpandingArray<1>>) {
+      reader_.require(key);
+      return reader_.single(key, 0);
     } else {
       return reader_.required<T>(key);
     }
