@@ -50,10 +50,18 @@ grep -q '"model_config": "small.json"' run/run.json || fail "run.json lacks mode
 expect_exit 0 "Total params: 78,666" "$BIN/train_cnn" --data data10 --target-size 32 --model-config resnet8.json --dry-run
 grep -q "Non-trainable params: 480" out || { cat out; fail "ResNet-8: BN statistics not 480"; }
 grep -q "Connected to" out || { cat out; fail "ResNet-8: no functional summary"; }
-for config in resnet8.json mobilenetv2_tiny.json; do
+# convnext_block.json: DepthwiseConv2D 7x7, LayerNormalization, Dense over the channels, residual Add;
+# conv1d_rows.json: each image row a step of a 1-D CNN (Reshape to (28, 84), Conv1D, GroupNormalization).
+expect_exit 0 "Total params: 22,058" "$BIN/train_cnn" --data data10 --target-size 32 --model-config convnext_block.json \
+  --dry-run
+expect_exit 0 "Total params: 33,482" "$BIN/train_cnn" --data data10 --target-size 28 --model-config conv1d_rows.json \
+  --dry-run
+for config in resnet8.json:32 mobilenetv2_tiny.json:32 convnext_block.json:32 conv1d_rows.json:28; do
+  size=${config#*:}
+  config=${config%:*}
   [ -f "$BIN/$config" ] || fail "$config was not copied next to train_cnn"
   "$BIN/train_cnn" --data data --model-config "$config" --epochs 1 --steps-per-epoch 2 --batch-size 8 \
-    --target-size 32 --validation-steps 1 --run-dir "run-$config" --seed 1 >train.log 2>&1 \
+    --target-size "$size" --validation-steps 1 --run-dir "run-$config" --seed 1 >train.log 2>&1 \
     || { cat train.log; fail "$config did not train"; }
   grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
 done
