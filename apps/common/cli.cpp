@@ -70,6 +70,31 @@ CLI::Validator positive_finite() {
   });
 }
 
+CLI::Validator positive_fraction() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        const std::string bad = "must be a finite number > 0 (or a fraction such as 1/255), got " + s;
+        const size_t slash = s.find('/');
+        std::vector<std::string> parts = {s.substr(0, slash)};
+        if (slash != std::string::npos) parts.push_back(s.substr(slash + 1));
+        double value = 1.0;
+        for (size_t i = 0; i < parts.size(); ++i) {
+          char* end = nullptr;
+          errno = 0;
+          const double v = std::strtod(parts[i].c_str(), &end);
+          if (parts[i].empty() || *end != '\0' || errno == ERANGE || !std::isfinite(v) || !(v > 0)) return bad;
+          value = i == 0 ? v : value / v;
+        }
+        if (!(value > 0) || !std::isfinite(value)) return bad;
+        std::ostringstream os;
+        os.precision(17);
+        os << value;
+        s = os.str();
+        return "";
+      },
+      "NUMBER > 0");
+}
+
 CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& s) -> std::string {

@@ -33,6 +33,9 @@ inline CLI::Range int_range(long long lo, long long hi = INT_MAX) { return CLI::
 
 /// A finite number > 0 (CLI11's PositiveNumber accepts inf and prints the whole double range).
 CLI::Validator positive_finite();
+/// A finite number > 0 written as a decimal or a fraction "a/b" (e.g. --rescale 1/255, as the help shows
+/// its default); the option then holds the decimal. "must be a finite number > 0, got X" otherwise.
+CLI::Validator positive_fraction();
 /// A seed: a whole number in [0, 2^64 − 1] (CLI11 alone wraps "-1" into 18446744073709551615).
 CLI::Validator seed_value();
 /// A number in (0, 1].

@@ -98,6 +98,7 @@ int run(const Args& a) {
     saving::OnnxExportOptions options;
     options.opset = a.opset;
     options.class_names = class_names(info.class_indices);
+    options.preprocessing = info.preprocessing;
     saving::export_onnx(model, a.out, options);
     std::cout << "Exported " << a.in << " (" << model->count_params() << " parameters, opset " << a.opset << ") → "
               << a.out << "\n";
@@ -106,6 +107,7 @@ int run(const Args& a) {
   saving::TrainingState state;
   state.model = model;
   state.class_indices = info.class_indices;
+  state.preprocessing = info.preprocessing;  // predictions from the copy feed pixels as training did
   saving::save_checkpoint(a.out, state);
   std::cout << "Converted " << a.in << " (" << model->count_params() << " parameters) → " << a.out << "\n";
   return 0;

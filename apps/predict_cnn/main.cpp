@@ -65,7 +65,8 @@ void add_flags(CLI::App& app, Args& a) {
          "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
          "checkpoint's training run used (train_cnn --rescale; its samplewise centring too), 1/255 for Keras files "
          "and older checkpoints")
-      ->default_str("1/255");
+      ->default_str("1/255")
+      ->transform(positive_fraction());
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
       ->check(existing_directory());

@@ -66,7 +66,7 @@ void add_data_flags(CLI::App& app, Args& a) {
                  "Factor the pixel values (0-255) are multiplied by, in training and validation (Keras rescale; "
                  "1 for a model trained on raw pixels, such as MLPerf Tiny's ResNet-8)")
       ->default_str("1/255")
-      ->check(CLI::PositiveNumber);
+      ->transform(positive_fraction());
 }
 
 void add_training_flags(CLI::App& app, Args& a) {

@@ -142,6 +142,7 @@ nlohmann::json run_arguments(const Args& a, const Sources& s) {
   args["checkpoint"] = a.no_checkpoint ? std::string() : a.checkpoint;
   if (!a.resume.empty() && !a.given.count("--lr")) args["lr"] = "checkpoint's";
   if (!a.cache) args["cache_max_mib"] = nullptr;  // no cache, no budget
+  args["rescale"] = a.rescale;                    // the value, not the help's "1/255"
   args["train_images"] = s.train->n();
   args["test_images"] = s.test ? s.test->n() : 0;
   args["classes"] = s.train->class_indices();

@@ -124,6 +124,23 @@ expect_exit 0 "rescale=1 (the training run's" "$BIN/predict_cnn" --model "$WORK/
 "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" --data "$WORK/data/pred" --output "$WORK/raw_given.csv" --rescale 1 \
   >/dev/null 2>&1 || fail "predict_cnn --rescale 1 failed"
 cmp -s "$WORK/raw_default.csv" "$WORK/raw_given.csv" || fail "the default rescale is not the training run's"
+# The checkpoint's preprocessing survives convert_model: a checkpoint copy predicts the same, and the ONNX
+# file's metadata carries it; run.json records the factor used, not the help's "1/255".
+"$BIN/convert_model" "$WORK/raw/model.ckpt" "$WORK/raw_copy.ckpt" >/dev/null 2>&1 || fail "convert_model copy failed"
+expect_exit 0 "rescale=1 (the training run's" "$BIN/predict_cnn" --model "$WORK/raw_copy.ckpt" --data "$WORK/data/pred" \
+  --output "$WORK/raw_copy.csv"
+cmp -s "$WORK/raw_default.csv" "$WORK/raw_copy.csv" || fail "the converted checkpoint lost the training rescale"
+"$BIN/convert_model" "$WORK/raw/model.ckpt" "$WORK/raw.onnx" >/dev/null 2>&1 || fail "convert_model onnx failed"
+grep -aq '"rescale":1.0' "$WORK/raw.onnx" || fail "the ONNX metadata lacks the training rescale"
+"$BIN/train_cnn" --data "$WORK/data" --target-size 32 --rescale 1/255 --epochs 1 --steps-per-epoch 1 \
+  --validation-steps 1 --batch-size 4 --run-dir "$WORK/frac" --no-checkpoint >"$WORK/frac.log" 2>&1 \
+  || { cat "$WORK/frac.log"; fail "--rescale 1/255 refused"; }
+grep -q '"rescale": 0.00392156862745098' "$WORK/frac/run.json" || fail "run.json does not record the rescale used"
+for bad in 0 -1 nan inf 1/0 abc; do
+  expect_exit 2 "--rescale: must be a finite number > 0" "$BIN/train_cnn" --data "$WORK/data" --rescale "$bad" --dry-run
+  expect_exit 2 "--rescale: must be a finite number > 0" "$BIN/predict_cnn" --model "$WORK/raw/model.ckpt" \
+    --data "$WORK/data/pred" --output "$WORK/bad.csv" --rescale "$bad"
+done
 expect_exit 1 "is a model file (HDF5 or zip" "$BIN/train_cnn" --data "$WORK/data" --model-config "$WORK/keep.h5" --dry-run
 # The implicit labels file (<data>_labels.csv) is an input as well: refused, left as it was.
 cp "$WORK/data/pred_labels.csv" "$WORK/labels_before.csv"

@@ -59,6 +59,7 @@ io::OnnxModelInfo model_info(const Model& model, const OnnxExportOptions& option
                    {"torchfit.keras_input_shape", format_shape(model->inputs()[0].shape())}};
   if (!options.class_names.empty())
     info.metadata.emplace_back("class_names", nlohmann::json(options.class_names).dump());
+  if (!options.preprocessing.is_null()) info.metadata.emplace_back("preprocessing", options.preprocessing.dump());
   return info;
 }
 

@@ -27,6 +27,10 @@ struct OnnxExportOptions {
   /// Class names in index order, written to the model's metadata ("class_names", a JSON list) so a
   /// deployment can name its predictions; empty ⇒ none written.
   std::vector<std::string> class_names;
+  /// The input preprocessing the model was trained with (CheckpointInfo::preprocessing: {"rescale": F,
+  /// "samplewise_center": B, ...}), written to the metadata ("preprocessing", JSON) so a deployment feeds
+  /// pixels as training did; null ⇒ none written.
+  nlohmann::json preprocessing = nullptr;
   /// Dimension name of the batch axis (dynamic).
   std::string batch_dim = "N";
 };
