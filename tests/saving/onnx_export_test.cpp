@@ -33,8 +33,9 @@ namespace {
 // GroupNormalization: 4.6 cannot permute the grouped (N, groups, −1) tensor back; RMSNormalization and
 // UnitNormalization: the same broadcasting as LayerNormalization's (Div by the per-sample norm).
 // GlobalAveragePooling1D: 4.6 cannot permute the (N, steps, C) of its ReduceMean over the steps.
-// PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): 4.6 reads
-// PRelu's slope as one value per channel (its ChannelsPReLU) and gives wrong values without an error.
+// PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): exported as
+// relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
+// 4.6 refuses.
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"layer_normalization_all",
                                                "layer_normalization_channels",

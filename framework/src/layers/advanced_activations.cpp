@@ -192,10 +192,18 @@ std::vector<at::Tensor> PReLUImpl::keras_weights_impl() const {
   return {detail::keras_weight_copy(alpha.dim() == 3 ? alpha.permute({1, 2, 0}) : alpha)};
 }
 
+// alpha (C, H, W) / (D) broadcasts (from the right) against (N, C, H, W) / (N, D). One alpha per channel
+// ((C, 1, 1) or a vector's (D)): PRelu. Otherwise relu(x) + alpha·(x − relu(x)): OpenCV (4.6 and 4.10) reads
+// PRelu's slope as one value per channel and gives wrong values for any other shape.
 std::string PReLUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
-  // alpha (C, H, W) / (D) broadcasts (from the right) against (N, C, H, W) / (N, D).
-  return g.add_node("PRelu", {in[0], g.add_initializer(detail::onnx_name(*this, "alpha"), alpha)}, {},
-                    detail::onnx_name(*this, "PRelu"));
+  using detail::onnx_name;
+  const std::string a = g.add_initializer(onnx_name(*this, "alpha"), alpha);
+  const bool per_channel = alpha.dim() == 1 || (alpha.dim() == 3 && alpha.size(1) == 1 && alpha.size(2) == 1);
+  if (per_channel) return g.add_node("PRelu", {in[0], a}, {}, onnx_name(*this, "PRelu"));
+  const std::string positive = g.add_node("Relu", {in[0]}, {}, onnx_name(*this, "positive"));
+  const std::string negative = g.add_node("Sub", {in[0], positive}, {}, onnx_name(*this, "negative"));
+  const std::string scaled = g.add_node("Mul", {negative, a}, {}, onnx_name(*this, "scaled"));
+  return g.add_node("Add", {positive, scaled}, {}, onnx_name(*this, "PReLU"));
 }
 
 ThresholdedReLUImpl::ThresholdedReLUImpl(ThresholdedReLUOptions opts)
