@@ -8,6 +8,9 @@ model.to_json() layout (class_name "Functional", inbound_nodes lists, input_laye
   mobilenetv2_tiny.json a small MobileNetV2-style model: inverted residual blocks (1x1 expansion,
                         ReLU(6), ZeroPadding2D + strided DepthwiseConv2D, linear 1x1 projection, Add
                         where the shape is kept), GlobalAveragePooling2D, Dropout, Dense.
+  convnext_block.json   a ConvNeXt-style model: a 4x4/4 stem with LayerNormalization, two blocks of
+                        DepthwiseConv2D 7x7 -> LayerNormalization -> Dense 4x (GELU) -> Dense over the
+                        channels with a residual Add, GlobalAveragePooling2D, LayerNormalization, Dense.
 
 Usage: scripts/model_configs.py OUT_DIR   (plain Python 3, no packages needed)
 train_cnn --model-config sets the input size and the last Dense layer's units from the data.
@@ -114,11 +117,30 @@ def mobilenetv2_tiny(classes=10):
     return g.to_json(out)
 
 
+def convnext_block(classes=10, width=32, blocks=2):
+    g = Graph("convnext_block", [32, 32, 3])
+    norm = dict(axis=-1, epsilon=1e-6, center=True, scale=True)
+    x = conv(g, g.input, width, 4, 4, padding="valid")
+    x = g("LayerNormalization", x, **norm)
+    for _ in range(blocks):
+        y = g("DepthwiseConv2D", x, kernel_size=[7, 7], strides=[1, 1], padding="same", depth_multiplier=1,
+              data_format="channels_last", dilation_rate=[1, 1], activation="linear", use_bias=True)
+        y = g("LayerNormalization", y, **norm)
+        y = g("Dense", y, units=4 * width, activation="gelu", use_bias=True)
+        y = g("Dense", y, units=width, activation="linear", use_bias=True)
+        x = g("Add", [x, y])
+    x = g("GlobalAveragePooling2D", x, data_format="channels_last")
+    x = g("LayerNormalization", x, **norm)
+    out = g("Dense", x, units=classes, activation="softmax", use_bias=True)
+    return g.to_json(out)
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
-    for name, model in (("resnet8.json", resnet8()), ("mobilenetv2_tiny.json", mobilenetv2_tiny())):
+    for name, model in (("resnet8.json", resnet8()), ("mobilenetv2_tiny.json", mobilenetv2_tiny()),
+                        ("convnext_block.json", convnext_block())):
         path = os.path.join(sys.argv[1], name)
         with open(path + ".tmp", "w") as f:
             json.dump(model, f, indent=1)

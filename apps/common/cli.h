@@ -119,13 +119,13 @@ std::vector<std::string> comma_items(const std::string& text, const std::string&
 template <typename T>
 std::vector<T> number_list(const std::string& flag, const std::string& text);
 
-/// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
-/// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
-/// Installs runtime::install_exit_cleanup() first, so that no temporary file outlives the app.
 /// --gpu-memory-fraction F: runtime::set_gpu_memory_fraction(F, device), its errors (same types) naming the
 /// flag instead of the function.
 void set_gpu_memory_fraction_flag(double fraction, const c10::Device& device);
 
+/// Runs `body`, turning errors into a message and an exit status: UsageError → "<app>: <msg>" and 2;
+/// c10::Error (LibTorch's message without its C++ stack) and other exceptions → an error log line and 1.
+/// Installs runtime::install_exit_cleanup() first, so that no temporary file outlives the app.
 int run_reporting_errors(const std::string& app, const std::function<int()>& body);
 
 }  // namespace torchfit::apps

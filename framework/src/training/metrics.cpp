@@ -1,8 +1,8 @@
 #include <torchfit/training/metrics.h>
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include <torchfit/error.h>
 
@@ -121,12 +121,10 @@ double metric_sum(const std::string& m, const at::Tensor& output, const at::Tens
 
 MetricSet::MetricSet(const std::vector<std::string>& names, const std::string& loss, bool from_logits, int64_t outputs)
     : names_(names), loss_(loss), from_logits_(from_logits), outputs_(std::max<int64_t>(1, outputs)) {
-  for (size_t i = 0; i < names_.size(); ++i) {
-    const std::string& n = names_[i];
+  std::set<std::string> seen;
+  for (const auto& n : names_) {
     // Two columns of one name in the logs would overwrite each other.
-    if (std::find(names_.begin(), names_.begin() + static_cast<std::ptrdiff_t>(i), n) !=
-        names_.begin() + static_cast<std::ptrdiff_t>(i))
-      throw ConfigError("metric '" + n + "' is named twice");
+    if (!seen.insert(n).second) throw ConfigError("metric '" + n + "' is named twice");
     resolved_.push_back(resolve_metric(n, loss));
     offsets_.push_back(size_);
     size_ += state_size_of(resolved_.back(), outputs_);
