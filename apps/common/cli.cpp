@@ -113,6 +113,19 @@ CLI::Validator unit_fraction() {
   });
 }
 
+CLI::Validator library_check(std::function<void(const std::string&)> check, const std::string& description) {
+  return CLI::Validator(
+      [check = std::move(check)](std::string& s) -> std::string {
+        try {
+          check(s);
+          return "";
+        } catch (const std::exception& e) {  // ConfigError, or UsageError from comma_items
+          return e.what();
+        }
+      },
+      description);
+}
+
 CLI::Validator existing_directory() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -366,7 +379,7 @@ std::vector<std::string> comma_items(const std::string& text, const std::string&
   while (std::getline(in, item, ',')) {
     const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
     item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
-    if (item.empty() && strict) throw UsageError(flag + ": an empty item in '" + text + "'");
+    if (item.empty() && strict) throw UsageError((flag.empty() ? "" : flag + ": ") + "an empty item in '" + text + "'");
     if (!item.empty()) out.push_back(item);
   }
   return out;

@@ -40,6 +40,9 @@ CLI::Validator positive_fraction();
 CLI::Validator seed_value();
 /// A number in (0, 1].
 CLI::Validator unit_fraction();
+/// A value the library checks: `check` throws torchfit::ConfigError (or UsageError) with the reason, which
+/// becomes the flag's message (exit 2); `description` is the value's form in --help (e.g. "epoch|batch|N").
+CLI::Validator library_check(std::function<void(const std::string&)> check, const std::string& description);
 /// The status of `path`, never throwing: `problem` receives why the path cannot be looked up — a name
 /// over 255 bytes or an OS error other than "does not exist" (File name too long, Too many levels of
 /// symbolic links, Permission denied), with the path (shortened when long) — or "" when it exists or
@@ -110,7 +113,8 @@ struct UsageError : std::runtime_error {
 };
 
 /// The comma-separated items of a flag's `text`, spaces around each trimmed; `strict`: an empty item is a
-/// UsageError naming `flag` ("--metrics: an empty item in 'a,,b'"), otherwise empty items are dropped.
+/// UsageError naming `flag` ("--metrics: an empty item in 'a,,b'"; no flag: "an empty item in 'a,,b'"), otherwise empty
+/// items are dropped.
 std::vector<std::string> comma_items(const std::string& text, const std::string& flag = "", bool strict = false);
 
 /// A flag's comma-separated numbers: int64_t — whole numbers >= 1, strictly increasing (step counts such

@@ -2,10 +2,14 @@
 
 #include <filesystem>
 
+#include <torchfit/keras/model_config_file.h>
+#include <torchfit/training/metrics.h>
+#include <torchfit/training/tensorboard.h>
+
 #include "../common/cli.h"
-#include "model_config.h"
 
 namespace fs = std::filesystem;
+using namespace torchfit;
 using namespace torchfit::apps;
 
 namespace train_cnn {
@@ -26,12 +30,13 @@ CLI::Validator has_train_folder() {
       "");
 }
 
-// Bare names are looked up next to train_cnn too; the option then holds the path found.
+// Bare names are looked up where the shipped architectures lie too (keras::find_model_config: next to
+// train_cnn, then the installed models folder); the option then holds the path found.
 CLI::Validator model_config_file() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
         try {
-          s = resolve_model_config(s);
+          s = torchfit::keras::find_model_config(s, {TORCHFIT_MODELS_DIR});
           return "";
         } catch (const std::exception& e) {
           return e.what();
@@ -80,7 +85,7 @@ void add_training_flags(CLI::App& app, Args& a) {
       ->check(int_range(0, LLONG_MAX));
   add_threads_flag(app, a.threads);
   app.add_option(
-         "--lr", a.lr,
+         "--lr", a.optimizer.learning_rate(),
          "Adam learning rate (with --resume: replaces the checkpoint's rate, or its cosine/exponential schedule's)")
       ->capture_default_str()
       ->check(positive_finite());
@@ -115,45 +120,47 @@ void add_training_flags(CLI::App& app, Args& a) {
 }
 
 void add_optimizer_flags(CLI::App& app, Args& a) {
-  auto* clipnorm = app.add_option("--clipnorm", a.clipnorm, "Clip each gradient to this norm (Keras clipnorm)")
-                       ->check(positive_finite());
-  auto* clipvalue = app.add_option("--clipvalue", a.clipvalue, "Clip gradient elements to [-V, V] (Keras clipvalue)")
-                        ->check(positive_finite())
-                        ->excludes(clipnorm);
-  app.add_option("--global-clipnorm", a.global_clipnorm,
+  auto* clipnorm =
+      app.add_option("--clipnorm", a.optimizer.clipnorm(), "Clip each gradient to this norm (Keras clipnorm)")
+          ->check(positive_finite());
+  auto* clipvalue =
+      app.add_option("--clipvalue", a.optimizer.clipvalue(), "Clip gradient elements to [-V, V] (Keras clipvalue)")
+          ->check(positive_finite())
+          ->excludes(clipnorm);
+  app.add_option("--global-clipnorm", a.optimizer.global_clipnorm(),
                  "Clip all gradients together to this norm (Keras global_clipnorm)")
       ->check(positive_finite())
       ->excludes(clipnorm)
       ->excludes(clipvalue);
-  app.add_option("--weight-decay", a.weight_decay,
+  app.add_option("--weight-decay", a.optimizer.weight_decay(),
                  "Decoupled weight decay: w -= lr * wd * w before each update (Keras)")
       ->check(positive_finite());
-  auto* ema =
-      app.add_flag("--ema", a.ema, "Keep an exponential moving average of the weights; the model takes it at the end");
-  app.add_option("--ema-momentum", a.ema_momentum, "EMA momentum (Keras ema_momentum)")
+  auto* ema = app.add_flag("--ema", a.optimizer.use_ema(),
+                           "Keep an exponential moving average of the weights; the model takes it at the end");
+  app.add_option("--ema-momentum", a.optimizer.ema_momentum(), "EMA momentum (Keras ema_momentum)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0))
       ->needs(ema);
-  app.add_option("--gradient-accumulation-steps", a.gradient_accumulation_steps,
+  app.add_option("--gradient-accumulation-steps", a.optimizer.gradient_accumulation_steps(),
                  "Update the weights every N batches with their mean gradient (Keras 3)")
       ->check(int_range(2, 1 << 20));
   auto* schedule = app.add_option("--lr-schedule", a.lr_schedule,
                                   "Learning-rate schedule from --lr: cosine (CosineDecay), exponential, piecewise")
                        ->check(CLI::IsMember({"cosine", "exponential", "piecewise"}));
   app.add_option(
-         "--lr-warmup-steps", a.lr_warmup_steps,
+         "--lr-warmup-steps", a.schedule.warmup_steps(),
          "cosine: updates of linear warm-up from 0 to --lr (Keras warmup_steps; --warmup-steps is the timing warm-up)")
       ->check(int_range(1, LLONG_MAX))
       ->needs(schedule);
-  app.add_option("--decay-steps", a.decay_steps,
+  app.add_option("--decay-steps", a.schedule.decay_steps(),
                  "cosine/exponential: decay_steps (default: the run's updates after warm-up)")
       ->check(int_range(1, LLONG_MAX))
       ->needs(schedule);
-  app.add_option("--decay-rate", a.decay_rate, "exponential: decay_rate per decay_steps")
+  app.add_option("--decay-rate", a.schedule.decay_rate(), "exponential: decay_rate per decay_steps")
       ->capture_default_str()
       ->check(positive_finite())
       ->needs(schedule);
-  app.add_option("--alpha", a.alpha, "cosine: fraction of the rate left at the end")
+  app.add_option("--alpha", a.schedule.alpha(), "cosine: fraction of the rate left at the end")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0))
       ->needs(schedule);
@@ -167,20 +174,17 @@ void add_report_flags(CLI::App& app, Args& a) {
   app.add_option(
          "--metrics", a.metrics,
          "Comma-separated Keras metrics: accuracy, precision, recall, auc, f1_score, top_k_categorical_accuracy, ...")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(library_check(  // each name known, none twice, no empty item (MetricSet)
+          [](const std::string& v) { MetricSet(comma_items(v, "", true), "categorical_crossentropy", false, 2); },
+          "LIST"));
   auto* tb =
       app.add_option("--tensorboard", a.tensorboard, "Write TensorBoard event files to DIR/train and DIR/validation")
           ->check(output_directory());
   app.add_option("--update-freq", a.update_freq, "TensorBoard: epoch, batch or every N batches")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            if (v == "epoch" || v == "batch") return "";
-            const bool digits = !v.empty() && v.find_first_not_of("0123456789") == std::string::npos;
-            if (digits && v.size() < 10 && std::stoll(v) >= 1) return "";
-            return "must be epoch, batch or a number of batches >= 1, got '" + v + "'";
-          },
-          "epoch|batch|N"))
+      ->check(library_check([](const std::string& v) { TensorBoard(TensorBoardOptions(".").update_freq(v)); },
+                            "epoch|batch|N"))
       ->needs(tb);
   app.add_option("--class-weight", a.class_weight,
                  "balanced (scikit-learn's n / (k * count)) or a JSON file {class name or index: weight} (with "

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <torchfit/data/image.h>
+#include <torchfit/model/compile.h>
 
 namespace train_cnn {
 
@@ -26,7 +27,6 @@ struct Args {
   std::string sixteen_bit = "high_byte";
   int threads = 0;
   uint64_t seed = 42;
-  double lr = 1e-3;
   std::set<std::string> given;  ///< the long flags on the command line ("--ema", "--lr", ...)
   int64_t dense2_units = 64;
   std::string run_dir;
@@ -53,14 +53,14 @@ struct Args {
   std::string tensorboard;                       ///< --tensorboard DIR ("" = none)
   std::string update_freq = "epoch";             ///< --update-freq: epoch | batch | N
   std::string class_weight;                      ///< --class-weight: balanced | FILE.json ("" = none)
-  double clipnorm = 0, clipvalue = 0, global_clipnorm = 0, weight_decay = 0;  ///< 0 = off
-  bool ema = false;                                                           ///< --ema: use_ema
-  double ema_momentum = 0.99;
-  int64_t gradient_accumulation_steps = 0;  ///< 0 = off
-  std::string lr_schedule;                  ///< cosine | exponential | piecewise ("" = constant)
-  int64_t lr_warmup_steps = 0;              ///< cosine: linear warm-up from 0 to --lr
-  int64_t decay_steps = 0;                  ///< 0 = the run's remaining updates
-  double decay_rate = 0.5, alpha = 0.0;
+  /// The optimizer flags, bound to the options they set: --lr (learning_rate, 1e-3), --clipnorm, --clipvalue,
+  /// --global-clipnorm, --weight-decay (0 = off), --ema (use_ema), --ema-momentum, --gradient-accumulation-steps
+  /// (0 = off); Adam.
+  torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions().name("adam").learning_rate(1e-3);
+  std::string lr_schedule;  ///< cosine | exponential | piecewise ("" = constant)
+  /// The schedule flags bound to the options they set: --decay-steps (0 = the run's remaining updates),
+  /// --decay-rate (0.5), --alpha, --lr-warmup-steps (cosine: linear warm-up from 0 to --lr).
+  torchfit::LearningRateScheduleOptions schedule = torchfit::LearningRateScheduleOptions().decay_rate(0.5);
   std::string lr_boundaries, lr_values;   ///< piecewise: comma-separated
   std::string dist_backend = "auto";      ///< under torchrun: auto (NCCL on CUDA, else Gloo), gloo, nccl
   std::string grad_compression = "none";  ///< under torchrun: none, bf16, fp16 (FitOptions::gradient_compression)

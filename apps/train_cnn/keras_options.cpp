@@ -4,11 +4,8 @@
 #include <set>
 
 #include <torchfit/error.h>
-#include <torchfit/runtime/logging.h>
 
 #include <torchfit/training/class_weight.h>
-#include <torchfit/training/lr_schedules.h>
-#include <torchfit/training/metrics.h>
 #include <torchfit/training/optimizer_overrides.h>
 #include "../common/cli.h"
 
@@ -20,30 +17,17 @@ namespace apps = torchfit::apps;
 // The schedule of the flags; decay_steps 0 with `updates` 0 (a resume: the library's default).
 std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int64_t updates) {
   if (a.lr_schedule.empty()) return std::nullopt;
-  torchfit::LearningRateScheduleOptions s;
-  const int64_t decay_steps = updates > 0 ? std::max<int64_t>(1, updates - a.lr_warmup_steps) : 0;
+  torchfit::LearningRateScheduleOptions s = a.schedule;  // --decay-steps, --decay-rate, --alpha, --lr-warmup-steps
   s.name(a.lr_schedule)
-      .decay_steps(a.decay_steps > 0 ? a.decay_steps : decay_steps)
-      .decay_rate(a.decay_rate)
-      .alpha(a.alpha)
       .boundaries(apps::number_list<int64_t>("--lr-boundaries", a.lr_boundaries))
       .values(apps::number_list<double>("--lr-values", a.lr_values));
-  if (a.lr_warmup_steps > 0) s.initial_learning_rate(0.0).warmup_target(a.lr).warmup_steps(a.lr_warmup_steps);
+  if (s.decay_steps() == 0 && updates > 0) s.decay_steps(std::max<int64_t>(1, updates - s.warmup_steps()));
+  if (s.warmup_steps() > 0) s.initial_learning_rate(0.0).warmup_target(a.optimizer.learning_rate());
   return s;
 }
 
 torchfit::OptimizerOptions flag_options(const Args& a, int64_t updates) {
-  return torchfit::OptimizerOptions()
-      .name("adam")
-      .learning_rate(a.lr)
-      .clipnorm(a.clipnorm)
-      .clipvalue(a.clipvalue)
-      .global_clipnorm(a.global_clipnorm)
-      .weight_decay(a.weight_decay)
-      .use_ema(a.ema)
-      .ema_momentum(a.ema_momentum)
-      .gradient_accumulation_steps(a.gradient_accumulation_steps)
-      .learning_rate_schedule(schedule(a, updates));
+  return torchfit::OptimizerOptions(a.optimizer).learning_rate_schedule(schedule(a, updates));
 }
 
 // Each flag and the Keras argument it sets (what a resumed run changes, OptimizerOverrides).
@@ -64,23 +48,27 @@ const std::map<std::string, std::string> kScheduleFlags = {{"--decay-steps", "de
                                                            {"--lr-schedule", "learning_rate_schedule"},
                                                            {"--lr", "learning_rate"}};
 
-std::string flag_of(const std::string& arg) {
+// The flag of a Keras argument (the schedule's name with --lr-schedule: "--lr-schedule cosine").
+std::string flag_of(const Args& a, const std::string& arg) {
+  if (arg == "learning_rate_schedule") return "--lr-schedule " + a.lr_schedule;
   for (const auto* table : {&kOptimizerFlags, &kScheduleFlags})
     for (const auto& [flag, name] : *table)
       if (name == arg) return flag;
   return arg;
 }
 
+int64_t run_batches(const Args& a) { return static_cast<int64_t>(a.epochs) * a.steps_per_epoch; }
+
 }  // namespace
 
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed) {
-  const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
-  if (!resumed) return flag_options(a, batches / std::max<int64_t>(1, a.gradient_accumulation_steps));
+  const int64_t batches = run_batches(a);
+  if (!resumed) return flag_options(a, batches / std::max<int64_t>(1, a.optimizer.gradient_accumulation_steps()));
   torchfit::OptimizerOverrides overrides;
   overrides.given = flag_options(a, 0);
   for (const auto& [flag, arg] : kOptimizerFlags)
     if (a.given.count(flag)) overrides.args.insert(arg);
-  if (a.given.count("--lr")) overrides.learning_rate = a.lr;
+  if (a.given.count("--lr")) overrides.learning_rate = a.optimizer.learning_rate();
   if (a.given.count("--lr-schedule")) overrides.schedule = overrides.given.learning_rate_schedule();
   for (const auto& [flag, arg] : kScheduleFlags)
     if (a.given.count(flag)) overrides.schedule_args.insert(arg);
@@ -88,53 +76,20 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
   try {
     return torchfit::resumed_optimizer_options(*resumed, overrides);
   } catch (const torchfit::OptionError& e) {
-    const std::string flag = flag_of(e.option()) + (e.option() == "learning_rate_schedule" ? " " + a.lr_schedule : "");
-    throw apps::UsageError(flag + " with --resume '" + a.resume + "': " + e.what());
+    throw apps::UsageError(flag_of(a, e.option()) + " with --resume '" + a.resume + "': " + e.what());
   } catch (const torchfit::ConfigError& e) {
     throw torchfit::ConfigError("--resume '" + a.resume + "': " + e.what());
   }
 }
 
-void check_schedule_flags(const Args& a) {
-  if (!a.lr_schedule.empty()) {  // each flag given is an argument of that schedule (--lr: its rate)
-    const auto reads = torchfit::schedule_arguments(a.lr_schedule);
-    for (const auto& [flag, arg] : kScheduleFlags) {
-      if (!a.given.count(flag) || flag == "--lr-schedule" ||
-          reads.count(arg == "learning_rate" ? "initial_learning_rate" : arg))
-        continue;
-      throw apps::UsageError(flag + ": --lr-schedule " + a.lr_schedule + " has no such setting (" +
-                             (flag == "--lr"                ? "its rates are --lr-values"
-                              : flag == "--lr-warmup-steps" ? "only cosine has a warm-up"
-                                                            : "it belongs to another schedule") +
-                             ")");
-    }
-  }
-  const int64_t batches = static_cast<int64_t>(a.epochs) * a.steps_per_epoch;
-  if (a.gradient_accumulation_steps > batches) {
-    throw apps::UsageError("--gradient-accumulation-steps " + std::to_string(a.gradient_accumulation_steps) +
-                           " is more than the run's " + std::to_string(batches) +
-                           " batches (--epochs x --steps-per-epoch): the weights would never be updated");
-  }
-  const int64_t updates = batches / std::max<int64_t>(1, a.gradient_accumulation_steps);
-  if (a.lr_warmup_steps > 0 && a.lr_warmup_steps >= updates) {
-    torchfit::logger().warn(
-        "--lr-warmup-steps {} reaches past the run's {} weight updates: the learning rate never gets to --lr",
-        a.lr_warmup_steps, updates);
-  }
-  // A resume may give a part of a schedule (the rest is the checkpoint's): the merged schedule is checked then.
-  const auto fresh = schedule(a, 1);
+void check_optimizer_flags(const Args& a) {
+  std::set<std::string> schedule_args;  // each schedule flag given (--lr: the schedule's rate)
+  for (const auto& [flag, arg] : kScheduleFlags)
+    if (a.given.count(flag) && flag != "--lr-schedule") schedule_args.insert(arg);
   try {
-    if (fresh && a.resume.empty()) torchfit::check_schedule(*fresh);
-  } catch (const torchfit::ConfigError& e) {
-    throw apps::UsageError("--lr-schedule " + a.lr_schedule + ": " + e.what());
-  }
-}
-
-void check_metrics_flag(const Args& a) {
-  try {
-    torchfit::MetricSet(apps::comma_items(a.metrics, "--metrics", true), "categorical_crossentropy", false, 2);
-  } catch (const torchfit::ConfigError& e) {
-    throw apps::UsageError(std::string("--metrics: ") + e.what());
+    torchfit::check_run_optimizer(flag_options(a, 1), schedule_args, run_batches(a), !a.resume.empty());
+  } catch (const torchfit::OptionError& e) {
+    throw apps::UsageError(flag_of(a, e.option()) + ": " + e.what());
   }
 }
 

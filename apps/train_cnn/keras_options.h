@@ -24,14 +24,11 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
 /// categorical_crossentropy, `optimizer`, the --metrics list.
 torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer);
 
-/// The schedule flags, before anything is read: each flag belongs to the --lr-schedule given (only cosine
-/// has a warm-up; --lr is not piecewise's), --lr-boundaries whole numbers >= 1 strictly increasing,
-/// --lr-values finite, one more value than boundaries (with --resume: checked on the merged schedule). Errors:
+/// The optimizer flags, before anything is read (torchfit::check_run_optimizer): --gradient-accumulation-steps
+/// not above --epochs x --steps-per-epoch, each schedule flag one of --lr-schedule's (only cosine has a warm-up;
+/// --lr is not piecewise's), a valid schedule (with --resume: checked on the merged schedule). Errors:
 /// UsageError (exit 2) starting with the flag.
-void check_schedule_flags(const Args& a);
-
-/// --metrics: each name known (MetricSet's names), none twice, no empty item. Errors: UsageError naming --metrics.
-void check_metrics_flag(const Args& a);
+void check_optimizer_flags(const Args& a);
 
 /// --class-weight (checked before training: call it once the data is found; errors: UsageError starting
 /// with the flag): "balanced" over the training files' classes, or the JSON file's weights; empty when not given.

@@ -11,6 +11,7 @@
 #include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/model_config_file.h>
 #include <torchfit/model/clone_model.h>
 #include <torchfit/model/seed_cnn.h>
 #include <torchfit/runtime/device.h>
@@ -27,7 +28,6 @@
 
 #include "../common/cli.h"
 #include "keras_options.h"
-#include "model_config.h"
 
 namespace fs = std::filesystem;
 using namespace torchfit;
@@ -101,7 +101,14 @@ Model fitted_to_data(Model model, const Args& a, int64_t classes, const std::str
 // (None, None, 3), built at the data's size), or the model of `resumed` (--resume's checkpoint).
 Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
-  if (!a.model_config.empty()) return load_model_config(a.model_config, a.target_size, 3, train.num_classes());
+  if (!a.model_config.empty()) {
+    std::vector<std::string> changes;
+    Model model = keras::model_config_for_data(
+        a.model_config,
+        AdaptToDataOptions().input_shape({a.target_size, a.target_size, 3}).classes(train.num_classes()), &changes);
+    for (const auto& change : changes) torchfit::logger().info("model config '{}': {}", a.model_config, change);
+    return model;
+  }
   if (resumed) return fitted_to_data(saving::load_model(*resumed), a, train.num_classes(), "--resume", a.resume);
   if (a.load_model.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
   const InputSize size{a.target_size, a.target_size};
@@ -119,15 +126,13 @@ void apply_dtype_policy(const Args& a, ModelImpl& model, const c10::Device& devi
   const std::string source = !a.resume.empty()         ? "the checkpoint '" + a.resume + "'"
                              : !a.model_config.empty() ? "the model config '" + a.model_config + "'"
                                                        : "";
-  if (!a.mixed_precision.empty() && a.mixed_precision != saved) {
-    if (!source.empty())
-      torchfit::logger().info("dtype policy {} (from {}) → {} (--mixed-precision)", saved, source, a.mixed_precision);
-    model.set_dtype_policy(a.mixed_precision);
-  }
+  const bool from_flag = !a.mixed_precision.empty() || source.empty();
+  if (!a.mixed_precision.empty() && a.mixed_precision != saved && !source.empty())
+    torchfit::logger().info("dtype policy {} (from {}) → {} (--mixed-precision)", saved, source, a.mixed_precision);
+  if (!a.mixed_precision.empty()) model.set_dtype_policy(a.mixed_precision);
   try {
     mixed_precision::check_supported(model.dtype_policy(), device);
   } catch (const ConfigError& e) {
-    const bool from_flag = !a.mixed_precision.empty() || source.empty();
     throw ConfigError((from_flag ? "--mixed-precision: " : "the policy saved in " + source + ": ") +
                       std::string(e.what()) + (from_flag ? "" : " (pass --mixed-precision to choose another)"));
   }
@@ -157,7 +162,7 @@ std::string checkpoint_folder(const Args& a) {
 
 // Run folder and checkpoint path: defaults filled in (RunLoggerOptions' policy; RunLogger and
 // ModelCheckpoint check at the start of fit that their folders can be written; RunLogger locks the run
-// folder). Returns the RunLogger's options: append when the run resumed continues its own run files.
+// folder and the checkpoint's). The RunLogger's options: prepared by the process that writes the run files.
 RunLoggerOptions prepare_outputs(Args& a, const Sources& s, const c10::Device& device, bool chief) {
   if (a.run_dir.empty()) a.run_dir = RunLoggerOptions::automatic_run_dir(device.is_cuda() ? "cuda" : "cpu", chief);
   if (a.checkpoint.empty()) a.checkpoint = (fs::path(a.run_dir) / "model.ckpt").string();
@@ -166,21 +171,10 @@ RunLoggerOptions prepare_outputs(Args& a, const Sources& s, const c10::Device& d
                                     {{"--model-config", a.model_config}, {"--load-model", a.load_model}},
                                     {{"--data", a.data}}, /*new_files_too=*/true);
   }
-  // Another live run's folder is refused before anything here warns about or replaces its files.
-  RunLogger::check_not_in_use(a.run_dir);
-  if (!a.no_checkpoint) RunLogger::check_not_in_use(checkpoint_folder(a));
   RunLoggerOptions options(a.run_dir);
   options.run_info(run_arguments(a, s))
       .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)});
-  std::error_code ec;
-  if (!chief || !fs::exists(fs::path(a.run_dir) / "steps.csv", ec)) return options;
-  if (options.continue_run_of(a.resume)) {
-    torchfit::logger().info("--run-dir '{}' holds the run of --resume '{}': its run files are continued", a.run_dir,
-                            a.resume);
-  } else {
-    torchfit::logger().warn("--run-dir '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
-                            a.run_dir);
-  }
+  if (chief) options.prepare(a.resume);
   return options;
 }
 
@@ -200,11 +194,8 @@ std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::
     check_global_batch(a.batch_size, env->world_size, "--batch-size",
                        "WORLD_SIZE=" + std::to_string(env->world_size) + " processes");
   }
-  distributed::ProcessGroupOptions options;
-  options.backend = a.dist_backend;
-  options.timeout = std::chrono::seconds(a.dist_timeout);
-  options.device = device;
-  return distributed::join_process_group(env, options);
+  return distributed::join_process_group(
+      env, distributed::ProcessGroupOptions{a.dist_backend, std::chrono::seconds(a.dist_timeout), device});
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
@@ -234,7 +225,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                   .verbose(a.verbose)
                   .resume_checkpoint(resumed)
                   .resume_learning_rate(a.given.count("--lr") && resumed && !optimizer.learning_rate_schedule()
-                                            ? std::optional<double>(a.lr)
+                                            ? std::optional<double>(a.optimizer.learning_rate())
                                             : std::nullopt)
                   .warmup_steps(a.warmup_steps)
                   .class_weight(s.class_weight)
@@ -242,10 +233,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                   .gradient_compression(a.grad_compression));
   if (!chief) return trainer.interrupted() ? interrupt_exit_status(trainer) : 0;  // rank 0 reports and writes
   if (trainer.interrupted()) return report_interrupt(trainer, checkpoint.get());
-  if (trainer.optimizer_features().finalized() && checkpoint && !checkpoint->last_saved().empty()) {
-    // fit() ended with the averaged weights (Keras's finalize_variable_values): the last checkpoint's
-    // model takes them, as model.save() after fit would; its training state keeps the trained weights.
-    trainer.save_checkpoint(checkpoint->last_saved(), s.train->class_indices());
+  if (checkpoint && checkpoint->holds_averaged_weights()) {
     std::cout << "EMA: the model in " << checkpoint->last_saved()
               << " holds the averaged weights (what predict_cnn loads); --resume continues from the trained "
                  "weights kept beside them\n";
@@ -265,8 +253,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
 }  // namespace
 
 int run(Args& a) {
-  check_schedule_flags(a);
-  check_metrics_flag(a);
+  check_optimizer_flags(a);
   const auto env = distributed::read_environment();  // torchrun's variables: checked before anything else
   // The checkpoint is read once, for the optimizer (decided here, before anything is logged), the model
   // and fit.

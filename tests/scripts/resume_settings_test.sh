@@ -125,9 +125,9 @@ expect_exit 2 "^train_cnn: --lr with --resume '.*': the checkpoint follows a pie
 grep -q "Found\|torchfit " "$WORK/out" && { cat "$WORK/out"; fail "--lr on piecewise: refused after starting"; }
 expect_exit 2 "^train_cnn: --lr-schedule piecewise with --resume '.*': " \
   "$BIN/train_cnn" "${C[@]}" "${R[@]/cosine.part/piecewise.part}" --lr-schedule piecewise --lr-values 0.1,0.2
-expect_exit 2 "^train_cnn: --decay-rate: --lr-schedule cosine has no such setting" \
+expect_exit 2 "^train_cnn: --decay-rate: the cosine schedule has no such setting" \
   "$BIN/train_cnn" "${C[@]}" "${R[@]}" --lr-schedule cosine --decay-rate 0.5
-expect_exit 2 "^train_cnn: --lr: --lr-schedule piecewise has no such setting" \
+expect_exit 2 "^train_cnn: --lr: the piecewise schedule has no such setting" \
   "$BIN/train_cnn" "${C[@]}" --epochs 1 --lr 0.1 --lr-schedule piecewise --lr-boundaries 2 --lr-values 0.1,0.01 \
   --dry-run
 # Class weights given on resume replace the saved ones, said once.

@@ -17,18 +17,18 @@ expect_exit 2 "--clipvalue" "$BIN/train_cnn" "${common[@]}" --clipnorm 1 --clipv
 expect_exit 2 "--gradient-accumulation-steps" "$BIN/train_cnn" "${common[@]}" --gradient-accumulation-steps 1 --dry-run
 expect_exit 2 "--lr-schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule linear --dry-run
 expect_exit 2 "--ema-momentum" "$BIN/train_cnn" "${common[@]}" --ema-momentum 0.5 --dry-run
-expect_exit 2 "^train_cnn: --gradient-accumulation-steps 9 is more than the run's 8 batches" "$BIN/train_cnn" \
+expect_exit 2 "^train_cnn: --gradient-accumulation-steps: 9 is more than the run's 8 batches" "$BIN/train_cnn" \
   "${common[@]}" --epochs 2 --gradient-accumulation-steps 9 --dry-run
-expect_exit 0 "--lr-warmup-steps 8 reaches past the run's 8 weight updates" "$BIN/train_cnn" "${common[@]}" \
+expect_exit 0 "warmup_steps 8 reaches past the run's 8 weight updates" "$BIN/train_cnn" "${common[@]}" \
   --epochs 2 --lr-schedule cosine --lr-warmup-steps 8 --dry-run
 # Schedule flags: each belongs to its schedule; boundaries are strict whole numbers.
-expect_exit 2 "^train_cnn: --lr-warmup-steps: --lr-schedule exponential has no such setting" "$BIN/train_cnn" \
+expect_exit 2 "^train_cnn: --lr-warmup-steps: the exponential schedule has no such setting" "$BIN/train_cnn" \
   "${common[@]}" --lr-schedule exponential --lr-warmup-steps 3 --dry-run
-expect_exit 2 "--decay-rate: --lr-schedule cosine" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
+expect_exit 2 "--decay-rate: the cosine schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
   --decay-rate 0.5 --dry-run
-expect_exit 2 "--alpha: --lr-schedule exponential" "$BIN/train_cnn" "${common[@]}" --lr-schedule exponential \
+expect_exit 2 "--alpha: the exponential schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule exponential \
   --alpha 0.1 --dry-run
-expect_exit 2 "--lr-boundaries: --lr-schedule cosine" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
+expect_exit 2 "--lr-boundaries: the cosine schedule" "$BIN/train_cnn" "${common[@]}" --lr-schedule cosine \
   --lr-boundaries 2 --lr-values 1e-3,1e-4 --dry-run
 for bad in 99999999999999999999 2.5 -2 "2," "2,,3" "3,2" 0; do
   expect_exit 2 "^train_cnn: --lr-boundaries: " "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
@@ -36,9 +36,9 @@ for bad in 99999999999999999999 2.5 -2 "2," "2,,3" "3,2" 0; do
 done
 expect_exit 2 "^train_cnn: --lr-schedule piecewise: .*needs one more value than boundaries (got 2 boundaries, 2 values)" "$BIN/train_cnn" "${common[@]}" --lr-schedule piecewise \
   --lr-boundaries 2,4 --lr-values 1e-3,1e-4 --dry-run
-expect_exit 2 "^train_cnn: --metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
+expect_exit 2 "^--metrics: unknown metric 'precison'" "$BIN/train_cnn" "${common[@]}" --epochs 1 \
   --metrics precison --run-dir "$WORK/bad"
-expect_exit 2 "^train_cnn: --metrics: metric 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
+expect_exit 2 "^--metrics: metric 'accuracy' is named twice" "$BIN/train_cnn" "${common[@]}" \
   --metrics accuracy,accuracy --dry-run
 expect_exit 0 "Total params" "$BIN/train_cnn" "${common[@]}" --metrics "accuracy, auc" --dry-run
 for freq in 0 -1 foo; do

@@ -5,6 +5,7 @@
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/error.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/optimizer_features.h>
@@ -189,6 +190,27 @@ TEST(OptimizerFeatures, FourAccumulatedBatchesOfEightEqualOneBatchOf32) {
     for (size_t i = 0; i < big.size(); ++i) {
       EXPECT_LT((big[i] - acc[i]).abs().max().item<double>(), 1e-5) << name << " parameter " << i;
       EXPECT_GT((big[i] - start[i]).abs().max().item<double>(), 1e-3) << name << ": the step changed nothing";
+    }
+  }
+}
+
+// ModelCheckpoint after an EMA run: the last checkpoint's model holds the averages fit() ended with (what
+// load_model gives), and only after such a run.
+TEST(OptimizerFeatures, TheLastCheckpointOfAnEmaRunHoldsTheAverages) {
+  torchfit::testing::TempDir dir("features_ema_checkpoint");
+  for (const bool ema : {true, false}) {
+    at::manual_seed(5);
+    Trainer t(torchfit::testing::tiny_mlp(),
+              CompileOptions().optimizer(OptimizerOptions().learning_rate(0.01).use_ema(ema).ema_momentum(0.8)));
+    data::TensorIterator train(data_x(), data_y(), 8, true, 3);
+    auto save = std::make_shared<ModelCheckpoint>(ModelCheckpointOptions(dir.file("m.ckpt")));
+    t.fit(train, FitOptions().epochs(2).verbose(0).callbacks({save}));
+    EXPECT_EQ(save->holds_averaged_weights(), ema);
+    const auto saved = saving::load_model(dir.file("m.ckpt"))->parameters(), now = t.model()->parameters();
+    ASSERT_EQ(saved.size(), now.size());
+    for (size_t i = 0; i < now.size(); ++i) {
+      EXPECT_TRUE(at::equal(saved[i], now[i])) << "parameter " << i << (ema ? " (EMA)" : "");
+      if (ema) EXPECT_TRUE(at::equal(saved[i], t.optimizer_features().averages()[i])) << "parameter " << i;
     }
   }
 }

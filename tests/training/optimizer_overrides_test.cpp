@@ -1,4 +1,5 @@
-// resumed_optimizer_options: the saved options with what a resume changes, by Keras argument name.
+// resumed_optimizer_options: the saved options with what a resume changes, by Keras argument name;
+// check_run_optimizer: what a run of N batches cannot do with the settings given.
 #include <gtest/gtest.h>
 
 #include <torchfit/error.h>
@@ -101,6 +102,37 @@ TEST(OptimizerOverrides, RefusalsNameTheKerasArgument) {
               resumed_optimizer_options(saved(OptimizerOptions(), 0.1), bad);
             }).rfind("learning_rate_schedule: ", 0),
             0u);
+}
+
+TEST(OptimizerOverrides, CheckRunOptimizerNamesTheSettingARunCannotTake) {
+  const auto with = [](const std::string& name) {
+    LearningRateScheduleOptions s;
+    s.name(name).decay_steps(4).decay_rate(0.5);
+    return OptimizerOptions().learning_rate_schedule(s);
+  };
+  EXPECT_EQ(option_of([&] { check_run_optimizer(OptimizerOptions().gradient_accumulation_steps(9), {}, 8, false); }),
+            "gradient_accumulation_steps: 9 is more than the run's 8 batches (epochs x steps per epoch): the weights "
+            "would never be updated");
+  EXPECT_EQ(option_of([&] { check_run_optimizer(OptimizerOptions().gradient_accumulation_steps(8), {}, 8, false); }),
+            "no error");
+  EXPECT_EQ(option_of([&] { check_run_optimizer(with("exponential"), {"warmup_steps"}, 8, false); }),
+            "warmup_steps: the exponential schedule has no such setting (only cosine has a warm-up)");
+  EXPECT_EQ(option_of([&] { check_run_optimizer(with("cosine"), {"decay_rate"}, 8, false); }),
+            "decay_rate: the cosine schedule has no such setting (it belongs to another schedule)");
+  EXPECT_EQ(option_of([&] {
+              check_run_optimizer(with("cosine"), {"learning_rate", "alpha", "warmup_steps"}, 8, false);
+            }),
+            "no error");
+  // Without a schedule the rate is the optimizer's: nothing to check against.
+  EXPECT_EQ(option_of([&] { check_run_optimizer(OptimizerOptions(), {"learning_rate"}, 8, false); }), "no error");
+  LearningRateScheduleOptions piecewise;
+  piecewise.name("piecewise").boundaries({2, 4}).values({0.1, 0.01});
+  const auto bad = OptimizerOptions().learning_rate_schedule(piecewise);
+  EXPECT_EQ(option_of([&] { check_run_optimizer(bad, {"learning_rate"}, 8, false); }),
+            "learning_rate: the piecewise schedule has no such setting (its rates are its values)");
+  EXPECT_EQ(option_of([&] { check_run_optimizer(bad, {}, 8, false); }).rfind("learning_rate_schedule: ", 0), 0u);
+  // A resume may give a part of a schedule: resumed_optimizer_options checks the merged one.
+  EXPECT_EQ(option_of([&] { check_run_optimizer(bad, {}, 8, true); }), "no error");
 }
 
 }  // namespace optimizer_overrides_test

@@ -58,3 +58,18 @@ TEST(RunFolder, AResumeContinuesTheRunThatWroteItsCheckpointOnly) {
     EXPECT_FALSE(o.continue_run_of(dir.file("ck/x.ckpt")));
   }
 }
+
+TEST(RunFolder, PrepareContinuesTheResumedRunAndReplacesAnother) {
+  torchfit::testing::TempDir dir("runfolder_prepare");
+  fs::create_directories(dir.path / "run");
+  std::ofstream(dir.file("run/steps.csv")) << "epoch,step\n";
+  {
+    RunLoggerOptions o(dir.file("run"));
+    o.prepare(dir.file("run/model.ckpt"));  // the run that wrote the checkpoint: continued
+    EXPECT_TRUE(o.append());
+    RunLoggerOptions fresh(dir.file("run"));
+    fresh.prepare();  // a new run: its files are replaced (a warning), nothing appended
+    EXPECT_FALSE(fresh.append());
+  }
+  // RunLogger.AnotherFolderIntoALiveRunsFolderIsRefusedToo: prepare() refuses a folder a live run holds.
+}

@@ -207,7 +207,7 @@ TEST(RunLogger, ASecondRunIntoALiveRunsFolderIsRefusedNamingIt) {
 namespace {
 // A second run into its own folder whose checkpoint goes into the live run's folder.
 struct SecondRunCheckpointingInto : Callback {
-  std::string own, into, error, probe_error;
+  std::string own, into, error, probe_error, prepare_error;
   SecondRunCheckpointingInto(std::string o, std::string i) : own(std::move(o)), into(std::move(i)) {}
   void on_train_batch_end(int64_t batch, const Logs&) override {
     if (batch != 0) return;
@@ -215,6 +215,11 @@ struct SecondRunCheckpointingInto : Callback {
       RunLogger::check_not_in_use(into);
     } catch (const IoError& e) {
       probe_error = e.what();
+    }
+    try {
+      RunLoggerOptions(own).also_lock({into}).prepare();
+    } catch (const IoError& e) {
+      prepare_error = e.what();
     }
     try {
       fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(own).also_lock({into}))});
@@ -234,6 +239,8 @@ TEST(RunLogger, AnotherFolderIntoALiveRunsFolderIsRefusedToo) {
   EXPECT_NE(second->error.find("run folder '" + live + "' is in use by another running process"), std::string::npos)
       << second->error;
   EXPECT_NE(second->probe_error.find("run folder '" + live + "' is in use"), std::string::npos) << second->probe_error;
+  EXPECT_NE(second->prepare_error.find("run folder '" + live + "' is in use"), std::string::npos)
+      << second->prepare_error;
   EXPECT_FALSE(std::filesystem::exists(dir.path / "own" / "steps.csv")) << "refused before writing";
   EXPECT_NO_THROW(RunLogger::check_not_in_use(live));  // free once the run ended
   fit_tiny(1, {std::make_shared<RunLogger>(RunLoggerOptions(own).also_lock({live}))});

@@ -1,6 +1,7 @@
 // Architecture files read and built for the data (model_config_file.h).
 #include <torchfit/keras/model_config_file.h>
 
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 
@@ -49,6 +50,29 @@ void set_rng_state(at::Generator& gen, const at::Tensor& state) {
 }
 
 }  // namespace
+
+std::string find_model_config(const std::string& file, const std::vector<std::string>& more_dirs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(file, ec);
+  if (fs::is_regular_file(status)) return file;
+  if (fs::is_directory(status)) throw ConfigError("'" + file + "' is a directory, not a model config file");
+  if (ec && ec != std::errc::no_such_file_or_directory && ec != std::errc::not_a_directory)
+    throw ConfigError("'" + file + "': " + ec.message());
+  std::string tried = "'" + file + "'";
+  if (!fs::path(file).has_parent_path()) {
+    std::vector<fs::path> dirs;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) dirs = {exe.parent_path(), exe.parent_path().parent_path() / "share" / "torchfit" / "models"};
+    dirs.insert(dirs.end(), more_dirs.begin(), more_dirs.end());
+    for (const fs::path& dir : dirs) {
+      const fs::path candidate = dir / file;
+      if (fs::is_regular_file(candidate, ec)) return candidate.string();
+      tried += ", '" + candidate.string() + "'";
+    }
+  }
+  throw ConfigError("file not found (tried " + tried + ")");
+}
 
 Json read_model_config(const std::string& path) {
   const std::string where = "model config '" + path + "'";

@@ -151,7 +151,16 @@ void ModelCheckpoint::on_train_batch_end(int64_t batch, const Logs& logs) {
 }
 
 void ModelCheckpoint::on_train_end(const Logs&) {
-  if (trainer().interrupted()) saved_on_interrupt_ = save_now(trainer().position().epoch);
+  holds_averaged_weights_ = false;
+  if (trainer().interrupted()) {
+    saved_on_interrupt_ = save_now(trainer().position().epoch);
+  } else if (trainer().optimizer_features().finalized() && !last_saved_.empty()) {
+    // fit() ended with the averaged weights (use_ema, Keras's finalize_variable_values): the last checkpoint's
+    // model takes them, as model.save() after fit would; its training state keeps the trained weights.
+    trainer().save_checkpoint(last_saved_,
+                              options_.class_indices().empty() ? params().class_indices : options_.class_indices());
+    holds_averaged_weights_ = true;
+  }
 }
 
 }  // namespace torchfit

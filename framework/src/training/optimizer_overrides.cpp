@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <torchfit/error.h>
+#include <torchfit/runtime/logging.h>
 #include <torchfit/training/lr_schedules.h>
 #include <torchfit/training/resume.h>
 
@@ -95,6 +96,40 @@ OptimizerOptions resumed_optimizer_options(const saving::CheckpointInfo& info, c
   if (ov.learning_rate && !o.learning_rate_schedule()) o.learning_rate(*ov.learning_rate);
   resume_schedule(ov, o);
   return o;
+}
+
+void check_run_optimizer(const OptimizerOptions& options, const std::set<std::string>& schedule_args, int64_t batches,
+                         bool resumed) {
+  const int64_t accumulation = options.gradient_accumulation_steps();
+  if (accumulation > batches) {
+    throw OptionError("gradient_accumulation_steps", std::to_string(accumulation) + " is more than the run's " +
+                                                         std::to_string(batches) +
+                                                         " batches (epochs x steps per epoch): the weights "
+                                                         "would never be updated");
+  }
+  const auto& schedule = options.learning_rate_schedule();
+  if (!schedule) return;
+  const auto reads = schedule_arguments(schedule->name());
+  for (const std::string& arg : schedule_args) {
+    if (reads.count(arg == "learning_rate" ? "initial_learning_rate" : arg)) continue;
+    throw OptionError(arg, "the " + schedule->name() + " schedule has no such setting (" +
+                               (arg == "learning_rate"  ? "its rates are its values"
+                                : arg == "warmup_steps" ? "only cosine has a warm-up"
+                                                        : "it belongs to another schedule") +
+                               ")");
+  }
+  const int64_t updates = batches / std::max<int64_t>(1, accumulation);
+  if (schedule->warmup_steps() > 0 && schedule->warmup_steps() >= updates) {
+    torchfit::logger().warn(
+        "warmup_steps {} reaches past the run's {} weight updates: the learning rate never gets to its target",
+        schedule->warmup_steps(), updates);
+  }
+  if (resumed) return;  // a resume may give a part of a schedule: resumed_optimizer_options checks the merged one
+  try {
+    check_schedule(*schedule);
+  } catch (const ConfigError& e) {
+    throw OptionError("learning_rate_schedule", e.what());
+  }
 }
 
 }  // namespace torchfit

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include <torchfit/error.h>
+#include <torchfit/runtime/logging.h>
 #include <torchfit/training/run_logger.h>
 
 namespace fs = std::filesystem;
@@ -55,6 +56,20 @@ bool RunLoggerOptions::continue_run_of(const std::string& checkpoint) {
   }
   if (same) append_ = true;
   return same;
+}
+
+void RunLoggerOptions::prepare(const std::string& resumed_checkpoint) {
+  RunLogger::check_not_in_use(run_dir_);
+  for (const auto& dir : also_lock_) RunLogger::check_not_in_use(dir);
+  std::error_code ec;
+  if (!fs::exists(fs::path(run_dir_) / "steps.csv", ec)) return;
+  if (continue_run_of(resumed_checkpoint)) {
+    torchfit::logger().info("run folder '{}' holds the run of the checkpoint '{}': its run files are continued",
+                            run_dir_, resumed_checkpoint);
+  } else {
+    torchfit::logger().warn("run folder '{}' holds an earlier run: its steps.csv, epochs.csv and run.json are replaced",
+                            run_dir_);
+  }
 }
 
 }  // namespace torchfit

@@ -11,6 +11,13 @@
 
 namespace torchfit::keras {
 
+/// Where the architecture file `file` is: as given when it exists; otherwise, for a bare file name (no
+/// folder part), where torchfit's shipped architectures lie: next to the running program (the build tree's
+/// apps/), in <prefix>/share/torchfit/models beside its <prefix>/bin, then in each of `more_dirs` (e.g. the
+/// models folder of the install prefix a program was built for). Errors: ConfigError for a folder, a path
+/// the OS cannot look up (its reason), or a file found nowhere (listing the places tried).
+std::string find_model_config(const std::string& file, const std::vector<std::string>& more_dirs = {});
+
 /// The JSON of the architecture file `path`. Errors: ConfigError naming the file when it cannot be read,
 /// is not valid JSON, or is a model file (HDF5 or zip: a Keras .h5/.keras or a torchfit checkpoint) rather
 /// than an architecture.

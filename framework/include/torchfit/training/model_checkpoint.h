@@ -59,7 +59,10 @@ class ModelCheckpoint : public Callback {
   bool chief_only() const override { return true; }  ///< rank 0 only in data-parallel runs
   void on_epoch_end(int epoch, const Logs& logs) override;
   void on_train_batch_end(int64_t batch, const Logs& logs) override;
-  /// After an interrupted fit(): save_now() at the position reached.
+  /// After an interrupted fit(): save_now() at the position reached. After a fit() that ended with the
+  /// averaged weights (OptimizerOptions::use_ema): the last checkpoint written again, its model holding the
+  /// averages (what predict_cnn and load_model read) and its training state the trained weights (what a
+  /// resumed run continues from); holds_averaged_weights() then says so.
   void on_train_end(const Logs& logs) override;
   /// Writes the checkpoint now (e.g. on Ctrl-C) at the trainer's current position; `epoch` (0-based)
   /// fills "{epoch}", the latest logs seen the other fields (nan for a key not logged yet). Returns false
@@ -70,6 +73,8 @@ class ModelCheckpoint : public Callback {
   /// Whether the last fit() was interrupted and its checkpoint written then (false: not interrupted, or
   /// the weights were not finite).
   bool saved_on_interrupt() const { return saved_on_interrupt_; }
+  /// Whether the last fit() ended with the averaged weights and last_saved() holds them (use_ema).
+  bool holds_averaged_weights() const { return holds_averaged_weights_; }
 
  private:
   bool save(int epoch, int64_t batch, const Logs& logs);
@@ -81,6 +86,7 @@ class ModelCheckpoint : public Callback {
   std::string last_saved_;
   Logs latest_logs_;
   bool saved_on_interrupt_ = false;
+  bool holds_averaged_weights_ = false;
 };
 
 }  // namespace torchfit

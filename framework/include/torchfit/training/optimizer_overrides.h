@@ -41,4 +41,13 @@ struct OptimizerOverrides {
 /// config that cannot be read.
 OptimizerOptions resumed_optimizer_options(const saving::CheckpointInfo& info, const OptimizerOverrides& overrides);
 
+/// Checks, before a run of `batches` batches starts, the optimizer settings a caller took from its user:
+/// gradient_accumulation_steps not above `batches`; each name in `schedule_args` (OptimizerOverrides'
+/// schedule names, and "learning_rate" for the schedule's rate) read by the schedule of `options` (not
+/// checked without a schedule); the schedule valid (check_schedule) unless `resumed` (a resume may give a
+/// part of one: resumed_optimizer_options checks the merged schedule). Warns when a warm-up reaches past the
+/// run's weight updates (batches / gradient_accumulation_steps). Errors: OptionError naming the setting.
+void check_run_optimizer(const OptimizerOptions& options, const std::set<std::string>& schedule_args, int64_t batches,
+                         bool resumed);
+
 }  // namespace torchfit

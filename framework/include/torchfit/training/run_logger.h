@@ -39,6 +39,12 @@ struct RunLoggerOptions {
   /// names it (paths compared after resolving . and ..). Otherwise append stays as it is. "" ⇒ no change.
   /// Returns whether it continues them.
   bool continue_run_of(const std::string& checkpoint);
+  /// Before a run replaces any file: refuses a run_dir or also_lock folder that another live run holds
+  /// (RunLogger::check_not_in_use), continues the run files of the run `resumed_checkpoint` comes from
+  /// (continue_run_of; "" ⇒ a new run) and says what becomes of run files already in run_dir: continued
+  /// (info) or replaced (a warning). Call it in the process that writes the run files (rank 0).
+  /// Errors: IoError naming a folder in use and the process holding it.
+  void prepare(const std::string& resumed_checkpoint = "");
 };
 
 /// Writes, in run_dir (files replaced at the start of fit(), rows flushed as they come):
