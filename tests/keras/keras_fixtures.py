@@ -32,6 +32,7 @@ Fixtures:
 import io
 import json
 import os
+import re
 import sys
 import zipfile
 
@@ -267,6 +268,12 @@ def graph_layers():
     ]
 
 
+def snake_case(name):
+    """Keras 3's naming.to_snake_case: the key of a layer's weights in model.weights.h5 (PReLU -> p_re_lu)."""
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    return re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
+
+
 def graph_tf2(out, w, stem="graph", specs=None, output="dense"):
     specs = specs or graph_layers()
     layers = []
@@ -307,10 +314,7 @@ def graph_keras3(out, w, stem="graph", specs=None, output="dense"):
                          "input_layers": [["img", 0, 0]], "output_layers": [[output, 0, 0]]}}
     vars_of, seen = {}, {}
     for cls, name, _, _ in specs:  # keys: snake_case class name counted in layer order
-        base = {"InputLayer": "input_layer", "ReLU": "re_lu", "SeparableConv2D": "separable_conv2d",
-                "Conv2DTranspose": "conv2d_transpose", "ZeroPadding2D": "zero_padding2d",
-                "UpSampling2D": "up_sampling2d", "LayerNormalization": "layer_normalization",
-                "Cropping2D": "cropping2d", "MaxPooling2D": "max_pooling2d"}.get(cls, cls.lower())
+        base = snake_case(cls)
         key = base if base not in seen else base + "_" + str(seen[base])
         seen[base] = seen.get(base, 0) + 1
         vars_of[key] = [value for _, value in w.get(name, [])]

@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""Keras models of the layers beyond 2-D images (Layers I), written with h5py in tf.keras 2's model.save
+layout and as Keras 3 .keras zips, and their outputs from a float64 NumPy forward pass written from Keras's
+layer definitions (tests/keras/keras_layers_import_test.cpp).
+
+  keras_layers_fixtures.py OUT_DIR
+
+Writes into OUT_DIR, for each fixture <stem>: <stem>.h5 (tf.keras 2.x; not for keras3-only ones),
+<stem>.keras (Keras 3), <stem>.input.npy (float32, Keras's layout), <stem>.expected.npy (probabilities).
+Fixtures:
+  sequence   a (12, 3) sequence: Conv1D causal relu, GroupNormalization (2 groups), SpatialDropout1D,
+             Dense over the steps (any rank), PReLU (shared_axes [1]), UnitNormalization, GlobalMaxPooling1D,
+             GaussianNoise, Dense softmax
+  image      an (8, 8, 3) image: Conv2D same, Activation swish, LayerNormalization, Dense over the
+             channels, Activation gelu, GlobalAveragePooling2D, RepeatVector, Flatten, AlphaDropout,
+             Dense softmax
+  rms        Keras 3 only: a (6, 4) sequence, RMSNormalization, GlobalAveragePooling1D, Dense softmax
+"""
+import math
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from keras_fixtures import conv2d, graph_keras3, graph_tf2, layer_norm, relu, save_outputs  # noqa: E402
+
+rng = np.random.default_rng(42)
+ZEROS, GLOROT = {"class_name": "Zeros", "config": {}}, {"class_name": "GlorotUniform", "config": {"seed": None}}
+# What Keras writes beside the arguments: initializers, and null regularizers and constraints.
+CONV = dict(data_format="channels_last", groups=1, use_bias=True, kernel_initializer=GLOROT, bias_initializer=ZEROS,
+            kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+            bias_constraint=None)
+NORM = dict(beta_initializer=ZEROS, gamma_initializer={"class_name": "Ones", "config": {}}, beta_regularizer=None,
+            gamma_regularizer=None, beta_constraint=None, gamma_constraint=None)
+
+
+def conv1d_causal(x, k, dilation=1):
+    """(N, L, C) causal cross-correlation with a (k, C_in, F) kernel: (k - 1) * d zeros before the steps."""
+    kw = k.shape[0]
+    x = np.pad(x, ((0, 0), ((kw - 1) * dilation, 0), (0, 0)))
+    steps = x.shape[1] - (kw - 1) * dilation
+    return np.stack([sum(x[:, t + i * dilation, :] @ k[i] for i in range(kw)) for t in range(steps)], axis=1)
+
+
+def group_norm(x, groups, gamma, beta, eps):
+    """Keras GroupNormalization on the last axis: mean and biased variance per group over the group's
+    channels and every other non-batch axis."""
+    n, c = x.shape[0], x.shape[-1]
+    g = x.reshape(n, -1, groups, c // groups)
+    mean, var = g.mean(axis=(1, 3), keepdims=True), g.var(axis=(1, 3), keepdims=True)
+    return ((g - mean) / np.sqrt(var + eps)).reshape(x.shape) * gamma + beta
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def sequence(out):
+    w = {"conv": [("kernel", rng.normal(0, 0.5, (3, 3, 6))), ("bias", rng.normal(0, 0.1, 6))],
+         "gn": [("gamma", rng.uniform(0.5, 1.5, 6)), ("beta", rng.normal(0, 0.2, 6))],
+         "steps": [("kernel", rng.normal(0, 0.4, (6, 5))), ("bias", rng.normal(0, 0.1, 5))],
+         "prelu": [("alpha", rng.uniform(0.05, 0.4, (1, 5)))],
+         "dense": [("kernel", rng.normal(0, 0.5, (5, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    specs = [("InputLayer", "img", dict(batch_input_shape=[None, 12, 3], dtype="float32", sparse=False,
+                                        ragged=False), []),
+             ("Conv1D", "conv", dict(CONV, filters=6, kernel_size=[3], strides=[1], padding="causal",
+                                     dilation_rate=[1], activation="relu"), ["img"]),
+             ("GroupNormalization", "gn", dict(NORM, groups=2, axis=-1, epsilon=0.001, center=True, scale=True), ["conv"]),
+             ("SpatialDropout1D", "sdrop", dict(rate=0.3, seed=None), ["gn"]),
+             ("Dense", "steps", dict(units=5, activation="linear", use_bias=True), ["sdrop"]),
+             ("PReLU", "prelu", dict(alpha_initializer=ZEROS, alpha_regularizer=None, alpha_constraint=None,
+                                      shared_axes=[1]), ["steps"]),
+             ("UnitNormalization", "unit", dict(axis=-1), ["prelu"]),
+             ("GlobalMaxPooling1D", "gmp", dict(data_format="channels_last", keepdims=False), ["unit"]),
+             ("GaussianNoise", "noise", dict(stddev=0.5, seed=None), ["gmp"]),
+             ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["noise"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 12, 3))
+    h = relu(conv1d_causal(x, v["conv"][0]) + v["conv"][1])
+    h = group_norm(h, 2, v["gn"][0], v["gn"][1], 0.001)
+    h = h @ v["steps"][0] + v["steps"][1]
+    h = np.maximum(h, 0) + v["prelu"][0] * np.minimum(h, 0)
+    h = h / np.sqrt(np.maximum((h * h).sum(axis=-1, keepdims=True), 1e-12))
+    logits = h.max(axis=1) @ v["dense"][0] + v["dense"][1]
+    graph_tf2(out, w, "sequence", specs)
+    graph_keras3(out, w, "sequence", specs)
+    save_outputs(out, "sequence", x, logits)
+
+
+def image(out):
+    w = {"conv": [("kernel", rng.normal(0, 0.4, (3, 3, 3, 4))), ("bias", rng.normal(0, 0.1, 4))],
+         "ln": [("gamma", rng.uniform(0.5, 1.5, 4)), ("beta", rng.normal(0, 0.2, 4))],
+         "pointwise": [("kernel", rng.normal(0, 0.5, (4, 6))), ("bias", rng.normal(0, 0.1, 6))],
+         "dense": [("kernel", rng.normal(0, 0.5, (2 * 6, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    specs = [("InputLayer", "img", dict(batch_input_shape=[None, 8, 8, 3], dtype="float32", sparse=False,
+                                        ragged=False), []),
+             ("Conv2D", "conv", dict(CONV, filters=4, kernel_size=[3, 3], strides=[1, 1], padding="same",
+                                     dilation_rate=[1, 1], activation="linear"), ["img"]),
+             ("Activation", "swish", dict(activation="swish"), ["conv"]),
+             ("LayerNormalization", "ln", dict(axis=[3], epsilon=0.001, center=True, scale=True), ["swish"]),
+             ("Dense", "pointwise", dict(units=6, activation="linear", use_bias=True), ["ln"]),
+             ("Activation", "gelu", dict(activation="gelu"), ["pointwise"]),
+             ("GlobalAveragePooling2D", "gap", dict(data_format="channels_last", keepdims=False), ["gelu"]),
+             ("RepeatVector", "repeat", dict(n=2), ["gap"]),
+             ("Flatten", "flat", dict(data_format="channels_last"), ["repeat"]),
+             ("AlphaDropout", "adrop", dict(rate=0.2, noise_shape=None, seed=None), ["flat"]),
+             ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["adrop"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.uniform(0, 1, (2, 8, 8, 3))
+    h = conv2d(x, v["conv"][0], padding="same") + v["conv"][1]
+    h = h / (1 + np.exp(-h))
+    h = layer_norm(h, v["ln"][0], v["ln"][1], 0.001)
+    h = gelu(h @ v["pointwise"][0] + v["pointwise"][1]).mean(axis=(1, 2))
+    logits = np.concatenate([h, h], axis=1) @ v["dense"][0] + v["dense"][1]
+    graph_tf2(out, w, "image", specs)
+    graph_keras3(out, w, "image", specs)
+    save_outputs(out, "image", x, logits)
+
+
+def rms(out):
+    w = {"rms": [("scale", rng.uniform(0.5, 1.5, 4))],
+         "dense": [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    specs = [("InputLayer", "img", dict(batch_input_shape=[None, 6, 4], dtype="float32", sparse=False,
+                                        ragged=False), []),
+             ("RMSNormalization", "rms", dict(axis=-1, epsilon=1e-6), ["img"]),
+             ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["rms"]),
+             ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["gap"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 6, 4))
+    h = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-6) * v["rms"][0]
+    graph_keras3(out, w, "rms", specs)
+    save_outputs(out, "rms", x, h.mean(axis=1) @ v["dense"][0] + v["dense"][1])
+
+
+if __name__ == "__main__":
+    sequence(sys.argv[1])
+    image(sys.argv[1])
+    rms(sys.argv[1])

@@ -1,0 +1,52 @@
+// Keras files of the layers beyond 2-D images (Conv1D, GroupNormalization, SpatialDropout1D, Dense over a
+// sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise,
+// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization): tf.keras 2 .h5 and Keras 3 .keras files
+// written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
+// NumPy forward pass written from Keras's layer definitions.
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include <torchfit/keras/keras_import.h>
+
+#include "support/keras_fixture_suite.h"
+
+namespace torchfit {
+namespace keras_layers_import_test {
+
+using testing::nchw;
+using testing::npy_tensor;
+
+class KerasLayersImport : public testing::KerasFixtureSuite<KerasLayersImport> {
+ public:
+  static constexpr const char* kScript = "tests/keras/keras_layers_fixtures.py";
+  static constexpr const char* kTag = "keras_layers_import";
+
+ protected:
+  // The model file `stem` + `ext`, in inference mode, gives the reference probabilities within 1e-5.
+  static void expect_outputs(const std::string& stem, const std::string& ext) {
+    SCOPED_TRACE(stem + ext);
+    Model model = keras::load_keras_model(file(stem + ext));
+    model->eval();
+    torch::NoGradGuard no_grad;
+    const at::Tensor got = model->forward(nchw(npy_tensor(file(stem + ".input.npy"))));
+    const at::Tensor want = npy_tensor(file(stem + ".expected.npy"));
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LT((got - want).abs().max().item<double>(), 1e-5) << got << "\n" << want;
+  }
+};
+
+TEST_F(KerasLayersImport, SequenceModelMatchesNumpyFromBothFormats) {
+  expect_outputs("sequence", ".h5");
+  expect_outputs("sequence", ".keras");
+}
+
+TEST_F(KerasLayersImport, ImageModelWithDenseOverChannelsMatchesNumpyFromBothFormats) {
+  expect_outputs("image", ".h5");
+  expect_outputs("image", ".keras");
+}
+
+TEST_F(KerasLayersImport, Keras3RmsNormalizationMatchesNumpy) { expect_outputs("rms", ".keras"); }
+
+}  // namespace keras_layers_import_test
+}  // namespace torchfit
