@@ -28,6 +28,7 @@
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/permute.h>
+#include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
@@ -127,6 +128,25 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       a = GlobalMaxPooling2D()->call(a);
       b = Flatten()->call(b);
       return Concatenate()->call({a, b});
+    });
+  };
+  m["pooling1d"] = [] {  // sequences: "same" on 9 pads (0, 1), averages leave the padded steps out
+    return image_model("pooling1d", {9, 3}, [](KerasTensor x) {
+      KerasTensor a = MaxPooling1D(MaxPooling1DOptions(2).padding("same"))->call(x);  // (5, 3)
+      a = AveragePooling1D(AveragePooling1DOptions(3).strides(std::vector<int64_t>{1}).padding("same"))->call(a);
+      KerasTensor b = AveragePooling1D(AveragePooling1DOptions(3).strides(std::vector<int64_t>{2}))->call(x);  // (4, 3)
+      b = MaxPooling1D(MaxPooling1DOptions(2).strides(std::vector<int64_t>{1}))->call(b);                      // (3, 3)
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
+    });
+  };
+  m["pooling3d"] = [] {  // volumes (D, H, W, C): odd sizes, "same" and strided "valid"
+    return image_model("pooling3d", {5, 6, 7, 2}, [](KerasTensor x) {
+      KerasTensor a = MaxPooling3D(MaxPooling3DOptions(2).padding("same"))->call(x);  // (3, 3, 4, 2)
+      a = AveragePooling3D(AveragePooling3DOptions(3).strides(std::vector<int64_t>{1}).padding("same"))->call(a);
+      KerasTensor b =
+          AveragePooling3D(AveragePooling3DOptions({2, 3, 2}).strides(std::vector<int64_t>{2, 2, 3}))->call(x);
+      b = MaxPooling3D(MaxPooling3DOptions({1, 2, 2}).strides(std::vector<int64_t>{1}))->call(b);
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
     });
   };
   m["flatten_dense"] = [] {

@@ -54,6 +54,7 @@
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/permute.h>
+#include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
