@@ -204,6 +204,17 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return GlobalAveragePooling1D(GlobalPoolingOptions().keepdims(true))->call(x);
     });
   };
+  m["global_pooling3d"] = [] {  // volumes (D, H, W, C): the voxels' mean, channel dropout
+    return image_model("global_pooling3d", {3, 4, 5, 2}, [](KerasTensor x) {
+      x = SpatialDropout3D(NoiseDropoutOptions(0.3))->call(x);
+      return GlobalAveragePooling3D()->call(x);
+    });
+  };
+  m["global_pooling3d_keepdims"] = [] {  // the voxels' maximum, (1, 1, 1, C)
+    return image_model("global_pooling3d_keepdims", {3, 4, 5, 2}, [](KerasTensor x) {
+      return GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(true))->call(x);
+    });
+  };
   m["conv1d"] = [] {  // a 1-D CNN over a sequence: same (odd step at the end), strided valid, causal dilated
     return image_model("conv1d", {9, 3}, [](KerasTensor x) {
       x = Conv1D(Conv1DOptions(4, 4).padding("same").activation("relu"))->call(x);

@@ -27,6 +27,7 @@ Sources of each rule:
 - GroupNormalization (Keras 3): the axis split into (groups, C // groups), mean and biased variance over
   every axis but the batch and the group one, (x - mean) / sqrt(var + epsilon) * gamma + beta per channel.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
+- GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 """
 import itertools
 import json
@@ -266,6 +267,10 @@ def run(req):
             y = y * tensor(req["gamma"]).reshape(shape)
         if "beta" in req:
             y = y + tensor(req["beta"]).reshape(shape)
+    elif op in ("global_avg_pool", "global_max_pool"):  # Keras 3: ops.mean / ops.max over the spatial axes
+        axes = tuple(range(1, xk.ndim - 1))
+        fn = np.mean if op == "global_avg_pool" else np.max
+        y = fn(xk, axis=axes, keepdims=req["keepdims"])
     else:
         raise SystemExit("unknown op " + op)
     if "bias" in req:
