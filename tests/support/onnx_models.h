@@ -27,6 +27,7 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/repeat_vector.h>
@@ -240,6 +241,18 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
     return image_model("padding_cropping", {6, 7, 2}, [](KerasTensor x) {
       x = ZeroPadding2D(ZeroPadding2DOptions(Edges2D(1, 2, 0, 3)))->call(x);
       return Cropping2D(Cropping2DOptions(Edges2D(2, 0, 1, 1)))->call(x);
+    });
+  };
+  m["padding_cropping1d"] = [] {
+    return image_model("padding_cropping1d", {6, 2}, [](KerasTensor x) {
+      x = ZeroPadding1D(ZeroPadding1DOptions({1, 2}))->call(x);
+      return Cropping1D(Cropping1DOptions({2, 0}))->call(x);
+    });
+  };
+  m["padding_cropping3d"] = [] {
+    return image_model("padding_cropping3d", {3, 4, 5, 2}, [](KerasTensor x) {
+      x = ZeroPadding3D(ZeroPadding3DOptions({0, 1, 2, 0, 1, 3}))->call(x);
+      return Cropping3D(Cropping3DOptions({1, 0, 0, 2, 2, 1}))->call(x);
     });
   };
   m["upsampling_nearest"] = [] {

@@ -31,6 +31,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>
+#include <torchfit/layers/base_edges.h>
 #include <torchfit/layers/base_pooling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv1d.h>
@@ -40,7 +41,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
-#include <torchfit/layers/edges2d.h>
+#include <torchfit/layers/edges.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -53,6 +54,7 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/registry.h>

@@ -28,6 +28,7 @@ Sources of each rule:
   every axis but the batch and the group one, (x - mean) / sqrt(var + epsilon) * gamma + beta per channel.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
+- ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
 """
 import itertools
 import json
@@ -271,6 +272,10 @@ def run(req):
         axes = tuple(range(1, xk.ndim - 1))
         fn = np.mean if op == "global_avg_pool" else np.max
         y = fn(xk, axis=axes, keepdims=req["keepdims"])
+    elif op == "zero_padding":  # ZeroPadding1D/3D: ops.pad(x, ((0, 0), *padding, (0, 0)))
+        y = np.pad(xk, [(0, 0)] + [tuple(p) for p in req["padding"]] + [(0, 0)])
+    elif op == "cropping":  # Cropping1D/3D: x[:, b:n - a, ..., :] per spatial axis
+        y = xk[(slice(None),) + tuple(slice(b, n - a) for (b, a), n in zip(req["cropping"], xk.shape[1:-1]))]
     else:
         raise SystemExit("unknown op " + op)
     if "bias" in req:
