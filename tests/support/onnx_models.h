@@ -36,6 +36,7 @@
 #include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/unit_normalization.h>
+#include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/model.h>
@@ -263,6 +264,15 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["upsampling_bilinear"] = [] {
     return image_model("upsampling_bilinear", {4, 5, 2}, [](KerasTensor x) {
       return UpSampling2D(UpSampling2DOptions({3, 2}).interpolation("bilinear"))->call(x);
+    });
+  };
+  m["upsampling1d"] = [] {  // each step repeated
+    return image_model("upsampling1d", {4, 3},
+                       [](KerasTensor x) { return UpSampling1D(UpSampling1DOptions(3))->call(x); });
+  };
+  m["upsampling3d"] = [] {  // each voxel repeated (nearest)
+    return image_model("upsampling3d", {2, 3, 2, 2}, [](KerasTensor x) {
+      return UpSampling3D(UpSampling3DOptions({2, 1, 3}))->call(x);
     });
   };
   m["reshape"] = [] {

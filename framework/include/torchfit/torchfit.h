@@ -33,6 +33,7 @@
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_edges.h>
 #include <torchfit/layers/base_pooling.h>
+#include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv2d.h>
@@ -65,6 +66,7 @@
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/unit_normalization.h>
+#include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/clone_model.h>

@@ -28,6 +28,7 @@ Sources of each rule:
   every axis but the batch and the group one, (x - mean) / sqrt(var + epsilon) * gamma + beta per channel.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
+- UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
 """
 import itertools
@@ -276,6 +277,10 @@ def run(req):
         y = np.pad(xk, [(0, 0)] + [tuple(p) for p in req["padding"]] + [(0, 0)])
     elif op == "cropping":  # Cropping1D/3D: x[:, b:n - a, ..., :] per spatial axis
         y = xk[(slice(None),) + tuple(slice(b, n - a) for (b, a), n in zip(req["cropping"], xk.shape[1:-1]))]
+    elif op == "up_sampling_nearest":  # UpSampling1D/3D: ops.repeat(x, s, axis) along each spatial axis
+        y = xk
+        for i, s in enumerate(req["size"]):
+            y = np.repeat(y, s, axis=1 + i)
     else:
         raise SystemExit("unknown op " + op)
     if "bias" in req:
