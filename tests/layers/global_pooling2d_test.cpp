@@ -1,9 +1,11 @@
-// GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D: known values, keepdims, conformance, names, errors.
+// GlobalAveragePooling1D/2D/3D and GlobalMaxPooling1D/2D/3D: known values, volumes against the NumPy reference,
+// keepdims, conformance, names, errors.
 #include <gtest/gtest.h>
 
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
+#include "support/keras_reference.h"
 #include "support/layer_checks.h"
 
 using namespace torchfit;
@@ -50,4 +52,41 @@ TEST(GlobalPooling, KeepdimsAndSequences) {
                                               torchfit::testing::LayerConformance({4, 5, 3}, {1, 1, 3}));
   EXPECT_THROW(GlobalMaxPooling1D()->build({4, 5, 3}), ConfigError);
   EXPECT_THROW(GlobalAveragePooling2D()->build({6, 3}), ConfigError);
+}
+
+// GlobalAveragePooling3D / GlobalMaxPooling3D: volumes (N, D, H, W, C) against the NumPy reference (Keras's
+// mean / max over the depth, rows and columns), keepdims (1, 1, 1, C), conformance, errors naming the layer.
+TEST(GlobalPooling3D, MatchesNumPyOverTheVoxelsWithAndWithoutKeepdims) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  for (const bool keepdims : {false, true}) {
+    SCOPED_TRACE(keepdims ? "keepdims" : "no keepdims");
+    auto [x, avg] = torchfit::testing::random_forward(
+        GlobalAveragePooling3D(GlobalPoolingOptions().keepdims(keepdims)).ptr(), {3, 4, 5, 2});
+    torchfit::testing::expect_matches_reference(
+        avg, torchfit::testing::keras_reference(
+                 {{"op", "global_avg_pool"}, {"x", torchfit::testing::tensor_json(x)}, {"keepdims", keepdims}}));
+    auto [x2, max] = torchfit::testing::random_forward(
+        GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(keepdims)).ptr(), {5, 3, 3, 4});
+    torchfit::testing::expect_matches_reference(
+        max, torchfit::testing::keras_reference(
+                 {{"op", "global_max_pool"}, {"x", torchfit::testing::tensor_json(x2)}, {"keepdims", keepdims}}));
+  }
+}
+
+TEST(GlobalPooling3D, ConformanceConfigAndErrors) {
+  torchfit::testing::expect_layer_conformance(GlobalAveragePooling3D().ptr(),
+                                              torchfit::testing::LayerConformance({3, 4, 5, 2}, {2}));
+  torchfit::testing::expect_layer_conformance(GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(true)).ptr(),
+                                              torchfit::testing::LayerConformance({3, 4, 5, 2}, {1, 1, 1, 2}));
+  auto layer = layer_from_json({{"class_name", "GlobalMaxPooling3D"}, {"config", {{"name", "g"}}}});
+  EXPECT_EQ(layer->config(), (nlohmann::json{{"name", "g"}, {"keepdims", false}}));
+  try {
+    GlobalAveragePooling3D(GlobalPoolingOptions().name("gap3"))->build({4, 5, 3});
+    FAIL() << "an image accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'gap3' (GlobalAveragePooling3D) expects a volume (D, H, W, C)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(GlobalMaxPooling3D()->build({6, 3}), ConfigError);
 }

@@ -1,4 +1,4 @@
-// The training-only noise layers (GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D/2D) against
+// The training-only noise layers (GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D/2D/3D) against
 // the moments and masks Keras's definitions give, pass-through at inference, conformance and bad arguments;
 // RepeatVector and Identity.
 #include <gtest/gtest.h>
@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/testing/layer_conformance.h>
 
@@ -111,6 +112,37 @@ TEST(RepeatVector, RepeatsTheVectorAlongANewStepAxis) {
   EXPECT_THROW(RepeatVector(RepeatVectorOptions(0)), ConfigError);
   EXPECT_THROW(RepeatVector(RepeatVectorOptions(2))->build({3, 4}), ConfigError);
   expect_layer_conformance(Identity().ptr(), LayerConformance({3, 4, 2}, {3, 4, 2}));
+}
+
+// SpatialDropout3D: Keras's noise_shape (N, 1, 1, 1, C) — one draw per (sample, channel) for every voxel —
+// the kept channels scaled by 1/(1 − rate), identity at inference.
+TEST(SpatialDropout, DropsWholeChannelsOfAVolume) {
+  const double rate = 0.4;
+  const at::Tensor volume = at::rand({64, 3, 4, 5, 32}) + 1.0;  // Keras (D, H, W, C), held in Keras's order
+  const at::Tensor ratio =
+      (train_forward(SpatialDropout3D(NoiseDropoutOptions(rate)).ptr(), {3, 4, 5, 32}, volume) / volume)
+          .flatten(1, 3);  // (N, D·H·W, C)
+  EXPECT_TRUE(at::allclose(ratio.amin(1), ratio.amax(1))) << "a channel was dropped at some voxels only";
+  const at::Tensor zero = ratio.select(1, 0) == 0;
+  EXPECT_NEAR(zero.to(at::kFloat).mean().item<double>(), rate, 0.05);
+  EXPECT_TRUE(at::allclose(ratio.select(1, 0).masked_select(~zero), at::full({1}, 1 / (1 - rate)), 1e-5, 1e-5));
+  SpatialDropout3D eval_layer{NoiseDropoutOptions(rate)};
+  eval_layer->build({3, 4, 5, 32});
+  eval_layer->eval();
+  EXPECT_TRUE(at::equal(eval_layer->forward(volume), volume));
+  expect_layer_conformance(SpatialDropout3D(NoiseDropoutOptions(0.5)).ptr(),
+                           LayerConformance({3, 4, 4, 8}, {3, 4, 4, 8}).training_changes_output(true));
+  try {
+    SpatialDropout3D(NoiseDropoutOptions(0.5).name("sd3"))->build({4, 4, 8});
+    FAIL() << "an image accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'sd3' (SpatialDropout3D) expects a volume (D, H, W, C)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(SpatialDropout3D(NoiseDropoutOptions(1.0)), ConfigError);
+  auto layer = layer_from_json({{"class_name", "SpatialDropout3D"}, {"config", {{"name", "s"}, {"rate", 0.25}}}});
+  EXPECT_EQ(layer->config(), (nlohmann::json{{"name", "s"}, {"rate", 0.25}}));
 }
 
 }  // namespace noise_test

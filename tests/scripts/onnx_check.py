@@ -13,6 +13,7 @@ For every DIR/<model>.opset<N>.onnx (written by tests/support/onnx_zoo.cpp):
 Prints one line per file; exits 1 when anything fails.
 """
 import glob
+import itertools
 import math
 import os
 import sys
@@ -68,24 +69,27 @@ def conv_transpose(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0
     return y
 
 
-def pool(x, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0), kind="max", count_include_pad=0, **_):
-    """MaxPool / AveragePool (ceil_mode 0). Average without count_include_pad divides by the real pixels."""
-    kh, kw = kernel_shape
+def pool(x, kernel_shape, strides=None, pads=None, kind="max", count_include_pad=0, **_):
+    """MaxPool / AveragePool over the last len(kernel_shape) axes of (N, C, spatial...) (ceil_mode 0; pads
+    begins..., ends...). Average without count_include_pad divides by the real values of each window."""
+    rank = len(kernel_shape)
+    strides = [1] * rank if strides is None else list(strides)
+    pads = [0] * (2 * rank) if pads is None else list(pads)
     fill = -np.inf if kind == "max" else 0.0
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=fill)
-    real = np.pad(np.ones(x.shape[2:]), ((pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (xp.shape[2] - kh) // strides[0] + 1
-    ow = (xp.shape[3] - kw) // strides[1] + 1
-    y = np.zeros(x.shape[:2] + (oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            win = xp[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
-            if kind == "max":
-                y[:, :, i, j] = win.max(axis=(2, 3))
-            else:
-                count = kh * kw if count_include_pad else real[i * strides[0]:i * strides[0] + kh,
-                                                               j * strides[1]:j * strides[1] + kw].sum()
-                y[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    widths = [(int(pads[i]), int(pads[i + rank])) for i in range(rank)]
+    xp = np.pad(x, [(0, 0), (0, 0)] + widths, constant_values=fill)
+    real = np.pad(np.ones(x.shape[2:]), widths)
+    out = [(xp.shape[2 + i] - kernel_shape[i]) // strides[i] + 1 for i in range(rank)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    axes = tuple(range(2, 2 + rank))
+    for idx in itertools.product(*[range(o) for o in out]):
+        window = tuple(slice(i * s, i * s + k) for i, s, k in zip(idx, strides, kernel_shape))
+        win = xp[(slice(None), slice(None)) + window]
+        if kind == "max":
+            y[(slice(None), slice(None)) + idx] = win.max(axis=axes)
+        else:
+            count = np.prod(kernel_shape) if count_include_pad else real[window].sum()
+            y[(slice(None), slice(None)) + idx] = win.sum(axis=axes) / count
     return y
 
 
@@ -170,8 +174,8 @@ OPS = {
         * s.reshape(1, -1, *[1] * (x.ndim - 2)) + b.reshape(1, -1, *[1] * (x.ndim - 2)),
     "MaxPool": lambda x, **a: pool(x, kind="max", **a),
     "AveragePool": lambda x, **a: pool(x, kind="avg", **a),
-    "GlobalAveragePool": lambda x, **_: x.mean(axis=(2, 3), keepdims=True),
-    "GlobalMaxPool": lambda x, **_: x.max(axis=(2, 3), keepdims=True),
+    "GlobalAveragePool": lambda x, **_: x.mean(axis=tuple(range(2, x.ndim)), keepdims=True),
+    "GlobalMaxPool": lambda x, **_: x.max(axis=tuple(range(2, x.ndim)), keepdims=True),
     "Flatten": lambda x, axis=1, **_: x.reshape(int(np.prod(x.shape[:axis])), -1),
     "Reshape": reshape,
     "Transpose": lambda x, perm, **_: x.transpose(perm),

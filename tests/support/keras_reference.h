@@ -94,24 +94,35 @@ std::pair<at::Tensor, at::Tensor> random_forward(LayerPtr layer, const std::vect
   return {x, m->forward(x)};
 }
 
-/// A pooling layer (`PoolingLayer`: MaxPooling2D or AveragePooling2D) against the reference's `op` ("max_pool",
-/// "avg_pool"): odd sizes, strides 2 and (2, 3), "same" with the odd pixel after, and "valid".
-template <typename PoolingLayer>
-void expect_pooling_matches_tensorflow(const std::string& op) {
-  struct Case {
-    std::vector<int64_t> in, pool, strides;
-    std::string padding;
-  };
-  for (const Case& c : {Case{{7, 9, 2}, {3, 3}, {2, 2}, "same"}, Case{{7, 9, 2}, {2, 2}, {2, 2}, "same"},
-                        Case{{9, 8, 1}, {3, 2}, {2, 3}, "same"}, Case{{5, 7, 2}, {1, 1}, {2, 2}, "same"},
-                        Case{{7, 9, 2}, {3, 3}, {2, 2}, "valid"}}) {
+/// One pooling configuration: the Keras input, pool size, strides (one per spatial axis) and padding.
+struct PoolingCase {
+  std::vector<int64_t> in, pool, strides;
+  std::string padding;
+};
+
+/// A pooling layer of D spatial axes (`PoolingLayer`: MaxPooling1D/2D/3D, AveragePooling1D/2D/3D) against the
+/// reference's `op` ("max_pool", "avg_pool") for each of `cases`.
+template <typename PoolingLayer, size_t D>
+void expect_pooling_matches_tensorflow(const std::string& op, const std::vector<PoolingCase>& cases) {
+  for (const PoolingCase& c : cases) {
     SCOPED_TRACE(c.padding + " input " + format_shape(c.in));
-    PoolingLayer layer(Pooling2DOptions({c.pool[0], c.pool[1]}).strides(c.strides).padding(c.padding));
+    PoolingLayer layer(PoolingOptions<D>(torch::ExpandingArray<D>(c.pool)).strides(c.strides).padding(c.padding));
     auto [x, y] = random_forward(layer.ptr(), c.in);
     const nlohmann::json req = {
         {"op", op}, {"x", tensor_json(x)}, {"pool_size", c.pool}, {"strides", c.strides}, {"padding", c.padding}};
     expect_matches_reference(y, keras_reference(req));
   }
+}
+
+/// A 2-D pooling layer (MaxPooling2D or AveragePooling2D) against the reference's `op`: odd sizes, strides 2
+/// and (2, 3), "same" with the odd pixel after, and "valid".
+template <typename PoolingLayer>
+void expect_pooling_matches_tensorflow(const std::string& op) {
+  expect_pooling_matches_tensorflow<PoolingLayer, 2>(op, {{{7, 9, 2}, {3, 3}, {2, 2}, "same"},
+                                                          {{7, 9, 2}, {2, 2}, {2, 2}, "same"},
+                                                          {{9, 8, 1}, {3, 2}, {2, 3}, "same"},
+                                                          {{5, 7, 2}, {1, 1}, {2, 2}, "same"},
+                                                          {{7, 9, 2}, {3, 3}, {2, 2}, "valid"}});
 }
 
 }  // namespace torchfit::testing

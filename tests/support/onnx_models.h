@@ -27,13 +27,16 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
+#include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/unit_normalization.h>
+#include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/model.h>
@@ -129,6 +132,25 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Concatenate()->call({a, b});
     });
   };
+  m["pooling1d"] = [] {  // sequences: "same" on 9 pads (0, 1), averages leave the padded steps out
+    return image_model("pooling1d", {9, 3}, [](KerasTensor x) {
+      KerasTensor a = MaxPooling1D(MaxPooling1DOptions(2).padding("same"))->call(x);  // (5, 3)
+      a = AveragePooling1D(AveragePooling1DOptions(3).strides(std::vector<int64_t>{1}).padding("same"))->call(a);
+      KerasTensor b = AveragePooling1D(AveragePooling1DOptions(3).strides(std::vector<int64_t>{2}))->call(x);  // (4, 3)
+      b = MaxPooling1D(MaxPooling1DOptions(2).strides(std::vector<int64_t>{1}))->call(b);                      // (3, 3)
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
+    });
+  };
+  m["pooling3d"] = [] {  // volumes (D, H, W, C): odd sizes, "same" and strided "valid"
+    return image_model("pooling3d", {5, 6, 7, 2}, [](KerasTensor x) {
+      KerasTensor a = MaxPooling3D(MaxPooling3DOptions(2).padding("same"))->call(x);  // (3, 3, 4, 2)
+      a = AveragePooling3D(AveragePooling3DOptions(3).strides(std::vector<int64_t>{1}).padding("same"))->call(a);
+      KerasTensor b =
+          AveragePooling3D(AveragePooling3DOptions({2, 3, 2}).strides(std::vector<int64_t>{2, 2, 3}))->call(x);
+      b = MaxPooling3D(MaxPooling3DOptions({1, 2, 2}).strides(std::vector<int64_t>{1}))->call(b);
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
+    });
+  };
   m["flatten_dense"] = [] {
     return image_model("flatten_dense", {4, 5, 3}, [](KerasTensor x) {
       x = Flatten()->call(x);
@@ -184,6 +206,17 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return GlobalAveragePooling1D(GlobalPoolingOptions().keepdims(true))->call(x);
     });
   };
+  m["global_pooling3d"] = [] {  // volumes (D, H, W, C): the voxels' mean, channel dropout
+    return image_model("global_pooling3d", {3, 4, 5, 2}, [](KerasTensor x) {
+      x = SpatialDropout3D(NoiseDropoutOptions(0.3))->call(x);
+      return GlobalAveragePooling3D()->call(x);
+    });
+  };
+  m["global_pooling3d_keepdims"] = [] {  // the voxels' maximum, (1, 1, 1, C)
+    return image_model("global_pooling3d_keepdims", {3, 4, 5, 2}, [](KerasTensor x) {
+      return GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(true))->call(x);
+    });
+  };
   m["conv1d"] = [] {  // a 1-D CNN over a sequence: same (odd step at the end), strided valid, causal dilated
     return image_model("conv1d", {9, 3}, [](KerasTensor x) {
       x = Conv1D(Conv1DOptions(4, 4).padding("same").activation("relu"))->call(x);
@@ -211,6 +244,18 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Cropping2D(Cropping2DOptions(Edges2D(2, 0, 1, 1)))->call(x);
     });
   };
+  m["padding_cropping1d"] = [] {
+    return image_model("padding_cropping1d", {6, 2}, [](KerasTensor x) {
+      x = ZeroPadding1D(ZeroPadding1DOptions({1, 2}))->call(x);
+      return Cropping1D(Cropping1DOptions({2, 0}))->call(x);
+    });
+  };
+  m["padding_cropping3d"] = [] {
+    return image_model("padding_cropping3d", {3, 4, 5, 2}, [](KerasTensor x) {
+      x = ZeroPadding3D(ZeroPadding3DOptions({0, 1, 2, 0, 1, 3}))->call(x);
+      return Cropping3D(Cropping3DOptions({1, 0, 0, 2, 2, 1}))->call(x);
+    });
+  };
   m["upsampling_nearest"] = [] {
     return image_model("upsampling_nearest", {4, 5, 2}, [](KerasTensor x) {
       return UpSampling2D(UpSampling2DOptions({2, 3}))->call(x);
@@ -219,6 +264,15 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["upsampling_bilinear"] = [] {
     return image_model("upsampling_bilinear", {4, 5, 2}, [](KerasTensor x) {
       return UpSampling2D(UpSampling2DOptions({3, 2}).interpolation("bilinear"))->call(x);
+    });
+  };
+  m["upsampling1d"] = [] {  // each step repeated
+    return image_model("upsampling1d", {4, 3},
+                       [](KerasTensor x) { return UpSampling1D(UpSampling1DOptions(3))->call(x); });
+  };
+  m["upsampling3d"] = [] {  // each voxel repeated (nearest)
+    return image_model("upsampling3d", {2, 3, 2, 2}, [](KerasTensor x) {
+      return UpSampling3D(UpSampling3DOptions({2, 1, 3}))->call(x);
     });
   };
   m["reshape"] = [] {

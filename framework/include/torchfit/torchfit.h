@@ -31,7 +31,9 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>
+#include <torchfit/layers/base_edges.h>
 #include <torchfit/layers/base_pooling.h>
+#include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv2d.h>
@@ -40,7 +42,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
-#include <torchfit/layers/edges2d.h>
+#include <torchfit/layers/edges.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -53,7 +55,9 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
+#include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
@@ -62,6 +66,7 @@
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/unit_normalization.h>
+#include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
 #include <torchfit/layers/zero_padding2d.h>
 #include <torchfit/model/clone_model.h>

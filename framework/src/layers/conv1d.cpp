@@ -72,12 +72,8 @@ std::vector<at::Tensor> Conv1DImpl::keras_weights_impl() const {
 
 std::string Conv1DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   using detail::onnx_name;
-  const std::vector<int64_t> swap{0, 2, 1};
   // As a 2-D Conv over (N, C, 1, steps): OpenCV 4.6 gets a 1-D Conv's asymmetric pads wrong.
-  const std::string x = g.add_node("Transpose", {in[0]}, {{"perm", swap}}, onnx_name(*this, "to_channels_first"));
-  const std::string image = g.add_node(
-      "Reshape", {x, g.add_int64s(onnx_name(*this, "image_shape"), {0, input_shape()[1], 1, input_shape()[0]})}, {},
-      onnx_name(*this, "as_image"));
+  const std::string image = detail::onnx_sequence_as_image(*this, g, in[0], input_shape()[0], input_shape()[1]);
   std::vector<std::string> ins{image, g.add_initializer(onnx_name(*this, "kernel"), kernel.unsqueeze(2))};
   if (bias.defined()) ins.push_back(g.add_initializer(onnx_name(*this, "bias"), bias));
   const std::string y = g.add_node("Conv", ins,
@@ -86,11 +82,7 @@ std::string Conv1DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::str
                                     {"dilations", std::vector<int64_t>{1, (*options.dilation_rate())[0]}},
                                     {"pads", std::vector<int64_t>{0, pad_before_, 0, pad_after_}}},
                                    onnx_name(*this, "Conv"));
-  // Squeeze as a Reshape: OpenCV 4.6 reads Squeeze's axes only as an attribute (opset < 13).
-  const std::string row = g.add_node(
-      "Reshape", {y, g.add_int64s(onnx_name(*this, "sequence_shape"), {0, options.filters(), output_shape()[0]})}, {},
-      onnx_name(*this, "as_sequence"));
-  const std::string back = g.add_node("Transpose", {row}, {{"perm", swap}}, onnx_name(*this, "to_steps_first"));
+  const std::string back = detail::onnx_image_as_sequence(*this, g, y, output_shape()[0], options.filters());
   return g.add_activation(options.activation(), back, name());
 }
 

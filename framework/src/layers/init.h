@@ -67,23 +67,43 @@ inline void check_window_options(const std::string& who, at::IntArrayRef kernel,
   }
 }
 
-/// Output (H', W') of a 2-D window (kernel k, strides s, dilation d) over the Keras input (H, W, C), and the
-/// (top, bottom, left, right) padding "same" needs, written to `pad`. Errors: ConfigError naming `who`
-/// for a non-3-D input or a "valid" window larger than the input (`what` is "kernel" or "pool").
-inline std::array<int64_t, 2> window_output_2d(const std::string& who, const std::string& what, const Shape& in,
-                                               at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
-                                               const std::string& padding, std::vector<int64_t>& pad) {
-  if (in.size() != 3) throw ConfigError(who + " expects a 3-D input (H, W, C), got " + format_shape(in));
-  pad.assign(4, 0);
-  std::array<int64_t, 2> out{};
-  for (int i = 0; i < 2; ++i) {
+/// ConfigError "<who> expects <what the rank is>, got <shape>" unless the Keras input `in` has `rank`
+/// spatial axes and channels: a sequence (steps, C), an image (H, W, C) or a volume (D, H, W, C).
+inline void expect_spatial_rank(const std::string& who, const Shape& in, size_t rank) {
+  if (in.size() == rank + 1) return;
+  const char* what = rank == 1   ? "a sequence (steps, C)"
+                     : rank == 2 ? "a 3-D input (H, W, C)"
+                                 : "a volume (D, H, W, C)";
+  throw ConfigError(who + " expects " + what + ", got " + format_shape(in));
+}
+
+/// Output sizes of a window (kernel k, strides s, dilation d) over the spatial axes of the Keras input
+/// `in` (k.size() of them, then the channels), and the (before, after) padding per axis "same" needs,
+/// written to `pad`. Errors: ConfigError naming `who` for an input of another rank or a "valid" window
+/// larger than the input (`what` is "kernel" or "pool").
+inline std::vector<int64_t> window_output_nd(const std::string& who, const std::string& what, const Shape& in,
+                                             at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
+                                             const std::string& padding, std::vector<int64_t>& pad) {
+  expect_spatial_rank(who, in, k.size());
+  pad.assign(2 * k.size(), 0);
+  std::vector<int64_t> out(k.size());
+  for (size_t i = 0; i < k.size(); ++i) {
     out[i] = window_output(in[i], k[i], s[i], d[i], padding, &pad[2 * i], &pad[2 * i + 1]);
     if (out[i] == 0) {
-      throw ConfigError(who + ": " + what + " " + std::to_string(k[0]) + "x" + std::to_string(k[1]) +
-                        " is larger than its input " + format_shape(in));
+      std::string size;
+      for (const int64_t v : k) size += (size.empty() ? "" : "x") + std::to_string(v);
+      throw ConfigError(who + ": " + what + " " + size + " is larger than its input " + format_shape(in));
     }
   }
   return out;
+}
+
+/// window_output_nd over an image (H, W, C): (H', W') and (top, bottom, left, right).
+inline std::array<int64_t, 2> window_output_2d(const std::string& who, const std::string& what, const Shape& in,
+                                               at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
+                                               const std::string& padding, std::vector<int64_t>& pad) {
+  const auto out = window_output_nd(who, what, in, k, s, d, padding, pad);
+  return {out[0], out[1]};
 }
 
 /// conv2d_train (at::conv2d, with torchfit's weight gradient where it applies) with Keras/TensorFlow
@@ -96,14 +116,17 @@ inline at::Tensor conv2d_padded(const at::Tensor& x, const at::Tensor& w, const 
   return conv2d_train(padded, w, b, s, at::IntArrayRef({0, 0}), d, groups);
 }
 
-/// Pooling strides: Keras's default is the pool size; a single value means both axes. Validates all.
+/// Pooling strides: Keras's default is the pool size; a single value means every axis. Validates all.
 inline std::vector<int64_t> pool_strides(const std::string& who, at::IntArrayRef pool,
                                          const std::optional<std::vector<int64_t>>& strides,
                                          const std::string& padding) {
-  std::vector<int64_t> st = strides ? *strides : std::vector<int64_t>{pool[0], pool[1]};
-  if (st.size() == 1) st.push_back(st[0]);
-  if (st.size() != 2) throw ConfigError(who + ": strides must be one value or a pair");
-  check_window_options(who, pool, st, {1, 1}, padding);
+  std::vector<int64_t> st = strides ? *strides : pool.vec();
+  if (st.size() == 1) st.assign(pool.size(), st[0]);
+  if (st.size() != pool.size()) {
+    const std::string n = pool.size() == 2 ? "a pair" : std::to_string(pool.size()) + " values (one per axis)";
+    throw ConfigError(who + ": strides must be one value or " + n);
+  }
+  check_window_options(who, pool, st, std::vector<int64_t>(pool.size(), 1), padding);
   return st;
 }
 

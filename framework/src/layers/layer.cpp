@@ -357,7 +357,30 @@ at::Tensor keras_weight_copy(const at::Tensor& t) { return t.detach().clone(at::
 
 std::string onnx_name(const Layer& layer, const std::string& suffix) { return layer.name() + "/" + suffix; }
 
-std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) { return {p[0], p[2], p[1], p[3]}; }
+std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) {
+  std::vector<int64_t> pads(p.size());
+  for (size_t i = 0; i < p.size() / 2; ++i) {
+    pads[i] = p[2 * i];                     // begins
+    pads[p.size() / 2 + i] = p[2 * i + 1];  // ends
+  }
+  return pads;
+}
+
+std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t steps,
+                                   int64_t channels) {
+  const std::string t =
+      g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, onnx_name(l, "to_channels_first"));
+  return g.add_node("Reshape", {t, g.add_int64s(onnx_name(l, "image_shape"), {0, channels, 1, steps})}, {},
+                    onnx_name(l, "as_image"));
+}
+
+std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t steps,
+                                   int64_t channels) {
+  // Squeeze as a Reshape: OpenCV 4.6 reads Squeeze's axes only as an attribute (opset < 13).
+  const std::string row = g.add_node("Reshape", {y, g.add_int64s(onnx_name(l, "sequence_shape"), {0, channels, steps})},
+                                     {}, onnx_name(l, "as_sequence"));
+  return g.add_node("Transpose", {row}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, onnx_name(l, "to_steps_first"));
+}
 
 std::vector<int64_t> onnx_pair(at::IntArrayRef a) { return {a[0], a[1]}; }
 

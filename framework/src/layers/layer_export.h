@@ -11,7 +11,7 @@
 #include <torchfit/layers/layer.h>
 
 namespace torchfit {
-class Pooling2DImpl;
+class PoolingLayer;
 }
 
 namespace torchfit::detail {
@@ -32,8 +32,17 @@ at::Tensor keras_weight_copy(const at::Tensor& t);
 
 /// "<layer name>/<suffix>": the name hint of a layer's nodes and initializers.
 std::string onnx_name(const Layer& layer, const std::string& suffix);
-/// ONNX pads (top, left, bottom, right) from torchfit's padding edges (top, bottom, left, right).
+/// ONNX pads (begins…, ends…) from torchfit's padding edges (before, after) per axis: an image's
+/// (top, bottom, left, right) → (top, left, bottom, right).
 std::vector<int64_t> onnx_pads(const std::vector<int64_t>& edges);
+/// A sequence (N, steps, C) as an image for 2-D operators: Transpose to (N, C, steps), Reshape to
+/// (N, C, 1, steps) (OpenCV 4.6 gets a 1-D Conv's asymmetric pads wrong). Returns the image.
+std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t steps,
+                                   int64_t channels);
+/// The inverse of onnx_sequence_as_image for the operator's (N, C, 1, steps) result: Reshape to
+/// (N, C, steps), Transpose to (N, steps, C).
+std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t steps,
+                                   int64_t channels);
 /// (a[0], a[1]) of a 2-D window argument.
 std::vector<int64_t> onnx_pair(at::IntArrayRef a);
 
@@ -80,8 +89,9 @@ std::string onnx_conv_node(const Layer& l, io::OnnxGraph& g, const std::string& 
 
 // --- the pooling family (base_pooling.cpp)
 
-/// MaxPool or AveragePool (`max`) over `x` with `l`'s window, strides and padding; Keras's "same"
-/// average counts only the real pixels (count_include_pad 0).
-std::string onnx_pooling_node(const Pooling2DImpl& l, io::OnnxGraph& g, const std::string& x, bool max);
+/// MaxPool or AveragePool (`l.is_max()`) over the channels-first `x` with `window`, `strides` and ONNX
+/// `pads`; Keras's "same" average counts only the real pixels (count_include_pad 0).
+std::string onnx_pooling_node(const PoolingLayer& l, io::OnnxGraph& g, const std::string& x, at::IntArrayRef window,
+                              at::IntArrayRef strides, const std::vector<int64_t>& pads);
 
 }  // namespace torchfit::detail

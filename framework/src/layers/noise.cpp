@@ -88,10 +88,21 @@ at::Tensor SpatialDropout2DImpl::forward(const at::Tensor& x) {
   return channel_dropout(x, options.rate(), {x.size(0), x.size(1), 1, 1});  // (N, C, H, W): one draw per map
 }
 
+Shape SpatialDropout3DImpl::build_impl(const Shape& in) {
+  if (in.size() != 4) throw ConfigError(describe() + " expects a volume (D, H, W, C), got " + format_shape(in));
+  return in;
+}
+
+at::Tensor SpatialDropout3DImpl::forward(const at::Tensor& x) {
+  if (!active()) return x;
+  return channel_dropout(x, options.rate(), {x.size(0), 1, 1, 1, x.size(4)});  // (N, D, H, W, C): one per channel
+}
+
 TORCHFIT_REGISTER_LAYER(GaussianNoise);
 TORCHFIT_REGISTER_LAYER(GaussianDropout);
 TORCHFIT_REGISTER_LAYER(AlphaDropout);
 TORCHFIT_REGISTER_LAYER(SpatialDropout1D);
 TORCHFIT_REGISTER_LAYER(SpatialDropout2D);
+TORCHFIT_REGISTER_LAYER(SpatialDropout3D);
 
 }  // namespace torchfit

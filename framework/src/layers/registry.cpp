@@ -20,6 +20,9 @@ namespace torchfit {
   X(GroupNormalization) X(RMSNormalization) X(UnitNormalization)                                      \
   X(GaussianNoise) X(GaussianDropout) X(AlphaDropout) X(SpatialDropout1D) X(SpatialDropout2D)         \
   X(RepeatVector) X(Identity) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) X(Conv1D)               \
+  X(MaxPooling1D) X(AveragePooling1D) X(MaxPooling3D) X(AveragePooling3D)                             \
+  X(GlobalAveragePooling3D) X(GlobalMaxPooling3D) X(SpatialDropout3D)                                 \
+  X(ZeroPadding1D) X(ZeroPadding3D) X(Cropping1D) X(Cropping3D) X(UpSampling1D) X(UpSampling3D)       \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();

@@ -18,14 +18,18 @@ std::string layer_text(const Layer& layer) { return "layer '" + layer.name() + "
 using ValueNames = std::map<const Node*, std::string>;
 
 // A layer whose ONNX nodes hold sizes of the input it was built for: "same" padding with a stride > 1
-// (TensorFlow's padding then depends on the size), AveragePooling2D "same" (its count of real pixels does),
-// and the layers whose exporters write their built shapes (Flatten, Reshape, Cropping2D, Conv2DTranspose).
+// (TensorFlow's padding then depends on the size), AveragePooling1D/2D/3D "same" (its count of real pixels
+// does), and the layers whose exporters write their built shapes (Flatten, Reshape, Cropping1D/2D/3D,
+// Conv2DTranspose, the Reshapes of the 1-D pooling and of UpSampling1D/3D).
 bool exports_built_size(const Layer& layer) {
   const std::string& cls = layer.class_name();
   if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv2DTranspose") return true;
+  if (cls == "Cropping1D" || cls == "Cropping3D" || cls == "MaxPooling1D" || cls == "AveragePooling1D" ||
+      cls == "UpSampling1D" || cls == "UpSampling3D")
+    return true;
   const nlohmann::json c = layer.config();
   if (c.value("padding", std::string()) != "same") return false;
-  if (cls == "AveragePooling2D") return true;
+  if (cls == "AveragePooling2D" || cls == "AveragePooling3D") return true;
   if (!c.contains("strides") || !c["strides"].is_array()) return false;
   for (const auto& s : c["strides"]) {
     if (s.is_number_integer() && s.get<int64_t>() > 1) return true;

@@ -3,8 +3,8 @@
 definitions (not from torchfit's code), for tests/layers/*_test.cpp.
 
 Usage: keras_layers_reference.py REQUEST.json RESULT.json
-REQUEST: {"op": NAME, "x": {"shape": [N, C, H, W], "data": [...]}, <arguments>, <weights>}; tensors in
-LibTorch order (N, C, H, W) as torchfit holds them, weights in KERAS layouts (e.g. a Conv2D kernel
+REQUEST: {"op": NAME, "x": {"shape": [N, C, H, W], "data": [...]}, <arguments>, <weights>}; tensors as
+torchfit holds them (images (N, C, H, W); sequences (N, steps, C) and volumes (N, D, H, W, C) in Keras's order), weights in KERAS layouts (e.g. a Conv2D kernel
 (kh, kw, C_in, filters)). The script moves x to Keras's (N, H, W, C), computes the layer as TensorFlow
 does and writes {"y": {"shape": ..., "data": ...}} back in (N, C, H, W).
 
@@ -13,7 +13,8 @@ Sources of each rule:
   total = max((out - 1) * s + (k - 1) * d + 1 - in, 0), pad_before = total // 2 (the odd pixel after).
 - Conv2DTranspose: TensorFlow's conv2d_transpose is the gradient (adjoint) of conv2d for an input of the
   output's size, with that same padding; the output size is Keras's conv_utils.deconv_output_length.
-- AveragePooling2D "same": padded pixels are left out of the mean (TensorFlow's avg_pool).
+- Pooling (1-D, 2-D, 3-D): TensorFlow's max_pool / avg_pool over the spatial axes of (N, spatial..., C);
+  "same" padded values are never a maximum and are left out of the mean (tf.nn.avg_pool).
 - UpSampling2D: Keras 2.x backend.resize_images -> tf.image.resize (v2): nearest repeats each pixel;
   bilinear uses half_pixel_centers: src = (dst + 0.5) / scale - 0.5, lower = max(floor(src), 0),
   upper = min(ceil(src), in - 1), weight = src - floor(src).
@@ -26,7 +27,11 @@ Sources of each rule:
 - GroupNormalization (Keras 3): the axis split into (groups, C // groups), mean and biased variance over
   every axis but the batch and the group one, (x - mean) / sqrt(var + epsilon) * gamma + beta per channel.
 - LayerNormalization: mean and biased variance over `axis`, (x - mean) / sqrt(var + epsilon) * gamma + beta.
+- GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
+- UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
+- ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
 """
+import itertools
 import json
 import math
 import sys
@@ -123,15 +128,21 @@ def conv2d_transpose(x, kernel, strides, dilation, padding, output_padding):
 
 
 def pool(x, size, strides, padding, kind):
-    n, h, w, c = x.shape
-    oh, pt = window_geometry(h, size[0], strides[0], 1, padding)
-    ow, pl = window_geometry(w, size[1], strides[1], 1, padding)
-    y = np.zeros((n, oh, ow, c))
-    for i in range(oh):
-        for j in range(ow):
-            r0, q0 = i * strides[0] - pt, j * strides[1] - pl
-            win = x[:, max(r0, 0):min(r0 + size[0], h), max(q0, 0):min(q0 + size[1], w), :]
-            y[:, i, j, :] = win.max(axis=(1, 2)) if kind == "max" else win.mean(axis=(1, 2))
+    """x (N, spatial..., C) -- a sequence, an image or a volume -- pooled over every spatial axis as
+    tf.nn.max_pool / tf.nn.avg_pool: windows clipped to the data, so padding never wins a maximum nor enters
+    a mean."""
+    spatial = x.shape[1:-1]
+    geometry = [window_geometry(n, k, s, 1, padding) for n, k, s in zip(spatial, size, strides)]
+    out_sizes = [o for o, _ in geometry]
+    axes = tuple(range(1, len(spatial) + 1))
+    y = np.zeros((x.shape[0], *out_sizes, x.shape[-1]))
+    for idx in itertools.product(*[range(o) for o in out_sizes]):
+        window = []
+        for i, (_, before), k, s, n in zip(idx, geometry, size, strides, spatial):
+            start = i * s - before
+            window.append(slice(max(start, 0), min(start + k, n)))
+        win = x[(slice(None), *window, slice(None))]
+        y[(slice(None), *idx, slice(None))] = win.max(axis=axes) if kind == "max" else win.mean(axis=axes)
     return y
 
 
@@ -258,6 +269,18 @@ def run(req):
             y = y * tensor(req["gamma"]).reshape(shape)
         if "beta" in req:
             y = y + tensor(req["beta"]).reshape(shape)
+    elif op in ("global_avg_pool", "global_max_pool"):  # Keras 3: ops.mean / ops.max over the spatial axes
+        axes = tuple(range(1, xk.ndim - 1))
+        fn = np.mean if op == "global_avg_pool" else np.max
+        y = fn(xk, axis=axes, keepdims=req["keepdims"])
+    elif op == "zero_padding":  # ZeroPadding1D/3D: ops.pad(x, ((0, 0), *padding, (0, 0)))
+        y = np.pad(xk, [(0, 0)] + [tuple(p) for p in req["padding"]] + [(0, 0)])
+    elif op == "cropping":  # Cropping1D/3D: x[:, b:n - a, ..., :] per spatial axis
+        y = xk[(slice(None),) + tuple(slice(b, n - a) for (b, a), n in zip(req["cropping"], xk.shape[1:-1]))]
+    elif op == "up_sampling_nearest":  # UpSampling1D/3D: ops.repeat(x, s, axis) along each spatial axis
+        y = xk
+        for i, s in enumerate(req["size"]):
+            y = np.repeat(y, s, axis=1 + i)
     else:
         raise SystemExit("unknown op " + op)
     if "bias" in req:

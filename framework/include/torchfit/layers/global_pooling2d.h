@@ -1,6 +1,6 @@
 #pragma once
 /// @file global_pooling2d.h
-/// GlobalAveragePooling1D/2D and GlobalMaxPooling1D/2D — as the keras.layers classes of the same names.
+/// GlobalAveragePooling1D/2D/3D and GlobalMaxPooling1D/2D/3D — as the keras.layers classes of the same names.
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
@@ -10,7 +10,8 @@ namespace torchfit {
 
 /// Options shared by the global pooling layers, with Keras's default.
 struct GlobalPoolingOptions : LayerOptions<GlobalPoolingOptions> {
-  /// Keep the pooled axes with size 1 (Keras `keepdims`): an image gives (1, 1, C), a sequence (1, C).
+  /// Keep the pooled axes with size 1 (Keras `keepdims`): an image gives (1, 1, C), a sequence (1, C), a
+  /// volume (1, 1, 1, C).
   /// Default false: (C).
   TORCH_ARG(bool, keepdims) = false;
 
@@ -25,12 +26,14 @@ struct GlobalPoolingOptions : LayerOptions<GlobalPoolingOptions> {
 using GlobalPooling2DOptions = GlobalPoolingOptions;
 
 /// The global pooling family: the mean or maximum of each channel over every position — the pixels of an
-/// image (Keras (H, W, C), held (N, C, H, W)) or the steps of a sequence (Keras (steps, C), held
-/// (N, steps, C)) — giving (N, C) [Keras (C)], or with keepdims (N, C, 1, 1) [(1, 1, C)] / (N, 1, C) [(1, C)].
+/// image (Keras (H, W, C), held (N, C, H, W)), the steps of a sequence (Keras (steps, C), held
+/// (N, steps, C)) or the voxels of a volume (Keras (D, H, W, C), held (N, D, H, W, C)) — giving (N, C)
+/// [Keras (C)], or with keepdims (N, C, 1, 1) [(1, 1, C)] / (N, 1, C) [(1, C)] / (N, 1, 1, 1, C) [(1, 1, 1, C)].
 /// No parameters. Errors: ConfigError naming the layer for an input of another rank.
 class GlobalPooling : public Layer {
  public:
-  /// ONNX: images GlobalAveragePool / GlobalMaxPool (→ Flatten without keepdims); sequences ReduceMean /
+  /// ONNX: images GlobalAveragePool / GlobalMaxPool (→ Flatten without keepdims); volumes the same on an
+  /// (N, C, D·H·W, 1) image (Transpose, Reshape; Reshaped to (N, 1, 1, 1, C) with keepdims); sequences ReduceMean /
   /// ReduceMax over the steps (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   at::Tensor forward(const at::Tensor& x) override;
@@ -38,11 +41,12 @@ class GlobalPooling : public Layer {
   GlobalPoolingOptions options;
 
  protected:
-  /// `spatial_rank` 1 (sequences) or 2 (images); `max`: the maximum, else the mean.
+  /// `spatial_rank` 1 (sequences), 2 (images) or 3 (volumes); `max`: the maximum, else the mean.
   GlobalPooling(const char* class_name, GlobalPoolingOptions options, int spatial_rank, bool max);
   Shape build_impl(const Shape& input_shape) override;
 
  private:
+  std::vector<int64_t> pooled_dims() const;
   int spatial_rank_;
   bool max_;
 };
@@ -74,5 +78,19 @@ class GlobalMaxPooling1DImpl : public GlobalPooling {
   explicit GlobalMaxPooling1DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 1, true) {}
 };
 TORCH_MODULE(GlobalMaxPooling1D);
+
+/// Mean over all voxels of each channel of a volume (see GlobalPooling).
+class GlobalAveragePooling3DImpl : public GlobalPooling {
+  TORCHFIT_LAYER_CLASS(GlobalAveragePooling3D);
+  explicit GlobalAveragePooling3DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 3, false) {}
+};
+TORCH_MODULE(GlobalAveragePooling3D);
+
+/// Maximum over all voxels of each channel of a volume (see GlobalPooling).
+class GlobalMaxPooling3DImpl : public GlobalPooling {
+  TORCHFIT_LAYER_CLASS(GlobalMaxPooling3D);
+  explicit GlobalMaxPooling3DImpl(GlobalPoolingOptions o = {}) : GlobalPooling(keras_class_name, o, 3, true) {}
+};
+TORCH_MODULE(GlobalMaxPooling3D);
 
 }  // namespace torchfit

@@ -11,14 +11,13 @@ namespace torchfit {
 using MaxPooling2DOptions = Pooling2DOptions;
 
 /// The maximum over each (H, W) window, per channel; "same" pads with −inf, so padded pixels never win.
-/// Shapes, defaults and errors: Pooling2DImpl.
+/// Shapes, defaults, errors and its ONNX MaxPool: PoolingLayer (base_pooling.h).
 class MaxPooling2DImpl : public Pooling2DImpl {
   TORCHFIT_LAYER_CLASS(MaxPooling2D);
 
  public:
-  /// ONNX: MaxPool (its source file writes it).
-  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
-  explicit MaxPooling2DImpl(MaxPooling2DOptions options = {}) : Pooling2DImpl(keras_class_name, std::move(options)) {}
+  explicit MaxPooling2DImpl(MaxPooling2DOptions options = {})
+      : Pooling2DImpl(keras_class_name, std::move(options), /*max=*/true) {}
   at::Tensor forward(const at::Tensor& x) override;
   /// relu(forward(x)) — x (N, C, H, W) — as a model runs Conv2D(relu) → MaxPooling2D (the ReLU after the
   /// pooling, where it touches 4× fewer values for 2×2). On the CPU in training, for windows that do not

@@ -1,8 +1,8 @@
 #pragma once
 /// @file noise.h
 /// The regularization layers that add noise in training and pass their input through at inference, as
-/// Keras's: GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D, SpatialDropout2D. Their random
-/// draws come from LibTorch's generator (at::manual_seed), as Dropout's do; Keras's `seed` is not read.
+/// Keras's: GaussianNoise, GaussianDropout, AlphaDropout, SpatialDropout1D, SpatialDropout2D, SpatialDropout3D. Their
+/// random draws come from LibTorch's generator (at::manual_seed), as Dropout's do; Keras's `seed` is not read.
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
@@ -43,7 +43,7 @@ class GaussianNoiseImpl : public Layer {
 };
 TORCH_MODULE(GaussianNoise);
 
-/// Options of GaussianDropout, AlphaDropout, SpatialDropout1D and SpatialDropout2D. Required: rate.
+/// Options of GaussianDropout, AlphaDropout and SpatialDropout1D/2D/3D. Required: rate.
 struct NoiseDropoutOptions : LayerOptions<NoiseDropoutOptions> {
   explicit NoiseDropoutOptions(double rate) : rate_(rate) {}
   /// For the registry only (layer_args.h): leaves rate unset, to be read from a config.
@@ -132,5 +132,20 @@ class SpatialDropout2DImpl : public NoiseDropout {
   Shape build_impl(const Shape& input_shape) override;
 };
 TORCH_MODULE(SpatialDropout2D);
+
+/// In train(): drops whole channels of a volume (keras.layers.SpatialDropout3D, channels_last: noise_shape
+/// (N, 1, 1, 1, C) for Keras (D, H, W, C), held (N, D, H, W, C)), the kept ones scaled by 1/(1 − rate); in
+/// eval(): x. Input must be a volume (D, H, W, C). No parameters. Errors: ConfigError for another rank (build).
+class SpatialDropout3DImpl : public NoiseDropout {
+  TORCHFIT_LAYER_CLASS(SpatialDropout3D);
+
+ public:
+  explicit SpatialDropout3DImpl(NoiseDropoutOptions options) : NoiseDropout(keras_class_name, std::move(options)) {}
+  at::Tensor forward(const at::Tensor& x) override;
+
+ protected:
+  Shape build_impl(const Shape& input_shape) override;
+};
+TORCH_MODULE(SpatialDropout3D);
 
 }  // namespace torchfit

@@ -29,6 +29,11 @@ Shape to_keras_shape(const Shape& tensor_shape);
 /// Product of the dimensions.
 int64_t shape_numel(const Shape& shape);
 
+/// The tensor dim of the first spatial axis of an input with `spatial_rank` spatial axes, the others
+/// following it: 2 for an image (N, C, H, W), 1 for a sequence (N, steps, C) or a volume (N, D, H, W, C)
+/// (held in Keras's order, the channels last).
+inline int64_t spatial_tensor_dim(size_t spatial_rank) { return spatial_rank == 2 ? 2 : 1; }
+
 }  // namespace torchfit
 
 namespace torchfit {

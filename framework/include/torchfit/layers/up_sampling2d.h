@@ -8,7 +8,7 @@
 #include <torch/expanding_array.h>
 #include <torch/nn/pimpl.h>
 
-#include <torchfit/layers/layer.h>
+#include <torchfit/layers/base_up_sampling.h>
 
 namespace torchfit {
 
@@ -30,11 +30,11 @@ struct UpSampling2DOptions : LayerOptions<UpSampling2DOptions> {
 };
 
 /// Input (N, C, H, W) [Keras (H, W, C)], output (N, C, H·s_h, W·s_w). "nearest" repeats each pixel
-/// s_h × s_w times; "bilinear" is tf.image.resize's bilinear with half-pixel centres (what Keras 2.x's
-/// backend.resize_images and Keras 3 call): source coordinate (i + 0.5) / s − 0.5, clamped to the image
-/// (so the edge rows repeat the edge pixel). No parameters. Errors: ConfigError for a factor ≤ 0 or
-/// another interpolation (construction), a non-3-D input (build).
-class UpSampling2DImpl : public Layer {
+/// s_h × s_w times (UpSamplingLayer); "bilinear" is tf.image.resize's bilinear with half-pixel centres (what
+/// Keras 2.x's backend.resize_images and Keras 3 call): source coordinate (i + 0.5) / s − 0.5, clamped to
+/// the image (so the edge rows repeat the edge pixel). No parameters. Errors: ConfigError for a factor ≤ 0
+/// or another interpolation (construction), a non-3-D input (build).
+class UpSampling2DImpl : public UpSamplingLayer {
   TORCHFIT_LAYER_CLASS(UpSampling2D);
 
  public:
@@ -44,9 +44,6 @@ class UpSampling2DImpl : public Layer {
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }
   UpSampling2DOptions options;
-
- protected:
-  Shape build_impl(const Shape& input_shape) override;
 };
 TORCH_MODULE(UpSampling2D);
 
