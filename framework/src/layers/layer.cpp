@@ -357,7 +357,12 @@ at::Tensor keras_weight_copy(const at::Tensor& t) { return t.detach().clone(at::
 
 std::string onnx_name(const Layer& layer, const std::string& suffix) { return layer.name() + "/" + suffix; }
 
-std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) { return {p[0], p[2], p[1], p[3]}; }
+std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < p.size(); i += 2) out.push_back(p[i]);
+  for (size_t i = 1; i < p.size(); i += 2) out.push_back(p[i]);
+  return out;
+}
 
 std::vector<int64_t> onnx_pair(at::IntArrayRef a) { return {a[0], a[1]}; }
 
