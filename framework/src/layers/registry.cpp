@@ -20,6 +20,7 @@ namespace torchfit {
   X(GroupNormalization) X(RMSNormalization) X(UnitNormalization)                                      \
   X(GaussianNoise) X(GaussianDropout) X(AlphaDropout) X(SpatialDropout1D) X(SpatialDropout2D)         \
   X(RepeatVector) X(Identity) X(GlobalAveragePooling1D) X(GlobalMaxPooling1D) X(Conv1D)               \
+  X(Conv1DTranspose) X(SeparableConv1D) X(DepthwiseConv1D) X(Conv3D) X(Conv3DTranspose)                  \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();

@@ -22,7 +22,9 @@ using ValueNames = std::map<const Node*, std::string>;
 // and the layers whose exporters write their built shapes (Flatten, Reshape, Cropping2D, Conv2DTranspose).
 bool exports_built_size(const Layer& layer) {
   const std::string& cls = layer.class_name();
-  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv2DTranspose") return true;
+  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv1DTranspose" ||
+      cls == "Conv2DTranspose" || cls == "Conv3DTranspose")
+    return true;
   const nlohmann::json c = layer.config();
   if (c.value("padding", std::string()) != "same") return false;
   if (cls == "AveragePooling2D") return true;

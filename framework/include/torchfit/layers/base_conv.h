@@ -398,6 +398,12 @@ class DepthwiseConvNDImpl : public BaseConvImpl<Options, N> {
     detail::check_positive(this->describe(), "depth_multiplier", this->options.depth_multiplier());
   }
   Weights make_weights(int64_t c) override {
+    Weights w = depthwise_weights(c);
+    w.bias = this->make_bias(c * this->options.depth_multiplier());
+    return w;
+  }
+  /// The depthwise step's weights (no bias): groups C, `depthwise_kernel` (C·m, 1, k…) registered.
+  Weights depthwise_weights(int64_t c) {
     const int64_t m = this->options.depth_multiplier();
     Weights w;
     w.groups = c;
@@ -407,7 +413,6 @@ class DepthwiseConvNDImpl : public BaseConvImpl<Options, N> {
     w.contiguous_on_cpu = m > 1;
     w.kernel = this->register_parameter("depthwise_kernel",
                                         detail::conv_kernel_init(c * m, 1, *this->options.kernel_size(), c, m));
-    w.bias = this->make_bias(c * m);
     return w;
   }
   /// Keras weights: depthwise_kernel (k…, C, m), bias (C·m).
@@ -419,7 +424,8 @@ class DepthwiseConvNDImpl : public BaseConvImpl<Options, N> {
   }
 };
 
-/// SeparableConv1D, SeparableConv2D (TensorFlow's separable_conv2d; the 1-D one over a (1, steps) image):
+/// SeparableConv1D, SeparableConv2D (TensorFlow's separable_conv2d; the 1-D one over a (1, steps) image), a
+/// DepthwiseConvNDImpl with a pointwise step:
 /// a depthwise convolution (as DepthwiseConvNDImpl, with the layer's strides, dilation and padding)
 /// followed by a 1-wide convolution to `filters` channels, then the bias and the activation. Parameters
 /// (Keras's names, registered in this order): `depthwise_kernel` (C·m, 1, k…) [Keras (k…, C, m)],
@@ -427,7 +433,7 @@ class DepthwiseConvNDImpl : public BaseConvImpl<Options, N> {
 /// `bias` (filters), zeros: ∏k·C·m + C·m·filters + filters. Errors: ConfigError for filters or
 /// depth_multiplier ≤ 0, and BaseConvImpl's.
 template <typename Options, size_t N>
-class SeparableConvNDImpl : public BaseConvImpl<Options, N> {
+class SeparableConvNDImpl : public DepthwiseConvNDImpl<Options, N> {
  public:
   at::Tensor forward_without_activation(const at::Tensor& x) override {
     const at::Tensor d = this->window_conv(this->to_channels_first(x), {});
@@ -441,26 +447,22 @@ class SeparableConvNDImpl : public BaseConvImpl<Options, N> {
     const int64_t positions = detail::product(o) / o[N];
     return 2 * positions * cm * (detail::product(*this->options.kernel_size()) + this->options.filters());
   }
-  /// Keras's name for `kernel` in this layer (the parameter's name too): (C·m, 1, k…).
-  at::Tensor& depthwise_kernel = this->kernel;
   /// (filters, C·m, 1…); undefined before build.
   at::Tensor pointwise_kernel;
 
  protected:
   using Weights = typename BaseConvImpl<Options, N>::Weights;
-  SeparableConvNDImpl(const char* class_name, Options opts) : BaseConvImpl<Options, N>(class_name, std::move(opts)) {
+  SeparableConvNDImpl(const char* class_name, Options opts)
+      : DepthwiseConvNDImpl<Options, N>(class_name, std::move(opts)) {
     detail::check_positive(this->describe(), "filters", this->options.filters());
-    detail::check_positive(this->describe(), "depth_multiplier", this->options.depth_multiplier());
   }
   Weights make_weights(int64_t c) override {
-    const int64_t m = this->options.depth_multiplier(), f = this->options.filters();
-    Weights w;
-    w.groups = c;
-    w.contiguous_on_cpu = m > 1;  // the LibTorch 2.6 channels_last grouped-convolution defect (DepthwiseConv2D)
-    w.kernel = this->register_parameter("depthwise_kernel",
-                                        detail::conv_kernel_init(c * m, 1, *this->options.kernel_size(), c, m));
-    pointwise_kernel = this->register_parameter(
-        "pointwise_kernel", detail::conv_kernel_init(f, c * m, std::vector<int64_t>(N, 1), c * m, f));
+    const int64_t f = this->options.filters();
+    Weights w = this->depthwise_weights(c);
+    pointwise_kernel =
+        this->register_parameter("pointwise_kernel", detail::conv_kernel_init(f, c * this->options.depth_multiplier(),
+                                                                              std::vector<int64_t>(N, 1),
+                                                                              c * this->options.depth_multiplier(), f));
     w.bias = this->make_bias(f);
     w.filters = f;
     return w;
