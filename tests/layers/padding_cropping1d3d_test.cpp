@@ -105,7 +105,7 @@ TEST(PaddingCropping1D3D, BadArgumentsAndInputsNameTheLayer) {
   }
   EXPECT_THROW(Cropping1D(Cropping1DOptions({-1, 0})), ConfigError);
   EXPECT_NE(build_error(ZeroPadding1D(ZeroPadding1DOptions().name("zp1")).ptr(), {4, 4, 3})
-                .find("layer 'zp1' (ZeroPadding1D) expects a sequence (steps, C), got (None, 4, 4, 3)"),
+                .find("layer 'zp1' (ZeroPadding1D) expects a sequence (steps, channels), got (None, 4, 4, 3)"),
             std::string::npos);
   EXPECT_NE(build_error(Cropping3D(Cropping3DOptions().name("c3")).ptr(), {4, 3})
                 .find("layer 'c3' (Cropping3D) expects a volume (D, H, W, C)"),

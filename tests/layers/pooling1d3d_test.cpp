@@ -123,7 +123,7 @@ TEST(Pooling1D3D, BadArgumentsAndInputsNameTheLayer) {
   EXPECT_NE(config_error([] {
               Sequential m;
               m->add(MaxPooling1D(MaxPooling1DOptions().name("p").input_shape(Shape{4, 4, 3})));
-            }).find("layer 'p' (MaxPooling1D) expects a sequence (steps, C), got (None, 4, 4, 3)"),
+            }).find("layer 'p' (MaxPooling1D) expects a sequence (steps, channels), got (None, 4, 4, 3)"),
             std::string::npos);
   EXPECT_NE(config_error([] {
               Sequential m;

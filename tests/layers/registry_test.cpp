@@ -93,8 +93,8 @@ TEST(Registry, ModelWithEveryLayerRoundTripsWithIdenticalOutputs) {
 }
 
 TEST(Registry, UnknownClassListsTheKnownOnes) {
-  const auto msg = torchfit::testing::layer_config_error({{"class_name", "Conv3D"}, {"config", Json::object()}});
-  EXPECT_NE(msg.find("unknown layer class 'Conv3D'"), std::string::npos) << msg;
+  const auto msg = torchfit::testing::layer_config_error({{"class_name", "ConvLSTM2D"}, {"config", Json::object()}});
+  EXPECT_NE(msg.find("unknown layer class 'ConvLSTM2D'"), std::string::npos) << msg;
   for (const char* cls : {"BatchNormalization", "Dense", "Reshape"}) EXPECT_NE(msg.find(cls), std::string::npos) << msg;
   // Inside a model JSON as well.
   Json model = {{"format_version", 1},
@@ -184,10 +184,10 @@ TEST(Registry, UserLayerRegistrationAndConformance) {
 
 TEST(Registry, UnknownClassAndBadField) {
   try {
-    layer_from_json({{"class_name", "Conv3D"}, {"config", nlohmann::json::object()}});
+    layer_from_json({{"class_name", "ConvLSTM2D"}, {"config", nlohmann::json::object()}});
     FAIL();
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("Conv3D"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("ConvLSTM2D"), std::string::npos);
     EXPECT_NE(std::string(e.what()).find("Dense"), std::string::npos);  // lists the known ones
   }
   try {

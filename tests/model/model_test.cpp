@@ -463,10 +463,10 @@ TEST(Model, ReadsKeras3Functional) {
 TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
   nlohmann::json seq = {
       {"class_name", "Sequential"},
-      {"config", {{"name", "s"}, {"layers", {{{"class_name", "Conv3D"}, {"config", {{"name", "c3"}}}}}}}}};
+      {"config", {{"name", "s"}, {"layers", {{{"class_name", "ConvLSTM2D"}, {"config", {{"name", "c3"}}}}}}}}};
   EXPECT_NE(error_of([&] {
               model_from_json(seq);
-            }).find("config.layers[0] ('c3', Conv3D): unknown layer class 'Conv3D' (known: "),
+            }).find("config.layers[0] ('c3', ConvLSTM2D): unknown layer class 'ConvLSTM2D' (known: "),
             std::string::npos);
   seq["config"]["layers"] = {
       {{"class_name", "Dense"},

@@ -37,7 +37,8 @@ namespace {
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
-  static const std::set<std::string> models = {"layer_normalization_all",
+  static const std::set<std::string> models = {"conv3d_transpose",
+                                               "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",
                                                "relu_threshold",

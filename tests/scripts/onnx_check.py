@@ -29,43 +29,48 @@ def attrs(node):
     return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
-def conv(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), group=1, **_):
-    """Conv: y[n, m, i, j] = Σ_c,ki,kj x_padded[n, g·C/g + c, i·s + ki·d, j·s + kj·d] · w[m, c, ki, kj] + b[m]."""
-    n, c, h, wd = x.shape
-    m, cg, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (xp.shape[2] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
-    ow = (xp.shape[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
-    y = np.zeros((n, m, oh, ow))
+def window_slices(offsets, strides, lengths):
+    """The strided slices (n, c, o...) of every spatial axis starting at `offsets`, `lengths` long."""
+    return (slice(None), slice(None)) + tuple(
+        slice(o, o + s * (n - 1) + 1, s) for o, s, n in zip(offsets, strides, lengths))
+
+
+def conv(x, w, b=None, strides=None, dilations=None, pads=None, group=1, **_):
+    """Conv over 1, 2 or 3 spatial axes: y[n, m, o...] = Σ_c,k... x_padded[n, g·C/g + c, o·s + k·d] · w[m, c, k...]
+    + b[m]; pads = begins then ends."""
+    nd = w.ndim - 2
+    strides, dilations, pads = strides or [1] * nd, dilations or [1] * nd, pads or [0] * (2 * nd)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[i + nd]) for i in range(nd)])
+    m, cg = w.shape[:2]
+    ks = w.shape[2:]
+    out = [(xp.shape[2 + i] - ((ks[i] - 1) * dilations[i] + 1)) // strides[i] + 1 for i in range(nd)]
+    y = np.zeros((x.shape[0], m) + tuple(out))
     mg = m // group
     for g in range(group):
         xs = xp[:, g * cg:(g + 1) * cg]
-        for i in range(kh):
-            for j in range(kw):
-                r0, c0 = i * dilations[0], j * dilations[1]
-                patch = xs[:, :, r0:r0 + strides[0] * (oh - 1) + 1:strides[0], c0:c0 + strides[1] * (ow - 1) + 1:strides[1]]
-                y[:, g * mg:(g + 1) * mg] += np.einsum("nchw,mc->nmhw", patch, w[g * mg:(g + 1) * mg, :, i, j])
+        for k in itertools.product(*[range(n) for n in ks]):
+            patch = xs[window_slices([k[i] * dilations[i] for i in range(nd)], strides, out)]
+            y[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...", patch, w[(slice(g * mg, (g + 1) * mg), slice(None)) + k])
     if b is not None:
-        y += b.reshape(1, -1, 1, 1)
+        y += b.reshape(1, -1, *[1] * nd)
     return y
 
 
-def conv_transpose(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0, 0), output_padding=(0, 0), **_):
-    """ConvTranspose (group 1): y_full[n, m, h·s + i·d, w·s + j·d] += x[n, c, h, w] · w[c, m, i, j]; the full
-    result extended by output_padding at the end, then pads cropped from each side."""
-    n, c, h, wd = x.shape
-    _, m, kh, kw = w.shape
-    fh = (h - 1) * strides[0] + (kh - 1) * dilations[0] + 1 + output_padding[0]
-    fw = (wd - 1) * strides[1] + (kw - 1) * dilations[1] + 1 + output_padding[1]
-    y = np.zeros((n, m, fh, fw))
-    for i in range(kh):
-        for j in range(kw):
-            contrib = np.einsum("nchw,cm->nmhw", x, w[:, :, i, j])
-            r0, c0 = i * dilations[0], j * dilations[1]
-            y[:, :, r0:r0 + strides[0] * (h - 1) + 1:strides[0], c0:c0 + strides[1] * (wd - 1) + 1:strides[1]] += contrib
-    y = y[:, :, pads[0]:fh - pads[2], pads[1]:fw - pads[3]]
+def conv_transpose(x, w, b=None, strides=None, dilations=None, pads=None, output_padding=None, **_):
+    """ConvTranspose (group 1) over 1, 2 or 3 spatial axes: y_full[n, m, i·s + k·d] += x[n, c, i] · w[c, m, k];
+    the full result extended by output_padding at the end, then pads (begins, ends) cropped from each side."""
+    nd = w.ndim - 2
+    strides, dilations = strides or [1] * nd, dilations or [1] * nd
+    pads, output_padding = pads or [0] * (2 * nd), output_padding or [0] * nd
+    ks, ins = w.shape[2:], x.shape[2:]
+    full = [(ins[i] - 1) * strides[i] + (ks[i] - 1) * dilations[i] + 1 + output_padding[i] for i in range(nd)]
+    y = np.zeros((x.shape[0], w.shape[1]) + tuple(full))
+    for k in itertools.product(*[range(n) for n in ks]):
+        contrib = np.einsum("nc...,cm->nm...", x, w[(slice(None), slice(None)) + k])
+        y[window_slices([k[i] * dilations[i] for i in range(nd)], strides, ins)] += contrib
+    y = y[(slice(None), slice(None)) + tuple(slice(pads[i], full[i] - pads[i + nd]) for i in range(nd))]
     if b is not None:
-        y = y + b.reshape(1, -1, 1, 1)
+        y = y + b.reshape(1, -1, *[1] * nd)
     return y
 
 

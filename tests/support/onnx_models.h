@@ -13,10 +13,14 @@
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv1d.h>
+#include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/conv2d_transpose.h>
+#include <torchfit/layers/conv3d.h>
+#include <torchfit/layers/conv3d_transpose.h>
 #include <torchfit/layers/cropping2d.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/flatten.h>
@@ -34,6 +38,7 @@
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/rms_normalization.h>
+#include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
@@ -222,6 +227,35 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Conv1D(Conv1DOptions(4, 4).padding("same").activation("relu"))->call(x);
       x = Conv1D(Conv1DOptions(5, 3).strides(2))->call(x);
       x = Conv1D(Conv1DOptions(2, 2).padding("causal").dilation_rate(2).use_bias(false).activation("tanh"))->call(x);
+      return Flatten()->call(x);
+    });
+  };
+  m["conv1d_depthwise_separable"] =
+      [] {  // DepthwiseConv1D (m = 2, same, stride 2: the odd step after), SeparableConv1D
+        return image_model("conv1d_depthwise_separable", {9, 3}, [](KerasTensor x) {
+          x = DepthwiseConv1D(DepthwiseConv1DOptions(3).depth_multiplier(2).strides(2).padding("same"))->call(x);
+          x = SeparableConv1D(SeparableConv1DOptions(4, 3).padding("same").activation("relu"))->call(x);
+          return Flatten()->call(x);
+        });
+      };
+  m["conv1d_transpose"] = [] {  // same with the odd step cropped at the end; valid with output_padding
+    return image_model("conv1d_transpose", {5, 3}, [](KerasTensor x) {
+      x = Conv1DTranspose(Conv1DTransposeOptions(4, 3).strides(2).padding("same").activation("relu"))->call(x);
+      x = Conv1DTranspose(Conv1DTransposeOptions(2, 2).strides(2).output_padding(1))->call(x);
+      return Flatten()->call(x);
+    });
+  };
+  m["conv3d"] = [] {  // a volume (D, H, W, C): same strided (odd totals), valid dilated
+    return image_model("conv3d", {5, 6, 7, 2}, [](KerasTensor x) {
+      x = Conv3D(Conv3DOptions(3, 3).strides(2).padding("same").activation("relu"))->call(x);
+      x = Conv3D(Conv3DOptions(2, {2, 1, 2}).dilation_rate({1, 1, 2}).use_bias(false))->call(x);
+      return Flatten()->call(x);
+    });
+  };
+  m["conv3d_transpose"] = [] {  // same with the odd crops at the end; valid
+    return image_model("conv3d_transpose", {3, 4, 3, 2}, [](KerasTensor x) {
+      x = Conv3DTranspose(Conv3DTransposeOptions(3, 3).strides(2).padding("same"))->call(x);
+      x = Conv3DTranspose(Conv3DTransposeOptions(2, 2).activation("tanh"))->call(x);
       return Flatten()->call(x);
     });
   };

@@ -36,10 +36,14 @@
 #include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/conv1d.h>
+#include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/conv2d_transpose.h>
+#include <torchfit/layers/conv3d.h>
+#include <torchfit/layers/conv3d_transpose.h>
 #include <torchfit/layers/cropping2d.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/edges.h>
@@ -63,6 +67,7 @@
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
 #include <torchfit/layers/rms_normalization.h>
+#include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/unit_normalization.h>

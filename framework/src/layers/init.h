@@ -33,8 +33,9 @@ inline std::pair<int64_t, int64_t> same_padding(int64_t in, int64_t k, int64_t s
 
 namespace torchfit::detail {
 
-/// Output length of one spatial axis for Keras padding "valid" | "same" (kernel k, stride s, dilation d),
-/// and the (before, after) padding "same" needs. Returns 0 when a "valid" window does not fit.
+/// Output length of one spatial axis for Keras padding "valid" | "same" | "causal" (kernel k, stride s,
+/// dilation d), and the (before, after) padding "same" needs ("causal": (k − 1)·d before, Keras's Conv1D).
+/// Returns 0 when a "valid" window does not fit.
 inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const std::string& padding, int64_t* before,
                              int64_t* after) {
   *before = *after = 0;
@@ -45,6 +46,10 @@ inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const 
     return (in + s - 1) / s;
   }
   const int64_t span = d * (k - 1) + 1;
+  if (padding == "causal") {
+    *before = span - 1;
+    return (in - 1) / s + 1;
+  }
   if (span > in) return 0;
   return (in - span) / s + 1;
 }
@@ -54,55 +59,61 @@ inline int64_t window_output(int64_t in, int64_t k, int64_t s, int64_t d, const 
 namespace torchfit::detail {
 
 /// Throws ConfigError naming `who` unless every kernel/stride/dilation entry is > 0 and padding is
-/// "valid" or "same".
+/// "valid" or "same" (or "causal", when `causal` allows it: Conv1D).
 inline void check_window_options(const std::string& who, at::IntArrayRef kernel, at::IntArrayRef strides,
-                                 at::IntArrayRef dilation, const std::string& padding) {
+                                 at::IntArrayRef dilation, const std::string& padding, bool causal = false) {
   for (size_t i = 0; i < kernel.size(); ++i) {
     if (kernel[i] <= 0 || strides[i] <= 0 || dilation[i] <= 0) {
       throw ConfigError(who + ": kernel/pool size, strides and dilation_rate must be > 0");
     }
   }
+  if (causal && padding == "causal") return;
   if (padding != "valid" && padding != "same") {
-    throw ConfigError(who + ": padding must be 'valid' or 'same', got '" + padding + "'");
+    throw ConfigError(who + ": padding must be 'valid'" + (causal ? ", 'same' or 'causal'" : " or 'same'") + ", got '" +
+                      padding + "'");
   }
 }
 
-/// ConfigError "<who> expects <what the rank is>, got <shape>" unless the Keras input `in` has `rank`
-/// spatial axes and channels: a sequence (steps, C), an image (H, W, C) or a volume (D, H, W, C).
-inline void expect_spatial_rank(const std::string& who, const Shape& in, size_t rank) {
-  if (in.size() == rank + 1) return;
-  const char* what = rank == 1   ? "a sequence (steps, C)"
-                     : rank == 2 ? "a 3-D input (H, W, C)"
-                                 : "a volume (D, H, W, C)";
-  throw ConfigError(who + " expects " + what + ", got " + format_shape(in));
+/// ConfigError "<who> expects <what the rank is>, got <shape>" unless the Keras input `in` has `n` spatial
+/// axes and the channels: a sequence (steps, channels) for n = 1, an image (H, W, C) for 2, a volume
+/// (D, H, W, C) for 3.
+inline void expect_spatial_rank(const std::string& who, const Shape& in, size_t n) {
+  if (in.size() == n + 1) return;
+  static const char* const kinds[] = {"", "a sequence (steps, channels)", "a 3-D input (H, W, C)",
+                                      "a volume (D, H, W, C)"};
+  throw ConfigError(who + " expects " + kinds[std::min<size_t>(n, 3)] + ", got " + format_shape(in));
 }
 
-/// Output sizes of a window (kernel k, strides s, dilation d) over the spatial axes of the Keras input
-/// `in` (k.size() of them, then the channels), and the (before, after) padding per axis "same" needs,
-/// written to `pad`. Errors: ConfigError naming `who` for an input of another rank or a "valid" window
-/// larger than the input (`what` is "kernel" or "pool").
+/// Output sizes of an N-D window (N = k.size(): kernel k, strides s, dilation d) over the Keras input
+/// (spatial…, C) — a sequence (steps, C), an image (H, W, C), a volume (D, H, W, C) — and the (before,
+/// after) padding of each axis, written to `pad` (2·N values). Errors: ConfigError naming `who` for an input
+/// of another rank or a "valid" window larger than the input (`what` is "kernel" or "pool").
 inline std::vector<int64_t> window_output_nd(const std::string& who, const std::string& what, const Shape& in,
                                              at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
                                              const std::string& padding, std::vector<int64_t>& pad) {
-  expect_spatial_rank(who, in, k.size());
-  pad.assign(2 * k.size(), 0);
-  std::vector<int64_t> out(k.size());
-  for (size_t i = 0; i < k.size(); ++i) {
+  const size_t n = k.size();
+  expect_spatial_rank(who, in, n);
+  pad.assign(2 * n, 0);
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
     out[i] = window_output(in[i], k[i], s[i], d[i], padding, &pad[2 * i], &pad[2 * i + 1]);
-    if (out[i] == 0) {
-      std::string size;
-      for (const int64_t v : k) size += (size.empty() ? "" : "x") + std::to_string(v);
-      throw ConfigError(who + ": " + what + " " + size + " is larger than its input " + format_shape(in));
+    if (out[i] != 0) continue;
+    if (n == 1) {
+      throw ConfigError(who + ": the window of " + std::to_string(d[0] * (k[0] - 1) + 1) +
+                        " steps is longer than the input " + format_shape(in));
     }
+    std::string size = std::to_string(k[0]);
+    for (size_t j = 1; j < n; ++j) size += "x" + std::to_string(k[j]);
+    throw ConfigError(who + ": " + what + " " + size + " is larger than its input " + format_shape(in));
   }
   return out;
 }
 
-/// window_output_nd over an image (H, W, C): (H', W') and (top, bottom, left, right).
+/// window_output_nd for a 2-D window over an image (H, W, C): (H', W'), `pad` (top, bottom, left, right).
 inline std::array<int64_t, 2> window_output_2d(const std::string& who, const std::string& what, const Shape& in,
                                                at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef d,
                                                const std::string& padding, std::vector<int64_t>& pad) {
-  const auto out = window_output_nd(who, what, in, k, s, d, padding, pad);
+  const std::vector<int64_t> out = window_output_nd(who, what, in, k, s, d, padding, pad);
   return {out[0], out[1]};
 }
 

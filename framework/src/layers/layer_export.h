@@ -46,18 +46,8 @@ std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::
 /// (a[0], a[1]) of a 2-D window argument.
 std::vector<int64_t> onnx_pair(at::IntArrayRef a);
 
-// --- the convolution family (base_conv.cpp)
+// --- the convolution family (base_conv.cpp; its Keras weights are in layers/base_conv.h)
 
-/// A Conv2D / Conv2DTranspose kernel from Keras's (k_h, k_w, a, b) to (b, a, k_h, k_w) (a Keras 1 "th"
-/// kernel is stored so already), flipped in both spatial axes for Theano. ConfigError unless 4-D.
-at::Tensor conv_kernel_from_keras(const std::string& who, const at::Tensor& k, const KerasWeightOptions& options);
-/// The inverse for Keras 2: (b, a, k_h, k_w) → (k_h, k_w, a, b).
-at::Tensor conv_kernel_to_keras(const at::Tensor& kernel);
-/// A depthwise kernel from Keras's (k_h, k_w, C, m) to (C·m, 1, k_h, k_w) (output channel c·m + j, a
-/// grouped convolution), flipped for Theano. ConfigError unless 4-D.
-at::Tensor depthwise_kernel_from_keras(const std::string& who, const at::Tensor& k, const KerasWeightOptions& options);
-/// The inverse for Keras 2, `channels` = C.
-at::Tensor depthwise_kernel_to_keras(const at::Tensor& kernel, int64_t channels);
 /// Keras's [kernel, bias] (bias only when `bias` is defined): `weights`' count checked, then weights[0]
 /// through `kernel_to_torch` (into torchfit's layout) and weights[1] copied.
 void set_kernel_and_bias(const std::string& who, at::Tensor& kernel, at::Tensor& bias,
@@ -66,26 +56,69 @@ void set_kernel_and_bias(const std::string& who, at::Tensor& kernel, at::Tensor&
 /// [kernel in Keras 2's layout, bias when defined].
 std::vector<at::Tensor> kernel_and_bias_to_keras(const at::Tensor& keras_kernel, const at::Tensor& bias);
 
-/// One ONNX Conv node's weights and window.
+/// One ONNX Conv / ConvTranspose node's weights and window; `pads` are torchfit's edges (before, after per
+/// spatial axis).
 struct OnnxConv {
   at::Tensor kernel, bias;
   std::vector<int64_t> strides, dilations, pads;
   int64_t groups = 1;
 };
+/// That window; a 1-D one (a 3-D kernel) as a 2-D window over (N, C, 1, steps) (onnx_channels_first).
+OnnxConv onnx_window(const at::Tensor& kernel, const at::Tensor& bias, at::IntArrayRef strides,
+                     at::IntArrayRef dilation, const std::vector<int64_t>& edges, int64_t groups);
 /// The window of a built convolution layer `l` (its kernel, bias, strides, dilation and padding).
 template <typename Conv>
 OnnxConv onnx_conv_window(const Conv& l, int64_t groups) {
-  return {l.kernel,
-          l.bias,
-          onnx_pair(*l.options.strides()),
-          onnx_pair(*l.options.dilation_rate()),
-          onnx_pads(l.padding_edges()),
-          groups};
+  return onnx_window(l.kernel, l.bias, *l.options.strides(), *l.options.dilation_rate(), l.padding_edges(), groups);
 }
+/// `body` (the nodes over a channels-first tensor) between the layer's moves of the channels: a sequence
+/// (N, steps, C) is Transposed and Reshaped to (N, C, 1, steps) and back (a 2-D Conv), a volume
+/// (N, D, H, W, C) Transposed to (N, C, D, H, W) and back; an image is passed as it is.
+std::string onnx_channels_first(const Layer& l, io::OnnxGraph& g, const std::string& x, size_t spatial,
+                                const std::function<std::string(const std::string&)>& body);
 /// Appends a Conv node reading `x` with `c`'s weights (initializers "<layer>/<what>_kernel", "_bias"),
 /// named "<layer>/<what>" ("<layer>/Conv" when `what` is empty); returns its output.
 std::string onnx_conv_node(const Layer& l, io::OnnxGraph& g, const std::string& x, const OnnxConv& c,
                            const std::string& what);
+/// Appends a ConvTranspose node (and a Slice for an asymmetric crop) giving the spatial sizes `out`.
+std::string onnx_conv_transpose_node(const Layer& l, io::OnnxGraph& g, const std::string& x, const OnnxConv& c,
+                                     const std::vector<int64_t>& out);
+
+/// A convolution layer (Conv1D/2D/3D, DepthwiseConv1D/2D: `groups` = 1 or C): its Conv between the
+/// channel moves, then its activation.
+template <typename Conv>
+std::string onnx_conv_layer(const Conv& l, io::OnnxGraph& g, const std::string& x, int64_t groups,
+                            const std::string& what) {
+  const std::string y = onnx_channels_first(l, g, x, Conv::spatial_dims, [&](const std::string& v) {
+    return onnx_conv_node(l, g, v, onnx_conv_window(l, groups), what);
+  });
+  return g.add_activation(l.options.activation(), y, l.name());
+}
+/// A separable convolution: Conv (group = C, no bias) → 1-wide Conv (+ activation).
+template <typename Conv>
+std::string onnx_separable_layer(const Conv& l, io::OnnxGraph& g, const std::string& x) {
+  const size_t n = Conv::spatial_dims;
+  const std::string y = onnx_channels_first(l, g, x, n, [&](const std::string& v) {
+    OnnxConv depthwise = onnx_conv_window(l, l.input_shape()[n]);
+    depthwise.bias = at::Tensor();
+    const std::string d = onnx_conv_node(l, g, v, depthwise, "DepthwiseConv");
+    const std::vector<int64_t> ones(n, 1);
+    const OnnxConv pointwise = onnx_window(l.pointwise_kernel, l.bias, ones, ones, std::vector<int64_t>(2 * n, 0), 1);
+    return onnx_conv_node(l, g, d, pointwise, "PointwiseConv");
+  });
+  return g.add_activation(l.options.activation(), y, l.name());
+}
+/// A transposed convolution: ConvTranspose (+ Slice) (+ activation).
+template <typename Conv>
+std::string onnx_conv_transpose_layer(const Conv& l, io::OnnxGraph& g, const std::string& x) {
+  const size_t n = Conv::spatial_dims;
+  const std::string y = onnx_channels_first(l, g, x, n, [&](const std::string& v) {
+    std::vector<int64_t> out(l.output_shape().begin(), l.output_shape().begin() + static_cast<std::ptrdiff_t>(n));
+    if (n == 1) out.insert(out.begin(), 1);  // as a 2-D window over (N, C, 1, steps)
+    return onnx_conv_transpose_node(l, g, v, onnx_conv_window(l, 1), out);
+  });
+  return g.add_activation(l.options.activation(), y, l.name());
+}
 
 // --- the pooling family (base_pooling.cpp)
 

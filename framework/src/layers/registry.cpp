@@ -23,6 +23,7 @@ namespace torchfit {
   X(MaxPooling1D) X(AveragePooling1D) X(MaxPooling3D) X(AveragePooling3D)                             \
   X(GlobalAveragePooling3D) X(GlobalMaxPooling3D) X(SpatialDropout3D)                                 \
   X(ZeroPadding1D) X(ZeroPadding3D) X(Cropping1D) X(Cropping3D) X(UpSampling1D) X(UpSampling3D)       \
+  X(Conv1DTranspose) X(SeparableConv1D) X(DepthwiseConv1D) X(Conv3D) X(Conv3DTranspose)                  \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();

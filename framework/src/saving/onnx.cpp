@@ -23,7 +23,8 @@ using ValueNames = std::map<const Node*, std::string>;
 // Conv2DTranspose, the Reshapes of the 1-D pooling and of UpSampling1D/3D).
 bool exports_built_size(const Layer& layer) {
   const std::string& cls = layer.class_name();
-  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv2DTranspose") return true;
+  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv1DTranspose" ||
+      cls == "Conv2DTranspose" || cls == "Conv3DTranspose") return true;
   if (cls == "Cropping1D" || cls == "Cropping3D" || cls == "MaxPooling1D" || cls == "AveragePooling1D" ||
       cls == "UpSampling1D" || cls == "UpSampling3D")
     return true;

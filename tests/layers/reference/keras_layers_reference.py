@@ -21,6 +21,9 @@ Sources of each rule:
 - ReLU: keras backend.relu (the formula of tf.keras 2.x and Keras 3's ReLU.static_call).
 - Conv1D: TensorFlow's conv1d is conv2d over a (N, 1, steps, C) image with a (1, k, C, F) kernel; "causal"
   pads (k - 1) * dilation zeros before the steps, then "valid" (keras.layers.Conv1D).
+- Conv3D, DepthwiseConv1D, SeparableConv1D, Conv1DTranspose, Conv3DTranspose ("*_nd" ops): the same rules
+  on 1 or 3 axes (TensorFlow's conv1d/separable_conv over a (1, steps) image, conv3d, conv_transpose as the
+  adjoint); sequences (N, steps, C) and volumes (N, D, H, W, C) are in Keras's order already.
 - Dense: Keras 3's Dense.call, ops.matmul(inputs, kernel) + bias over the LAST axis of any rank.
 - UnitNormalization (Keras 3): x * rsqrt(max(sum(x^2 over axis), 1e-12)).
 - RMSNormalization (Keras 3, ops.rms_normalization): x * rsqrt(mean(x^2 over axis) + epsilon) * scale.
@@ -124,6 +127,55 @@ def conv2d_transpose(x, kernel, strides, dilation, padding, output_padding):
     # The adjoint: input pixel (i, j) spreads over the output pixels the matching conv2d reads it from.
     for i, j, a, b, r, q in taps(h, w, kh, kw, strides, dilation, pt, pl, lh, lw):
         y[:, r, q, :] += x[:, i, j, :] @ kernel[a, b].T
+    return y
+
+
+def taps_nd(out, kernel, strides, dilation, before, size):
+    """(o, a, r): output position o of an `out` grid meets input position r of a `size` grid at kernel tap a
+    -- r = o * s + a * d - pad_before per axis -- for every r inside the input (any number of axes)."""
+    for o in itertools.product(*[range(n) for n in out]):
+        for a in itertools.product(*[range(k) for k in kernel]):
+            r = tuple(o[i] * strides[i] + a[i] * dilation[i] - before[i] for i in range(len(out)))
+            if all(0 <= r[i] < size[i] for i in range(len(out))):
+                yield o, a, r
+
+
+def conv_nd(x, kernel, strides, dilation, padding):
+    """x (N, spatial..., C), kernel (k..., C, F) -> (N, spatial'..., F): TensorFlow's convolution over 1, 2
+    or 3 axes (conv1d is conv2d over a (1, steps) image, conv3d the same rule on three axes)."""
+    nd = kernel.ndim - 2
+    size = x.shape[1:-1]
+    geometry = [window_geometry(size[i], kernel.shape[i], strides[i], dilation[i], padding) for i in range(nd)]
+    out = [g[0] for g in geometry]
+    y = np.zeros((x.shape[0],) + tuple(out) + (kernel.shape[-1],))
+    for o, a, r in taps_nd(out, kernel.shape[:nd], strides, dilation, [g[1] for g in geometry], size):
+        y[(slice(None),) + o] += x[(slice(None),) + r] @ kernel[a]
+    return y
+
+
+def depthwise_nd(x, kernel, strides, dilation, padding):
+    """kernel (k..., C, m): output channel c * m + j (TensorFlow's order), any number of axes."""
+    c, m = kernel.shape[-2:]
+    full = np.zeros(kernel.shape[:-2] + (c, c * m))
+    for ch in range(c):
+        full[..., ch, ch * m:(ch + 1) * m] = kernel[..., ch, :]
+    return conv_nd(x, full, strides, dilation, padding)
+
+
+def conv_transpose_nd(x, kernel, strides, dilation, padding, output_padding):
+    """kernel (k..., F, C): the adjoint of conv_nd over an input of the output's size (Keras's
+    deconv_output_length per axis) with that padding, any number of axes."""
+    nd = kernel.ndim - 2
+    size = x.shape[1:-1]
+    op = output_padding or [None] * nd
+    out = [deconv_length(size[i], kernel.shape[i], strides[i], dilation[i], padding, op[i]) for i in range(nd)]
+    before = [0] * nd
+    if padding == "same":
+        before = [max((size[i] - 1) * strides[i] + (kernel.shape[i] - 1) * dilation[i] + 1 - out[i], 0) // 2
+                  for i in range(nd)]
+    y = np.zeros((x.shape[0],) + tuple(out) + (kernel.shape[-2],))
+    for i, a, r in taps_nd(size, kernel.shape[:nd], strides, dilation, before, out):
+        y[(slice(None),) + r] += x[(slice(None),) + i] @ kernel[a].T
     return y
 
 
@@ -232,6 +284,17 @@ def run(req):
             seq = np.pad(seq, ((0, 0), ((k.shape[0] - 1) * d, 0), (0, 0)))
             padding = "valid"
         y = conv2d(seq[:, None], k[None], [1, req["strides"]], [1, d], padding)[:, 0]
+    elif op == "conv_nd":  # x in Keras's order (N, spatial..., C), kernel (k..., C, F)
+        y = conv_nd(xk, tensor(req["kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+    elif op == "depthwise_conv_nd":
+        y = depthwise_nd(xk, tensor(req["depthwise_kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+    elif op == "separable_conv_nd":
+        d = depthwise_nd(xk, tensor(req["depthwise_kernel"]), req["strides"], req["dilation_rate"], req["padding"])
+        pointwise = tensor(req["pointwise_kernel"])
+        y = conv_nd(d, pointwise, [1] * (pointwise.ndim - 2), [1] * (pointwise.ndim - 2), "valid")
+    elif op == "conv_transpose_nd":
+        y = conv_transpose_nd(xk, tensor(req["kernel"]), req["strides"], req["dilation_rate"], req["padding"],
+                              req.get("output_padding"))
     elif op == "dense":  # kernel (D, units), Keras layout; bias added below
         y = np.matmul(xk, tensor(req["kernel"]))
     elif op == "unit_normalization":

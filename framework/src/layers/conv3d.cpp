@@ -1,0 +1,17 @@
+#include <torchfit/layers/conv3d.h>
+
+#include <torchfit/layers/registry.h>
+
+#include "layers/layer_export.h"
+
+namespace torchfit {
+
+Conv3DImpl::Conv3DImpl(Conv3DOptions opts) : ConvNDImpl(keras_class_name, std::move(opts)) {}
+
+std::string Conv3DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return detail::onnx_conv_layer(*this, g, in[0], 1, "Conv");
+}
+
+TORCHFIT_REGISTER_LAYER(Conv3D);
+
+}  // namespace torchfit

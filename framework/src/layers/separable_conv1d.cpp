@@ -1,0 +1,18 @@
+#include <torchfit/layers/separable_conv1d.h>
+
+#include <torchfit/layers/registry.h>
+
+#include "layers/layer_export.h"
+
+namespace torchfit {
+
+SeparableConv1DImpl::SeparableConv1DImpl(SeparableConv1DOptions opts)
+    : SeparableConvNDImpl(keras_class_name, std::move(opts)) {}
+
+std::string SeparableConv1DImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return detail::onnx_separable_layer(*this, g, in[0]);
+}
+
+TORCHFIT_REGISTER_LAYER(SeparableConv1D);
+
+}  // namespace torchfit
