@@ -13,6 +13,7 @@ For every DIR/<model>.opset<N>.onnx (written by tests/support/onnx_zoo.cpp):
 Prints one line per file; exits 1 when anything fails.
 """
 import glob
+import itertools
 import math
 import os
 import sys
@@ -68,24 +69,27 @@ def conv_transpose(x, w, b=None, strides=(1, 1), dilations=(1, 1), pads=(0, 0, 0
     return y
 
 
-def pool(x, kernel_shape, strides=(1, 1), pads=(0, 0, 0, 0), kind="max", count_include_pad=0, **_):
-    """MaxPool / AveragePool (ceil_mode 0). Average without count_include_pad divides by the real pixels."""
-    kh, kw = kernel_shape
+def pool(x, kernel_shape, strides=None, pads=None, kind="max", count_include_pad=0, **_):
+    """MaxPool / AveragePool over the last len(kernel_shape) axes (1-D, 2-D, 3-D; ceil_mode 0). pads are
+    (begin per axis, end per axis). Average without count_include_pad divides by the real elements."""
+    d = len(kernel_shape)
+    strides = strides or [1] * d
+    pads = pads or [0] * (2 * d)
     fill = -np.inf if kind == "max" else 0.0
-    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])), constant_values=fill)
-    real = np.pad(np.ones(x.shape[2:]), ((pads[0], pads[2]), (pads[1], pads[3])))
-    oh = (xp.shape[2] - kh) // strides[0] + 1
-    ow = (xp.shape[3] - kw) // strides[1] + 1
-    y = np.zeros(x.shape[:2] + (oh, ow))
-    for i in range(oh):
-        for j in range(ow):
-            win = xp[:, :, i * strides[0]:i * strides[0] + kh, j * strides[1]:j * strides[1] + kw]
-            if kind == "max":
-                y[:, :, i, j] = win.max(axis=(2, 3))
-            else:
-                count = kh * kw if count_include_pad else real[i * strides[0]:i * strides[0] + kh,
-                                                               j * strides[1]:j * strides[1] + kw].sum()
-                y[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    widths = [(pads[a], pads[a + d]) for a in range(d)]
+    xp = np.pad(x, [(0, 0), (0, 0)] + widths, constant_values=fill)
+    real = np.pad(np.ones(x.shape[2:]), widths)
+    out = [(xp.shape[2 + a] - kernel_shape[a]) // strides[a] + 1 for a in range(d)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    for index in itertools.product(*[range(o) for o in out]):
+        box = tuple(slice(i * s, i * s + k) for i, s, k in zip(index, strides, kernel_shape))
+        win = xp[(slice(None), slice(None)) + box]
+        axes = tuple(range(2, 2 + d))
+        if kind == "max":
+            y[(slice(None), slice(None)) + index] = win.max(axis=axes)
+        else:
+            count = int(np.prod(kernel_shape)) if count_include_pad else real[box].sum()
+            y[(slice(None), slice(None)) + index] = win.sum(axis=axes) / count
     return y
 
 

@@ -40,25 +40,28 @@ class LayerConfigReader {
     if (!config_.contains(field) || config_[field].is_null()) return fallback;
     return convert<T>(field);
   }
-  /// An int or an [int, int] pair (kernel sizes, strides); `fallback` when absent.
-  torch::ExpandingArray<2> pair(const std::string& field, torch::ExpandingArray<2> fallback) {
+  /// An int (every axis) or a list of D ints (kernel sizes, strides; Keras writes a 1-D one as (3,));
+  /// `fallback` when absent.
+  template <size_t D>
+  torch::ExpandingArray<D> ints(const std::string& field, torch::ExpandingArray<D> fallback) {
     seen_.insert(field);
     if (!config_.contains(field) || config_[field].is_null()) return fallback;
     const auto& v = config_[field];
-    if (v.is_number_integer()) return torch::ExpandingArray<2>(v.get<int64_t>());
-    if (v.is_array() && v.size() == 2 && v[0].is_number_integer() && v[1].is_number_integer()) {
-      return torch::ExpandingArray<2>({v[0].get<int64_t>(), v[1].get<int64_t>()});
-    }
-    throw ConfigError(who() + ": field '" + field + "' must be an integer or a pair of integers, got " + v.dump());
+    if (v.is_number_integer()) return torch::ExpandingArray<D>(v.get<int64_t>());
+    bool ok = v.is_array() && v.size() == D;
+    for (size_t i = 0; ok && i < D; ++i) ok = v[i].is_number_integer();
+    if (ok) return torch::ExpandingArray<D>(v.get<std::vector<int64_t>>());
+    static const char* const lists[] = {"", "a list of one integer", "a pair of integers", "a list of 3 integers"};
+    throw ConfigError(who() + ": field '" + field + "' must be an integer or " +
+                      (D < 4 ? lists[D] : "a list of integers") + ", got " + v.dump());
+  }
+  /// An int or an [int, int] pair (kernel sizes, strides); `fallback` when absent.
+  torch::ExpandingArray<2> pair(const std::string& field, torch::ExpandingArray<2> fallback) {
+    return ints<2>(field, fallback);
   }
   /// An int or an [int] (a 1-D kernel size, stride or dilation, as Keras writes (3,)); `fallback` when absent.
   torch::ExpandingArray<1> single(const std::string& field, torch::ExpandingArray<1> fallback) {
-    seen_.insert(field);
-    if (!config_.contains(field) || config_[field].is_null()) return fallback;
-    const auto& v = config_[field];
-    if (v.is_number_integer()) return torch::ExpandingArray<1>(v.get<int64_t>());
-    if (v.is_array() && v.size() == 1 && v[0].is_number_integer()) return torch::ExpandingArray<1>(v[0].get<int64_t>());
-    throw ConfigError(who() + ": field '" + field + "' must be an integer or a list of one integer, got " + v.dump());
+    return ints<1>(field, fallback);
   }
   /// Whether the field is present and not null (marks it as known).
   bool has(const std::string& field) {
@@ -137,13 +140,19 @@ class LayerArgReader {
   };
 
   template <typename T>
+  struct ArraySize {
+    static constexpr size_t value = 0;
+  };
+  template <size_t D>
+  struct ArraySize<torch::ExpandingArray<D>> {
+    static constexpr size_t value = D;
+  };
+
+  template <typename T>
   T value(const std::string& key) {
-    if constexpr (std::is_same_v<T, torch::ExpandingArray<2>>) {
+    if constexpr (ArraySize<T>::value > 0) {
       reader_.require(key);
-      return reader_.pair(key, 0);  // null → 0, refused by the layer's constructor
-    } else if constexpr (std::is_same_v<T, torch::ExpandingArray<1>>) {
-      reader_.require(key);
-      return reader_.single(key, 0);
+      return reader_.ints<ArraySize<T>::value>(key, 0);  // null → 0, refused by the layer's constructor
     } else {
       return reader_.required<T>(key);
     }
