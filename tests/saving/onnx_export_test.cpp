@@ -46,7 +46,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "normalization_sequence",
                                                "prelu_full",
                                                "global_pooling1d_keepdims",
-                                               "global_pooling_keepdims_1d"};
+                                               "global_pooling_keepdims_1d",
+                                               "dot_normalize"};
   return models.count(model) > 0;
 }
 

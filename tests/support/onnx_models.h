@@ -9,6 +9,8 @@
 
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/activity_regularization.h>
+#include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
@@ -191,6 +193,7 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["repeat_vector"] = [] {  // (D) → (n, D), then a sequence's layers
     return image_model("repeat_vector", {6}, [](KerasTensor x) {
       x = RepeatVector(RepeatVectorOptions(3))->call(x);
+      x = ActivityRegularization(ActivityRegularizationOptions().l1(0.01))->call(x);  // a training loss only
       x = SpatialDropout1D(NoiseDropoutOptions(0.5))->call(x);
       x = Dense(DenseOptions(4).activation("tanh"))->call(x);
       return Flatten()->call(x);
@@ -220,6 +223,58 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["global_pooling3d_keepdims"] = [] {  // the voxels' maximum, (1, 1, 1, C)
     return image_model("global_pooling3d_keepdims", {3, 4, 5, 2}, [](KerasTensor x) {
       return GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(true))->call(x);
+  m["adaptive_pooling2d_even"] = [] {  // 8 → 4 and 6 → 3: one AveragePool / MaxPool each
+    return image_model("adaptive_pooling2d_even", {8, 6, 2}, [](KerasTensor x) {
+      KerasTensor a = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({4, 3}))->call(x);
+      KerasTensor b = AdaptiveMaxPooling2D(AdaptivePooling2DOptions({2, 3}))->call(x);
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
+    });
+  };
+  m["adaptive_pooling2d_bins"] = [] {  // 7 → 3, 5 → 2 (overlapping bins) and 5 → 5: Slice + Reduce per bin
+    return image_model("adaptive_pooling2d_bins", {7, 5, 2}, [](KerasTensor x) {
+      KerasTensor a = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({3, 2}))->call(x);
+      KerasTensor b = AdaptiveMaxPooling2D(AdaptivePooling2DOptions({3, 5}))->call(x);
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b)});
+    });
+  };
+  m["adaptive_pooling1d"] = [] {  // a sequence (14, 5): 14 → 7 (even), 14 → 4 and 14 → 5 (bins)
+    return image_model("adaptive_pooling1d", {14, 5}, [](KerasTensor x) {
+      KerasTensor a = AdaptiveAveragePooling1D(AdaptivePooling1DOptions(7))->call(x);
+      KerasTensor b = AdaptiveMaxPooling1D(AdaptivePooling1DOptions(4))->call(x);
+      KerasTensor c = AdaptiveAveragePooling1D(AdaptivePooling1DOptions(5))->call(x);
+      KerasTensor d = AdaptiveMaxPooling1D(AdaptivePooling1DOptions(2))->call(x);
+      return Concatenate(ConcatenateOptions().axis(1))->call({a, b, c, d});
+    });
+  };
+  m["adaptive_pooling3d"] = [] {  // a volume (4, 6, 5, 2): (2, 3, 5) even, (3, 2, 2) bins
+    return image_model("adaptive_pooling3d", {4, 6, 5, 2}, [](KerasTensor x) {
+      KerasTensor a = AdaptiveMaxPooling3D(AdaptivePooling3DOptions({2, 3, 5}))->call(x);
+      KerasTensor b = AdaptiveAveragePooling3D(AdaptivePooling3DOptions({3, 2, 2}))->call(x);
+      KerasTensor c = AdaptiveAveragePooling3D(AdaptivePooling3DOptions({2, 2, 1}))->call(x);
+      return Concatenate()->call({Flatten()->call(a), Flatten()->call(b), Flatten()->call(c)});
+    });
+  };
+  m["dot"] = [] {  // Dot of sequences, vectors and mixed ranks, over the features and the steps
+    return image_model("dot", {4, 6}, [](KerasTensor x) {
+      KerasTensor a = Dense(DenseOptions(3))->call(x);
+      KerasTensor b = Dense(DenseOptions(3).activation("tanh"))->call(x);
+      KerasTensor fa = Flatten()->call(a), fb = Flatten()->call(b);                                      // (12)
+      KerasTensor d1 = Dot(DotOptions(KerasAxes(2)))->call({a, b});                                      // (4, 4)
+      KerasTensor d2 = Dot(DotOptions(KerasAxes({1, 1})))->call({a, b});                                 // (3, 3)
+      KerasTensor d3 = Dot(DotOptions(KerasAxes(-1)))->call({fa, fb});                                   // (1)
+      KerasTensor d4 = Dot(DotOptions(KerasAxes({2, 1})))->call({b, Dense(DenseOptions(3))->call(fa)});  // (4)
+      KerasTensor d5 = Dot(DotOptions(KerasAxes({1, 2})))->call({Dense(DenseOptions(3))->call(fb), a});  // (4)
+      return Concatenate()->call({Flatten()->call(d1), Flatten()->call(d2), d3, d4, d5});
+    });
+  };
+  m["dot_normalize"] = [] {  // cosine similarities: Keras 3's ops.normalize on each input first
+    return image_model("dot_normalize", {4, 6}, [](KerasTensor x) {
+      KerasTensor a = Dense(DenseOptions(3))->call(x);
+      KerasTensor b = Dense(DenseOptions(3).activation("tanh"))->call(x);
+      KerasTensor d1 = Dot(DotOptions(KerasAxes({-1, 2})).normalize(true))->call({a, b});  // (4, 4)
+      KerasTensor d2 = Dot(DotOptions(KerasAxes(1)).normalize(true))->call({a, b});        // (3, 3)
+      KerasTensor d3 = Dot(DotOptions(KerasAxes(1)).normalize(true))->call({Flatten()->call(a), Flatten()->call(b)});
+      return Concatenate()->call({Flatten()->call(d1), Flatten()->call(d2), d3});
     });
   };
   m["conv1d"] = [] {  // a 1-D CNN over a sequence: same (odd step at the end), strided valid, causal dilated

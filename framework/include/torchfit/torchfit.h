@@ -28,6 +28,8 @@
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
+#include <torchfit/layers/activity_regularization.h>
+#include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>

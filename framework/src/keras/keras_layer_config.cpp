@@ -222,17 +222,15 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
   for (const auto& item : c.items()) keys.push_back(item.key());
   for (const auto& k : keys) {
     const Json& v = c[k];
-    const bool weight_regularizer = ends_with(k, "_regularizer") && k != "activity_regularizer";
-    if (weight_regularizer && !v.is_null()) {
+    if (ends_with(k, "_regularizer") && !v.is_null()) {  // weights' and the output's (activity_regularizer)
       const std::string cls = object_name(v);
       if (cls != "L1" && cls != "L2" && cls != "L1L2" && cls != "l1" && cls != "l2" && cls != "l1_l2") {
         throw ConfigError(who + ": " + k + " " + cls + " is not supported (L1, L2, L1L2)");
       }
     } else if (ends_with(k, "_regularizer") || ends_with(k, "_constraint")) {
       if (!v.is_null()) {
-        throw ConfigError(
-            who + ": " + k + " " + object_name(v) +
-            " is not supported (weight regularizers L1, L2, L1L2; no activity regularizer or constraint)");
+        throw ConfigError(who + ": " + k + " " + object_name(v) +
+                          " is not supported (torchfit applies no constraints)");
       }
       c.erase(k);
     } else if (ends_with(k, "_initializer")) {

@@ -162,6 +162,22 @@ at::Tensor Layer::regularization_loss() const {
   return total;
 }
 
+void Layer::set_activity_regularizer(std::optional<Regularizer> r) {
+  if (r && (!(r->l1 >= 0.0) || !(r->l2 >= 0.0))) {
+    throw ConfigError(describe() + ": activity regularizer factors must be >= 0");
+  }
+  activity_regularizer_ = r;
+}
+
+at::Tensor Layer::activity_regularization_loss(const at::Tensor& y) const {
+  if (!activity_regularizer_) return {};
+  const at::Tensor v = y.to(at::kFloat);
+  at::Tensor term = at::zeros({}, v.options());
+  if (activity_regularizer_->l1 != 0.0) term = term + activity_regularizer_->l1 * v.abs().sum();
+  if (activity_regularizer_->l2 != 0.0) term = term + activity_regularizer_->l2 * v.square().sum();
+  return term;
+}
+
 void Layer::set_trainable(bool trainable) {
   trainable_ = trainable;
   apply_trainable();
@@ -223,16 +239,16 @@ nlohmann::json Layer::base_config() const {
   c["name"] = name_;
   if (input_shape_) c["input_shape"] = *input_shape_;
   if (!trainable_) c["trainable"] = false;
+  auto regularizer_json = [](const Regularizer& r) -> nlohmann::json {
+    if (r.l1 == 0.0) return {{"class_name", "L2"}, {"config", {{"l2", r.l2}}}};
+    if (r.l2 == 0.0) return {{"class_name", "L1"}, {"config", {{"l1", r.l1}}}};
+    return {{"class_name", "L1L2"}, {"config", {{"l1", r.l1}, {"l2", r.l2}}}};
+  };
   for (const auto& [weight, r] : regularizers_) {
     const std::string key = (weight == "depthwise_kernel" ? std::string("depthwise") : weight) + "_regularizer";
-    if (r.l1 == 0.0) {
-      c[key] = {{"class_name", "L2"}, {"config", {{"l2", r.l2}}}};
-    } else if (r.l2 == 0.0) {
-      c[key] = {{"class_name", "L1"}, {"config", {{"l1", r.l1}}}};
-    } else {
-      c[key] = {{"class_name", "L1L2"}, {"config", {{"l1", r.l1}, {"l2", r.l2}}}};
-    }
+    c[key] = regularizer_json(r);
   }
+  if (activity_regularizer_) c["activity_regularizer"] = regularizer_json(*activity_regularizer_);
   return c;
 }
 

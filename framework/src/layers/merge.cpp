@@ -165,4 +165,106 @@ std::string ConcatenateImpl::export_onnx(io::OnnxGraph& g, const std::vector<std
 
 TORCHFIT_REGISTER_LAYER(Concatenate);
 
+// --- Dot
+
+namespace {
+constexpr double kDotNormEpsilon = 1e-7;  // Keras 3's backend.epsilon(), ops.normalize's floor on the norm
+}
+
+DotImpl::DotImpl(DotOptions opts) : MergeImpl(keras_class_name, opts.name(), 2, 2), options(std::move(opts)) {
+  const KerasAxes& a = options.axes();
+  if (a.is_list ? a.axes.size() != 2 : a.axes.size() != 1) {
+    throw ConfigError(describe() + ": axes must be an integer or a list of two integers, got " +
+                      nlohmann::json(a).dump());
+  }
+}
+
+Shape DotImpl::build_multi_impl(const std::vector<Shape>& shapes) {
+  check_count(shapes.size(), format_shapes(shapes));
+  Shape out;
+  axes_.clear();
+  for (size_t i = 0; i < 2; ++i) {
+    if (shapes[i].empty() || shapes[i].size() > 2) {
+      throw ConfigError(describe() + ": inputs with shapes " + format_shapes(shapes) +
+                        " are not supported (vectors (D) or sequences (steps, D) per sample)");
+    }
+    const KerasAxes& a = options.axes();
+    const int64_t axis = a.axes[a.is_list ? i : 0];
+    axes_.push_back(resolve_keras_axes(KerasAxes(axis), shapes[i], describe())[0]);
+    for (size_t d = 0; d < shapes[i].size(); ++d) {
+      if (static_cast<int64_t>(d) + 1 != axes_[i]) out.push_back(shapes[i][d]);
+    }
+  }
+  const int64_t k0 = shapes[0][axes_[0] - 1], k1 = shapes[1][axes_[1] - 1];
+  if (k0 != k1) {
+    throw ConfigError(describe() + ": the dot axes of inputs " + format_shapes(shapes) + " differ in size (" +
+                      std::to_string(k0) + " at axis " + std::to_string(axes_[0]) + ", " + std::to_string(k1) +
+                      " at axis " + std::to_string(axes_[1]) + ")");
+  }
+  if (out.empty()) out.push_back(1);  // Keras: an output of rank 1 with the batch becomes (N, 1)
+  return out;
+}
+
+at::Tensor DotImpl::merge(const std::vector<at::Tensor>& xs) {
+  at::Tensor x = xs[0], y = xs[1];
+  if (options.normalize()) {
+    x = x * (x * x).sum(axes_[0], true).rsqrt().clamp_max(1.0 / kDotNormEpsilon);
+    y = y * (y * y).sum(axes_[1], true).rsqrt().clamp_max(1.0 / kDotNormEpsilon);
+  }
+  // (N, P, K) · (N, K, Q), as Keras's batch_dot: the first input's dot axis last, the second's first.
+  x = x.dim() == 2 ? x.unsqueeze(1) : (axes_[0] == 1 ? x.transpose(1, 2) : x);
+  y = y.dim() == 2 ? y.unsqueeze(2) : (axes_[1] == 2 ? y.transpose(1, 2) : y);
+  std::vector<int64_t> out{xs[0].size(0)};  // the first input's other axes, then the second's
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t d = 1; d < xs[i].dim(); ++d) {
+      if (d != axes_[i]) out.push_back(xs[i].size(d));
+    }
+  }
+  if (out.size() == 1) out.push_back(1);
+  return at::matmul(x, y).reshape(out);
+}
+
+std::string DotImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_name;
+  std::vector<std::string> v = in;
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string hint = onnx_name(*this, i == 0 ? "x" : "y");
+    const int64_t axis = axes_[i];
+    if (options
+            .normalize()) {  // x / max(sqrt(Σx²), ε), the max as relu(n − ε) + ε (OpenCV 4.6 has no Max by a constant)
+      const int64_t size = input_shapes()[i][axis - 1];
+      const std::string sq = g.add_node("Mul", {v[i], v[i]}, {}, hint + "_squared");
+      const std::string mean =
+          g.add_node("ReduceMean", {sq}, {{"axes", std::vector<int64_t>{axis}}, {"keepdims", 1}}, hint + "_mean");
+      const std::string sum =
+          g.add_node("Mul", {mean, g.add_scalar(hint + "_size", static_cast<float>(size))}, {}, hint + "_square_sum");
+      const std::string norm = g.add_node("Sqrt", {sum}, {}, hint + "_norm");
+      const std::string above =
+          g.add_node("Relu",
+                     {g.add_node("Add", {norm, g.add_scalar(hint + "_minus_eps", static_cast<float>(-kDotNormEpsilon))},
+                                 {}, hint + "_above_eps")},
+                     {}, hint + "_above_relu");
+      const std::string floored = g.add_node(
+          "Add", {above, g.add_scalar(hint + "_eps", static_cast<float>(kDotNormEpsilon))}, {}, hint + "_floored");
+      v[i] = g.add_node("Div", {v[i], floored}, {}, hint + "_normalized");
+    }
+    const bool vector = input_shapes()[i].size() == 1;
+    if (vector) {
+      v[i] = g.add_node("Reshape",
+                        {v[i], g.add_int64s(hint + "_shape",
+                                            i == 0 ? std::vector<int64_t>{0, 1, -1} : std::vector<int64_t>{0, -1, 1})},
+                        {}, hint + "_Reshape");
+    } else if (axis == (i == 0 ? 1 : 2)) {
+      v[i] = g.add_node("Transpose", {v[i]}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, hint + "_Transpose");
+    }
+  }
+  const std::string product = g.add_node("MatMul", {v[0], v[1]}, {}, onnx_name(*this, "MatMul"));
+  std::vector<int64_t> shape = output_shape();
+  shape.insert(shape.begin(), 0);
+  return g.add_node("Reshape", {product, g.add_int64s(onnx_name(*this, "shape"), shape)}, {},
+                    onnx_name(*this, "Reshape"));
+}
+
+TORCHFIT_REGISTER_LAYER(Dot);
+
 }  // namespace torchfit

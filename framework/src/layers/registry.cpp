@@ -24,7 +24,9 @@ namespace torchfit {
   X(GlobalAveragePooling3D) X(GlobalMaxPooling3D) X(SpatialDropout3D)                                 \
   X(ZeroPadding1D) X(ZeroPadding3D) X(Cropping1D) X(Cropping3D) X(UpSampling1D) X(UpSampling3D)       \
   X(Conv1DTranspose) X(SeparableConv1D) X(DepthwiseConv1D) X(Conv3D) X(Conv3DTranspose)                  \
-  X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)
+  X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
+  X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
+  X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -71,8 +73,9 @@ LayerFactory find_factory(const std::string& cls) {
   throw ConfigError("unknown layer class '" + cls + "' (known: " + known + ")");
 }
 
-// "<weight>_regularizer" keys (Keras's L1, L2, L1L2 objects or "l1"/"l2" names; null = none) → per weight,
-// removed from the config. activity_regularizer and other classes are errors naming the layer.
+// "<weight>_regularizer" keys (Keras's L1, L2, L1L2 objects or "l1"/"l2" names; null = none) → per weight
+// ("activity" for activity_regularizer, the layer's output), removed from the config. Other classes are
+// errors naming the layer.
 std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const std::string& who) {
   std::map<std::string, Layer::Regularizer> out;
   if (!config.is_object()) return out;
@@ -101,10 +104,8 @@ std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const 
       r.l1 = factor("l1", 0.0);
       r.l2 = factor("l2", 0.0);
     } else {
-      throw ConfigError(who + ": " + k + " " + (cls.empty() ? v.dump() : cls) +
-                        " is not supported (L1, L2, L1L2 on weights; no activity_regularizer)");
+      throw ConfigError(who + ": " + k + " " + (cls.empty() ? v.dump() : cls) + " is not supported (L1, L2, L1L2)");
     }
-    if (k == "activity_regularizer") throw ConfigError(who + ": activity_regularizer is not supported");
     const std::string weight = k.substr(0, k.size() - 12);
     out[weight == "depthwise" ? "depthwise_kernel" : weight] = r;
   }
@@ -162,7 +163,13 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
     // input_shape is a base Layer argument: restore it for every class, including user layers.
     if (auto shape = opt_shape(config)) layer->set_declared_input_shape(shape);
     if (trainable) layer->set_trainable(*trainable);
-    for (const auto& [weight, r] : regularizers) layer->set_regularizer(weight, r);
+    for (const auto& [weight, r] : regularizers) {
+      if (weight == "activity") {
+        layer->set_activity_regularizer(r);
+      } else {
+        layer->set_regularizer(weight, r);
+      }
+    }
     return layer;
   } catch (const ConfigError&) {
     throw;

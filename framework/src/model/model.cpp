@@ -274,7 +274,7 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& s = steps_[i];
     Layer& layer = *s.node->layer;
-    if (s.fuse_pool) {
+    if (s.fuse_pool && !layer.activity_regularizer() && !steps_[i + 1].node->layer->activity_regularizer()) {
       // max(relu(a), relu(b), …) = relu(max(a, b, …)) and the gradient reaches the same element, so the
       // ReLU and its backward run on the pooled tensor (4× smaller for 2×2 pooling).
       const Step& pool = steps_[i + 1];
@@ -303,6 +303,12 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
       for (size_t k : s.in) xs.push_back(values[k]);
       values[s.out] = layer.forward_multi(xs);
     }
+    if (layer.activity_regularizer()) {  // on the activated output, as Keras's layer.__call__
+      const at::Tensor y =
+          s.output && logits ? apply_activation(layer.output_activation(), values[s.out]) : values[s.out];
+      const at::Tensor term = layer.activity_regularization_loss(y);
+      activity_loss_ = activity_loss_.defined() ? activity_loss_ + term : term;
+    }
     release(s);
   }
 }
@@ -315,6 +321,7 @@ std::vector<at::Tensor> ModelImpl::run(const std::vector<at::Tensor>& xs, bool l
   check_input_sizes(xs);
   const bool mixed = dtype_policy_.is_mixed();
   std::vector<at::Tensor> values(slot_.size());
+  activity_loss_ = at::Tensor();
   {
     mixed_precision::AutocastScope autocast(dtype_policy_, xs.empty() ? c10::Device(c10::kCPU) : xs[0].device());
     for (size_t i = 0; i < xs.size(); ++i) values[slot_.at(inputs_[i].node().get())] = prepare_input(xs[i], i);
@@ -391,7 +398,7 @@ const Shape& ModelImpl::output_shape() const {
 }
 
 at::Tensor ModelImpl::regularization_loss() const {
-  at::Tensor total;
+  at::Tensor total = activity_loss_;
   for (const auto& l : layers_) {
     at::Tensor r = l->regularization_loss();
     if (r.defined()) total = total.defined() ? total + r : r;

@@ -33,6 +33,18 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- AdaptiveAveragePooling/AdaptiveMaxPooling 1D-3D (Keras 3 ops.adaptive_avg_pool / adaptive_max_pool, the
+  NumPy backend's _compute_adaptive_pooling_gather_indices): bin i of an axis of length L pooled to `out`
+  covers [floor(i * L / out), ceil((i + 1) * L / out)); the mean or maximum over the box of bins.
+- Dot (Keras 3 keras/src/layers/merging/dot.py): axes an int (both inputs; negative counts from the end of
+  each input's rank with the batch) or a pair; normalize = ops.normalize, x * min(rsqrt(sum(x^2)), 1 / 1e-7);
+  batch_dot: per sample, the sum over the two dot axes, the first input's other axes then the second's; a
+  result of rank 1 with the batch becomes (N, 1). The second input is "other".
+- "activity_loss": the loss Keras 3's fit reports for Dense(relu) -> [ActivityRegularization] -> Dense
+  (linear or softmax): the compiled loss (mse: mean of (y - t)^2; categorical_crossentropy: batch mean of
+  -sum t * log p) plus sum(model.losses), each activity regularizer adding l1 * sum|a| + l2 * sum a^2 of its
+  layer's (activated) output over the whole batch (Layer.__call__ -> add_loss; L1L2.__call__); "y" is
+  [loss].
 """
 import itertools
 import json
@@ -239,6 +251,48 @@ def relu(x, max_value, negative_slope, threshold):
     return y
 
 
+def adaptive_pool(x, output_size, kind):
+    """x (N, spatial..., C) channels last; one output value per combination of bins of the spatial axes."""
+    spatial = x.shape[1:-1]
+    bins = [[(math.floor(i * n / o), math.ceil((i + 1) * n / o)) for i in range(o)]
+            for n, o in zip(spatial, output_size)]
+    y = np.zeros((x.shape[0],) + tuple(output_size) + (x.shape[-1],))
+    for index in itertools.product(*[range(o) for o in output_size]):
+        box = (slice(None),) + tuple(slice(*bins[a][i]) for a, i in enumerate(index)) + (slice(None),)
+        axes = tuple(range(1, x.ndim - 1))
+        window = x[box]
+        y[(slice(None),) + index + (slice(None),)] = window.max(axis=axes) if kind == "max" else window.mean(axis=axes)
+    return y
+
+
+def dot(x, other, axes, normalize):
+    axes = [axes, axes] if isinstance(axes, int) else list(axes)
+    axes = [a % v.ndim if a < 0 else a for a, v in zip(axes, (x, other))]
+    if normalize:
+        x = x * np.minimum(1 / np.sqrt((x ** 2).sum(axis=axes[0], keepdims=True)), 1e7)
+        other = other * np.minimum(1 / np.sqrt((other ** 2).sum(axis=axes[1], keepdims=True)), 1e7)
+    y = np.stack([np.tensordot(a, b, axes=(axes[0] - 1, axes[1] - 1)) for a, b in zip(x, other)])
+    return y.reshape(-1, 1) if y.ndim == 1 else y
+
+
+def activity_loss(req, x):
+    h = np.maximum(x @ tensor(req["k1"]) + tensor(req["b1"]), 0)
+    z = h @ tensor(req["k2"]) + tensor(req["b2"])
+    if req["softmax"]:
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        z = e / e.sum(axis=1, keepdims=True)
+    t = tensor(req["target"])
+    if req["loss"] == "mse":
+        loss = ((z - t) ** 2).mean()
+    else:
+        loss = -(t * np.log(z)).sum(axis=1).mean()
+    outputs = {"hidden": h, "output": z}
+    for where, l1, l2 in req["activity"]:
+        a = outputs[where]
+        loss += l1 * np.abs(a).sum() + l2 * (a ** 2).sum()
+    return np.array([loss])
+
+
 def keras_axes(axis, rank):
     axes = axis if isinstance(axis, list) else [axis]
     return [a % rank for a in axes]
@@ -344,6 +398,12 @@ def run(req):
         y = xk
         for i, s in enumerate(req["size"]):
             y = np.repeat(y, s, axis=1 + i)
+    elif op in ("adaptive_max_pool", "adaptive_avg_pool"):
+        y = adaptive_pool(xk, req["output_size"], op[9:12])
+    elif op == "activity_loss":
+        y = activity_loss(req, xk)
+    elif op == "dot":
+        y = dot(xk, tensor(req["other"]), req["axes"], req["normalize"])
     else:
         raise SystemExit("unknown op " + op)
     if "bias" in req:

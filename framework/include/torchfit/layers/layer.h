@@ -119,6 +119,16 @@ class Layer : public torch::nn::Module {
   /// none. Errors: ConfigError naming the layer and a weight it does not have.
   at::Tensor regularization_loss() const;
 
+  /// Keras's `activity_regularizer` (an L1, L2 or L1L2 regularizer on the layer's output): every forward
+  /// through a Model adds l1·Σ|y| + l2·Σy² of this layer's output y — summed over the whole batch, as Keras 3
+  /// (tf.keras 2 divided it by the batch size) — to the Model's regularization_loss(), which fit and evaluate
+  /// add to the loss. std::nullopt (default): none. Config: "activity_regularizer" as Keras writes it.
+  /// Errors: ConfigError naming the layer for a negative factor.
+  void set_activity_regularizer(std::optional<Regularizer> r);
+  const std::optional<Regularizer>& activity_regularizer() const { return activity_regularizer_; }
+  /// The activity term of this layer's output `y` (0-dim, float32), undefined without an activity regularizer.
+  at::Tensor activity_regularization_loss(const at::Tensor& y) const;
+
   /// The same forward without the output activation (for numerically stable losses): only layers with
   /// an `activation` override it. Default: forward(x).
   virtual at::Tensor forward_without_activation(const at::Tensor& x) { return forward(x); }
@@ -197,6 +207,7 @@ class Layer : public torch::nn::Module {
   int call_count_ = 0;
   std::vector<std::string> trainable_weights_;
   std::map<std::string, Regularizer> regularizers_;  // parameters trainable by nature (set at build)
+  std::optional<Regularizer> activity_regularizer_;
   std::vector<Shape> built_inputs_;
   Shape built_input_;
   Shape built_output_;

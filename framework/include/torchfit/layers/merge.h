@@ -1,11 +1,12 @@
 #pragma once
 /// @file merge.h
 /// Merge layers — layers taking a list of tensors, as keras.layers.Add, Subtract, Multiply, Average,
-/// Maximum, Minimum (Keras's _Merge base) and Concatenate. Called on symbolic tensors with
+/// Maximum, Minimum (Keras's _Merge base), Concatenate and Dot. Called on symbolic tensors with
 /// `Add()->call({a, b})`; in a graph the Model passes them the list of their inputs.
 #include <torch/arg.h>
 #include <torch/nn/pimpl.h>
 
+#include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/layer.h>
 
 namespace torchfit {
@@ -114,5 +115,52 @@ class ConcatenateImpl : public MergeImpl {
   int64_t tensor_dim_ = 1;
 };
 TORCH_MODULE(Concatenate);
+
+/// Options of Dot. Required: axes.
+struct DotOptions : LayerOptions<DotOptions> {
+  explicit DotOptions(KerasAxes axes) : axes_(std::move(axes)) {}
+  /// For the registry only (layer_args.h): leaves axes unset, to be read from a config.
+  explicit DotOptions(FromConfig) {}
+  /// Keras `axes`, counted over each input's full shape with the batch (0 is the batch, refused; −1 the
+  /// last): one axis for both inputs, or a pair [axis of the first, axis of the second]. Written back in
+  /// the form given (an int or a list).
+  TORCH_ARG(KerasAxes, axes);
+  /// L2-normalise both inputs along their dot axis first (Keras 3's ops.normalize: x · min(rsqrt(Σx²),
+  /// 1e7), the norm floored at Keras's epsilon 1e-7), making the output the cosine similarity. Default false.
+  TORCH_ARG(bool, normalize) = false;
+
+ public:
+  template <typename Args>
+  void args(Args& a) {
+    a.required("axes", axes());
+    a("normalize", normalize());
+  }
+};
+
+/// Dot: the dot product of two inputs along one axis of each, per sample (keras.layers.Dot, Keras 3's
+/// batch_dot): the output holds the first input's other axes, then the second's, e.g. vectors (D) · (D) →
+/// (1); sequences (L, D) · (M, D), axes 2 → (L, M); (L, D) · (D), axes (2, 1) → (L). Per-sample inputs of
+/// rank 1 or 2 (vectors (N, D), sequences (N, steps, D), held in Keras's order). No parameters.
+/// Errors: ConfigError naming the layer: axes not an int or a pair (construction); not two inputs, a rank
+/// other than 1 or 2, the batch axis, an axis out of range, or dot axes of different sizes (build).
+class DotImpl : public MergeImpl {
+  TORCHFIT_LAYER_CLASS(Dot);
+
+ public:
+  explicit DotImpl(DotOptions options);
+  nlohmann::json config() const override { return base_config(options); }
+  /// ONNX: (the L2 normalisation: Mul, ReduceSum as ReduceMean·size, Sqrt, Relu, Add, Div), Reshape or
+  /// Transpose of each input to (N, P, K) / (N, K, Q), MatMul, Reshape to the output.
+  std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  DotOptions options;
+
+ protected:
+  Shape build_multi_impl(const std::vector<Shape>& input_shapes) override;
+  at::Tensor merge(const std::vector<at::Tensor>& xs) override;
+
+ private:
+  std::vector<int64_t> axes_;  // the tensor axis of each input (Keras order: the same as Keras's)
+};
+TORCH_MODULE(Dot);
 
 }  // namespace torchfit

@@ -56,14 +56,6 @@ class LayerConfigReader {
                                       : "a list of " + std::to_string(D) + " integers";
     throw ConfigError(who() + ": field '" + field + "' must be an integer or " + list + ", got " + v.dump());
   }
-  /// ints<2>: an int or an [int, int] pair (2-D kernel sizes, strides).
-  torch::ExpandingArray<2> pair(const std::string& field, torch::ExpandingArray<2> fallback) {
-    return ints<2>(field, fallback);
-  }
-  /// ints<1>: an int or an [int] (a 1-D kernel size, stride or dilation, as Keras writes (3,)).
-  torch::ExpandingArray<1> single(const std::string& field, torch::ExpandingArray<1> fallback) {
-    return ints<1>(field, fallback);
-  }
   /// Whether the field is present and not null (marks it as known).
   bool has(const std::string& field) {
     seen_.insert(field);

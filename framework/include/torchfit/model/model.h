@@ -76,8 +76,9 @@ class ModelImpl : public torch::nn::Module {
   /// layer before it whose output size follows the image size (a Flatten, a Reshape) when there is one.
   std::map<const Node*, Shape> shapes_for(const std::vector<Shape>& input_shapes);
 
-  /// Sum of the layers' weight regularization terms (Keras's sum(model.losses)), added to the loss by fit
-  /// and evaluate as Keras does; undefined when no layer has a regularizer.
+  /// Sum of the layers' weight regularization terms and the activity regularization terms of the last
+  /// forward (Keras's sum(model.losses), Layer::set_activity_regularizer), added to the loss by fit and
+  /// evaluate as Keras does; undefined when no layer has a regularizer.
   at::Tensor regularization_loss() const;
 
   int64_t count_params() const;
@@ -163,7 +164,8 @@ class ModelImpl : public torch::nn::Module {
   std::map<const Node*, size_t> slot_;        // node → value slot (inputs first)
   std::map<const Node*, int> local_index_;
   std::vector<Step> steps_;
-  std::vector<int> uses_;  // consumers per slot (outputs never freed)
+  std::vector<int> uses_;     // consumers per slot (outputs never freed)
+  at::Tensor activity_loss_;  // the activity regularizers' terms of the last forward (undefined: none)
 };
 
 /// Holder of a ModelImpl (as TORCH_MODULE). A Sequential converts to it, so everything that takes a
