@@ -65,7 +65,8 @@ TEST(UpSampling1D3D, ConfigIsKerasAndErrorsNameTheLayer) {
     UpSampling1D(UpSampling1DOptions().name("u1"))->build({4, 4, 3});
     FAIL() << "an image accepted";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("layer 'u1' (UpSampling1D) expects a sequence (steps, channels)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("layer 'u1' (UpSampling1D) expects a sequence (steps, channels)"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_THROW(UpSampling3D()->build({4, 4, 3}), ConfigError);

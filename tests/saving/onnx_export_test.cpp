@@ -89,6 +89,26 @@ TEST(OnnxExport, RefusesAnOpsetOutside13To17) {
   }
 }
 
+// An image of unknown size through an adaptive pooling: its ONNX windows are the built size over the
+// output size, so a dynamic export is refused naming the layer (at 12×12 the 8×8 model's 4×4 windows would
+// give 3×3 values, not Keras's 2×2).
+TEST(OnnxExport, AdaptivePoolingIsRefusedInADynamicExport) {
+  KerasTensor x = input_tensor_of(
+      std::make_shared<InputLayerImpl>(InputLayerOptions().input_shape(Shape{8, 8, 3}).unknown_axes({0, 1})));
+  KerasTensor y = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({2, 2}).name("adapt"))->call(x);
+  Model model({x}, {y}, "adaptive");
+  try {
+    saving::onnx_model_bytes(model);
+    FAIL() << "exported an adaptive pooling with a dynamic size";
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("layer 'adapt' (AdaptiveAveragePooling2D)'s ONNX nodes hold sizes"), std::string::npos) << m;
+  }
+  auto fixed = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({2, 2}));
+  KerasTensor z = Input({8, 8, 3});
+  EXPECT_NO_THROW(saving::onnx_model_bytes(Model({z}, {fixed->call(z)}, "adaptive_fixed")));
+}
+
 TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {
   Model model = onnx_test_models().at("padding_cropping")();
   const std::string path = "/nonexistent-torchfit-dir/model.onnx";

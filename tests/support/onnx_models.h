@@ -223,6 +223,8 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["global_pooling3d_keepdims"] = [] {  // the voxels' maximum, (1, 1, 1, C)
     return image_model("global_pooling3d_keepdims", {3, 4, 5, 2}, [](KerasTensor x) {
       return GlobalMaxPooling3D(GlobalPoolingOptions().keepdims(true))->call(x);
+    });
+  };
   m["adaptive_pooling2d_even"] = [] {  // 8 → 4 and 6 → 3: one AveragePool / MaxPool each
     return image_model("adaptive_pooling2d_even", {8, 6, 2}, [](KerasTensor x) {
       KerasTensor a = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({4, 3}))->call(x);
@@ -468,6 +470,16 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
     return image_model("shared_layer", {5, 5, 3}, [](KerasTensor x) {
       auto conv = Conv2D(Conv2DOptions(3, 3).padding("same").activation("tanh"));
       return conv->call(conv->call(x));  // one layer, two nodes: its weights once in the file
+    });
+  };
+  m["shared_sequence_layers"] = [] {  // Conv1D at 9 and 4 steps, MaxPooling1D at 9 and 8, UpSampling1D at 9 and 4
+    return image_model("shared_sequence_layers", {9, 3}, [](KerasTensor x) {
+      auto conv = Conv1D(Conv1DOptions(3, 3).padding("same").activation("tanh"));
+      auto pool = MaxPooling1D();
+      auto up = UpSampling1D();
+      KerasTensor a = conv->call(x);                                                         // (9, 3)
+      KerasTensor c = up->call(conv->call(pool->call(a)));                                   // (4, 3) → (8, 3)
+      return Concatenate(ConcatenateOptions().axis(1))->call({up->call(a), pool->call(c)});  // (18 + 4, 3)
     });
   };
   m["merges"] = [] {

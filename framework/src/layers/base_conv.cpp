@@ -259,15 +259,7 @@ std::string onnx_channels_first(const Layer& l, io::OnnxGraph& g, const std::str
     return g.add_node("Transpose", {body(cf)}, {{"perm", std::vector<int64_t>{0, 2, 3, 4, 1}}},
                       onnx_name(l, "to_channels_last"));
   }
-  const std::vector<int64_t> swap{0, 2, 1};
-  const std::string cf = g.add_node("Transpose", {x}, {{"perm", swap}}, onnx_name(l, "to_channels_first"));
-  const std::string image = g.add_node("Reshape", {cf, g.add_int64s(onnx_name(l, "image_shape"), {0, in[1], 1, in[0]})},
-                                       {}, onnx_name(l, "as_image"));
-  // Squeeze as a Reshape: OpenCV 4.6 reads Squeeze's axes only as an attribute (opset < 13).
-  const std::string row =
-      g.add_node("Reshape", {body(image), g.add_int64s(onnx_name(l, "sequence_shape"), {0, out[1], out[0]})}, {},
-                 onnx_name(l, "as_sequence"));
-  return g.add_node("Transpose", {row}, {{"perm", swap}}, onnx_name(l, "to_steps_first"));
+  return onnx_image_as_sequence(l, g, body(onnx_sequence_as_image(l, g, x, in[1])), out[1]);
 }
 
 std::string onnx_conv_node(const Layer& l, io::OnnxGraph& g, const std::string& x, const OnnxConv& c,

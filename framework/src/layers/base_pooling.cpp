@@ -100,10 +100,10 @@ std::string PoolingLayer::export_onnx(io::OnnxGraph& g, const std::vector<std::s
   const Shape& o = output_shape();
   if (rank_ == 2) return detail::onnx_pooling_node(*this, g, in[0], pool_, strides_, detail::onnx_pads(pad_));
   if (rank_ == 1) {  // as a 1 × k 2-D pooling over (N, C, 1, steps), as Conv1D
-    const std::string image = detail::onnx_sequence_as_image(*this, g, in[0], i[0], i[1]);
+    const std::string image = detail::onnx_sequence_as_image(*this, g, in[0], i[1]);
     const std::string y =
         detail::onnx_pooling_node(*this, g, image, {1, pool_[0]}, {1, strides_[0]}, {0, pad_[0], 0, pad_[1]});
-    return detail::onnx_image_as_sequence(*this, g, y, o[0], o[1]);
+    return detail::onnx_image_as_sequence(*this, g, y, o[1]);
   }
   const std::string x = g.add_node("Transpose", {in[0]}, {{"perm", std::vector<int64_t>{0, 4, 1, 2, 3}}},
                                    onnx_name(*this, "to_channels_first"));

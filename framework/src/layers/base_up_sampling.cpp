@@ -55,9 +55,9 @@ std::string UpSamplingLayer::export_onnx(io::OnnxGraph& g, const std::vector<std
   if (size_.size() == 2) return resize_node(g, in[0], {1.0f, 1.0f, f(0), f(1)}, nearest, "Resize");
   // OpenCV 4.6 resizes only (N, C, H, W): a sequence as an (N, C, 1, steps) image, as Conv1D.
   if (size_.size() == 1) {
-    const std::string image = detail::onnx_sequence_as_image(*this, g, in[0], i[0], i[1]);
+    const std::string image = detail::onnx_sequence_as_image(*this, g, in[0], i[1]);
     const std::string y = resize_node(g, image, {1.0f, 1.0f, 1.0f, f(0)}, nearest, "Resize");
-    return detail::onnx_image_as_sequence(*this, g, y, i[0] * size_[0], i[1]);
+    return detail::onnx_image_as_sequence(*this, g, y, i[1]);
   }
   // A volume: channels first, (C·D, H, W) resized over H, W, then (C, D, H'·W') over D, then back.
   const int64_t c = i[3], d = i[0], h = i[1] * size_[1], w = i[2] * size_[2];

@@ -371,6 +371,23 @@ void assign_keras_weight(const std::string& who, at::Tensor& param, const at::Te
 
 at::Tensor keras_weight_copy(const at::Tensor& t) { return t.detach().clone(at::MemoryFormat::Contiguous); }
 
+}  // namespace torchfit::detail
+
+namespace torchfit {
+
+bool Layer::onnx_holds_built_size() const {
+  const nlohmann::json c = config();
+  if (c.value("padding", std::string()) != "same" || !c.contains("strides") || !c["strides"].is_array()) return false;
+  for (const auto& s : c["strides"]) {
+    if (s.is_number_integer() && s.get<int64_t>() > 1) return true;
+  }
+  return false;
+}
+
+}  // namespace torchfit
+
+namespace torchfit::detail {
+
 std::string onnx_name(const Layer& layer, const std::string& suffix) { return layer.name() + "/" + suffix; }
 
 std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) {
@@ -382,18 +399,16 @@ std::vector<int64_t> onnx_pads(const std::vector<int64_t>& p) {
   return pads;
 }
 
-std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t steps,
-                                   int64_t channels) {
+std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t channels) {
   const std::string t =
       g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, onnx_name(l, "to_channels_first"));
-  return g.add_node("Reshape", {t, g.add_int64s(onnx_name(l, "image_shape"), {0, channels, 1, steps})}, {},
+  return g.add_node("Reshape", {t, g.add_int64s(onnx_name(l, "image_shape"), {0, channels, 1, -1})}, {},
                     onnx_name(l, "as_image"));
 }
 
-std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t steps,
-                                   int64_t channels) {
+std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t channels) {
   // Squeeze as a Reshape: OpenCV 4.6 reads Squeeze's axes only as an attribute (opset < 13).
-  const std::string row = g.add_node("Reshape", {y, g.add_int64s(onnx_name(l, "sequence_shape"), {0, channels, steps})},
+  const std::string row = g.add_node("Reshape", {y, g.add_int64s(onnx_name(l, "sequence_shape"), {0, channels, -1})},
                                      {}, onnx_name(l, "as_sequence"));
   return g.add_node("Transpose", {row}, {{"perm", std::vector<int64_t>{0, 2, 1}}}, onnx_name(l, "to_steps_first"));
 }

@@ -35,14 +35,13 @@ std::string onnx_name(const Layer& layer, const std::string& suffix);
 /// ONNX pads (begins…, ends…) from torchfit's padding edges (before, after) per axis: an image's
 /// (top, bottom, left, right) → (top, left, bottom, right).
 std::vector<int64_t> onnx_pads(const std::vector<int64_t>& edges);
-/// A sequence (N, steps, C) as an image for 2-D operators: Transpose to (N, C, steps), Reshape to
-/// (N, C, 1, steps) (OpenCV 4.6 gets a 1-D Conv's asymmetric pads wrong). Returns the image.
-std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t steps,
-                                   int64_t channels);
-/// The inverse of onnx_sequence_as_image for the operator's (N, C, 1, steps) result: Reshape to
-/// (N, C, steps), Transpose to (N, steps, C).
-std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t steps,
-                                   int64_t channels);
+/// A sequence (N, steps, C) of `channels` C as an image for 2-D operators: Transpose to (N, C, steps),
+/// Reshape to (N, C, 1, steps) (OpenCV 4.6 gets a 1-D Conv's asymmetric pads wrong). Returns the image.
+/// The steps are the Reshape's −1: the nodes hold no built length.
+std::string onnx_sequence_as_image(const Layer& l, io::OnnxGraph& g, const std::string& x, int64_t channels);
+/// The inverse of onnx_sequence_as_image for the operator's (N, C, 1, steps) result of `channels` C:
+/// Reshape to (N, C, steps), Transpose to (N, steps, C).
+std::string onnx_image_as_sequence(const Layer& l, io::OnnxGraph& g, const std::string& y, int64_t channels);
 /// (a[0], a[1]) of a 2-D window argument.
 std::vector<int64_t> onnx_pair(at::IntArrayRef a);
 

@@ -17,27 +17,6 @@ std::string layer_text(const Layer& layer) { return "layer '" + layer.name() + "
 // The ONNX name of each node's output, filled in topological order.
 using ValueNames = std::map<const Node*, std::string>;
 
-// A layer whose ONNX nodes hold sizes of the input it was built for: "same" padding with a stride > 1
-// (TensorFlow's padding then depends on the size), AveragePooling1D/2D/3D "same" (its count of real pixels
-// does), and the layers whose exporters write their built shapes (Flatten, Reshape, Cropping1D/2D/3D,
-// Conv2DTranspose, the Reshapes of the 1-D pooling and of UpSampling1D/3D).
-bool exports_built_size(const Layer& layer) {
-  const std::string& cls = layer.class_name();
-  if (cls == "Flatten" || cls == "Reshape" || cls == "Cropping2D" || cls == "Conv1DTranspose" ||
-      cls == "Conv2DTranspose" || cls == "Conv3DTranspose") return true;
-  if (cls == "Cropping1D" || cls == "Cropping3D" || cls == "MaxPooling1D" || cls == "AveragePooling1D" ||
-      cls == "UpSampling1D" || cls == "UpSampling3D")
-    return true;
-  const nlohmann::json c = layer.config();
-  if (c.value("padding", std::string()) != "same") return false;
-  if (cls == "AveragePooling2D" || cls == "AveragePooling3D") return true;
-  if (!c.contains("strides") || !c["strides"].is_array()) return false;
-  for (const auto& s : c["strides"]) {
-    if (s.is_number_integer() && s.get<int64_t>() > 1) return true;
-  }
-  return false;
-}
-
 std::string export_node(const Node& node, OnnxGraph& graph, const ValueNames& names) {
   std::vector<std::string> inputs;
   std::vector<Shape> shapes;
@@ -45,7 +24,7 @@ std::string export_node(const Node& node, OnnxGraph& graph, const ValueNames& na
     inputs.push_back(names.at(x.node().get()));
     shapes.push_back(x.shape());
   }
-  if (shapes != node.layer->input_shapes() && exports_built_size(*node.layer)) {
+  if (shapes != node.layer->input_shapes() && node.layer->onnx_holds_built_size()) {
     throw ConfigError("ONNX export: " + layer_text(*node.layer) + " is called on " + format_shape(shapes.at(0)) +
                       " and was built for " + format_shape(node.layer->input_shape()) +
                       "; its ONNX nodes hold sizes of the input it was built for");
@@ -112,7 +91,7 @@ std::map<const Node*, Shape> dynamic_shapes(const Model& model) {
     }
     std::vector<Shape> in;
     for (const auto& x : n->inputs) in.push_back(shapes.at(x.node().get()));
-    if (in != n->layer->input_shapes() && exports_built_size(*n->layer)) {
+    if (in != n->layer->input_shapes() && n->layer->onnx_holds_built_size()) {
       throw ConfigError("ONNX export with a dynamic height and width: " + layer_text(*n->layer) +
                         "'s ONNX nodes hold sizes of the input it was built for" + fixed);
     }

@@ -49,6 +49,8 @@ class AdaptivePooling : public Layer {
   /// by axis, per bin a Slice and an AveragePool / MaxPool over the bin's length, and a Concat (exact: the
   /// bins are boxes).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// True: its windows (or bins) are the built sizes divided by the output size.
+  bool onnx_holds_built_size() const override { return true; }
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }
   AdaptivePoolingOptions<D> options;

@@ -339,6 +339,8 @@ class ConvNDImpl : public BaseConvImpl<Options, N> {
 template <typename Options, size_t N>
 class ConvTransposeNDImpl : public BaseConvImpl<Options, N> {
  public:
+  /// True: its "same" crop and output_padding follow the built size.
+  bool onnx_holds_built_size() const override { return true; }
   at::Tensor forward_without_activation(const at::Tensor& x) override {
     return this->from_channels_first(detail::conv_transpose_window(this->to_channels_first(x), this->kernel, this->bias,
                                                                    *this->options.strides(),

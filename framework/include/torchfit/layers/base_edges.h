@@ -58,6 +58,8 @@ class EdgesLayer : public Layer {
  public:
   /// ONNX: Pad (constant 0) or Slice over the spatial axes (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// Cropping: its Slice's ends are the built sizes less the edges; ZeroPadding's Pad holds none.
+  bool onnx_holds_built_size() const override { return crop_; }
   at::Tensor forward(const at::Tensor& x) override;
 
  protected:

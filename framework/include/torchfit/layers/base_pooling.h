@@ -56,6 +56,10 @@ class PoolingLayer : public Layer {
   /// ONNX: MaxPool / AveragePool (count_include_pad 0); a sequence as an (N, C, 1, steps) image between
   /// Transpose and Reshape nodes, a volume channels first between Transposes (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// Also an average "same" pooling: its count of real values per window follows the input's size.
+  bool onnx_holds_built_size() const override {
+    return (!max_ && padding_ == "same") || Layer::onnx_holds_built_size();
+  }
   at::Tensor forward(const at::Tensor& x) override;
   /// The padding "same" adds, (before, after) per spatial axis from build — (top, bottom, left, right) for
   /// an image — zeros for "valid"; empty before build.

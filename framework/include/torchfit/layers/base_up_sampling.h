@@ -21,6 +21,8 @@ class UpSamplingLayer : public Layer {
   /// volume channels first as (N, C·D, H, W) resized over H, W, then (N, C, D, H'·W') over D, Reshaped and
   /// Transposed back.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// UpSampling3D: its Reshapes hold the built volume (a sequence or an image holds none).
+  bool onnx_holds_built_size() const override { return size_.size() == 3; }
   at::Tensor forward(const at::Tensor& x) override;
 
  protected:

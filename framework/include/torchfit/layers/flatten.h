@@ -40,6 +40,8 @@ class FlattenImpl : public Layer {
  public:
   /// ONNX: (Transpose to N, H, W, C) → Flatten (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// True: the output's length follows the input's size.
+  bool onnx_holds_built_size() const override { return true; }
   explicit FlattenImpl(FlattenOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;

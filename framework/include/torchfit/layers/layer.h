@@ -147,6 +147,13 @@ class Layer : public torch::nn::Module {
   /// Why this class has no ONNX form, for a class that has none on purpose ("" = it exports; InputLayer:
   /// a model's inputs are the graph's inputs). Checked by the test that walks every built-in class.
   virtual std::string no_onnx_export_reason() const { return {}; }
+  /// Whether this layer's ONNX nodes hold sizes of the input it was built for, so that they would compute
+  /// something else at another size (a dynamic export, a layer shared by inputs of different sizes):
+  /// saving::export_onnx then refuses such an export naming the layer. Default: "same" padding with a
+  /// stride > 1 in config() (TensorFlow's padding then depends on the size). Flatten, Reshape, the
+  /// cropping layers, the transposed convolutions, AveragePooling "same", UpSampling3D and the adaptive
+  /// pooling layers say true.
+  virtual bool onnx_holds_built_size() const;
 
   /// Keras's layer.set_weights: this built layer's weights from `weights`, in Keras's order and layout
   /// (Conv2D: kernel (k_h, k_w, C_in, F), then bias (F); a Keras 1 file's layout per `options`), copied

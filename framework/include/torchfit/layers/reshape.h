@@ -37,6 +37,8 @@ class ReshapeImpl : public Layer {
  public:
   /// ONNX: (Transpose to N, H, W, C) → Reshape → (Transpose back) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// True: its Reshape node holds the built target shape.
+  bool onnx_holds_built_size() const override { return true; }
   explicit ReshapeImpl(ReshapeOptions options);
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override;
