@@ -36,6 +36,8 @@ namespace {
 // PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): exported as
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
+// Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
+// tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"conv3d_transpose",
                                                "layer_normalization_all",
@@ -47,7 +49,9 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "prelu_full",
                                                "global_pooling1d_keepdims",
                                                "global_pooling_keepdims_1d",
-                                               "dot_normalize"};
+                                               "dot_normalize",
+                                               "resizing_nearest",
+                                               "resizing_pad"};
   return models.count(model) > 0;
 }
 

@@ -104,10 +104,16 @@ def resize_axis(x, axis, scale, mode, transform, nearest_mode):
     n_in = x.shape[axis]
     n_out = int(math.floor(n_in * scale))
     out = np.arange(n_out, dtype=np.float64)
-    src = (out + 0.5) / scale - 0.5 if transform == "half_pixel" else out / scale
+    if transform == "half_pixel":
+        src = (out + 0.5) / scale - 0.5
+    elif transform == "tf_half_pixel_for_nn":
+        src = (out + 0.5) / scale
+    else:
+        src = out / scale
     if mode == "nearest":
-        assert nearest_mode == "floor"
-        idx = np.clip(np.floor(src).astype(int), 0, n_in - 1)
+        assert nearest_mode in ("floor", "round_prefer_ceil"), nearest_mode
+        idx = np.floor(src if nearest_mode == "floor" else src + 0.5).astype(int)
+        idx = np.clip(idx, 0, n_in - 1)
         return np.take(x, idx, axis=axis)
     lo = np.floor(src).astype(int)
     frac = src - lo
@@ -212,6 +218,7 @@ OPS = {
                constant_values=0.0 if value is None else float(value)),
     "Slice": slice_,
     "Resize": resize,
+    "Gather": lambda x, indices, axis=0, **_: np.take(x, np.asarray(indices).astype(int), axis=axis),
     "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
     "Greater": lambda a, b, **_: a > b,
     "Cast": lambda x, to, **_: x.astype(np.float64 if to == onnx.TensorProto.FLOAT else np.int64),

@@ -39,6 +39,7 @@
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/layers/resizing.h>
 #include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
@@ -480,6 +481,31 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       KerasTensor a = conv->call(x);                                                         // (9, 3)
       KerasTensor c = up->call(conv->call(pool->call(a)));                                   // (4, 3) → (8, 3)
       return Concatenate(ConcatenateOptions().axis(1))->call({up->call(a), pool->call(c)});  // (18 + 4, 3)
+    });
+  };
+  // Resizing up and down, bilinear and nearest, the crop and pad boxes of Keras's aspect ratio.
+  m["resizing_bilinear"] = [] {
+    return image_model("resizing_bilinear", {5, 7, 2}, [](KerasTensor x) {
+      KerasTensor up = Resizing(ResizingOptions(9, 11))->call(x);
+      return Concatenate()->call({Flatten()->call(up), Flatten()->call(Resizing(ResizingOptions(3, 4))->call(x))});
+    });
+  };
+  m["resizing_nearest"] = [] {
+    return image_model("resizing_nearest", {5, 7, 2}, [](KerasTensor x) {
+      KerasTensor up = Resizing(ResizingOptions(9, 11).interpolation("nearest"))->call(x);
+      KerasTensor down = Resizing(ResizingOptions(3, 4).interpolation("nearest"))->call(x);
+      return Concatenate()->call({Flatten()->call(up), Flatten()->call(down)});
+    });
+  };
+  m["resizing_crop"] = [] {
+    return image_model("resizing_crop", {5, 7, 2}, [](KerasTensor x) {
+      return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
+    });
+  };
+  m["resizing_pad"] = [] {
+    return image_model("resizing_pad", {5, 7, 2}, [](KerasTensor x) {
+      return Resizing(ResizingOptions(3, 8).interpolation("nearest").pad_to_aspect_ratio(true).fill_value(0.5))
+          ->call(x);
     });
   };
   m["merges"] = [] {

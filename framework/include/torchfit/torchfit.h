@@ -68,6 +68,7 @@
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/layers/resizing.h>
 #include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>

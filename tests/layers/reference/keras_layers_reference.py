@@ -33,6 +33,8 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
+  crop / pad box as Keras computes it, then half-pixel bilinear or nearest per axis.
 - AdaptiveAveragePooling/AdaptiveMaxPooling 1D-3D (Keras 3 ops.adaptive_avg_pool / adaptive_max_pool, the
   NumPy backend's _compute_adaptive_pooling_gather_indices): bin i of an axis of length L pooled to `out`
   covers [floor(i * L / out), ceil((i + 1) * L / out)); the mean or maximum over the box of bins.
@@ -220,6 +222,44 @@ def bilinear_axis(n_in, scale):
     return res
 
 
+def resize_axis_tf(x, axis, n_out, interpolation):
+    """tf.image.resize along one axis of a (N, H, W, C) batch, antialias off: half-pixel centres; bilinear
+    between the clamped floor and ceil of src = (o + 0.5) * n_in / n_out - 0.5, nearest at
+    min(floor((o + 0.5) * n_in / n_out), n_in - 1) (TensorFlow's HalfPixelScaler, ResizeNearestNeighbor)."""
+    n_in = x.shape[axis]
+    scale = n_in / n_out
+    if interpolation == "nearest":
+        idx = [min(math.floor((o + 0.5) * scale), n_in - 1) for o in range(n_out)]
+        return np.take(x, idx, axis=axis)
+    rows = []
+    for o in range(n_out):
+        src = (o + 0.5) * scale - 0.5
+        lo, frac = math.floor(src), src - math.floor(src)
+        a = np.take(x, max(lo, 0), axis=axis)
+        b = np.take(x, min(math.ceil(src), n_in - 1), axis=axis)
+        rows.append(a + (b - a) * frac)
+    return np.stack(rows, axis=axis)
+
+
+def resizing(x, height, width, interpolation, crop, pad, fill_value):
+    """Keras 3 Resizing (ops.image.resize): the aspect-ratio box first (crop_to_aspect_ratio: the centred
+    min(H, int(W * height / width)) x min(W, int(H * width / height)), at least 1; pad_to_aspect_ratio: the
+    image centred in max(H, ...) x max(W, ...) of fill_value), then the resize of each axis."""
+    n, h, w, c = x.shape
+    rows, cols = int(float(w * height) / width), int(float(h * width) / height)
+    if crop:
+        bh, bw = max(min(h, rows), 1), max(min(w, cols), 1)
+        top, left = int(float(h - bh) / 2), int(float(w - bw) / 2)
+        x = x[:, top:top + bh, left:left + bw, :]
+    if pad:
+        bh, bw = max(h, rows), max(w, cols)
+        top, left = int(float(bh - h) / 2), int(float(bw - w) / 2)
+        padded = np.full((n, bh, bw, c), float(fill_value))
+        padded[:, top:top + h, left:left + w, :] = x
+        x = padded
+    return resize_axis_tf(resize_axis_tf(x, 1, height, interpolation), 2, width, interpolation)
+
+
 def upsample(x, size, interpolation):
     if interpolation == "nearest":
         return x.repeat(size[0], axis=1).repeat(size[1], axis=2)
@@ -321,6 +361,8 @@ def run(req):
     elif op == "cropping2d":
         (t, b), (l, r) = req["cropping"]
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
+    elif op == "resizing":
+        y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
     elif op == "up_sampling2d":
         y = upsample(xk, req["size"], req["interpolation"])
     elif op == "relu":
