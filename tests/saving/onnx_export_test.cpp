@@ -47,7 +47,9 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "prelu_full",
                                                "global_pooling1d_keepdims",
                                                "global_pooling_keepdims_1d",
-                                               "dot_normalize"};
+                                               "dot_normalize",
+                                               "embedding",
+                                               "embedding_image"};
   return models.count(model) > 0;
 }
 

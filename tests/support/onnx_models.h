@@ -25,6 +25,7 @@
 #include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
+#include <torchfit/layers/embedding.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -371,6 +372,20 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Reshape(ReshapeOptions({6, 4, 2}))->call(x);
       x = Conv2D(Conv2DOptions(2, 1))->call(x);
       return Reshape(ReshapeOptions({-1, 8}))->call(x);
+    });
+  };
+  m["embedding"] = [] {  // indices from [0, 1) inputs: Rescaling ×5 (truncated to 0..4); (H, W) → an image
+    return image_model("embedding", {2, 3}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(5.0))->call(x);
+      x = Embedding(EmbeddingOptions(5, 3))->call(x);  // (2, 3) → (2, 3, 3), held (N, 3, 2, 3)
+      return Dense(DenseOptions(2))->call(GlobalAveragePooling2D()->call(x));
+    });
+  };
+  m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order
+    return image_model("embedding_image", {2, 3, 2}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(4.0))->call(x);
+      x = Embedding(EmbeddingOptions(4, 2))->call(x);  // (2, 3, 2, 2)
+      return Reshape(ReshapeOptions({2, 3, 4}))->call(x);
     });
   };
   m["permute"] = [] {

@@ -45,6 +45,11 @@ Sources of each rule:
   -sum t * log p) plus sum(model.losses), each activity regularizer adding l1 * sum|a| + l2 * sum a^2 of its
   layer's (activated) output over the whole batch (Layer.__call__ -> add_loss; L1L2.__call__); "y" is
   [loss].
+- Embedding (Keras 3 keras/src/layers/core/embedding.py): ops.cast(inputs, "int32") (truncation toward zero),
+  then ops.take(embeddings, inputs, axis=0); "embedding_grad" is d(sum(grad_y * y))/d(embeddings): each
+  index's rows of grad_y added into its row (np.add.at).
+These ops return tensors in torchfit's layout whatever the rank change: an output of rank 4 with the batch
+(an image) in (N, C, H, W), every other rank in Keras's order.
 """
 import itertools
 import json
@@ -293,6 +298,27 @@ def activity_loss(req, x):
     return np.array([loss])
 
 
+def to_torchfit(a):
+    return nchw(a) if a.ndim == 4 else a
+
+
+def from_torchfit(t):
+    return nhwc(t) if t.ndim == 4 else t
+
+
+def index_ops(op, req):
+    """Embedding: its output ranks differ from the input's (see to_torchfit)."""
+    x = from_torchfit(tensor(req["x"]))
+    if op in ("embedding", "embedding_grad"):
+        table = tensor(req["embeddings"])
+        idx = x.astype(np.int64)  # truncation toward zero, as a cast to int32
+        if op == "embedding":
+            return to_torchfit(table[idx])
+        grad = np.zeros_like(table)
+        np.add.at(grad, idx, from_torchfit(tensor(req["grad_y"])))
+        return grad
+
+
 def keras_axes(axis, rank):
     axes = axis if isinstance(axis, list) else [axis]
     return [a % rank for a in axes]
@@ -300,6 +326,8 @@ def keras_axes(axis, rank):
 
 def run(req):
     op = req["op"]
+    if op in ("embedding", "embedding_grad"):
+        return index_ops(op, req)
     x = tensor(req["x"])
     image = x.ndim == 4
     xk = nhwc(x) if image else x
