@@ -17,6 +17,8 @@ Fixtures:
   rms        Keras 3 only: a (6, 4) sequence, RMSNormalization, GlobalAveragePooling1D, Dense softmax
   embedding  6 indices (as float32): Embedding(10, 4) (tf.keras 2's input_length 6 in the .h5),
              GlobalAveragePooling1D, Dense softmax
+  einsum     a (5, 3) sequence: EinsumDense "abc,cde->abde" (bias "de", relu), "abcd,cde->abe" (bias "e"),
+             GlobalAveragePooling1D, EinsumDense "...b,bc->...c" softmax (Keras 3: lora_rank null)
 """
 import math
 import os
@@ -156,8 +158,34 @@ def embedding(out):
     save_outputs(out, "embedding", x, h @ v["dense"][0] + v["dense"][1])
 
 
+def einsum(out):
+    w = {"ed1": [("kernel", rng.normal(0, 0.5, (3, 2, 3))), ("bias", rng.normal(0, 0.1, (2, 3)))],
+         "ed2": [("kernel", rng.normal(0, 0.5, (2, 3, 4))), ("bias", rng.normal(0, 0.1, 4))],
+         "dense": [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    extra = dict(kernel_initializer=GLOROT, bias_initializer=ZEROS, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None)
+
+    def specs(more):
+        ed = lambda eq, shape, bias, act: dict(extra, equation=eq, output_shape=shape, bias_axes=bias, activation=act,
+                                               **more)
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 5, 3], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("EinsumDense", "ed1", ed("abc,cde->abde", [None, 2, 3], "de", "relu"), ["img"]),
+                ("EinsumDense", "ed2", ed("abcd,cde->abe", [None, 4], "e", "linear"), ["ed1"]),
+                ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["ed2"]),
+                ("EinsumDense", "dense", ed("...b,bc->...c", [3], "c", "softmax"), ["gap"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 5, 3))
+    h = relu(np.einsum("abc,cde->abde", x, v["ed1"][0]) + v["ed1"][1])  # Keras: ops.einsum + bias
+    h = (np.einsum("abcd,cde->abe", h, v["ed2"][0]) + v["ed2"][1]).mean(axis=1)
+    graph_tf2(out, w, "einsum", specs({}))
+    graph_keras3(out, w, "einsum", specs(dict(lora_rank=None)))
+    save_outputs(out, "einsum", x, np.einsum("...b,bc->...c", h, v["dense"][0]) + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
     rms(sys.argv[1])
     embedding(sys.argv[1])
+    einsum(sys.argv[1])

@@ -48,6 +48,7 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "global_pooling1d_keepdims",
                                                "global_pooling_keepdims_1d",
                                                "dot_normalize",
+                                               "einsum_dense",
                                                "embedding",
                                                "embedding_image"};
   return models.count(model) > 0;

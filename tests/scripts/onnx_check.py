@@ -216,6 +216,7 @@ OPS = {
     "Greater": lambda a, b, **_: a > b,
     "Cast": lambda x, to, **_: x.astype(np.float64 if to == onnx.TensorProto.FLOAT else np.int64),
     "Identity": lambda x, **_: x,
+    "Einsum": lambda *xs, equation, **_: np.einsum(equation.decode() if isinstance(equation, bytes) else equation, *xs),
     "Gather": lambda data, indices, axis=0, **_: np.take(data, indices.astype(np.int64), axis=int(axis)),
     "ReduceMean": lambda x, axes, keepdims=1, **_: x.mean(axis=tuple(axes), keepdims=bool(keepdims)),
     "ReduceMax": lambda x, axes, keepdims=1, **_: x.max(axis=tuple(axes), keepdims=bool(keepdims)),
