@@ -15,6 +15,10 @@ Fixtures:
              channels, Activation gelu, GlobalAveragePooling2D, RepeatVector, Flatten, AlphaDropout,
              Dense softmax
   rms        Keras 3 only: a (6, 4) sequence, RMSNormalization, GlobalAveragePooling1D, Dense softmax
+  embedding  6 indices (as float32): Embedding(10, 4) (tf.keras 2's input_length 6 in the .h5),
+             GlobalAveragePooling1D, Dense softmax
+  einsum     a (5, 3) sequence: EinsumDense "abc,cde->abde" (bias "de", relu), "abcd,cde->abe" (bias "e"),
+             GlobalAveragePooling1D, EinsumDense "...b,bc->...c" softmax (Keras 3: lora_rank null)
 """
 import math
 import os
@@ -133,7 +137,55 @@ def rms(out):
     save_outputs(out, "rms", x, h.mean(axis=1) @ v["dense"][0] + v["dense"][1])
 
 
+def embedding(out):
+    w = {"emb": [("embeddings", rng.normal(0, 1, (10, 4)))],
+         "dense": [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    uniform = {"class_name": "RandomUniform", "config": {"minval": -0.05, "maxval": 0.05, "seed": None}}
+    args = dict(input_dim=10, output_dim=4, embeddings_initializer=uniform, embeddings_regularizer=None,
+                activity_regularizer=None, embeddings_constraint=None, mask_zero=False)
+
+    def specs(emb_args):
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 6], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("Embedding", "emb", emb_args, ["img"]),
+                ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["emb"]),
+                ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["gap"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.integers(0, 10, (2, 6)).astype(np.float64)
+    h = v["emb"][0][x.astype(np.int64)].mean(axis=1)  # keras Embedding: ops.take(embeddings, cast(x, int32))
+    graph_tf2(out, w, "embedding", specs(dict(args, input_length=6)))
+    graph_keras3(out, w, "embedding", specs(args))
+    save_outputs(out, "embedding", x, h @ v["dense"][0] + v["dense"][1])
+
+
+def einsum(out):
+    w = {"ed1": [("kernel", rng.normal(0, 0.5, (3, 2, 3))), ("bias", rng.normal(0, 0.1, (2, 3)))],
+         "ed2": [("kernel", rng.normal(0, 0.5, (2, 3, 4))), ("bias", rng.normal(0, 0.1, 4))],
+         "dense": [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    extra = dict(kernel_initializer=GLOROT, bias_initializer=ZEROS, kernel_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, kernel_constraint=None, bias_constraint=None)
+
+    def specs(more):
+        ed = lambda eq, shape, bias, act: dict(extra, equation=eq, output_shape=shape, bias_axes=bias, activation=act,
+                                               **more)
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 5, 3], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("EinsumDense", "ed1", ed("abc,cde->abde", [None, 2, 3], "de", "relu"), ["img"]),
+                ("EinsumDense", "ed2", ed("abcd,cde->abe", [None, 4], "e", "linear"), ["ed1"]),
+                ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["ed2"]),
+                ("EinsumDense", "dense", ed("...b,bc->...c", [3], "c", "softmax"), ["gap"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 5, 3))
+    h = relu(np.einsum("abc,cde->abde", x, v["ed1"][0]) + v["ed1"][1])  # Keras: ops.einsum + bias
+    h = (np.einsum("abcd,cde->abe", h, v["ed2"][0]) + v["ed2"][1]).mean(axis=1)
+    graph_tf2(out, w, "einsum", specs({}))
+    graph_keras3(out, w, "einsum", specs(dict(lora_rank=None)))
+    save_outputs(out, "einsum", x, np.einsum("...b,bc->...c", h, v["dense"][0]) + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
     rms(sys.argv[1])
+    embedding(sys.argv[1])
+    einsum(sys.argv[1])

@@ -1,7 +1,7 @@
 // Keras files of the layers beyond 2-D images (Conv1D, GroupNormalization, SpatialDropout1D, Dense over a
 // sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise,
-// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization): tf.keras 2 .h5 and Keras 3 .keras files
-// written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
+// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense): tf.keras 2 .h5 and Keras 3
+// .keras files written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
 // NumPy forward pass written from Keras's layer definitions.
 #include <gtest/gtest.h>
 
@@ -47,6 +47,16 @@ TEST_F(KerasLayersImport, ImageModelWithDenseOverChannelsMatchesNumpyFromBothFor
 }
 
 TEST_F(KerasLayersImport, Keras3RmsNormalizationMatchesNumpy) { expect_outputs("rms", ".keras"); }
+
+TEST_F(KerasLayersImport, EinsumDenseModelMatchesNumpyFromBothFormats) {
+  expect_outputs("einsum", ".h5");
+  expect_outputs("einsum", ".keras");
+}
+
+TEST_F(KerasLayersImport, EmbeddingModelMatchesNumpyFromBothFormats) {
+  expect_outputs("embedding", ".h5");
+  expect_outputs("embedding", ".keras");
+}
 
 }  // namespace keras_layers_import_test
 }  // namespace torchfit

@@ -51,7 +51,10 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "global_pooling_keepdims_1d",
                                                "dot_normalize",
                                                "resizing_nearest",
-                                               "resizing_pad"};
+                                               "resizing_pad",
+                                               "einsum_dense",
+                                               "embedding",
+                                               "embedding_image"};
   return models.count(model) > 0;
 }
 

@@ -25,6 +25,8 @@
 #include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
+#include <torchfit/layers/einsum_dense.h>
+#include <torchfit/layers/embedding.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -372,6 +374,30 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Reshape(ReshapeOptions({6, 4, 2}))->call(x);
       x = Conv2D(Conv2DOptions(2, 1))->call(x);
       return Reshape(ReshapeOptions({-1, 8}))->call(x);
+    });
+  };
+  m["embedding"] = [] {  // indices from [0, 1) inputs: Rescaling ×5 (truncated to 0..4); (H, W) → an image
+    return image_model("embedding", {2, 3}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(5.0))->call(x);
+      x = Embedding(EmbeddingOptions(5, 3))->call(x);  // (2, 3) → (2, 3, 3), held (N, 3, 2, 3)
+      return Dense(DenseOptions(2))->call(GlobalAveragePooling2D()->call(x));
+    });
+  };
+  m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order
+    return image_model("embedding_image", {2, 3, 2}, [](KerasTensor x) {
+      x = Rescaling(RescalingOptions(4.0))->call(x);
+      x = Embedding(EmbeddingOptions(4, 2))->call(x);  // (2, 3, 2, 2)
+      return Reshape(ReshapeOptions({2, 3, 4}))->call(x);
+    });
+  };
+  m["einsum_dense"] = [] {  // Keras's forms: a sequence → an image, an image in, "..." on the left and right
+    using O = std::vector<std::optional<int64_t>>;
+    return image_model("einsum_dense", {5, 3}, [](KerasTensor x) {
+      x = EinsumDense(EinsumDenseOptions("abc,cde->abde", O{std::nullopt, 2, 3}).bias_axes("de"))->call(x);
+      x = EinsumDense(EinsumDenseOptions("abcd,cde->abe", O{std::nullopt, 4}).bias_axes("e").activation("relu"))
+              ->call(x);                                                                  // (5, 2, 3) → (5, 4)
+      x = EinsumDense(EinsumDenseOptions("ab...,bc->ac...", 2).bias_axes("c"))->call(x);  // (5, 4) → (2, 4)
+      return EinsumDense(EinsumDenseOptions("...b,bc->...c", 3))->call(x);                // (2, 3)
     });
   };
   m["permute"] = [] {

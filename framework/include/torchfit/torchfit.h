@@ -49,6 +49,8 @@
 #include <torchfit/layers/depthwise_conv2d.h>
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/edges.h>
+#include <torchfit/layers/einsum_dense.h>
+#include <torchfit/layers/embedding.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>

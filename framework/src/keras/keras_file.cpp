@@ -252,6 +252,7 @@ int KerasFile::keras_major() const {
     return std::stoi(keras_version);
   }
   for (const auto& spec : keras_config_layers(model_config)) {
+    if (spec.value("class_name", std::string()) == "Embedding") continue;  // output_dim is Embedding's own (Keras 1–3)
     if (uses_keras1_arguments(spec.value("config", nlohmann::json::object()))) return 1;
   }
   return 2;

@@ -151,6 +151,7 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
 // The Keras-only keys of one config: checked, dropped or renamed. Returns the torchfit config.
 Json convert_config(const std::string& cls, Json c, const std::string& who, Findings& f, bool channels_first) {
   for (const auto& [k1, k2] : keras1_args()) {
+    if (cls == "Embedding" && k1 == std::string("output_dim")) continue;  // its own name (Keras 1–3), not Dense's
     if (c.contains(k1)) {
       c[k2] = c[k1];
       c.erase(k1);
@@ -213,7 +214,7 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
         c.erase(k);
       }
     }
-    if (c.contains("input_dim")) {  // Keras 1 Dense
+    if (c.contains("input_dim") && cls != "Embedding") {  // Keras 1 Dense (Embedding's is its vocabulary)
       if (!c["input_dim"].is_null()) c["input_shape"] = Json::array({c["input_dim"]});
       c.erase("input_dim");
     }

@@ -47,6 +47,15 @@ Sources of each rule:
   -sum t * log p) plus sum(model.losses), each activity regularizer adding l1 * sum|a| + l2 * sum a^2 of its
   layer's (activated) output over the whole batch (Layer.__call__ -> add_loss; L1L2.__call__); "y" is
   [loss].
+- Embedding (Keras 3 keras/src/layers/core/embedding.py): ops.cast(inputs, "int32") (truncation toward zero),
+  then ops.take(embeddings, inputs, axis=0); "embedding_grad" is d(sum(grad_y * y))/d(embeddings): each
+  index's rows of grad_y added into its row (np.add.at).
+- EinsumDense (Keras 3 keras/src/layers/core/einsum_dense.py): ops.einsum(equation, inputs, kernel) + bias,
+  the bias (Keras's shape from _analyze_einsum_string) broadcast against the output's last axes;
+  "einsum_grad" gives d(sum(grad_y * y))/d(x) and /d(kernel) (einsum is linear in each: the equation's
+  operands swapped with the output, an index in neither of the other two broadcast).
+These ops return tensors in torchfit's layout whatever the rank change: an output of rank 4 with the batch
+(an image) in (N, C, H, W), every other rank in Keras's order.
 """
 import itertools
 import json
@@ -333,6 +342,59 @@ def activity_loss(req, x):
     return np.array([loss])
 
 
+def to_torchfit(a):
+    return nchw(a) if a.ndim == 4 else a
+
+
+def from_torchfit(t):
+    return nhwc(t) if t.ndim == 4 else t
+
+
+def expand_ellipsis(equation, rank):
+    """The equation with "..." written as letters (upper case, unused) for an input of `rank` axes."""
+    if "..." not in equation:
+        return equation
+    spec = equation.split(",")[0]
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in equation]
+    return equation.replace("...", "".join(free[:rank - (len(spec) - 3)]))
+
+
+def einsum_operand_grad(equation, wanted, g, other, shape):
+    """d(sum(g * einsum(equation, x0, x1)))/d(x_wanted) of shape `shape` (no "..."): einsum(out, other ->
+    wanted), an index of the wanted operand in neither g nor other broadcast (each entry gets the same sum)."""
+    lhs, out_spec = equation.split("->")
+    specs = lhs.split(",")
+    target, other_spec = specs[wanted], specs[1 - wanted]
+    present = "".join(c for c in target if c in out_spec or c in other_spec)
+    grad = np.einsum(out_spec + "," + other_spec + "->" + present, g, other)
+    index = tuple(slice(None) if c in present else None for c in target)
+    return np.broadcast_to(grad[index], shape)
+
+
+def index_ops(op, req):
+    """Embedding and EinsumDense: their output ranks differ from the input's (see to_torchfit)."""
+    x = from_torchfit(tensor(req["x"]))
+    if op in ("embedding", "embedding_grad"):
+        table = tensor(req["embeddings"])
+        idx = x.astype(np.int64)  # truncation toward zero, as a cast to int32
+        if op == "embedding":
+            return to_torchfit(table[idx])
+        grad = np.zeros_like(table)
+        np.add.at(grad, idx, from_torchfit(tensor(req["grad_y"])))
+        return grad
+    kernel = tensor(req["kernel"])
+    equation = expand_ellipsis(req["equation"], x.ndim)
+    if op == "einsum":
+        y = np.einsum(equation, x, kernel)
+        if "bias" in req:
+            y = y + tensor(req["bias"])
+        return to_torchfit(y)
+    g = from_torchfit(tensor(req["grad_y"]))
+    gx = einsum_operand_grad(equation, 0, g, kernel, x.shape)
+    gk = einsum_operand_grad(equation, 1, g, x, kernel.shape)
+    return np.concatenate([to_torchfit(gx).reshape(-1), gk.reshape(-1)])
+
+
 def keras_axes(axis, rank):
     axes = axis if isinstance(axis, list) else [axis]
     return [a % rank for a in axes]
@@ -340,6 +402,8 @@ def keras_axes(axis, rank):
 
 def run(req):
     op = req["op"]
+    if op in ("embedding", "embedding_grad", "einsum", "einsum_grad"):
+        return index_ops(op, req)
     x = tensor(req["x"])
     image = x.ndim == 4
     xk = nhwc(x) if image else x

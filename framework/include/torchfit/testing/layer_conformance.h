@@ -68,6 +68,9 @@ struct LayerConformance {
   TORCH_ARG(int64_t, batch_size) = 4;
   /// Seed of the random input. Default 0.
   TORCH_ARG(uint64_t, seed) = 0;
+  /// When > 0, the input holds integer indices in [0, index_input) (as floats), and no gradient reaches
+  /// it (Embedding). Default 0: a random normal input, with a gradient.
+  TORCH_ARG(int64_t, index_input) = 0;
 };
 
 namespace detail {
@@ -223,7 +226,8 @@ inline at::Tensor check_train_forward(Sequential& model, const at::Tensor& xg, c
 
 /// Check 8: after backward of a random projection of `y`, every trainable parameter has a non-zero
 /// gradient, no non-trainable one has a gradient, and the gradient reaches the input `xg`.
-inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor& y, uint64_t seed) {
+inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor& y, uint64_t seed,
+                            bool input_grad = true) {
   at::manual_seed(seed);
   (y * at::randn_like(y)).sum().backward();
   for (const auto& p : layer.named_parameters(true)) {
@@ -236,7 +240,11 @@ inline void check_gradients(Layer& layer, const at::Tensor& xg, const at::Tensor
       EXPECT_GT(grad.abs().sum().item<double>(), 0.0) << "[grad] zero gradient for '" << p.key() << "'";
     }
   }
-  EXPECT_TRUE(xg.grad().defined()) << "[grad] no gradient reaches the input";
+  if (input_grad) {
+    EXPECT_TRUE(xg.grad().defined()) << "[grad] no gradient reaches the input";
+  } else {
+    EXPECT_FALSE(xg.grad().defined() && xg.grad().abs().sum().item<double>() > 0) << "[grad] indices got a gradient";
+  }
 }
 
 }  // namespace detail
@@ -254,7 +262,9 @@ inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerCo
   if (!detail::check_build(layer, spec, model)) return;
   detail::check_params_and_state(*layer, spec);
   at::manual_seed(spec.seed());
-  const at::Tensor x = at::randn(detail::batch_shape(spec.input_shape(), spec.batch_size()));
+  const Shape x_shape = detail::batch_shape(spec.input_shape(), spec.batch_size());
+  const at::Tensor x =
+      spec.index_input() > 0 ? at::randint(spec.index_input(), x_shape).to(at::kFloat) : at::randn(x_shape);
   const Shape out_t = detail::batch_shape(spec.output_shape(), spec.batch_size());
   const at::Tensor y_eval = detail::check_eval_forward(model, x, out_t);
   if (!y_eval.defined()) return;
@@ -263,7 +273,7 @@ inline void expect_layer_conformance(std::shared_ptr<Layer> layer, const LayerCo
   if (!rebuilt.is_empty()) detail::check_keras_weights(*layer, rebuilt, x, y_eval);
   const at::Tensor xg = x.clone().requires_grad_(true);
   const at::Tensor y_train = detail::check_train_forward(model, xg, y_eval, spec, out_t);
-  if (y_train.defined()) detail::check_gradients(*layer, xg, y_train, spec.seed() + 1);
+  if (y_train.defined()) detail::check_gradients(*layer, xg, y_train, spec.seed() + 1, spec.index_input() == 0);
 }
 
 }  // namespace torchfit::testing
