@@ -19,6 +19,13 @@ Fixtures:
              GlobalAveragePooling1D, Dense softmax
   einsum     a (5, 3) sequence: EinsumDense "abc,cde->abde" (bias "de", relu), "abcd,cde->abe" (bias "e"),
              GlobalAveragePooling1D, EinsumDense "...b,bc->...c" softmax (Keras 3: lora_rank null)
+  sequence_conv  an (11, 3) sequence: Conv1DTranspose (stride 2, same), SeparableConv1D (depth_multiplier
+             2, relu), DepthwiseConv1D (stride 2, same, tanh), MaxPooling1D, AveragePooling1D (same),
+             ZeroPadding1D, Cropping1D, UpSampling1D, GlobalAveragePooling1D, Dense softmax
+  volume     a (5, 6, 6, 2) volume: Conv3D (stride 2, same, relu), Conv3DTranspose (stride 2), MaxPooling3D,
+             ZeroPadding3D, Cropping3D, UpSampling3D, AveragePooling3D (same), SpatialDropout3D,
+             GlobalMaxPooling3D, Dense softmax
+The convolutions and pools of the last two are keras_layers_reference.py's (TensorFlow's rules in NumPy).
 """
 import math
 import os
@@ -27,6 +34,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "layers", "reference"))
+import keras_layers_reference as ref  # noqa: E402  (TensorFlow's convolution and pooling rules in NumPy)
 from keras_fixtures import conv2d, graph_keras3, graph_tf2, layer_norm, relu, save_outputs  # noqa: E402
 
 rng = np.random.default_rng(42)
@@ -183,9 +192,92 @@ def einsum(out):
     save_outputs(out, "einsum", x, np.einsum("...b,bc->...c", h, v["dense"][0]) + v["dense"][1])
 
 
+def seq_conv_specs():
+    """Keras 3 configs of the 1-D convolution and window layers of sequence_conv (input (11, 3))."""
+    sep = {k: v for k, v in CONV.items() if not k.startswith("kernel_")}
+    sep.update(depthwise_initializer=GLOROT, pointwise_initializer=GLOROT, depthwise_regularizer=None,
+               pointwise_regularizer=None, depthwise_constraint=None, pointwise_constraint=None)
+    dw = {k: v for k, v in sep.items() if not k.startswith("pointwise_")}
+    return [("InputLayer", "img", dict(batch_input_shape=[None, 11, 3], dtype="float32", sparse=False,
+                                       ragged=False), []),
+            ("Conv1DTranspose", "up", dict(CONV, filters=4, kernel_size=[3], strides=[2], padding="same",
+                                           output_padding=None, dilation_rate=[1], activation="linear"), ["img"]),
+            ("SeparableConv1D", "sep", dict(sep, filters=5, kernel_size=[3], strides=[1], padding="valid",
+                                            dilation_rate=[1], depth_multiplier=2, activation="relu"), ["up"]),
+            ("DepthwiseConv1D", "dw", dict(dw, kernel_size=[3], strides=[2], padding="same", dilation_rate=[1],
+                                           depth_multiplier=1, activation="tanh"), ["sep"]),
+            ("MaxPooling1D", "mp", dict(pool_size=[2], strides=[2], padding="valid", data_format="channels_last"), ["dw"]),
+            ("AveragePooling1D", "ap", dict(pool_size=[2], strides=[1], padding="same", data_format="channels_last"), ["mp"]),
+            ("ZeroPadding1D", "zp", dict(padding=[1, 2], data_format="channels_last"), ["ap"]),
+            ("Cropping1D", "cr", dict(cropping=[2, 1], data_format="channels_last"), ["zp"]),
+            ("UpSampling1D", "us", dict(size=2), ["cr"]),
+            ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["us"]),
+            ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["gap"])]
+
+
+def sequence_conv(out):
+    """Conv1DTranspose, SeparableConv1D, DepthwiseConv1D and the 1-D pooling, padding, cropping and
+    up-sampling layers; forward by keras_layers_reference's TensorFlow-rule convolutions and pools."""
+    w = {"up": [("kernel", rng.normal(0, 0.5, (3, 4, 3))), ("bias", rng.normal(0, 0.1, 4))],
+         "sep": [("depthwise_kernel", rng.normal(0, 0.5, (3, 4, 2))), ("pointwise_kernel", rng.normal(0, 0.5, (1, 8, 5))),
+                 ("bias", rng.normal(0, 0.1, 5))],
+         "dw": [("depthwise_kernel", rng.normal(0, 0.5, (3, 5, 1))), ("bias", rng.normal(0, 0.1, 5))],
+         "dense": [("kernel", rng.normal(0, 0.5, (5, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 11, 3))
+    h = ref.conv_transpose_nd(x, v["up"][0], [2], [1], "same", None) + v["up"][1]
+    h = ref.depthwise_nd(h, v["sep"][0], [1], [1], "valid")
+    h = np.maximum(ref.conv_nd(h, v["sep"][1], [1], [1], "valid") + v["sep"][2], 0)
+    h = np.tanh(ref.depthwise_nd(h, v["dw"][0], [2], [1], "same") + v["dw"][1])
+    h = ref.pool(ref.pool(h, [2], [2], "valid", "max"), [2], [1], "same", "avg")
+    h = np.pad(h, ((0, 0), (1, 2), (0, 0)))[:, 2:-1]
+    h = h.repeat(2, axis=1).mean(axis=1)
+    graph_tf2(out, w, "sequence_conv", seq_conv_specs())
+    graph_keras3(out, w, "sequence_conv", seq_conv_specs())
+    save_outputs(out, "sequence_conv", x, h @ v["dense"][0] + v["dense"][1])
+
+
+def volume_specs():
+    """Keras 3 configs of the 3-D layers of volume (input (5, 6, 6, 2))."""
+    cl = dict(data_format="channels_last")
+    return [("InputLayer", "img", dict(batch_input_shape=[None, 5, 6, 6, 2], dtype="float32", sparse=False,
+                                       ragged=False), []),
+            ("Conv3D", "c3", dict(CONV, filters=3, kernel_size=[3, 3, 3], strides=[2, 2, 2], padding="same",
+                                  dilation_rate=[1, 1, 1], activation="relu"), ["img"]),
+            ("Conv3DTranspose", "t3", dict(CONV, filters=2, kernel_size=[2, 2, 2], strides=[2, 2, 2], padding="valid",
+                                           output_padding=None, dilation_rate=[1, 1, 1], activation="linear"), ["c3"]),
+            ("MaxPooling3D", "mp", dict(cl, pool_size=[2, 2, 2], strides=[2, 2, 2], padding="valid"), ["t3"]),
+            ("ZeroPadding3D", "zp", dict(cl, padding=[[1, 0], [0, 1], [1, 1]]), ["mp"]),
+            ("Cropping3D", "cr", dict(cl, cropping=[[0, 1], [1, 0], [1, 1]]), ["zp"]),
+            ("UpSampling3D", "us", dict(cl, size=[1, 2, 1]), ["cr"]),
+            ("AveragePooling3D", "ap", dict(cl, pool_size=[2, 2, 2], strides=[1, 2, 1], padding="same"), ["us"]),
+            ("SpatialDropout3D", "sd", dict(cl, rate=0.3, seed=None), ["ap"]),
+            ("GlobalMaxPooling3D", "gmp", dict(cl, keepdims=False), ["sd"]),
+            ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["gmp"])]
+
+
+def volume(out):
+    """Conv3D, Conv3DTranspose and the 3-D pooling, padding, cropping, up-sampling and dropout layers."""
+    w = {"c3": [("kernel", rng.normal(0, 0.4, (3, 3, 3, 2, 3))), ("bias", rng.normal(0, 0.1, 3))],
+         "t3": [("kernel", rng.normal(0, 0.5, (2, 2, 2, 2, 3))), ("bias", rng.normal(0, 0.1, 2))],
+         "dense": [("kernel", rng.normal(0, 0.5, (2, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 5, 6, 6, 2))
+    h = np.maximum(ref.conv_nd(x, v["c3"][0], [2, 2, 2], [1, 1, 1], "same") + v["c3"][1], 0)
+    h = ref.conv_transpose_nd(h, v["t3"][0], [2, 2, 2], [1, 1, 1], "valid", None) + v["t3"][1]
+    h = ref.pool(h, [2, 2, 2], [2, 2, 2], "valid", "max")
+    h = np.pad(h, ((0, 0), (1, 0), (0, 1), (1, 1), (0, 0)))[:, 0:-1, 1:, 1:-1]
+    h = ref.pool(h.repeat(2, axis=2), [2, 2, 2], [1, 2, 1], "same", "avg")
+    graph_tf2(out, w, "volume", volume_specs())
+    graph_keras3(out, w, "volume", volume_specs())
+    save_outputs(out, "volume", x, h.max(axis=(1, 2, 3)) @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
     rms(sys.argv[1])
     embedding(sys.argv[1])
     einsum(sys.argv[1])
+    sequence_conv(sys.argv[1])
+    volume(sys.argv[1])

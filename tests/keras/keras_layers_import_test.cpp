@@ -1,6 +1,7 @@
 // Keras files of the layers beyond 2-D images (Conv1D, GroupNormalization, SpatialDropout1D, Dense over a
 // sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise,
-// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense): tf.keras 2 .h5 and Keras 3
+// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense, the 1-D and 3-D convolution,
+// pooling, padding, cropping and up-sampling layers, SpatialDropout3D, GlobalMaxPooling3D): tf.keras 2 .h5 and Keras 3
 // .keras files written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
 // NumPy forward pass written from Keras's layer definitions.
 #include <gtest/gtest.h>
@@ -56,6 +57,20 @@ TEST_F(KerasLayersImport, EinsumDenseModelMatchesNumpyFromBothFormats) {
 TEST_F(KerasLayersImport, EmbeddingModelMatchesNumpyFromBothFormats) {
   expect_outputs("embedding", ".h5");
   expect_outputs("embedding", ".keras");
+}
+
+// Conv1DTranspose, SeparableConv1D, DepthwiseConv1D, MaxPooling1D, AveragePooling1D (same), ZeroPadding1D,
+// Cropping1D, UpSampling1D.
+TEST_F(KerasLayersImport, SequenceConvolutionsAndWindowsMatchNumpyFromBothFormats) {
+  expect_outputs("sequence_conv", ".h5");
+  expect_outputs("sequence_conv", ".keras");
+}
+
+// Conv3D (same, stride 2), Conv3DTranspose, MaxPooling3D, ZeroPadding3D, Cropping3D, UpSampling3D,
+// AveragePooling3D (same), SpatialDropout3D, GlobalMaxPooling3D.
+TEST_F(KerasLayersImport, VolumeModelMatchesNumpyFromBothFormats) {
+  expect_outputs("volume", ".h5");
+  expect_outputs("volume", ".keras");
 }
 
 }  // namespace keras_layers_import_test
