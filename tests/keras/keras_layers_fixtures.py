@@ -25,7 +25,9 @@ Fixtures:
   volume     a (5, 6, 6, 2) volume: Conv3D (stride 2, same, relu), Conv3DTranspose (stride 2), MaxPooling3D,
              ZeroPadding3D, Cropping3D, UpSampling3D, AveragePooling3D (same), SpatialDropout3D,
              GlobalMaxPooling3D, Dense softmax
-The convolutions and pools of the last two are keras_layers_reference.py's (TensorFlow's rules in NumPy).
+  keras3_image  Keras 3 only: a (6, 6, 2) image: Resizing, AdaptiveAveragePooling2D, Flatten,
+             ActivityRegularization, Dot (normalize) of two Dense branches, Concatenate, Dense softmax
+The convolutions, pools, resize, adaptive pooling and Dot of the last three are keras_layers_reference.py's (TensorFlow's rules in NumPy).
 """
 import math
 import os
@@ -273,6 +275,34 @@ def volume(out):
     save_outputs(out, "volume", x, h.max(axis=(1, 2, 3)) @ v["dense"][0] + v["dense"][1])
 
 
+def keras3_image(out):
+    """Keras 3 only: Resizing (bilinear, 6x6 -> 4x5), AdaptiveAveragePooling2D (2, 2), Flatten,
+    ActivityRegularization (identity at inference), Dot (normalize) of two Dense branches, Concatenate."""
+    w = {"d1": [("kernel", rng.normal(0, 0.5, (8, 3))), ("bias", rng.normal(0, 0.1, 3))],
+         "d2": [("kernel", rng.normal(0, 0.5, (8, 3))), ("bias", rng.normal(0, 0.1, 3))],
+         "dense": [("kernel", rng.normal(0, 0.5, (9, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    dense = dict(activation="linear", use_bias=True)
+    specs = [("InputLayer", "img", dict(batch_input_shape=[None, 6, 6, 2], dtype="float32", sparse=False,
+                                        ragged=False), []),
+             ("Resizing", "rs", dict(height=4, width=5, interpolation="bilinear", crop_to_aspect_ratio=False,
+                                     pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0,
+                                     antialias=False, data_format="channels_last"), ["img"]),
+             ("AdaptiveAveragePooling2D", "ad", dict(output_size=[2, 2], data_format="channels_last"), ["rs"]),
+             ("Flatten", "flat", dict(data_format="channels_last"), ["ad"]),
+             ("ActivityRegularization", "act", dict(l1=0.01, l2=0.0), ["flat"]),
+             ("Dense", "d1", dict(dense, units=3), ["act"]),
+             ("Dense", "d2", dict(dense, units=3), ["act"]),
+             ("Dot", "dot", dict(axes=1, normalize=True), ["d1", "d2"]),
+             ("Concatenate", "cat", dict(axis=-1), ["act", "dot"]),
+             ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["cat"])]
+    v = {n: [a for _, a in ws] for n, ws in w.items()}
+    x = rng.normal(0, 1, (2, 6, 6, 2))
+    h = ref.adaptive_pool(ref.resizing(x, 4, 5, "bilinear", False, False, 0.0), [2, 2], "avg").reshape(2, -1)
+    d = ref.dot(h @ v["d1"][0] + v["d1"][1], h @ v["d2"][0] + v["d2"][1], 1, True)
+    graph_keras3(out, w, "keras3_image", specs)
+    save_outputs(out, "keras3_image", x, np.concatenate([h, d], axis=1) @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -281,3 +311,4 @@ if __name__ == "__main__":
     einsum(sys.argv[1])
     sequence_conv(sys.argv[1])
     volume(sys.argv[1])
+    keras3_image(sys.argv[1])

@@ -1,8 +1,9 @@
-// Keras files of the layers beyond 2-D images (Conv1D, GroupNormalization, SpatialDropout1D, Dense over a
-// sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise,
-// swish and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense, the 1-D and 3-D convolution,
-// pooling, padding, cropping and up-sampling layers, SpatialDropout3D, GlobalMaxPooling3D): tf.keras 2 .h5 and Keras 3
-// .keras files written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
+// Keras files of the layers beyond 2-D images: Conv1D, GroupNormalization, SpatialDropout1D, Dense over a
+// sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise, swish
+// and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense, the 1-D and 3-D
+// convolution, pooling, padding, cropping and up-sampling layers, SpatialDropout3D, GlobalMaxPooling3D,
+// Resizing, AdaptiveAveragePooling2D, ActivityRegularization and Dot. tf.keras 2 .h5 and Keras 3 .keras files
+// written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
 // NumPy forward pass written from Keras's layer definitions.
 #include <gtest/gtest.h>
 
@@ -72,6 +73,9 @@ TEST_F(KerasLayersImport, VolumeModelMatchesNumpyFromBothFormats) {
   expect_outputs("volume", ".h5");
   expect_outputs("volume", ".keras");
 }
+
+// Keras 3 only: Resizing, AdaptiveAveragePooling2D, ActivityRegularization, Dot (normalize).
+TEST_F(KerasLayersImport, Keras3ResizingAdaptivePoolingAndDotMatchNumpy) { expect_outputs("keras3_image", ".keras"); }
 
 }  // namespace keras_layers_import_test
 }  // namespace torchfit
