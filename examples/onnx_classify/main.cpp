@@ -6,9 +6,9 @@
 //
 // Preprocessing is what torchfit's training and predict_cnn do (Keras's load_img + rescale): decode the file
 // without EXIF rotation, RGB order (grayscale: PIL's luma, L = (19595 R + 38470 G + 7471 B + 2^15) >> 16),
-// resize to the model's (H, W) with PIL's nearest neighbour (OpenCV's INTER_NEAREST_EXACT) when the size
-// differs, pixel values × rescale (default 1/255), as a float32 (N, C, H, W) blob.
-// Writes file,class,probability and one probability column per class (predict_cnn's columns).
+// resize to the model's (H, W) with PIL's nearest neighbour (its own table: OpenCV's INTER_NEAREST_EXACT differs on
+// ties) when the size differs, pixel values × rescale (default 1/255), as a float32 (N, C, H, W) blob. Writes
+// file,class,probability and one probability column per class (predict_cnn's columns).
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
 #include <opencv2/imgcodecs.hpp>
@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -82,6 +83,28 @@ std::vector<fs::path> image_files(const std::string& folder) {
   return files;
 }
 
+// PIL's NEAREST, which Keras's load_img uses: source (int)(step/2 + k·step), the position accumulated in double,
+// step = in/out. OpenCV's INTER_NEAREST_EXACT picks the next pixel on exact ties (28 → 150: row 37).
+std::vector<int> pil_nearest(int in, int out) {
+  std::vector<int> t(static_cast<size_t>(out));
+  const double step = static_cast<double>(in) / out;
+  double pos = step * 0.5;
+  for (int k = 0; k < out; ++k, pos += step) t[static_cast<size_t>(k)] = std::min(in - 1, static_cast<int>(pos));
+  return t;
+}
+
+cv::Mat resize_nearest_as_pil(const cv::Mat& img, int height, int width) {
+  const std::vector<int> rows = pil_nearest(img.rows, height), cols = pil_nearest(img.cols, width);
+  cv::Mat out(height, width, img.type());
+  const size_t pixel = img.elemSize();
+  for (int y = 0; y < height; ++y) {
+    const uchar* src = img.ptr(rows[static_cast<size_t>(y)]);
+    uchar* dst = out.ptr(y);
+    for (int x = 0; x < width; ++x) std::memcpy(dst + x * pixel, src + cols[static_cast<size_t>(x)] * pixel, pixel);
+  }
+  return out;
+}
+
 // One image as the model's (H, W, C) 8-bit input: RGB (or PIL's grayscale), resized like Keras's load_img.
 cv::Mat load_image(const fs::path& file, int height, int width, int channels) {
   cv::Mat bgr = cv::imread(file.string(), cv::IMREAD_COLOR | cv::IMREAD_IGNORE_ORIENTATION);
@@ -95,11 +118,7 @@ cv::Mat load_image(const fs::path& file, int height, int width, int channels) {
   } else {
     cv::cvtColor(bgr, img, cv::COLOR_BGR2RGB);
   }
-  if (img.rows != height || img.cols != width) {
-    cv::Mat resized;
-    cv::resize(img, resized, cv::Size(width, height), 0, 0, cv::INTER_NEAREST_EXACT);
-    img = resized;
-  }
+  if (img.rows != height || img.cols != width) img = resize_nearest_as_pil(img, height, width);
   return img;
 }
 

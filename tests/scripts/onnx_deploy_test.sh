@@ -46,7 +46,7 @@ train() {
 }
 train seed --target-size 40
 same_probabilities seed "$WORK/seed/model.ckpt"
-train branches --target-size 32 --model-config "$SRC/apps/train_cnn/branches_cnn.json"
+train branches --target-size 75 --model-config "$SRC/apps/train_cnn/branches_cnn.json"
 same_probabilities branches "$WORK/branches/model.ckpt"
 train resnet8 --target-size 32 --model-config "$SRC/apps/train_cnn/resnet8.json"
 same_probabilities resnet8 "$WORK/resnet8/model.ckpt"

@@ -75,7 +75,9 @@ std::map<const Node*, Shape> dynamic_shapes(const Model& model) {
     probe.push_back(std::move(s));
   }
   if (!dynamic) return {};
-  const std::string fixed = "; export the model built at a fixed input size instead (an InputSize when it is loaded)";
+  const std::string fixed =
+      "; export the model built at a fixed input size instead (convert_model --input-size N, or an InputSize when it "
+      "is loaded)";
   std::map<const Node*, Shape> shapes;
   try {
     Model shared = model;  // shapes_for remembers the shapes it checked
