@@ -27,7 +27,16 @@ Fixtures:
              GlobalMaxPooling3D, Dense softmax
   keras3_image  Keras 3 only: a (6, 6, 2) image: Resizing, AdaptiveAveragePooling2D, Flatten,
              ActivityRegularization, Dot (normalize) of two Dense branches, Concatenate, Dense softmax
-The convolutions, pools, resize, adaptive pooling and Dot of the last three are keras_layers_reference.py's (TensorFlow's rules in NumPy).
+  sequence_nd  a (9, 3) sequence, the same 1-D classes with other arguments: Conv1DTranspose (stride 2,
+             same), SeparableConv1D (same, relu), DepthwiseConv1D (depth_multiplier 2, stride 2, same),
+             MaxPooling1D (3, stride 2, same: a pad each side), AveragePooling1D (same, stride 2 on 5 steps),
+             ZeroPadding1D, Cropping1D, UpSampling1D, Flatten, Dense softmax
+  volume_same  a (5, 6, 6, 2) volume: Conv3D (stride 2, same, relu), Conv3DTranspose (same, kernel
+             (2, 3, 3), strides (1, 2, 2)), ZeroPadding3D, Cropping3D, MaxPooling3D (same, stride 2),
+             UpSampling3D (2, 1, 2), AveragePooling3D (valid, strides (2, 1, 3)), SpatialDropout3D, Flatten,
+             GlobalAveragePooling3D, GlobalMaxPooling3D (of the Conv3D), Concatenate, Dense softmax
+The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
+(TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
 import math
 import os
@@ -303,6 +312,124 @@ def keras3_image(out):
     save_outputs(out, "keras3_image", x, np.concatenate([h, d], axis=1) @ v["dense"][0] + v["dense"][1])
 
 
+# Keras 3's configs of the merged N-D classes (tuples as lists): transposed convolutions have no groups
+# (tf.keras 2 also writes output_padding), depthwise and separable ones name their kernels.
+CONV_T = dict({k: v for k, v in CONV.items() if k != "groups"}, output_padding=None)
+DEPTHWISE = dict(data_format="channels_last", use_bias=True, depthwise_initializer=GLOROT, bias_initializer=ZEROS,
+                 depthwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, bias_constraint=None)
+SEPARABLE = dict(DEPTHWISE, pointwise_initializer=GLOROT, pointwise_regularizer=None, pointwise_constraint=None)
+FLAT = dict(data_format="channels_last")
+
+
+def window(**c):
+    """A convolution or pooling layer's window arguments as Keras writes them: every size a list."""
+    return {k: (v if isinstance(v, (list, str)) else [v]) for k, v in c.items()}
+
+
+def input_spec(shape):
+    return ("InputLayer", "img", dict(batch_input_shape=[None] + shape, dtype="float32", sparse=False,
+                                      ragged=False), [])
+
+
+def weights_of(w):
+    return {n: [a for _, a in ws] for n, ws in w.items()}
+
+
+def flat(t):
+    return t.reshape(t.shape[0], -1)  # Keras's Flatten: C order of the channels-last sample
+
+
+def sequence_nd_specs():
+    pool = dict(data_format="channels_last")
+    return [input_spec([9, 3]),
+            ("Conv1DTranspose", "deconv", dict(CONV_T, filters=4, activation="linear",
+                                               **window(kernel_size=3, strides=2, padding="same", dilation_rate=1)),
+             ["img"]),
+            ("SeparableConv1D", "sep", dict(SEPARABLE, filters=5, depth_multiplier=2, activation="relu",
+                                            **window(kernel_size=3, strides=1, padding="same", dilation_rate=1)),
+             ["deconv"]),
+            ("DepthwiseConv1D", "dw", dict(DEPTHWISE, depth_multiplier=2, activation="linear",
+                                           **window(kernel_size=3, strides=2, padding="same", dilation_rate=1)),
+             ["sep"]),
+            ("MaxPooling1D", "mpool", dict(pool, **window(pool_size=3, strides=2, padding="same")), ["dw"]),
+            ("AveragePooling1D", "apool", dict(pool, **window(pool_size=2, strides=2, padding="same")), ["mpool"]),
+            ("ZeroPadding1D", "zpad", dict(padding=[1, 2], data_format="channels_last"), ["apool"]),
+            ("Cropping1D", "crop", dict(cropping=[2, 1]), ["zpad"]),
+            ("UpSampling1D", "up", dict(size=2), ["crop"]),
+            ("Flatten", "flat", FLAT, ["up"]),
+            ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["flat"])]
+
+
+def sequence_nd(out):
+    """The 1-D convolution, pooling, padding, cropping and upsampling classes on an odd-length sequence."""
+    w = {"deconv": [("kernel", rng.normal(0, 0.5, (3, 4, 3))), ("bias", rng.normal(0, 0.1, 4))],
+         "sep": [("depthwise_kernel", rng.normal(0, 0.5, (3, 4, 2))),
+                 ("pointwise_kernel", rng.normal(0, 0.4, (1, 8, 5))), ("bias", rng.normal(0, 0.1, 5))],
+         "dw": [("depthwise_kernel", rng.normal(0, 0.5, (3, 5, 2))), ("bias", rng.normal(0, 0.1, 10))],
+         "dense": [("kernel", rng.normal(0, 0.3, (6 * 10, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 9, 3))
+    h = ref.conv_transpose_nd(x, v["deconv"][0], [2], [1], "same", None) + v["deconv"][1]  # 9 -> 18
+    h = ref.depthwise_nd(h, v["sep"][0], [1], [1], "same")                                 # depthwise, then
+    h = relu(ref.conv_nd(h, v["sep"][1], [1], [1], "valid") + v["sep"][2])                 # pointwise + bias
+    h = ref.depthwise_nd(h, v["dw"][0], [2], [1], "same") + v["dw"][1]                     # 18 -> 9, 10 ch
+    h = ref.pool(h, [3], [2], "same", "max")                                               # 9 -> 5, pad (1, 1)
+    h = ref.pool(h, [2], [2], "same", "avg")                                               # 5 -> 3, pad (0, 1)
+    h = np.pad(h, ((0, 0), (1, 2), (0, 0)))                                                # 3 -> 6
+    h = h[:, 2:h.shape[1] - 1].repeat(2, axis=1)                                           # 6 -> 3 -> 6
+    specs = sequence_nd_specs()
+    graph_tf2(out, w, "sequence_nd", specs)
+    graph_keras3(out, w, "sequence_nd", specs)
+    save_outputs(out, "sequence_nd", x, flat(h) @ v["dense"][0] + v["dense"][1])
+
+
+def volume_same_specs():
+    pool = dict(data_format="channels_last")
+    return [input_spec([5, 6, 6, 2]),
+            ("Conv3D", "conv", dict(CONV, filters=3, activation="relu",
+                                    **window(kernel_size=[3, 3, 3], strides=[2, 2, 2], padding="same",
+                                             dilation_rate=[1, 1, 1])), ["img"]),
+            ("Conv3DTranspose", "deconv", dict(CONV_T, filters=2, activation="linear",
+                                               **window(kernel_size=[2, 3, 3], strides=[1, 2, 2], padding="same",
+                                                        dilation_rate=[1, 1, 1])), ["conv"]),
+            ("ZeroPadding3D", "zpad", dict(padding=[[1, 0], [0, 1], [1, 1]], data_format="channels_last"),
+             ["deconv"]),
+            ("Cropping3D", "crop", dict(cropping=[[0, 1], [1, 0], [1, 2]], data_format="channels_last"), ["zpad"]),
+            ("MaxPooling3D", "mpool", dict(pool, pool_size=[2, 2, 2], strides=[2, 2, 2], padding="same"), ["crop"]),
+            ("UpSampling3D", "up", dict(size=[2, 1, 2], data_format="channels_last"), ["mpool"]),
+            ("AveragePooling3D", "apool", dict(pool, pool_size=[2, 2, 3], strides=[2, 1, 3], padding="valid"),
+             ["up"]),
+            ("SpatialDropout3D", "sdrop", dict(rate=0.3, seed=None, data_format="channels_last"), ["apool"]),
+            ("Flatten", "flat", FLAT, ["sdrop"]),
+            ("GlobalAveragePooling3D", "gap", dict(data_format="channels_last", keepdims=False), ["sdrop"]),
+            ("GlobalMaxPooling3D", "gmp", dict(data_format="channels_last", keepdims=False), ["conv"]),
+            ("Concatenate", "cat", dict(axis=-1), ["flat", "gap", "gmp"]),
+            ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["cat"])]
+
+
+def volume_same(out):
+    """The 3-D classes on a (5, 6, 6, 2) volume: odd depth, stride 2 'same' with the odd pad after."""
+    w = {"conv": [("kernel", rng.normal(0, 0.3, (3, 3, 3, 2, 3))), ("bias", rng.normal(0, 0.1, 3))],
+         "deconv": [("kernel", rng.normal(0, 0.4, (2, 3, 3, 2, 3))), ("bias", rng.normal(0, 0.1, 2))],
+         "dense": [("kernel", rng.normal(0, 0.4, (16 + 2 + 3, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 5, 6, 6, 2))
+    a = relu(ref.conv_nd(x, v["conv"][0], [2, 2, 2], [1, 1, 1], "same") + v["conv"][1])          # (3, 3, 3, 3)
+    h = ref.conv_transpose_nd(a, v["deconv"][0], [1, 2, 2], [1, 1, 1], "same", None) + v["deconv"][1]
+    h = np.pad(h, ((0, 0), (1, 0), (0, 1), (1, 1), (0, 0)))                                      # (4, 7, 8, 2)
+    h = h[:, 0:h.shape[1] - 1, 1:, 1:h.shape[3] - 2]                                             # (3, 6, 5, 2)
+    h = ref.pool(h, [2, 2, 2], [2, 2, 2], "same", "max")                                         # (2, 3, 3, 2)
+    h = h.repeat(2, axis=1).repeat(2, axis=3)                                                    # (4, 3, 6, 2)
+    h = ref.pool(h, [2, 2, 3], [2, 1, 3], "valid", "avg")                                        # (2, 2, 2, 2)
+    cat = np.concatenate([flat(h), h.mean(axis=(1, 2, 3)), a.max(axis=(1, 2, 3))], axis=1)
+    specs = volume_same_specs()
+    graph_tf2(out, w, "volume_same", specs)
+    graph_keras3(out, w, "volume_same", specs)
+    save_outputs(out, "volume_same", x, cat @ v["dense"][0] + v["dense"][1])
+
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -312,3 +439,5 @@ if __name__ == "__main__":
     sequence_conv(sys.argv[1])
     volume(sys.argv[1])
     keras3_image(sys.argv[1])
+    sequence_nd(sys.argv[1])
+    volume_same(sys.argv[1])

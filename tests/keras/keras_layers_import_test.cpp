@@ -2,9 +2,9 @@
 // sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise, swish
 // and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense, the 1-D and 3-D
 // convolution, pooling, padding, cropping and up-sampling layers, SpatialDropout3D, GlobalMaxPooling3D,
-// Resizing, AdaptiveAveragePooling2D, ActivityRegularization and Dot. tf.keras 2 .h5 and Keras 3 .keras files
-// written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64
-// NumPy forward pass written from Keras's layer definitions.
+// GlobalAveragePooling3D, Resizing, AdaptiveAveragePooling2D, ActivityRegularization and Dot. tf.keras 2 .h5
+// and Keras 3 .keras files written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against
+// that script's float64 NumPy forward pass written from Keras's layer definitions.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -76,6 +76,22 @@ TEST_F(KerasLayersImport, VolumeModelMatchesNumpyFromBothFormats) {
 
 // Keras 3 only: Resizing, AdaptiveAveragePooling2D, ActivityRegularization, Dot (normalize).
 TEST_F(KerasLayersImport, Keras3ResizingAdaptivePoolingAndDotMatchNumpy) { expect_outputs("keras3_image", ".keras"); }
+
+// SeparableConv1D (same), DepthwiseConv1D (depth_multiplier 2, stride 2), MaxPooling1D (same, stride 2, a
+// pad on each side of an odd length), AveragePooling1D (same, stride 2: a last window of one step),
+// ZeroPadding1D, Cropping1D, UpSampling1D into a Flatten (every step's position reaches the Dense).
+TEST_F(KerasLayersImport, SequenceSamePaddingAndStridesMatchNumpyFromBothFormats) {
+  expect_outputs("sequence_nd", ".h5");
+  expect_outputs("sequence_nd", ".keras");
+}
+
+// Conv3D (same, stride 2: odd pad after on 6), Conv3DTranspose (same, kernel (2, 3, 3), strides (1, 2, 2)),
+// MaxPooling3D (same, stride 2 on odd sizes), UpSampling3D (2, 1, 2), AveragePooling3D (valid, strides
+// (2, 1, 3)), a Flatten of the volume, GlobalAveragePooling3D and GlobalMaxPooling3D concatenated.
+TEST_F(KerasLayersImport, VolumeSamePaddingAndGlobalPoolsMatchNumpyFromBothFormats) {
+  expect_outputs("volume_same", ".h5");
+  expect_outputs("volume_same", ".keras");
+}
 
 }  // namespace keras_layers_import_test
 }  // namespace torchfit
