@@ -35,6 +35,11 @@ Fixtures:
              (2, 3, 3), strides (1, 2, 2)), ZeroPadding3D, Cropping3D, MaxPooling3D (same, stride 2),
              UpSampling3D (2, 1, 2), AveragePooling3D (valid, strides (2, 1, 3)), SpatialDropout3D, Flatten,
              GlobalAveragePooling3D, GlobalMaxPooling3D (of the Conv3D), Concatenate, Dense softmax
+  merge      a (4, 3) sequence: two Dense branches (one through ActivityRegularization l1 and l2), Dot
+             (axes -1, normalize) and Dot (axes [1, 1]), Flattens, Concatenate, Dense softmax
+  adaptive   Keras 3 only: a (7, 9, 2) image, Reshaped to a (63, 2) sequence and a (7, 9, 2, 1) volume:
+             AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D (uneven bins), Flattens,
+             Concatenate, Dense softmax
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
@@ -430,6 +435,67 @@ def volume_same(out):
 
 
 
+def merge_specs():
+    dense = lambda units, act: dict(units=units, activation=act, use_bias=True)
+    return [input_spec([4, 3]),
+            ("Dense", "a", dense(5, "linear"), ["img"]),
+            ("ActivityRegularization", "reg", dict(l1=0.01, l2=0.02), ["a"]),
+            ("Dense", "b", dense(5, "tanh"), ["img"]),
+            ("Dot", "dot_n", dict(axes=-1, normalize=True), ["reg", "b"]),
+            ("Dot", "dot_r", dict(axes=[1, 1], normalize=False), ["reg", "b"]),
+            ("Flatten", "fn", FLAT, ["dot_n"]),
+            ("Flatten", "fr", FLAT, ["dot_r"]),
+            ("Concatenate", "cat", dict(axis=-1), ["fn", "fr"]),
+            ("Dense", "dense", dense(3, "softmax"), ["cat"])]
+
+
+def merge(out):
+    """Dot of two branches over the channels (axes -1, normalized: cosine similarities of the steps) and
+    over the steps (axes [1, 1], raw), ActivityRegularization (identity at inference) on one branch."""
+    w = {"a": [("kernel", rng.normal(0, 0.5, (3, 5))), ("bias", rng.normal(0, 0.1, 5))],
+         "b": [("kernel", rng.normal(0, 0.5, (3, 5))), ("bias", rng.normal(0, 0.1, 5))],
+         "dense": [("kernel", rng.normal(0, 0.3, (4 * 4 + 5 * 5, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 4, 3))
+    a = x @ v["a"][0] + v["a"][1]
+    b = np.tanh(x @ v["b"][0] + v["b"][1])
+    dn = ref.dot(a, b, -1, True)      # (4, 4)
+    dr = ref.dot(a, b, [1, 1], False)  # (5, 5)
+    specs = merge_specs()
+    graph_tf2(out, w, "merge", specs)
+    graph_keras3(out, w, "merge", specs)
+    save_outputs(out, "merge", x, np.concatenate([flat(dn), flat(dr)], axis=1) @ v["dense"][0] + v["dense"][1])
+
+
+ADAPTIVE = [("AdaptiveAveragePooling1D", "seq", [5]), ("AdaptiveMaxPooling1D", "seq", [4]),
+            ("AdaptiveAveragePooling2D", "img", [3, 4]), ("AdaptiveMaxPooling2D", "img", [4, 5]),
+            ("AdaptiveAveragePooling3D", "vol", [2, 4, 2]), ("AdaptiveMaxPooling3D", "vol", [3, 4, 2])]
+
+
+def adaptive_specs():
+    specs = [input_spec([7, 9, 2]),
+             ("Reshape", "seq", dict(target_shape=[63, 2]), ["img"]),
+             ("Reshape", "vol", dict(target_shape=[7, 9, 2, 1]), ["img"])]
+    for i, (cls, src, size) in enumerate(ADAPTIVE):
+        specs.append((cls, "pool%d" % i, dict(output_size=size, data_format="channels_last"), [src]))
+        specs.append(("Flatten", "flat%d" % i, FLAT, ["pool%d" % i]))
+    return specs + [("Concatenate", "cat", dict(axis=-1), ["flat%d" % i for i in range(len(ADAPTIVE))]),
+                    ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["cat"])]
+
+
+def adaptive(out):
+    """Keras 3 only: the six adaptive pooling classes on a (7, 9, 2) image, its (63, 2) sequence and its
+    (7, 9, 2, 1) volume (Reshape in Keras's order), every output size dividing unevenly (overlapping bins)."""
+    x = rng.normal(0, 1, (2, 7, 9, 2))
+    src = {"seq": x.reshape(2, 63, 2), "img": x, "vol": x.reshape(2, 7, 9, 2, 1)}
+    pooled = [flat(ref.adaptive_pool(src[s], size, "max" if "Max" in cls else "avg")) for cls, s, size in ADAPTIVE]
+    cat = np.concatenate(pooled, axis=1)
+    w = {"dense": [("kernel", rng.normal(0, 0.2, (cat.shape[1], 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    graph_keras3(out, w, "adaptive", adaptive_specs())
+    v = weights_of(w)
+    save_outputs(out, "adaptive", x, cat @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -441,3 +507,5 @@ if __name__ == "__main__":
     keras3_image(sys.argv[1])
     sequence_nd(sys.argv[1])
     volume_same(sys.argv[1])
+    merge(sys.argv[1])
+    adaptive(sys.argv[1])

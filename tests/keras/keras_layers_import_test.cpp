@@ -2,9 +2,10 @@
 // sequence and over an image's channels, PReLU, UnitNormalization, GlobalMaxPooling1D, GaussianNoise, swish
 // and gelu, RepeatVector, AlphaDropout, RMSNormalization, Embedding, EinsumDense, the 1-D and 3-D
 // convolution, pooling, padding, cropping and up-sampling layers, SpatialDropout3D, GlobalMaxPooling3D,
-// GlobalAveragePooling3D, Resizing, AdaptiveAveragePooling2D, ActivityRegularization and Dot. tf.keras 2 .h5
-// and Keras 3 .keras files written with h5py (tests/keras/keras_layers_fixtures.py), loaded and run against
-// that script's float64 NumPy forward pass written from Keras's layer definitions.
+// GlobalAveragePooling3D, Resizing, AdaptiveAveragePooling1D/2D/3D, AdaptiveMaxPooling1D/2D/3D,
+// ActivityRegularization and Dot. tf.keras 2 .h5 and Keras 3 .keras files written with h5py
+// (tests/keras/keras_layers_fixtures.py), loaded and run against that script's float64 NumPy forward pass
+// written from Keras's layer definitions.
 #include <gtest/gtest.h>
 
 #include <torch/torch.h>
@@ -92,6 +93,16 @@ TEST_F(KerasLayersImport, VolumeSamePaddingAndGlobalPoolsMatchNumpyFromBothForma
   expect_outputs("volume_same", ".h5");
   expect_outputs("volume_same", ".keras");
 }
+
+// Dot over the channels (axes -1, normalize true) and over the steps (axes [1, 1], normalize false) of two
+// sequence branches, ActivityRegularization (l1 and l2; identity at inference); both classes are tf.keras 2's too.
+TEST_F(KerasLayersImport, DotAndActivityRegularizationMatchNumpyFromBothFormats) {
+  expect_outputs("merge", ".h5");
+  expect_outputs("merge", ".keras");
+}
+
+// Keras 3 only: AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D, sizes that divide unevenly.
+TEST_F(KerasLayersImport, Keras3AdaptivePooling1D2D3DMatchesNumpy) { expect_outputs("adaptive", ".keras"); }
 
 }  // namespace keras_layers_import_test
 }  // namespace torchfit
