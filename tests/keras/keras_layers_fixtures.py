@@ -40,13 +40,18 @@ Fixtures:
   adaptive   Keras 3 only: a (7, 9, 2) image, Reshaped to a (63, 2) sequence and a (7, 9, 2, 1) volume:
              AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D (uneven bins), Flattens,
              Concatenate, Dense softmax
+  simple_rnn a (5, 3) sequence: SimpleRNN(4, return_sequences, go_backwards), SimpleRNN(3, relu), Dense
+             softmax (Keras 3's weights under layers/simple_rnn/cell/vars, tf.keras 2's simple_rnn_cell names)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
+import io
 import math
 import os
 import sys
+import zipfile
 
+import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -496,6 +501,53 @@ def adaptive(out):
     save_outputs(out, "adaptive", x, cat @ v["dense"][0] + v["dense"][1])
 
 
+def rnn_cell_vars(path, keys):
+    """Keras 3 saves an RNN's weights as its cell's: layers/<key>/cell/vars/<i>, layers/<key>/vars empty."""
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    buf = io.BytesIO(files["model.weights.h5"])
+    with h5py.File(buf, "a") as f:
+        for key in keys:
+            f.move("layers/" + key + "/vars", "layers/" + key + "/cell/vars")
+            f.create_group("layers/" + key + "/vars")
+    files["model.weights.h5"] = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+
+
+def simple_rnn(out):
+    orth = {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": None}}
+    common = dict(use_bias=True, kernel_initializer=GLOROT, recurrent_initializer=orth, bias_initializer=ZEROS,
+                  kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                  recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+                  return_state=False, stateful=False, unroll=False)
+    w = {"rnn1": [("simple_rnn_cell/kernel", rng.normal(0, 0.5, (3, 4))),
+                  ("simple_rnn_cell/recurrent_kernel", rng.normal(0, 0.5, (4, 4))),
+                  ("simple_rnn_cell/bias", rng.normal(0, 0.1, 4))],
+         "rnn2": [("simple_rnn_cell_1/kernel", rng.normal(0, 0.5, (4, 3))),
+                  ("simple_rnn_cell_1/recurrent_kernel", rng.normal(0, 0.5, (3, 3))),
+                  ("simple_rnn_cell_1/bias", rng.normal(0, 0.1, 3))],
+         "dense": [("kernel", rng.normal(0, 0.5, (3, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+
+    def specs(extra):
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 5, 3], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("SimpleRNN", "rnn1", dict(common, **extra, units=4, activation="tanh", return_sequences=True,
+                                           go_backwards=True), ["img"]),
+                ("SimpleRNN", "rnn2", dict(common, **extra, units=3, activation="relu", return_sequences=False,
+                                           go_backwards=False), ["rnn1"]),
+                ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["rnn2"])]
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 5, 3))
+    h = ref.simple_rnn(x, *v["rnn1"], "tanh", True, True)
+    h = ref.simple_rnn(h, *v["rnn2"], "relu", False, False)
+    graph_tf2(out, w, "simple_rnn", specs(dict(time_major=False, activity_regularizer=None)))
+    graph_keras3(out, w, "simple_rnn", specs(dict(seed=None, zero_output_for_mask=False)))
+    rnn_cell_vars(os.path.join(out, "simple_rnn.keras"), ["simple_rnn", "simple_rnn_1"])
+    save_outputs(out, "simple_rnn", x, h @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -509,3 +561,4 @@ if __name__ == "__main__":
     volume_same(sys.argv[1])
     merge(sys.argv[1])
     adaptive(sys.argv[1])
+    simple_rnn(sys.argv[1])

@@ -61,6 +61,12 @@ TEST_F(KerasLayersImport, EmbeddingModelMatchesNumpyFromBothFormats) {
   expect_outputs("embedding", ".keras");
 }
 
+// SimpleRNN (go_backwards with the sequence out, relu with the last step): Keras 3's weights are its cell's.
+TEST_F(KerasLayersImport, SimpleRNNModelMatchesNumpyFromBothFormats) {
+  expect_outputs("simple_rnn", ".h5");
+  expect_outputs("simple_rnn", ".keras");
+}
+
 // Conv1DTranspose, SeparableConv1D, DepthwiseConv1D, MaxPooling1D, AveragePooling1D (same), ZeroPadding1D,
 // Cropping1D, UpSampling1D.
 TEST_F(KerasLayersImport, SequenceConvolutionsAndWindowsMatchNumpyFromBothFormats) {

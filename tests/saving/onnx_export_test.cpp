@@ -40,6 +40,7 @@ namespace {
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"conv3d_transpose",
+                                               "simple_rnn",
                                                "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",

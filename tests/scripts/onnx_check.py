@@ -161,6 +161,17 @@ def slice_(x, starts, ends, axes=None, steps=None, **_):
     return x[tuple(index)]
 
 
+def rnn(x, w, r, b=None, hidden_size=None, **_):
+    """ONNX RNN, forward, Tanh: X (steps, N, C), W (1, H, C), R (1, H, H), B (1, 2H) -> Y (steps, 1, N, H)."""
+    h = np.zeros((x.shape[1], w.shape[1]))
+    bias = 0 if b is None else b[0, :w.shape[1]] + b[0, w.shape[1]:]
+    ys = []
+    for t in range(x.shape[0]):
+        h = np.tanh(x[t] @ w[0].T + h @ r[0].T + bias)
+        ys.append(h)
+    return np.stack(ys)[:, None]
+
+
 def fold(fn):
     def run(*xs, **_):
         y = xs[0]
@@ -217,6 +228,7 @@ OPS = {
         np.pad(x, [(int(pads[i]), int(pads[i + x.ndim])) for i in range(x.ndim)],
                constant_values=0.0 if value is None else float(value)),
     "Slice": slice_,
+    "RNN": rnn,
     "Resize": resize,
     "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
     "Greater": lambda a, b, **_: a > b,

@@ -45,6 +45,7 @@
 #include <torchfit/layers/rms_normalization.h>
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
+#include <torchfit/layers/simple_rnn.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
@@ -381,6 +382,13 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Rescaling(RescalingOptions(5.0))->call(x);
       x = Embedding(EmbeddingOptions(5, 3))->call(x);  // (2, 3) → (2, 3, 3), held (N, 3, 2, 3)
       return Dense(DenseOptions(2))->call(GlobalAveragePooling2D()->call(x));
+    });
+  };
+  m["simple_rnn"] = [] {  // an image's rows as a sequence: the sequence out and the last step
+    return image_model("simple_rnn", {4, 5, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({4, 10}))->call(x);
+      x = SimpleRNN(SimpleRNNOptions(3).return_sequences(true))->call(x);
+      return SimpleRNN(SimpleRNNOptions(2).use_bias(false))->call(x);
     });
   };
   m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order

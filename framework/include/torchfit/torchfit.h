@@ -75,6 +75,7 @@
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
+#include <torchfit/layers/simple_rnn.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>

@@ -181,18 +181,24 @@ std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlo
     const std::string base = keras_snake_case(cls);
     const int n = seen[base]++;
     const std::string key = n == 0 ? base : base + "_" + std::to_string(n);
-    const std::string vars = "/layers/" + key + "/vars";
+    std::string vars = "/layers/" + key + "/vars";
     const std::string layer = spec.value("config", nlohmann::json::object()).value("name", key);
     if (!h5.exists(vars))
       throw IoError(h5.name() + ": no weights group " + vars + " for layer '" + layer + "' (" + cls + ")");
     auto names = h5.children(vars);
+    // A recurrent layer's weights are its cell's (Keras 3 saves the RNN's `cell` as a child: cell/vars).
+    const std::string cell_vars = "/layers/" + key + "/cell/vars";
+    if (names.empty() && h5.exists(cell_vars)) {
+      vars = cell_vars;
+      names = h5.children(vars);
+    }
     std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
       return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
     });
     if (names.empty()) continue;
     KerasLayerWeights w{layer, {}, {}, {}, {}};
     for (const auto& v : names) {
-      w.names.push_back("vars/" + v);
+      w.names.push_back(vars.substr(vars.find('/', 8) + 1) + "/" + v);  // vars/0 or cell/vars/0
       add_declared(h5, vars + "/" + v, w);
     }
     out.push_back(std::move(w));

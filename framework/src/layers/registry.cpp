@@ -27,7 +27,7 @@ namespace torchfit {
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
   X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
   X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) \
-  X(Embedding) X(EinsumDense)
+  X(Embedding) X(EinsumDense) X(SimpleRNN)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)

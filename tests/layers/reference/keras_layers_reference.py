@@ -54,6 +54,10 @@ Sources of each rule:
   the bias (Keras's shape from _analyze_einsum_string) broadcast against the output's last axes;
   "einsum_grad" gives d(sum(grad_y * y))/d(x) and /d(kernel) (einsum is linear in each: the equation's
   operands swapped with the output, an index in neither of the other two broadcast).
+- SimpleRNN (Keras 3 keras/src/layers/rnn/simple_rnn.py, SimpleRNNCell.call): h = activation(x_t @ kernel
+  + bias + h_prev @ recurrent_kernel), h_0 = 0, over the steps (reversed with go_backwards; the outputs in
+  processing order); the last h or (return_sequences) the outputs stacked on axis 1. "simple_rnn_grad" gives
+  d(sum(grad_y * y))/d(x, kernel, recurrent_kernel, bias), flattened and concatenated, by central differences.
 These ops return tensors in torchfit's layout whatever the rank change: an output of rank 4 with the batch
 (an image) in (N, C, H, W), every other rank in Keras's order.
 """
@@ -395,6 +399,41 @@ def index_ops(op, req):
     return np.concatenate([to_torchfit(gx).reshape(-1), gk.reshape(-1)])
 
 
+RNN_ACTIVATIONS = {"tanh": np.tanh, "relu": lambda v: np.maximum(v, 0), "sigmoid": lambda v: 1 / (1 + np.exp(-v)),
+                   "linear": lambda v: v}
+
+
+def simple_rnn(x, kernel, recurrent, bias, activation, return_sequences, go_backwards):
+    f = RNN_ACTIVATIONS[activation]
+    steps = x[:, ::-1] if go_backwards else x
+    h = np.zeros((x.shape[0], kernel.shape[1]))
+    outputs = []
+    for t in range(steps.shape[1]):
+        h = f(steps[:, t] @ kernel + bias + h @ recurrent)
+        outputs.append(h)
+    return np.stack(outputs, axis=1) if return_sequences else h
+
+
+def rnn_ops(op, req):
+    names = ["x", "kernel", "recurrent_kernel", "bias"]
+    args = [tensor(req[n]) for n in names]
+    flags = (req["activation"], req["return_sequences"], req["go_backwards"])
+    if op == "simple_rnn":
+        return simple_rnn(*args, *flags)
+    g = tensor(req["grad_y"])
+    grads = []
+    for i, a in enumerate(args):
+        d = np.zeros(a.size)
+        for j in range(a.size):
+            e = np.zeros(a.size)
+            e[j] = 1e-6
+            plus = [b + e.reshape(b.shape) if k == i else b for k, b in enumerate(args)]
+            minus = [b - e.reshape(b.shape) if k == i else b for k, b in enumerate(args)]
+            d[j] = ((simple_rnn(*plus, *flags) - simple_rnn(*minus, *flags)) * g).sum() / 2e-6
+        grads.append(d)
+    return np.concatenate(grads)
+
+
 def keras_axes(axis, rank):
     axes = axis if isinstance(axis, list) else [axis]
     return [a % rank for a in axes]
@@ -404,6 +443,8 @@ def run(req):
     op = req["op"]
     if op in ("embedding", "embedding_grad", "einsum", "einsum_grad"):
         return index_ops(op, req)
+    if op in ("simple_rnn", "simple_rnn_grad"):
+        return rnn_ops(op, req)
     x = tensor(req["x"])
     image = x.ndim == 4
     xk = nhwc(x) if image else x
