@@ -3,6 +3,8 @@
 definitions (not from torchfit's code), for tests/layers/*_test.cpp.
 
 Usage: keras_layers_reference.py REQUEST.json RESULT.json
+With "vjp": R and "wrt": [weight names] in REQUEST, RESULT is {"grads": {"x": ..., <weight>: ...}}: the
+gradients of sum(y * R) by central differences of the same float64 forward (numeric_vjp).
 REQUEST: {"op": NAME, "x": {"shape": [N, C, H, W], "data": [...]}, <arguments>, <weights>}; tensors as
 torchfit holds them (images (N, C, H, W); sequences (N, steps, C) and volumes (N, D, H, W, C) in Keras's order), weights in KERAS layouts (e.g. a Conv2D kernel
 (kh, kw, C_in, filters)). The script moves x to Keras's (N, H, W, C), computes the layer as TensorFlow
@@ -66,6 +68,8 @@ import numpy as np
 
 
 def tensor(t):
+    if isinstance(t, np.ndarray):
+        return t
     return np.array(t["data"], dtype=np.float64).reshape(t["shape"])
 
 
@@ -517,12 +521,37 @@ def run(req):
     return nchw(y) if image else y
 
 
+def numeric_vjp(req):
+    """The gradients of sum(op(x, weights) * r), r = req["vjp"] (y's layout), with respect to x and each
+    weight named in req["wrt"]: central differences of the float64 forward above, step 1e-6 (exact for the
+    linear and piecewise-linear ops away from their kinks, O(1e-10) for the smooth ones)."""
+    r = tensor(req.pop("vjp"))
+    base = {k: tensor(v) if isinstance(v, dict) and "data" in v else v for k, v in req.items()}
+    grads = {}
+    for name in ["x"] + base.pop("wrt"):
+        a = base[name] = base[name].copy()
+        g = np.zeros_like(a)
+        for i in range(a.size):
+            keep = a.flat[i]
+            a.flat[i] = keep + 1e-6
+            up = (run(base) * r).sum()
+            a.flat[i] = keep - 1e-6
+            down = (run(base) * r).sum()
+            a.flat[i] = keep
+            g.flat[i] = (up - down) / 2e-6
+        grads[name] = out(g)
+    return grads
+
+
 def main():
     with open(sys.argv[1]) as f:
         req = json.load(f)
-    y = run(req)
+    if "vjp" in req:
+        result = {"grads": numeric_vjp(req)}
+    else:
+        result = {"y": out(run(req))}
     with open(sys.argv[2], "w") as f:
-        json.dump({"y": out(y)}, f)
+        json.dump(result, f)
 
 
 if __name__ == "__main__":
