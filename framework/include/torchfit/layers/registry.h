@@ -93,6 +93,10 @@ class LayerConfigReader {
   template <typename T>
   T convert(const std::string& field) const {
     const auto& v = config_[field];
+    if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      // An integer for a list, as Keras's constructors take one (standardize_tuple): strides=2.
+      if (v.is_number_integer()) return T{v.get<int64_t>()};
+    }
     const char* want = detail::json_type_mismatch<T>(v);
     if (want) throw ConfigError(who() + ": field '" + field + "' must be " + want + ", got " + v.dump());
     try {
