@@ -27,13 +27,12 @@ TEST(NdGradients, ConvolutionsMatchTheReference) {
   expect_gradients_match_reference(Conv1D(Conv1DOptions(3, 3).padding("causal").dilation_rate(2)).ptr(), {7, 2},
                                    {{"op", "conv1d"}, {"strides", 1}, {"dilation_rate", 2}, {"padding", "causal"}},
                                    {"kernel", "bias"});
-  expect_gradients_match_reference(
-      Conv1D(Conv1DOptions(2, 3).strides(2).padding("same")).ptr(), {8, 2},
-      {{"op", "conv1d"}, {"strides", 2}, {"dilation_rate", 1}, {"padding", "same"}}, {"kernel", "bias"});
+  expect_gradients_match_reference(Conv1D(Conv1DOptions(2, 3).strides(2).padding("same")).ptr(), {8, 2},
+                                   {{"op", "conv1d"}, {"strides", 2}, {"dilation_rate", 1}, {"padding", "same"}},
+                                   {"kernel", "bias"});
   expect_gradients_match_reference(
       Conv1DTranspose(Conv1DTransposeOptions(2, 3).strides(2).padding("same")).ptr(), {5, 2},
-      {{"op", "conv_transpose_nd"}, {"strides", {2}}, {"dilation_rate", {1}}, {"padding", "same"}},
-      {"kernel", "bias"});
+      {{"op", "conv_transpose_nd"}, {"strides", {2}}, {"dilation_rate", {1}}, {"padding", "same"}}, {"kernel", "bias"});
   expect_gradients_match_reference(
       DepthwiseConv1D(DepthwiseConv1DOptions(3).depth_multiplier(2).strides(2).padding("same")).ptr(), {7, 2},
       {{"op", "depthwise_conv_nd"}, {"strides", {2}}, {"dilation_rate", {1}}, {"padding", "same"}},
@@ -91,8 +90,8 @@ TEST(NdGradients, AdaptivePoolingMatchesTheReference) {
                                    {{"op", "adaptive_avg_pool"}, {"output_size", {3, 2}}});
   expect_gradients_match_reference(AdaptiveMaxPooling2D(AdaptivePooling2DOptions({3, 2})).ptr(), {7, 5, 2},
                                    {{"op", "adaptive_max_pool"}, {"output_size", {3, 2}}});
-  expect_gradients_match_reference(AdaptiveAveragePooling3D(AdaptivePooling3DOptions({2, 3, 2})).ptr(),
-                                   {3, 5, 4, 2}, {{"op", "adaptive_avg_pool"}, {"output_size", {2, 3, 2}}});
+  expect_gradients_match_reference(AdaptiveAveragePooling3D(AdaptivePooling3DOptions({2, 3, 2})).ptr(), {3, 5, 4, 2},
+                                   {{"op", "adaptive_avg_pool"}, {"output_size", {2, 3, 2}}});
   expect_gradients_match_reference(AdaptiveMaxPooling3D(AdaptivePooling3DOptions({2, 3, 2})).ptr(), {3, 5, 4, 2},
                                    {{"op", "adaptive_max_pool"}, {"output_size", {2, 3, 2}}});
 }
