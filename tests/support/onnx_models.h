@@ -14,6 +14,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>
@@ -526,6 +527,13 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["resizing_crop"] = [] {
     return image_model("resizing_crop", {5, 7, 2}, [](KerasTensor x) {
       return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
+    });
+  };
+  m["center_crop"] = [] {  // the window of a larger image (odd rows left over) and smart_resize of a smaller one
+    return image_model("center_crop", {5, 7, 2}, [](KerasTensor x) {
+      KerasTensor window = CenterCrop(CenterCropOptions(2, 4))->call(x);
+      KerasTensor resized = CenterCrop(CenterCropOptions(6, 6))->call(x);
+      return Concatenate()->call({Flatten()->call(window), Flatten()->call(resized)});
     });
   };
   m["resizing_pad"] = [] {

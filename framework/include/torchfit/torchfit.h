@@ -37,6 +37,7 @@
 #include <torchfit/layers/base_pooling.h>
 #include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>

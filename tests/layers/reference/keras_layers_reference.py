@@ -35,6 +35,8 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
+  the image is at least the window; otherwise image_utils.smart_resize, the Resizing crop box and bilinear.
 - Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
   crop / pad box as Keras computes it, then half-pixel bilinear or nearest per axis.
 - AdaptiveAveragePooling/AdaptiveMaxPooling 1D-3D (Keras 3 ops.adaptive_avg_pool / adaptive_max_pool, the
@@ -431,6 +433,13 @@ def run(req):
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
     elif op == "resizing":
         y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
+    elif op == "center_crop":  # Keras 3 CenterCrop.transform_images: the window, else smart_resize
+        h, w = req["height"], req["width"]
+        if xk.shape[1] >= h and xk.shape[2] >= w:
+            top, left = int((xk.shape[1] - h) / 2), int((xk.shape[2] - w) / 2)
+            y = xk[:, top:top + h, left:left + w, :]
+        else:
+            y = resizing(xk, h, w, "bilinear", True, False, 0.0)
     elif op == "up_sampling2d":
         y = upsample(xk, req["size"], req["interpolation"])
     elif op == "relu":
