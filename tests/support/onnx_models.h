@@ -39,6 +39,7 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
@@ -527,6 +528,11 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["resizing_crop"] = [] {
     return image_model("resizing_crop", {5, 7, 2}, [](KerasTensor x) {
       return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
+    });
+  };
+  m["random_flip"] = [] {  // inference: the input passes through
+    return image_model("random_flip", {4, 5, 2}, [](KerasTensor x) {
+      return conv(RandomFlip(RandomFlipOptions().mode("horizontal"))->call(x), 2, 3, 1, "same");
     });
   };
   m["center_crop"] = [] {  // the window of a larger image (odd rows left over) and smart_resize of a smaller one

@@ -67,6 +67,7 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>

@@ -35,6 +35,8 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- RandomFlip (Keras 3 RandomFlip._flip_inputs): with a draw's flips, np.where(flips, np.flip(x, width axis))
+  for "horizontal", the height axis for "vertical", both with the SAME flips for "horizontal_and_vertical".
 - CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
   the image is at least the window; otherwise image_utils.smart_resize, the Resizing crop box and bilinear.
 - Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
@@ -433,6 +435,13 @@ def run(req):
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
     elif op == "resizing":
         y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
+    elif op == "random_flip":  # Keras 3 RandomFlip._flip_inputs given its draws: flips[i] = (u_i <= 0.5)
+        flips = np.array(req["flips"], dtype=bool).reshape(-1, 1, 1, 1)
+        y = xk
+        if req["mode"] in ("horizontal", "horizontal_and_vertical"):
+            y = np.where(flips, np.flip(y, axis=-2), y)
+        if req["mode"] in ("vertical", "horizontal_and_vertical"):
+            y = np.where(flips, np.flip(y, axis=-3), y)
     elif op == "center_crop":  # Keras 3 CenterCrop.transform_images: the window, else smart_resize
         h, w = req["height"], req["width"]
         if xk.shape[1] >= h and xk.shape[2] >= w:
