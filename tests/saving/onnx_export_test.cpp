@@ -54,7 +54,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "resizing_pad",
                                                "einsum_dense",
                                                "embedding",
-                                               "embedding_image"};
+                                               "embedding_image",
+                                               "normalization_axes"};
   return models.count(model) > 0;
 }
 

@@ -36,6 +36,7 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
@@ -62,7 +63,7 @@ inline void randomize_weights(Model& model, uint64_t seed) {
   torch::NoGradGuard no_grad;
   at::manual_seed(seed);
   for (auto& p : model->named_parameters()) {
-    if (p.key().find("moving_variance") != std::string::npos) {
+    if (p.key().find("variance") != std::string::npos) {  // BatchNormalization's, Normalization's
       p.value().uniform_(0.5, 1.5);
     } else {
       p.value().uniform_(-0.5, 0.5);
@@ -528,6 +529,18 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["resizing_crop"] = [] {
     return image_model("resizing_crop", {5, 7, 2}, [](KerasTensor x) {
       return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
+    });
+  };
+  m["normalization"] = [] {  // per channel, as Keras's default
+    return image_model("normalization", {3, 4, 2},
+                       [](KerasTensor x) { return Normalization()->call(conv(x, 3, 1, 1, "valid")); });
+  };
+  m["normalization_axes"] = [] {  // adapted per (W, C) index of an image, a given scalar one inverted
+    return image_model("normalization_axes", {3, 4, 2}, [](KerasTensor x) {
+      KerasTensor y = Normalization(NormalizationOptions().axis(KerasAxes({2, 3})))->call(x);
+      return Normalization(
+                 NormalizationOptions().axis(KerasAxes(std::vector<int64_t>{})).mean(0.5).variance(4.0).invert(true))
+          ->call(y);
     });
   };
   m["random_flip"] = [] {  // inference: the input passes through

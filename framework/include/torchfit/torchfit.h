@@ -64,6 +64,7 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>

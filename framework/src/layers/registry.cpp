@@ -27,7 +27,7 @@ namespace torchfit {
   X(Conv1DTranspose) X(SeparableConv1D) X(DepthwiseConv1D) X(Conv3D) X(Conv3DTranspose)                  \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
   X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
-  X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) \
+  X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) X(Normalization) \
   X(Embedding) X(EinsumDense)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
@@ -89,9 +89,9 @@ std::string unsupported_keras_class_hint(const std::string& cls) {
                                                  "AdditiveAttention",
                                                  "GroupQueryAttention"};
   static const std::set<std::string> preprocessing = {
-      "RandomRotation",   "RandomZoom",       "RandomCrop",    "RandomTranslation", "RandomContrast",
-      "RandomBrightness", "CenterCrop",       "Normalization", "TextVectorization", "StringLookup",
-      "IntegerLookup",    "CategoryEncoding", "Hashing",       "Discretization"};
+      "RandomRotation",   "RandomZoom", "RandomCrop",        "RandomTranslation", "RandomContrast",
+      "RandomBrightness", "CenterCrop", "TextVectorization", "StringLookup",      "IntegerLookup",
+      "CategoryEncoding", "Hashing",    "Discretization"};
   const std::string own =
       "write it as a C++ layer registered under this class name (docs/extending.md, \"Worked example: "
       "examples/custom_layer/\")";

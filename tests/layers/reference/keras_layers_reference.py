@@ -35,6 +35,8 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- Normalization (Keras 3): (x - mean) / max(sqrt(variance), 1e-7) per index of the kept axes (mean + x * that
+  when inverted); adapt() of an array: np.mean and np.var over every other axis, batch included.
 - RandomFlip (Keras 3 RandomFlip._flip_inputs): with a draw's flips, np.where(flips, np.flip(x, width axis))
   for "horizontal", the height axis for "vertical", both with the SAME flips for "horizontal_and_vertical".
 - CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
@@ -435,6 +437,18 @@ def run(req):
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
     elif op == "resizing":
         y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
+    elif op == "normalization":  # Keras 3 Normalization.call; "adapt": the mean/var of data (np.mean/np.var)
+        keep = sorted(a % xk.ndim for a in req["axis"])
+        view = [xk.shape[d] if d in keep else 1 for d in range(xk.ndim)]
+        if "adapt" in req:
+            data = tensor(req["adapt"])
+            data = nhwc(data) if data.ndim == 4 else data
+            reduce = tuple(d for d in range(data.ndim) if d not in keep)
+            mean, var = np.mean(data, axis=reduce), np.var(data, axis=reduce)
+        else:
+            mean, var = tensor(req["mean"]), tensor(req["variance"])
+        mean, scale = np.reshape(mean, view), np.maximum(np.sqrt(np.reshape(var, view)), 1e-7)
+        y = mean + xk * scale if req["invert"] else (xk - mean) / scale
     elif op == "random_flip":  # Keras 3 RandomFlip._flip_inputs given its draws: flips[i] = (u_i <= 0.5)
         flips = np.array(req["flips"], dtype=bool).reshape(-1, 1, 1, 1)
         y = xk
