@@ -4,7 +4,7 @@
 # Catches LibTorch-2.x and CUDA-only compile errors before the rare GPU machine is used.
 #
 #   scripts/check_cuda_build.sh [--root DIR] [--build-dir DIR] [--jobs N] [--no-tests]
-#                               [--rehearse-gpu-check] [-- extra cmake arguments]
+#                               [--tests REGEX] [--rehearse-gpu-check] [-- extra cmake arguments]
 #
 #   --root DIR     the Debian 13 root (default /var/cache/torchfit/debian13-cuda-root), an absolute
 #                  path. Made on the first run with mmdebstrap (~4 GB download, ~12 GB on disk,
@@ -15,6 +15,9 @@
 #                  git-ignored). Not used by --rehearse-gpu-check (build-cuda-rehearsal/).
 #   --jobs N       parallel compile jobs (default: all cores)
 #   --no-tests     build only
+#   --tests REGEX  run only the ctest tests whose names match REGEX (ctest -R; e.g. 'OnnxOpenCv' after
+#                  an ONNX change: minutes instead of the whole suite's 30-60); the closing line then
+#                  counts those only, so a change is still checked once against the whole suite
 #   --rehearse-gpu-check
 #                  instead of the build above, run scripts/gpu_check.sh inside the root the way the
 #                  GPU machine runs it (bundle packages from gpu_bundle/, the root's CUDA LibTorch in
@@ -34,6 +37,7 @@ ROOT=/var/cache/torchfit/debian13-cuda-root
 BUILD_DIR=build-cuda
 JOBS=$(nproc)
 RUN_TESTS=1
+TESTS_REGEX=""
 REHEARSE=0
 CMAKE_EXTRA=()
 MIRROR=${TORCHFIT_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -44,6 +48,7 @@ while [ $# -gt 0 ]; do
     --build-dir) value "$@"; BUILD_DIR=$2; shift ;;
     --jobs) value "$@"; JOBS=$2; shift ;;
     --no-tests) RUN_TESTS=0 ;;
+    --tests) value "$@"; TESTS_REGEX=$2; shift ;;
     --rehearse-gpu-check) REHEARSE=1 ;;
     --) shift; CMAKE_EXTRA=("$@"); break ;;
     -h|--help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "$0"; exit 0 ;;
@@ -238,7 +243,9 @@ log "built in $(( $(date +%s) - TB )) s"
 
 TT=$(date +%s)
 set +e
-in_root "cd '$BUILD_DIR' && ctest --output-on-failure -j $JOBS" 2>&1 | tee "$REPO/$BUILD_DIR/ctest.log"
+CTEST_R=""
+[ -z "$TESTS_REGEX" ] || { CTEST_R="-R $(printf '%q' "$TESTS_REGEX")"; DESC="$DESC; only tests matching '$TESTS_REGEX'"; }
+in_root "cd '$BUILD_DIR' && ctest --output-on-failure -j $JOBS $CTEST_R" 2>&1 | tee "$REPO/$BUILD_DIR/ctest.log"
 set -e
 log "ctest took $(( $(date +%s) - TT )) s; whole check $(( $(date +%s) - T0 )) s"
 SUMMARY=$(grep -E '^[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$REPO/$BUILD_DIR/ctest.log" | tail -1)

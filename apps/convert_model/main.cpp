@@ -70,13 +70,16 @@ Model load(const Args& a, saving::CheckpointInfo& info) {
   }
   if (!unknown_input_size(a)) return saving::load_checkpoint_or_keras(a.in, a.architecture, &info);
   std::string first_error;
+  bool every_size_same = true;  // the same error at every size (a missing weights file): not the size's fault
   for (int64_t size = 32; size <= 512; size *= 2) {
     try {
       return saving::load_checkpoint_or_keras(a.in, a.architecture, &info, InputSize{size, size});
     } catch (const ConfigError& e) {
       if (first_error.empty()) first_error = e.what();
+      every_size_same = every_size_same && first_error == e.what();
     }
   }
+  if (every_size_same) throw ConfigError(first_error);
   throw ConfigError(first_error +
                     " (built at 32 to 512 px; a model whose input size is unknown (None) and whose weights depend "
                     "on it, a Dense after a Flatten, needs --input-size)");

@@ -129,7 +129,8 @@ def write_keras3_zip(path, config, vars_of):
         for key, vs in vars_of.items():
             g = f.create_group("layers/" + key + "/vars")
             for i, v in enumerate(vs):
-                g.create_dataset(str(i), data=v.astype(np.float32))
+                v = np.asarray(v)  # an integer (Normalization's count) as Keras writes it, int64
+                g.create_dataset(str(i), data=v if v.dtype.kind in "iu" else v.astype(np.float32))
         f.create_group("optimizer/vars")
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         z.writestr("metadata.json", json.dumps({"keras_version": "3.5.0", "date_saved": "2026-01-01@00:00:00"}))

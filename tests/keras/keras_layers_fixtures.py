@@ -42,6 +42,8 @@ Fixtures:
              Concatenate, Dense softmax
   simple_rnn a (5, 3) sequence: SimpleRNN(4, return_sequences, go_backwards), SimpleRNN(3, relu), Dense
              softmax (Keras 3's weights under layers/simple_rnn/cell/vars, tf.keras 2's simple_rnn_cell names)
+  keras3_preprocessing  Keras 3 only: a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted Normalization
+             (its int64 count too) and a given one, Flatten, Dense softmax
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
@@ -548,6 +550,32 @@ def simple_rnn(out):
     save_outputs(out, "simple_rnn", x, h @ v["dense"][0] + v["dense"][1])
 
 
+def keras3_preprocessing(out):
+    """Keras 3 only: a (7, 8, 2) image through RandomFlip (the input at inference), CenterCrop (5, 6), an
+    adapted Normalization (weights mean, variance and Keras's int64 count) and one with a given mean and
+    variance, Flatten, Dense softmax."""
+    x = rng.normal(0, 1, (2, 7, 8, 2))
+    mean, var = rng.normal(0, 0.5, 2), rng.uniform(0.5, 2.0, 2)
+    given_mean, given_var = [0.5, -0.5], [4.0, 0.25]
+    w = {"norm": [("mean", mean), ("variance", var), ("count", np.array(96, dtype=np.int64))],
+         "dense": [("kernel", rng.normal(0, 0.3, (60, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    specs = [("InputLayer", "img", dict(batch_input_shape=[None, 7, 8, 2], dtype="float32", sparse=False,
+                                        ragged=False), []),
+             ("RandomFlip", "flip", dict(seed=5, mode="horizontal", data_format="channels_last"), ["img"]),
+             ("CenterCrop", "crop", dict(height=5, width=6, data_format="channels_last"), ["flip"]),
+             ("Normalization", "norm", dict(axis=[-1], invert=False, mean=None, variance=None), ["crop"]),
+             ("Normalization", "given", dict(axis=[-1], invert=False, mean=given_mean, variance=given_var),
+              ["norm"]),
+             ("Flatten", "flat", dict(data_format="channels_last"), ["given"]),
+             ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["flat"])]
+    h = ref.run({"op": "center_crop", "x": x.transpose(0, 3, 1, 2), "height": 5, "width": 6}).transpose(0, 2, 3, 1)
+    h = (h - mean) / np.maximum(np.sqrt(var), 1e-7)
+    h = (h - np.array(given_mean)) / np.sqrt(np.array(given_var))
+    graph_keras3(out, w, "keras3_preprocessing", specs)
+    v = weights_of(w)
+    save_outputs(out, "keras3_preprocessing", x, h.reshape(2, -1) @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -562,3 +590,4 @@ if __name__ == "__main__":
     merge(sys.argv[1])
     adaptive(sys.argv[1])
     simple_rnn(sys.argv[1])
+    keras3_preprocessing(sys.argv[1])

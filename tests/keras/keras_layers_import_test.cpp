@@ -110,5 +110,9 @@ TEST_F(KerasLayersImport, DotAndActivityRegularizationMatchNumpyFromBothFormats)
 // Keras 3 only: AdaptiveAveragePooling1D/2D/3D and AdaptiveMaxPooling1D/2D/3D, sizes that divide unevenly.
 TEST_F(KerasLayersImport, Keras3AdaptivePooling1D2D3DMatchesNumpy) { expect_outputs("adaptive", ".keras"); }
 
+// RandomFlip (the input at inference), CenterCrop and Normalization (adapted, with Keras's int64 count, and
+// given) from a Keras 3 file.
+TEST_F(KerasLayersImport, Keras3PreprocessingLayersMatchNumpy) { expect_outputs("keras3_preprocessing", ".keras"); }
+
 }  // namespace keras_layers_import_test
 }  // namespace torchfit

@@ -60,6 +60,40 @@ TEST(ActivityRegularization, FitLossAddsTheTermSummedOverTheBatch) {
   expect_step_loss(m, "mse", false, Json::array({Json::array({"hidden", 0.01, 0.02})}));
 }
 
+// The step's gradients (one SGD step of learning rate 1: the weights' change) against the reference's
+// central differences of the same loss, activity term included.
+TEST(ActivityRegularization, StepGradientsMatchTheReference) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
+  Sequential m;
+  m->add(Dense(DenseOptions(3).activation("relu").name("d1").input_shape(Shape{4})));
+  m->add(ActivityRegularization(ActivityRegularizationOptions().l1(0.3).l2(0.2)));
+  m->add(Dense(DenseOptions(2).name("d2")));
+  at::manual_seed(11);
+  const at::Tensor x = at::randn({5, 4}), target = at::randn({5, 2});
+  const auto w1 = m->get_layer("d1")->keras_weights(), w2 = m->get_layer("d2")->keras_weights();
+  Json req = {{"op", "activity_loss"},
+              {"x", tensor_json(x)},
+              {"target", tensor_json(target)},
+              {"loss", "mse"},
+              {"softmax", false},
+              {"activity", {{"hidden", 0.3, 0.2}}},
+              {"k1", tensor_json(w1[0])},
+              {"b1", tensor_json(w1[1])},
+              {"k2", tensor_json(w2[0])},
+              {"b2", tensor_json(w2[1])},
+              {"vjp", tensor_json(at::ones({1}))},
+              {"wrt", {"k1", "b1", "k2", "b2"}}};
+  Trainer trainer(m, CompileOptions().loss("mse").optimizer(OptimizerOptions().name("sgd").learning_rate(1.0)));
+  trainer.train_step(x, target);
+  const auto v1 = m->get_layer("d1")->keras_weights(), v2 = m->get_layer("d2")->keras_weights();
+  const auto want = torchfit::testing::keras_reference_grads(req);
+  ASSERT_EQ(want.size(), 5u);
+  torchfit::testing::expect_matches_reference(w1[0] - v1[0], want.at("k1"));
+  torchfit::testing::expect_matches_reference(w1[1] - v1[1], want.at("b1"));
+  torchfit::testing::expect_matches_reference(w2[0] - v2[0], want.at("k2"));
+  torchfit::testing::expect_matches_reference(w2[1] - v2[1], want.at("b2"));
+}
+
 // Keras 3's get_config: activity_regularizer on Dense layers (a hidden one and the softmax output: the term
 // is taken on the probabilities, not the logits the loss reads), ActivityRegularization's l1/l2.
 TEST(ActivityRegularization, Keras3ActivityRegularizersOnAnyLayer) {

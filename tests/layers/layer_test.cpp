@@ -18,6 +18,8 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/reshape.h>
+#include <torchfit/layers/resizing.h>
+#include <torchfit/layers/up_sampling1d3d.h>
 
 using namespace torchfit;
 
@@ -64,4 +66,29 @@ TEST(LayerClass, FamilyOptionSettersReturnTheLayersOwnOptions) {
   EXPECT_EQ(o.padding(), "same");
   EXPECT_EQ((*o.kernel_size())[1], 3);
   EXPECT_EQ((*o.strides())[0], 1) << "Keras's default";
+}
+
+// An output or weights too large to hold are a ConfigError naming the layer when the model is built (a
+// dry run, a summary), not LibTorch's bare allocation error at the first batch.
+TEST(LayerBuild, OutputsAndWeightsTooLargeAreRefusedNamingTheLayer) {
+  const auto build_error = [](auto layer, const Shape& in) {
+    try {
+      layer->build(in);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string msg = build_error(Resizing(ResizingOptions(100000, 100000).name("big")).ptr(), Shape{8, 8, 3});
+  EXPECT_NE(
+      msg.find("layer 'big' (Resizing): its output (None, 100000, 100000, 3) holds 3e+10 values per sample (120 GB"),
+      std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("more than 2^31 - 1"), std::string::npos) << msg;
+  msg = build_error(UpSampling1D(UpSampling1DOptions(1000000000).name("up")).ptr(), Shape{5, 2});
+  EXPECT_NE(msg.find("layer 'up' (UpSampling1D): its output (None, 5000000000, 2)"), std::string::npos) << msg;
+  msg = build_error(Dense(DenseOptions(int64_t{1} << 40).name("wide")).ptr(), Shape{1000});
+  EXPECT_NE(msg.find("layer 'wide' (Dense): cannot allocate its weights"), std::string::npos) << msg;
+  // The largest shape that fits is built.
+  EXPECT_EQ(build_error(Resizing(ResizingOptions(46340, 46340)).ptr(), Shape{8, 8, 1}), "no error");
 }

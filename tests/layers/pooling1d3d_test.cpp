@@ -102,6 +102,12 @@ TEST(Pooling1D3D, ConfigIsKerasAndReadsKerasForms) {
       {{"class_name", "AveragePooling3D"}, {"config", {{"name", "p3"}, {"pool_size", 2}, {"strides", {1, 2, 1}}}}});
   EXPECT_EQ(layer->config(),
             (nlohmann::json{{"name", "p3"}, {"pool_size", {2, 2, 2}}, {"strides", {1, 2, 1}}, {"padding", "valid"}}));
+  // strides as one integer, as Keras's constructors take it (MaxPooling1D(2, strides=1)), for every rank.
+  for (const std::string cls : {"MaxPooling1D", "AveragePooling2D", "MaxPooling3D"}) {
+    layer = layer_from_json({{"class_name", cls}, {"config", {{"name", "s"}, {"pool_size", 3}, {"strides", 1}}}});
+    const size_t d = cls.find("1D") != std::string::npos ? 1 : cls.find("2D") != std::string::npos ? 2 : 3;
+    EXPECT_EQ(layer->config()["strides"], nlohmann::json(std::vector<int64_t>(d, 1))) << cls;
+  }
   const std::string msg = torchfit::testing::layer_config_error(
       {{"class_name", "MaxPooling3D"}, {"config", {{"name", "m3"}, {"pool_size", {2, 2}}}}});
   EXPECT_NE(msg.find("layer 'm3' (MaxPooling3D): field 'pool_size' must be an integer or a list of 3 integers"),

@@ -96,6 +96,16 @@ TEST(Registry, UnknownClassListsTheKnownOnes) {
   const auto msg = torchfit::testing::layer_config_error({{"class_name", "ConvLSTM2D"}, {"config", Json::object()}});
   EXPECT_NE(msg.find("unknown layer class 'ConvLSTM2D'"), std::string::npos) << msg;
   for (const char* cls : {"BatchNormalization", "Dense", "Reshape"}) EXPECT_NE(msg.find(cls), std::string::npos) << msg;
+  // A Keras class torchfit does not build says what to do instead; another name only lists the known ones.
+  EXPECT_NE(torchfit::testing::layer_config_error({{"class_name", "TFOpLambda"}, {"config", Json::object()}})
+                .find("holds Python code or TensorFlow operations, which torchfit cannot run: write it as a C++ layer"),
+            std::string::npos);
+  EXPECT_NE(torchfit::testing::layer_config_error({{"class_name", "TextVectorization"}, {"config", Json::object()}})
+                .find("torchfit has no TextVectorization layer yet: preprocess with ImageDataGenerator"),
+            std::string::npos);
+  EXPECT_NE(torchfit::testing::layer_config_error({{"class_name", "Swishy"}, {"config", Json::object()}})
+                .find("unknown layer class 'Swishy' (known: "),
+            std::string::npos);
   // Inside a model JSON as well.
   Json model = {{"format_version", 1},
                 {"class_name", "Sequential"},

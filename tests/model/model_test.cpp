@@ -464,10 +464,16 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
   nlohmann::json seq = {
       {"class_name", "Sequential"},
       {"config", {{"name", "s"}, {"layers", {{{"class_name", "ConvLSTM2D"}, {"config", {{"name", "c3"}}}}}}}}};
-  EXPECT_NE(error_of([&] {
-              model_from_json(seq);
-            }).find("config.layers[0] ('c3', ConvLSTM2D): unknown layer class 'ConvLSTM2D' (known: "),
+  EXPECT_NE(error_of([&] { model_from_json(seq); })
+                .find("config.layers[0] ('c3', ConvLSTM2D): unknown layer class 'ConvLSTM2D': torchfit has no "
+                      "ConvLSTM2D yet"),
             std::string::npos);
+  seq["config"]["layers"] = {{{"class_name", "Lambda"}, {"config", {{"name", "lam"}}}}};
+  EXPECT_NE(
+      error_of([&] { model_from_json(seq); })
+          .find("('lam', Lambda): unknown layer class 'Lambda': a Lambda layer holds Python code or TensorFlow "
+                "operations, which torchfit cannot run: write it as a C++ layer registered under this class name"),
+      std::string::npos);
   seq["config"]["layers"] = {
       {{"class_name", "Dense"},
        {"config",

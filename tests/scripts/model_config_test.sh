@@ -112,7 +112,7 @@ expect_exit 1 "has 2 inputs and 1 outputs; adapting a classifier to an image fol
 
 # Errors: the file, the layer and the field.
 sed 's/"Conv2D"/"ConvLSTM2D"/' small.json >unknown.json
-expect_exit 1 "unknown layer class 'ConvLSTM2D' (known: " "$BIN/train_cnn" --data data --model-config unknown.json --dry-run
+expect_exit 1 "unknown layer class 'ConvLSTM2D': torchfit has no ConvLSTM2D yet" "$BIN/train_cnn" --data data --model-config unknown.json --dry-run
 sed 's/"filters": 8/"filters": "eight"/' small.json >badfield.json
 expect_exit 1 "field 'filters' must be an integer" "$BIN/train_cnn" --data data --model-config badfield.json --dry-run
 grep -q "badfield.json" out || fail "error does not name the file"

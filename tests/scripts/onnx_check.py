@@ -219,6 +219,8 @@ OPS = {
     "ThresholdedRelu": lambda x, alpha=1.0, **_: np.where(x > alpha, x, 0.0),
     "Erf": lambda x, **_: np.vectorize(math.erf)(x),
     "Sqrt": lambda x, **_: np.sqrt(x),
+    "Abs": lambda x, **_: np.abs(x),
+    "Floor": lambda x, **_: np.floor(x),
     "Add": fold(np.add), "Sub": fold(np.subtract), "Mul": fold(np.multiply), "Div": fold(np.divide),
     "Max": fold(np.maximum), "Min": fold(np.minimum),
     "Concat": lambda *xs, axis, **_: np.concatenate(xs, axis=axis),

@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -35,10 +37,10 @@ inline std::string keras_reference_unavailable() {
   return why;
 }
 
-/// The reference output (float64, (N, C, H, W) or (N, D)) of `request` (see the script's docstring: "op",
-/// "x" as tensor_json, the layer's arguments, Keras-layout weights). ADD_FAILURE and an undefined tensor
-/// when the script fails.
-inline at::Tensor keras_reference(const nlohmann::json& request) {
+namespace detail {
+
+/// Runs the reference script on `request`; its result JSON, or null after ADD_FAILURE.
+inline nlohmann::json run_keras_reference(const nlohmann::json& request) {
   TempDir dir("keras_ref");
   const std::string in = dir.file("request.json"), out = dir.file("result.json");
   std::ofstream(in) << request.dump();
@@ -46,12 +48,36 @@ inline at::Tensor keras_reference(const nlohmann::json& request) {
   const std::string cmd = "/usr/bin/python3 '" + script + "' '" + in + "' '" + out + "'";
   if (std::system(cmd.c_str()) != 0) {
     ADD_FAILURE() << "reference failed: " << cmd;
-    return {};
+    return nullptr;
   }
   nlohmann::json result;
   std::ifstream(out) >> result;
-  const auto& y = result["y"];
-  return at::tensor(y["data"].get<std::vector<double>>(), at::kDouble).reshape(y["shape"].get<std::vector<int64_t>>());
+  return result;
+}
+
+inline at::Tensor reference_tensor(const nlohmann::json& t) {
+  return at::tensor(t["data"].get<std::vector<double>>(), at::kDouble).reshape(t["shape"].get<std::vector<int64_t>>());
+}
+
+}  // namespace detail
+
+/// The reference output (float64, (N, C, H, W) or (N, D)) of `request` (see the script's docstring: "op",
+/// "x" as tensor_json, the layer's arguments, Keras-layout weights). ADD_FAILURE and an undefined tensor
+/// when the script fails.
+inline at::Tensor keras_reference(const nlohmann::json& request) {
+  const nlohmann::json result = detail::run_keras_reference(request);
+  return result.is_null() ? at::Tensor() : detail::reference_tensor(result["y"]);
+}
+
+/// The reference's gradients of sum(y · request["vjp"]) with respect to "x" and each weight named in
+/// request["wrt"] (central differences of its float64 forward, see the script's numeric_vjp), by name.
+/// Empty (after ADD_FAILURE) when the script fails.
+inline std::map<std::string, at::Tensor> keras_reference_grads(const nlohmann::json& request) {
+  const nlohmann::json result = detail::run_keras_reference(request);
+  std::map<std::string, at::Tensor> grads;
+  if (result.is_null()) return grads;
+  for (const auto& [name, g] : result["grads"].items()) grads[name] = detail::reference_tensor(g);
+  return grads;
 }
 
 /// Expects `actual` (float32) to equal the float64 `reference` within `atol` + 1e-5·|reference|.
@@ -92,6 +118,54 @@ std::pair<at::Tensor, at::Tensor> random_forward(LayerPtr layer, const std::vect
   m->eval();
   at::NoGradGuard no_grad;
   return {x, m->forward(x)};
+}
+
+/// `layer`'s gradients against the reference's (keras_reference_grads): on a random batch of the Keras input
+/// `keras_in` (eval mode, alone in a Sequential), the gradients of sum(y · r) for a random r, with respect to
+/// the input and to every Keras weight, compared within 1e-5 + 1e-5·|reference|. `request` holds the
+/// reference's "op" and the layer's arguments; the layer's keras_weights() go in as `weight_names` (in order:
+/// all of them, e.g. {"kernel", "bias"}). A layer's parameter gradients are moved to Keras's layout by
+/// its own keras_weights() (a linear re-layout) and the weights restored after.
+template <typename LayerPtr>
+void expect_gradients_match_reference(LayerPtr layer, const std::vector<int64_t>& keras_in, nlohmann::json request,
+                                      const std::vector<std::string>& weight_names = {}, uint64_t seed = 5) {
+  at::manual_seed(seed);
+  std::vector<int64_t> shape = keras_in;
+  if (shape.size() == 3) shape = {keras_in[2], keras_in[0], keras_in[1]};
+  shape.insert(shape.begin(), 2);
+  const at::Tensor x = at::randn(shape).requires_grad_(true);
+  layer->set_declared_input_shape(keras_in);
+  Sequential m;
+  m->add(layer);
+  m->eval();
+  const at::Tensor y = m->forward(x);
+  const at::Tensor r = at::randn_like(y);
+  (y * r).sum().backward();
+  const std::vector<at::Tensor> weights = layer->keras_weights();
+  ASSERT_EQ(weights.size(), weight_names.size()) << "name every Keras weight of " << layer->keras_class_name;
+  std::vector<at::Tensor> keras_grads;
+  {
+    at::NoGradGuard no_grad;
+    for (auto& p : layer->named_parameters()) {
+      if (p.value().grad().defined()) p.value().copy_(p.value().grad());
+    }
+    keras_grads = layer->keras_weights();
+    layer->set_keras_weights(weights);
+  }
+  request["x"] = tensor_json(x);
+  request["vjp"] = tensor_json(r);
+  request["wrt"] = weight_names;
+  for (size_t i = 0; i < weights.size(); ++i) request[weight_names[i]] = tensor_json(weights[i]);
+  const std::map<std::string, at::Tensor> want = keras_reference_grads(request);
+  ASSERT_EQ(want.size(), weights.size() + 1);
+  {
+    SCOPED_TRACE("input gradient");
+    expect_matches_reference(x.grad(), want.at("x"));
+  }
+  for (size_t i = 0; i < weights.size(); ++i) {
+    SCOPED_TRACE(weight_names[i] + " gradient");
+    expect_matches_reference(keras_grads[i], want.at(weight_names[i]));
+  }
 }
 
 /// One pooling configuration: the Keras input, pool size, strides (one per spatial axis) and padding.

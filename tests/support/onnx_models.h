@@ -14,6 +14,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>
@@ -35,9 +36,11 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
@@ -61,7 +64,7 @@ inline void randomize_weights(Model& model, uint64_t seed) {
   torch::NoGradGuard no_grad;
   at::manual_seed(seed);
   for (auto& p : model->named_parameters()) {
-    if (p.key().find("moving_variance") != std::string::npos) {
+    if (p.key().find("variance") != std::string::npos) {  // BatchNormalization's, Normalization's
       p.value().uniform_(0.5, 1.5);
     } else {
       p.value().uniform_(-0.5, 0.5);
@@ -534,6 +537,30 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["resizing_crop"] = [] {
     return image_model("resizing_crop", {5, 7, 2}, [](KerasTensor x) {
       return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
+    });
+  };
+  m["normalization"] = [] {  // per channel, as Keras's default
+    return image_model("normalization", {3, 4, 2},
+                       [](KerasTensor x) { return Normalization()->call(conv(x, 3, 1, 1, "valid")); });
+  };
+  m["normalization_axes"] = [] {  // adapted per (W, C) index of an image, a given scalar one inverted
+    return image_model("normalization_axes", {3, 4, 2}, [](KerasTensor x) {
+      KerasTensor y = Normalization(NormalizationOptions().axis(KerasAxes({2, 3})))->call(x);
+      return Normalization(
+                 NormalizationOptions().axis(KerasAxes(std::vector<int64_t>{})).mean(0.5).variance(4.0).invert(true))
+          ->call(y);
+    });
+  };
+  m["random_flip"] = [] {  // inference: the input passes through
+    return image_model("random_flip", {4, 5, 2}, [](KerasTensor x) {
+      return conv(RandomFlip(RandomFlipOptions().mode("horizontal"))->call(x), 2, 3, 1, "same");
+    });
+  };
+  m["center_crop"] = [] {  // the window of a larger image (odd rows left over) and smart_resize of a smaller one
+    return image_model("center_crop", {5, 7, 2}, [](KerasTensor x) {
+      KerasTensor window = CenterCrop(CenterCropOptions(2, 4))->call(x);
+      KerasTensor resized = CenterCrop(CenterCropOptions(6, 6))->call(x);
+      return Concatenate()->call({Flatten()->call(window), Flatten()->call(resized)});
     });
   };
   m["resizing_pad"] = [] {

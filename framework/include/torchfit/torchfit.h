@@ -37,6 +37,7 @@
 #include <torchfit/layers/base_pooling.h>
 #include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
 #include <torchfit/layers/conv2d.h>
@@ -63,9 +64,11 @@
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
+#include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>

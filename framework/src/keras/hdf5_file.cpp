@@ -184,8 +184,9 @@ Hdf5File::DatasetInfo Hdf5File::dataset_info(const std::string& path) const {
 
 at::Tensor Hdf5File::dataset(const std::string& path) const {
   const DatasetInfo info = dataset_info(path);
-  if (info.dtype.rfind("float", 0) != 0)
-    throw IoError(where(path) + ": not a floating-point dataset (" + info.dtype + ")");
+  const bool integer = info.dtype.find("int") != std::string::npos;
+  if (info.dtype.rfind("float", 0) != 0 && !integer)
+    throw IoError(where(path) + ": not a numeric dataset (" + info.dtype + ")");  // HDF5 converts integers
   Hid d(H5Dopen2(file_, path.c_str(), H5P_DEFAULT), H5Dclose);
   at::Tensor out = at::empty(info.shape, at::kDouble);
   if (out.numel() > 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, out.data_ptr<double>()) < 0) {

@@ -42,9 +42,9 @@ class Hdf5File {
   /// The declared shape and type of the dataset at `path`. Errors: IoError naming the file and dataset
   /// when it is absent, no dataset, or declares a dimension over 2^63 - 1.
   DatasetInfo dataset_info(const std::string& path) const;
-  /// A floating-point dataset as a float64 tensor of its shape (a scalar: 0-D). Allocates what the shape
-  /// declares: check dataset_info() against what is expected first. Errors: IoError naming the file and
-  /// dataset when it is absent, not floating-point or cannot be read (e.g. data missing from the file).
+  /// A floating-point or integer dataset as a float64 tensor of its shape (a scalar: 0-D; HDF5 converts). Allocates
+  /// what the shape declares: check dataset_info() against what is expected first. Errors: IoError naming the file and
+  /// dataset when it is absent, not numeric or cannot be read (e.g. data missing from the file).
   at::Tensor dataset(const std::string& path) const;
 
  private:

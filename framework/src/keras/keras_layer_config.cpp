@@ -264,7 +264,8 @@ Json layer_spec(const Json& spec, Findings& f, bool channels_first) {
   const std::string who = "layer '" + name + "' (" + cls + ")";
   const auto known = registered_layers();
   if (std::find(known.begin(), known.end(), cls) == known.end()) {
-    throw ConfigError(who + ": unknown layer class '" + cls + "'" +
+    const std::string hint = unsupported_keras_class_hint(cls);
+    throw ConfigError(who + ": unknown layer class '" + cls + "'" + (hint.empty() ? "" : ": " + hint) +
                       (spec.contains("module") && spec["module"].is_string() && spec["module"] != "keras.layers"
                            ? " (a custom object from module " + spec["module"].dump() + ")"
                            : "") +

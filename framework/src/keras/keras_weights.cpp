@@ -44,9 +44,12 @@ void check_declared(const KerasFile& file, const Layer& layer, const KerasLayerW
                       std::to_string(want.size()));
   }
   for (size_t i = 0; i < want.size(); ++i) {
-    if (stored.dtypes[i].rfind("float", 0) != 0) {
+    // An integer scalar is Keras's too: Normalization's count (int64).
+    const bool integer_scalar = stored.dtypes[i].find("int") != std::string::npos && want[i].empty();
+    if (stored.dtypes[i].rfind("float", 0) != 0 && !integer_scalar) {
       throw ConfigError(at + ": weight '" + stored.names[i] + "' is " + stored.dtypes[i] +
-                        " in the file; Keras weights are floating point (float16, float32, float64)");
+                        " in the file; Keras weights are floating point (float16, float32, float64), or an "
+                        "integer scalar");
     }
     if (stored.shapes[i] != want[i]) {
       throw ConfigError(at + ": weight '" + stored.names[i] + "' is declared " + format_sizes(stored.shapes[i]) + " " +

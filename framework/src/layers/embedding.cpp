@@ -56,14 +56,29 @@ void EmbeddingImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weight
 
 std::vector<at::Tensor> EmbeddingImpl::keras_weights_impl() const { return {detail::keras_weight_copy(embeddings)}; }
 
+// The lookup as a one-hot product, not a Gather: OpenCV 4.10 runs Cast + Gather with other values than
+// torchfit's and no error, 4.6 refuses it. Index i = floor(relu(x)) (Keras's truncation toward zero for every
+// valid index); one_hot = relu(1 - |i - range(input_dim)|), exact for integers; y = one_hot · embeddings. An
+// index outside [0, input_dim) gives a zero vector here (torchfit's forward throws IndexError).
 std::string EmbeddingImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   using detail::onnx_name;
   std::string x = in[0];
   if (input_shape().size() == 3)
     x = g.add_node("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}}, onnx_name(*this, "to_keras"));
-  const std::string indices = g.add_node("Cast", {x}, {{"to", int64_t{7}}}, onnx_name(*this, "indices"));  // INT64
-  std::string y = g.add_node("Gather", {g.add_initializer(onnx_name(*this, "embeddings"), embeddings), indices},
-                             {{"axis", int64_t{0}}}, onnx_name(*this, "Gather"));
+  std::vector<int64_t> column{0};
+  column.insert(column.end(), input_shape().begin(), input_shape().end());
+  column.push_back(1);
+  x = g.add_node("Relu", {x}, {}, onnx_name(*this, "nonnegative"));
+  x = g.add_node("Floor", {x}, {}, onnx_name(*this, "indices"));
+  x = g.add_node("Reshape", {x, g.add_int64s(onnx_name(*this, "column_shape"), column)}, {},
+                 onnx_name(*this, "column"));
+  const at::Tensor range = at::arange(options.input_dim(), at::kFloat);
+  x = g.add_node("Sub", {x, g.add_initializer(onnx_name(*this, "range"), range)}, {}, onnx_name(*this, "distance"));
+  x = g.add_node("Abs", {x}, {}, onnx_name(*this, "abs_distance"));
+  x = g.add_node("Sub", {g.add_scalar(onnx_name(*this, "one"), 1.0F), x}, {}, onnx_name(*this, "closeness"));
+  x = g.add_node("Relu", {x}, {}, onnx_name(*this, "one_hot"));
+  std::string y = g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "embeddings"), embeddings)}, {},
+                             onnx_name(*this, "lookup"));
   if (input_shape().size() == 2)
     y = g.add_node("Transpose", {y}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}, onnx_name(*this, "to_image"));
   return y;

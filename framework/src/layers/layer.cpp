@@ -1,6 +1,11 @@
 #include <torchfit/layers/layer.h>
 
 #include <cctype>
+#include <iomanip>
+#include <new>
+#include <sstream>
+
+#include <c10/util/Exception.h>
 
 #include <torchfit/layers/registry.h>
 #include "layers/layer_export.h"
@@ -9,6 +14,39 @@ namespace torchfit {
 
 Layer::Layer(std::string class_name, std::string name)
     : torch::nn::Module(class_name), class_name_(std::move(class_name)), name_(std::move(name)) {}
+
+namespace {
+// A shape's values per sample beyond int32 indexing (2^31 − 1) are refused before anything allocates them:
+// LibTorch would fail later with a bare allocation or indexing error (Resizing(100000, 100000)).
+void check_output_size(const std::string& who, const Shape& out) {
+  double values = 1;
+  for (int64_t d : out) values *= static_cast<double>(d);
+  if (values > 2147483647.0) {
+    std::ostringstream text;
+    text << std::setprecision(3) << who << ": its output " << format_shape(out) << " holds " << values
+         << " values per sample (" << values * 4 / 1e9 << " GB in float32), more than 2^31 - 1: too large";
+    throw ConfigError(text.str());
+  }
+}
+
+// Builds through `fn`, turning LibTorch's allocation failure (weights too large for memory) into a
+// ConfigError naming the layer.
+template <typename Fn>
+Shape guarded_build(const std::string& who, Fn fn) {
+  Shape out;
+  try {
+    out = fn();
+  } catch (const std::bad_alloc&) {
+    throw ConfigError(who + ": cannot allocate its weights (out of memory)");
+  } catch (const c10::Error& e) {
+    const std::string what = e.what_without_backtrace();
+    if (what.find("alloc") == std::string::npos) throw;
+    throw ConfigError(who + ": cannot allocate its weights: " + what.substr(0, what.find('\n')));
+  }
+  check_output_size(who, out);
+  return out;
+}
+}  // namespace
 
 Shape Layer::build(const Shape& input_shape) {
   if (takes_list()) {
@@ -19,7 +57,7 @@ Shape Layer::build(const Shape& input_shape) {
   for (auto d : input_shape) {
     if (d <= 0) throw ConfigError(describe() + ": invalid input shape " + format_shape(input_shape));
   }
-  built_output_ = build_impl(input_shape);
+  built_output_ = guarded_build(describe(), [&] { return build_impl(input_shape); });
   built_input_ = input_shape;
   built_inputs_ = {input_shape};
   built_ = true;
@@ -45,7 +83,7 @@ Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
       if (d <= 0) throw ConfigError(describe() + ": invalid input shape " + format_shape(s));
     }
   }
-  built_output_ = build_multi_impl(input_shapes);
+  built_output_ = guarded_build(describe(), [&] { return build_multi_impl(input_shapes); });
   built_inputs_ = input_shapes;
   built_input_ = input_shapes.empty() ? Shape{} : input_shapes[0];
   built_ = true;

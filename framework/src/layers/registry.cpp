@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <set>
 
 namespace torchfit {
 
@@ -26,7 +27,7 @@ namespace torchfit {
   X(Conv1DTranspose) X(SeparableConv1D) X(DepthwiseConv1D) X(Conv3D) X(Conv3DTranspose)                  \
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
   X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
-  X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) \
+  X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) X(Normalization) \
   X(Embedding) X(EinsumDense) X(SimpleRNN)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
@@ -65,13 +66,58 @@ std::optional<Shape> opt_shape(const Json& c) {
   return c["input_shape"].get<Shape>();
 }
 
+}  // namespace
+
+std::string unsupported_keras_class_hint(const std::string& cls) {
+  static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
+  static const std::set<std::string> sequence = {"LSTM",
+                                                 "GRU",
+                                                 "SimpleRNN",
+                                                 "RNN",
+                                                 "Bidirectional",
+                                                 "TimeDistributed",
+                                                 "LSTMCell",
+                                                 "GRUCell",
+                                                 "SimpleRNNCell",
+                                                 "StackedRNNCells",
+                                                 "ConvLSTM1D",
+                                                 "ConvLSTM2D",
+                                                 "ConvLSTM3D",
+                                                 "Masking",
+                                                 "MultiHeadAttention",
+                                                 "Attention",
+                                                 "AdditiveAttention",
+                                                 "GroupQueryAttention"};
+  static const std::set<std::string> preprocessing = {
+      "RandomRotation",   "RandomZoom", "RandomCrop",        "RandomTranslation", "RandomContrast",
+      "RandomBrightness", "CenterCrop", "TextVectorization", "StringLookup",      "IntegerLookup",
+      "CategoryEncoding", "Hashing",    "Discretization"};
+  const std::string own =
+      "write it as a C++ layer registered under this class name (docs/extending.md, \"Worked example: "
+      "examples/custom_layer/\")";
+  if (code.count(cls))
+    return "a " + cls + " layer holds Python code or TensorFlow operations, which torchfit cannot run: " + own;
+  if (sequence.count(cls)) return "torchfit has no " + cls + " yet (recurrent and attention layers are coming); " + own;
+  if (preprocessing.count(cls)) {
+    return "torchfit has no " + cls +
+           " layer yet: preprocess with ImageDataGenerator / flow_from_directory "
+           "(docs/data_pipeline.md), or " +
+           own;
+  }
+  return "";
+}
+
+namespace {
+
 LayerFactory find_factory(const std::string& cls) {
   std::lock_guard<std::mutex> lock(table_mutex());
   auto it = registry().find(cls);
   if (it != registry().end()) return it->second;
   std::string known;
   for (const auto& [k, v] : registry()) known += (known.empty() ? "" : ", ") + k;
-  throw ConfigError("unknown layer class '" + cls + "' (known: " + known + ")");
+  const std::string hint = unsupported_keras_class_hint(cls);
+  throw ConfigError("unknown layer class '" + cls + "'" + (hint.empty() ? "" : ": " + hint) + " (known: " + known +
+                    ")");
 }
 
 // "<weight>_regularizer" keys (Keras's L1, L2, L1L2 objects or "l1"/"l2" names; null = none) → per weight

@@ -211,9 +211,10 @@ UnknownAxes fill_unknown_input_sizes(Json& json, const std::optional<InputSize>&
                             "be None (a (None, None, C) image input)");
         }
         if (!size) {
-          throw ConfigError(who + ": field '" + key + "' " + batch.dump() +
-                            " leaves the image's height and width unknown (None): give the size to build the "
-                            "model at (KerasImportOptions::input_size)");
+          throw ConfigError(
+              who + ": field '" + key + "' " + batch.dump() +
+              " leaves the image's height and width unknown (None): give the size to build the "
+              "model at (KerasImportOptions::input_size; in the apps --target-size, convert_model --input-size)");
         }
         batch[i] = (*size)[i - 1];
         unknown[c.value("name", std::string())].push_back(static_cast<int64_t>(i) - 1);

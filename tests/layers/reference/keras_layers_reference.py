@@ -3,6 +3,8 @@
 definitions (not from torchfit's code), for tests/layers/*_test.cpp.
 
 Usage: keras_layers_reference.py REQUEST.json RESULT.json
+With "vjp": R and "wrt": [weight names] in REQUEST, RESULT is {"grads": {"x": ..., <weight>: ...}}: the
+gradients of sum(y * R) by central differences of the same float64 forward (numeric_vjp).
 REQUEST: {"op": NAME, "x": {"shape": [N, C, H, W], "data": [...]}, <arguments>, <weights>}; tensors as
 torchfit holds them (images (N, C, H, W); sequences (N, steps, C) and volumes (N, D, H, W, C) in Keras's order), weights in KERAS layouts (e.g. a Conv2D kernel
 (kh, kw, C_in, filters)). The script moves x to Keras's (N, H, W, C), computes the layer as TensorFlow
@@ -33,6 +35,12 @@ Sources of each rule:
 - GlobalAveragePooling/GlobalMaxPooling (Keras 3): ops.mean / ops.max over every spatial axis, keepdims.
 - UpSampling1D/3D (Keras 3): ops.repeat(x, size, axis) along each spatial axis (nearest).
 - ZeroPadding1D/3D (Keras 3): ops.pad with ((0, 0), *padding, (0, 0)); Cropping1D/3D: x[:, b:n - a, ..., :].
+- Normalization (Keras 3): (x - mean) / max(sqrt(variance), 1e-7) per index of the kept axes (mean + x * that
+  when inverted); adapt() of an array: np.mean and np.var over every other axis, batch included.
+- RandomFlip (Keras 3 RandomFlip._flip_inputs): with a draw's flips, np.where(flips, np.flip(x, width axis))
+  for "horizontal", the height axis for "vertical", both with the SAME flips for "horizontal_and_vertical".
+- CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
+  the image is at least the window; otherwise image_utils.smart_resize, the Resizing crop box and bilinear.
 - Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
   crop / pad box as Keras computes it, then half-pixel bilinear or nearest per axis.
 - AdaptiveAveragePooling/AdaptiveMaxPooling 1D-3D (Keras 3 ops.adaptive_avg_pool / adaptive_max_pool, the
@@ -70,6 +78,8 @@ import numpy as np
 
 
 def tensor(t):
+    if isinstance(t, np.ndarray):
+        return t
     return np.array(t["data"], dtype=np.float64).reshape(t["shape"])
 
 
@@ -468,6 +478,32 @@ def run(req):
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
     elif op == "resizing":
         y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
+    elif op == "normalization":  # Keras 3 Normalization.call; "adapt": the mean/var of data (np.mean/np.var)
+        keep = sorted(a % xk.ndim for a in req["axis"])
+        view = [xk.shape[d] if d in keep else 1 for d in range(xk.ndim)]
+        if "adapt" in req:
+            data = tensor(req["adapt"])
+            data = nhwc(data) if data.ndim == 4 else data
+            reduce = tuple(d for d in range(data.ndim) if d not in keep)
+            mean, var = np.mean(data, axis=reduce), np.var(data, axis=reduce)
+        else:
+            mean, var = tensor(req["mean"]), tensor(req["variance"])
+        mean, scale = np.reshape(mean, view), np.maximum(np.sqrt(np.reshape(var, view)), 1e-7)
+        y = mean + xk * scale if req["invert"] else (xk - mean) / scale
+    elif op == "random_flip":  # Keras 3 RandomFlip._flip_inputs given its draws: flips[i] = (u_i <= 0.5)
+        flips = np.array(req["flips"], dtype=bool).reshape(-1, 1, 1, 1)
+        y = xk
+        if req["mode"] in ("horizontal", "horizontal_and_vertical"):
+            y = np.where(flips, np.flip(y, axis=-2), y)
+        if req["mode"] in ("vertical", "horizontal_and_vertical"):
+            y = np.where(flips, np.flip(y, axis=-3), y)
+    elif op == "center_crop":  # Keras 3 CenterCrop.transform_images: the window, else smart_resize
+        h, w = req["height"], req["width"]
+        if xk.shape[1] >= h and xk.shape[2] >= w:
+            top, left = int((xk.shape[1] - h) / 2), int((xk.shape[2] - w) / 2)
+            y = xk[:, top:top + h, left:left + w, :]
+        else:
+            y = resizing(xk, h, w, "bilinear", True, False, 0.0)
     elif op == "up_sampling2d":
         y = upsample(xk, req["size"], req["interpolation"])
     elif op == "relu":
@@ -558,12 +594,37 @@ def run(req):
     return nchw(y) if image else y
 
 
+def numeric_vjp(req):
+    """The gradients of sum(op(x, weights) * r), r = req["vjp"] (y's layout), with respect to x and each
+    weight named in req["wrt"]: central differences of the float64 forward above, step 1e-6 (exact for the
+    linear and piecewise-linear ops away from their kinks, O(1e-10) for the smooth ones)."""
+    r = tensor(req.pop("vjp"))
+    base = {k: tensor(v) if isinstance(v, dict) and "data" in v else v for k, v in req.items()}
+    grads = {}
+    for name in ["x"] + base.pop("wrt"):
+        a = base[name] = base[name].copy()
+        g = np.zeros_like(a)
+        for i in range(a.size):
+            keep = a.flat[i]
+            a.flat[i] = keep + 1e-6
+            up = (run(base) * r).sum()
+            a.flat[i] = keep - 1e-6
+            down = (run(base) * r).sum()
+            a.flat[i] = keep
+            g.flat[i] = (up - down) / 2e-6
+        grads[name] = out(g)
+    return grads
+
+
 def main():
     with open(sys.argv[1]) as f:
         req = json.load(f)
-    y = run(req)
+    if "vjp" in req:
+        result = {"grads": numeric_vjp(req)}
+    else:
+        result = {"y": out(run(req))}
     with open(sys.argv[2], "w") as f:
-        json.dump({"y": out(y)}, f)
+        json.dump(result, f)
 
 
 if __name__ == "__main__":

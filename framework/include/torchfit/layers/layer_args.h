@@ -25,7 +25,8 @@
 /// also has a constructor taking `FromConfig` that leaves them unset (the registry fills them in).
 ///
 /// JSON forms (the Keras ones): bool, integers, floating point and std::string as themselves; Shape
-/// (std::vector<int64_t>) as a list of integers; torch::ExpandingArray<D> written [a, b, …] and read from an
+/// (std::vector<int64_t>) as a list of integers (read from an integer too, a list of one: Keras's
+/// constructors take `strides=2`); torch::ExpandingArray<D> written [a, b, …] and read from an
 /// integer or a list of D; std::optional<T> written as T or null, read as T unless absent or null.
 #include <optional>
 #include <string>

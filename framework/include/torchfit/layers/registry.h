@@ -93,6 +93,10 @@ class LayerConfigReader {
   template <typename T>
   T convert(const std::string& field) const {
     const auto& v = config_[field];
+    if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      // An integer for a list, as Keras's constructors take one (standardize_tuple): strides=2.
+      if (v.is_number_integer()) return T{v.get<int64_t>()};
+    }
     const char* want = detail::json_type_mismatch<T>(v);
     if (want) throw ConfigError(who() + ": field '" + field + "' must be " + want + ", got " + v.dump());
     try {
@@ -215,6 +219,11 @@ nlohmann::json layer_to_json(const Layer& layer);
 std::vector<std::string> registered_layers();
 /// The Keras class names of torchfit's own layers (registry.cpp's list of built-ins), sorted.
 std::vector<std::string> builtin_layer_classes();
+
+/// What to do instead, for a Keras class torchfit does not build ("" for other names): Lambda and
+/// TensorFlow-op layers (Python code: write a C++ layer), the recurrent/attention and preprocessing classes
+/// not implemented yet. The unknown-class errors of the registry and the Keras readers append it.
+std::string unsupported_keras_class_hint(const std::string& class_name);
 
 }  // namespace torchfit
 
