@@ -72,7 +72,6 @@ std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
   static const std::set<std::string> sequence = {"LSTM",
                                                  "GRU",
-                                                 "SimpleRNN",
                                                  "RNN",
                                                  "Bidirectional",
                                                  "TimeDistributed",
