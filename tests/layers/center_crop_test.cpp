@@ -9,6 +9,7 @@
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 #include "support/keras_reference.h"
+#include "support/layer_checks.h"
 
 using namespace torchfit;
 using torchfit::testing::expect_layer_conformance;
@@ -67,13 +68,7 @@ TEST(CenterCrop, Keras3ConfigReachesTheLayer) {
                                  {"height", 4},
                                  {"width", 6},
                                  {"data_format", "channels_last"}}}};
-  const nlohmann::json input = {
-      {"module", "keras.layers"},
-      {"class_name", "InputLayer"},
-      {"registered_name", nullptr},
-      {"config", {{"batch_shape", {nullptr, 5, 7, 3}}, {"dtype", "float32"}, {"name", "in"}}}};
-  const Model model = model_from_json(
-      {{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", {input, crop}}}}});
+  const Model model = model_from_json(torchfit::testing::keras3_sequential_of({5, 7, 3}, crop));
   const auto layer = std::dynamic_pointer_cast<CenterCropImpl>(model->get_layer("center_crop"));
   ASSERT_TRUE(layer);
   EXPECT_EQ(model->output_shape(), (Shape{4, 6, 3}));
@@ -83,14 +78,7 @@ TEST(CenterCrop, Keras3ConfigReachesTheLayer) {
 }
 
 TEST(CenterCrop, BadArgumentsAndInputsNameTheLayer) {
-  const auto message = [](const std::function<void()>& f) {
-    try {
-      f();
-    } catch (const ConfigError& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
+  const auto message = torchfit::testing::config_error_of;
   std::string m = message([] { CenterCrop(CenterCropOptions(0, 3).name("c")); });
   EXPECT_NE(m.find("layer 'c' (CenterCrop): height and width must be > 0, got 0 and 3"), std::string::npos) << m;
   m = message([] {

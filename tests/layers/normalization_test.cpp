@@ -9,23 +9,12 @@
 #include <torchfit/model/sequential.h>
 #include <torchfit/testing/layer_conformance.h>
 #include "support/keras_reference.h"
+#include "support/layer_checks.h"
 
 using namespace torchfit;
+using torchfit::testing::config_error_of;
 using torchfit::testing::tensor_json;
 using Json = nlohmann::json;
-
-namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
-
-}  // namespace
 
 TEST(Normalization, ConformanceAndKerasDefaults) {
   torchfit::testing::expect_layer_conformance(
@@ -112,12 +101,7 @@ TEST(Normalization, KerasWeightsAndKeras3Config) {
                         {"invert", false},
                         {"mean", nullptr},
                         {"variance", nullptr}}}};
-  const Json input = {{"module", "keras.layers"},
-                      {"class_name", "InputLayer"},
-                      {"registered_name", nullptr},
-                      {"config", {{"batch_shape", {nullptr, 5, 7, 3}}, {"dtype", "float32"}, {"name", "in"}}}};
-  const Model model = model_from_json(
-      {{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", {input, keras}}}}});
+  const Model model = model_from_json(torchfit::testing::keras3_sequential_of({5, 7, 3}, keras));
   const auto n = std::dynamic_pointer_cast<NormalizationImpl>(model->get_layer("normalization"));
   ASSERT_TRUE(n);
   EXPECT_EQ(n->mean.sizes().vec(), (std::vector<int64_t>{3}));
@@ -125,9 +109,9 @@ TEST(Normalization, KerasWeightsAndKeras3Config) {
 }
 
 TEST(Normalization, BadArgumentsAndInputsNameTheLayer) {
-  std::string m = error_of([] { Normalization(NormalizationOptions().mean(1.0).name("n")); });
+  std::string m = config_error_of([] { Normalization(NormalizationOptions().mean(1.0).name("n")); });
   EXPECT_NE(m.find("layer 'n' (Normalization): mean and variance must be given together"), std::string::npos) << m;
-  m = error_of([] {
+  m = config_error_of([] {
     Sequential s;
     auto n = Normalization(NormalizationOptions().mean(Json::array({1, 2})).variance(1.0).name("n"));
     n->set_declared_input_shape(Shape{4, 3});
@@ -136,14 +120,14 @@ TEST(Normalization, BadArgumentsAndInputsNameTheLayer) {
   EXPECT_NE(m.find("layer 'n' (Normalization): mean [1,2] does not broadcast to the kept axes' shape [3]"),
             std::string::npos)
       << m;
-  m = error_of([] {
+  m = config_error_of([] {
     Sequential s;
     auto n = Normalization(NormalizationOptions().axis(KerasAxes(0)).name("n"));
     n->set_declared_input_shape(Shape{4});
     s->add(n.ptr());
   });
   EXPECT_NE(m.find("layer 'n' (Normalization): axis"), std::string::npos) << m;
-  m = error_of([] {
+  m = config_error_of([] {
     Normalization n;
     n->set_declared_input_shape(Shape{4});
     Sequential s;
@@ -151,6 +135,6 @@ TEST(Normalization, BadArgumentsAndInputsNameTheLayer) {
     n->adapt(at::ones({2, 5}));
   });
   EXPECT_NE(m.find("adapt() data of shape [2, 5] is not a batch of the built input (None, 4)"), std::string::npos) << m;
-  m = error_of([] { Normalization(NormalizationOptions().mean(Json::array({"a"})).variance(1.0))->build({2}); });
+  m = config_error_of([] { Normalization(NormalizationOptions().mean(Json::array({"a"})).variance(1.0))->build({2}); });
   EXPECT_NE(m.find("mean must be a number or a list of numbers"), std::string::npos) << m;
 }

@@ -76,13 +76,7 @@ TEST(RandomFlip, Keras3ConfigReachesTheLayer) {
                                   {"seed", 1337},
                                   {"mode", "horizontal"},
                                   {"data_format", "channels_last"}}}};
-  const nlohmann::json input = {
-      {"module", "keras.layers"},
-      {"class_name", "InputLayer"},
-      {"registered_name", nullptr},
-      {"config", {{"batch_shape", {nullptr, 5, 7, 3}}, {"dtype", "float32"}, {"name", "in"}}}};
-  const Model model = model_from_json(
-      {{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", {input, layer}}}}});
+  const Model model = model_from_json(torchfit::testing::keras3_sequential_of({5, 7, 3}, layer));
   const auto flip = std::dynamic_pointer_cast<RandomFlipImpl>(model->get_layer("random_flip"));
   ASSERT_TRUE(flip);
   EXPECT_EQ(flip->options.mode(), "horizontal");

@@ -155,13 +155,7 @@ TEST(Resizing, Keras3ConfigReachesTheLayer) {
                                      {"fill_value", 0.25},
                                      {"antialias", false},
                                      {"data_format", "channels_last"}}}};
-  const nlohmann::json input = {
-      {"module", "keras.layers"},
-      {"class_name", "InputLayer"},
-      {"registered_name", nullptr},
-      {"config", {{"batch_shape", {nullptr, 5, 7, 3}}, {"dtype", "float32"}, {"name", "in"}}}};
-  const Model model = model_from_json(
-      {{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", {input, resizing}}}}});
+  const Model model = model_from_json(torchfit::testing::keras3_sequential_of({5, 7, 3}, resizing));
   const auto layer = std::dynamic_pointer_cast<ResizingImpl>(model->get_layer("resizing"));
   ASSERT_TRUE(layer);
   EXPECT_EQ(layer->options.interpolation(), "nearest");

@@ -11,19 +11,12 @@
 #include <torchfit/layers/merge.h>
 #include <torchfit/model/clone_model.h>
 #include <torchfit/model/sequential.h>
+#include "support/layer_checks.h"
 
 using namespace torchfit;
+using torchfit::testing::config_error_of;
 
 namespace clone_model_test {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // Input (H, W, 3) → conv a (relu) → Flatten ; conv b on the input → Flatten ; Concatenate → Dense(classes,
 // softmax) "scores". Built in this order: a, b, the flattens, the merge, the Dense.
@@ -95,17 +88,17 @@ TEST(CloneModel, ASequentialStaysASequentialAndASharedLayerStaysShared) {
 
 TEST(CloneModel, BadInputShapesAndAnEmptyCloneFunctionAreErrors) {
   Model m = branches(8, 3);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               clone_model(*m, CloneModelOptions().input_shapes({{8, 8, 3}, {8, 8, 3}}));
             }).find("2 input shapes for the 1 inputs of 'branches'"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               clone_model(*m,
                           CloneModelOptions().clone_function([](const Layer&) { return std::shared_ptr<Layer>(); }));
             }).find("gave no layer for 'a'"),
             std::string::npos);
   // 2×2 images are too small for the 3×3 convolution: the layer is named.
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               clone_model(*m, CloneModelOptions().input_shapes({{2, 2, 3}}));
             }).find("'a'"),
             std::string::npos);
@@ -128,11 +121,11 @@ TEST(AdaptToData, AnArchitectureFollowsTheDataAndSaysWhatChanged) {
 
 TEST(AdaptToData, TrainedWeightsAreRefusedOtherShapesAndGetANewHeadAndAFrozenBase) {
   Model m = branches(8, 5);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               adapt_to_data(m, AdaptToDataOptions().input_shape({8, 8, 3}).classes(3));
             }).find("the model outputs (None, 5) and the data has 3 classes"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               adapt_to_data(m, AdaptToDataOptions().input_shape({9, 9, 3}).classes(5));
             }).find("the model takes inputs (None, 8, 8, 3) and the data is (None, 9, 9, 3)"),
             std::string::npos);
@@ -150,14 +143,15 @@ TEST(AdaptToData, AModelWithoutADenseHeadOrWithTwoOutputsIsRefused) {
   auto x = Input({6, 6, 3});
   auto y = GlobalAveragePooling2D(GlobalPooling2DOptions().name("gap"))->call(Conv2D(Conv2DOptions(4, 3))->call(x));
   Model pooled({x}, {y}, "pooled");
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               adapt_to_data(pooled, AdaptToDataOptions().classes(3).architecture_only(true));
             }).find("the output layer 'gap' (GlobalAveragePooling2D) is not a Dense"),
             std::string::npos);
   auto z = Dense(DenseOptions(2))->call(Flatten()->call(x));
   Model two({x}, {y, z}, "two");
-  EXPECT_NE(error_of([&] { adapt_to_data(two, AdaptToDataOptions().classes(3)); }).find("has 1 inputs and 2 outputs"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error_of([&] { adapt_to_data(two, AdaptToDataOptions().classes(3)); }).find("has 1 inputs and 2 outputs"),
+      std::string::npos);
 }
 
 }  // namespace clone_model_test

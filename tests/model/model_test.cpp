@@ -21,19 +21,12 @@
 #include <torchfit/layers/registry.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
+#include "support/layer_checks.h"
 
 using namespace torchfit;
+using torchfit::testing::config_error_of;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 // Input (8, 8, 3) → conv(relu) → conv ; shortcut 1×1 conv ; Add → GAP → Dense(3, softmax).
 struct Residual {
@@ -111,7 +104,7 @@ TEST(Model, SharedLayerKeepsOneSetOfWeightsAndSeveralInputsAndOutputsRun) {
   ASSERT_EQ(out.size(), 2u);
   EXPECT_TRUE(at::allclose(out[0], shared->forward(a) - shared->forward(b)));
   EXPECT_TRUE(at::allclose(out[1], shared->forward(a)));
-  EXPECT_NE(error_of([&] { model->forward(a); }).find("has 2 inputs and 2 outputs"), std::string::npos);
+  EXPECT_NE(config_error_of([&] { model->forward(a); }).find("has 2 inputs and 2 outputs"), std::string::npos);
   const std::string summary = model->summary();
   EXPECT_NE(summary.find("shared (Dense)                  multiple             12          left[0][0]"),
             std::string::npos)
@@ -148,26 +141,31 @@ TEST(Model, RefusesDanglingUnusedAndDuplicateInputsAndNames) {
   auto x = Input({4}, "x");
   auto other = Input({4}, "other");
   auto y = Dense(DenseOptions(2).name("d"))->call(other);
-  EXPECT_NE(error_of([&] { Model({x}, {y}); })
+  EXPECT_NE(config_error_of([&] { Model({x}, {y}); })
                 .find("graph disconnected: layer 'd' (Dense) reads input 'other' (None, 4), which is not among the "
                       "model's inputs (x)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               Model({x, other}, {y});
             }).find("input 'x' (None, 4) is not used by any output"),
             std::string::npos);
-  EXPECT_NE(error_of([&] { Model({other, other}, {y}); }).find("input 'other' is given twice"), std::string::npos);
+  EXPECT_NE(config_error_of([&] {
+              Model({other, other}, {y});
+            }).find("input 'other' is given twice"),
+            std::string::npos);
   auto z = Dense(DenseOptions(2).name("d"))->call(y);
-  EXPECT_NE(error_of([&] { Model({other}, {z}); }).find("two different layers are named 'd'"), std::string::npos);
-  EXPECT_NE(error_of([&] { Model({}, {y}); }).find("needs at least one input and one output"), std::string::npos);
+  EXPECT_NE(config_error_of([&] { Model({other}, {z}); }).find("two different layers are named 'd'"),
+            std::string::npos);
+  EXPECT_NE(config_error_of([&] { Model({}, {y}); }).find("needs at least one input and one output"),
+            std::string::npos);
   // Calling a built layer on another shape names the layer and both shapes.
   Dense d(DenseOptions(2).name("dd"));
   d->call(Input({4}));
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               d->call(Input({6}));
             }).find("layer 'dd' (Dense) was built for input (None, 4) and cannot be rebuilt for (None, 6)"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               Add(MergeOptions().name("a"))->call({Input({3}), Input({4})});
             }).find("layer 'a' (Add): inputs with shapes (None, 3), (None, 4) cannot be merged"),
             std::string::npos);
@@ -193,7 +191,7 @@ TEST(Model, RefusesACycleInAJsonGraph) {
            {"inbound_nodes", {{{"a", 0, 0, nlohmann::json::object()}}}}}}},
         {"input_layers", {{"in", 0, 0}}},
         {"output_layers", {{"b", 0, 0}}}}}};
-  EXPECT_NE(error_of([&] { model_from_json(json); }).find("the inputs of layer(s) a, b never become available"),
+  EXPECT_NE(config_error_of([&] { model_from_json(json); }).find("the inputs of layer(s) a, b never become available"),
             std::string::npos);
 }
 
@@ -222,38 +220,42 @@ TEST(Model, JsonReferencesAreCheckedAndErrorsNameTheLayerAndReference) {
   };
   EXPECT_EQ(model_from_json(two_layer_graph(ref(0, 0)))->count_params(), 8);  // the well-formed graph builds
   for (const auto& bad : {ref(-1, 0), ref(4000000000LL, 0), ref(0, -1)}) {
-    EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(bad)); }).find("layer 'd' (Dense): bad tensor reference"),
-              std::string::npos)
+    EXPECT_NE(
+        config_error_of([&] { model_from_json(two_layer_graph(bad)); }).find("layer 'd' (Dense): bad tensor reference"),
+        std::string::npos)
         << bad.dump();
   }
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(two_layer_graph(ref(0, 3)));
             }).find("names output 3 of layer 'in', which has one output"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(two_layer_graph(ref(0, 0), {"d", -1, 0}));
             }).find("bad tensor reference"),
             std::string::npos);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(two_layer_graph(ref(1, 0)));
             }).find("layer 'd' (Dense) reads node 1 of layer 'in', which is never made (1 node(s)"),
             std::string::npos);
   nlohmann::json missing = ref(0, 0);
   missing[0][0][0] = "nope";
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(two_layer_graph(missing));
             }).find("layer 'd' (Dense) reads layer 'nope', which the model does not have"),
             std::string::npos);
   nlohmann::json twice = ref(0, 0);
   twice[0].push_back(twice[0][0]);
-  EXPECT_NE(error_of([&] { model_from_json(two_layer_graph(twice)); }).find("layer 'd' (Dense): takes one input"),
-            std::string::npos);
   EXPECT_NE(
-      error_of([&] { model_from_json(two_layer_graph("in")); }).find("layer 'd' (Dense): inbound_nodes must be a list"),
+      config_error_of([&] { model_from_json(two_layer_graph(twice)); }).find("layer 'd' (Dense): takes one input"),
       std::string::npos);
+  EXPECT_NE(config_error_of([&] {
+              model_from_json(two_layer_graph("in"));
+            }).find("layer 'd' (Dense): inbound_nodes must be a list"),
+            std::string::npos);
   nlohmann::json no_outputs = two_layer_graph(ref(0, 0));
   no_outputs["config"].erase("output_layers");
-  EXPECT_NE(error_of([&] { model_from_json(no_outputs); }).find("needs config.output_layers"), std::string::npos);
+  EXPECT_NE(config_error_of([&] { model_from_json(no_outputs); }).find("needs config.output_layers"),
+            std::string::npos);
 }
 
 TEST(Model, SequentialIsAChainModel) {
@@ -394,10 +396,12 @@ TEST(Model, WithNewHeadReadsWhatTheOldDenseReadAndSharesTheBase) {
   // No Dense head: an error naming the output layer.
   Activation soft2(ActivationOptions("softmax").name("soft2"));
   Model no_dense({x}, {soft2->call(x)}, "nodense");
-  EXPECT_NE(error_of([&] { with_new_head(no_dense, 2); }).find("output layer 'soft2' (Activation)"), std::string::npos);
+  EXPECT_NE(config_error_of([&] { with_new_head(no_dense, 2); }).find("output layer 'soft2' (Activation)"),
+            std::string::npos);
   auto y = Input({2, 2, 1});
   Model bare({y}, {Flatten(FlattenOptions().name("f"))->call(y)}, "bare");
-  EXPECT_NE(error_of([&] { with_new_head(bare, 2); }).find("'f' (Flatten) is not a Dense layer"), std::string::npos);
+  EXPECT_NE(config_error_of([&] { with_new_head(bare, 2); }).find("'f' (Flatten) is not a Dense layer"),
+            std::string::npos);
 }
 
 TEST(Model, ReadsTfKeras24ResNet8Architecture) {
@@ -464,13 +468,13 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
   nlohmann::json seq = {
       {"class_name", "Sequential"},
       {"config", {{"name", "s"}, {"layers", {{{"class_name", "ConvLSTM2D"}, {"config", {{"name", "c3"}}}}}}}}};
-  EXPECT_NE(error_of([&] { model_from_json(seq); })
+  EXPECT_NE(config_error_of([&] { model_from_json(seq); })
                 .find("config.layers[0] ('c3', ConvLSTM2D): unknown layer class 'ConvLSTM2D': torchfit has no "
                       "ConvLSTM2D yet"),
             std::string::npos);
   seq["config"]["layers"] = {{{"class_name", "Lambda"}, {"config", {{"name", "lam"}}}}};
   EXPECT_NE(
-      error_of([&] { model_from_json(seq); })
+      config_error_of([&] { model_from_json(seq); })
           .find("('lam', Lambda): unknown layer class 'Lambda': a Lambda layer holds Python code or TensorFlow "
                 "operations, which torchfit cannot run: write it as a C++ layer registered under this class name"),
       std::string::npos);
@@ -481,13 +485,13 @@ TEST(Model, UnsupportedKerasObjectsAreErrorsNamingLayerAndClass) {
          {"units", 2},
          {"batch_input_shape", {nullptr, 3}},
          {"kernel_regularizer", {{"class_name", "OrthogonalRegularizer"}, {"config", {{"factor", 0.1}}}}}}}}};
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(seq);
             }).find("('d', Dense): kernel_regularizer OrthogonalRegularizer is not supported (L1, L2, L1L2)"),
             std::string::npos);
   seq["config"]["layers"][0]["config"].erase("kernel_regularizer");
   seq["config"]["layers"][0]["config"]["dtype"] = "float64";
-  EXPECT_NE(error_of([&] { model_from_json(seq); }).find("('d', Dense): dtype \"float64\" is not supported"),
+  EXPECT_NE(config_error_of([&] { model_from_json(seq); }).find("('d', Dense): dtype \"float64\" is not supported"),
             std::string::npos);
   seq["config"]["layers"][0]["config"]["dtype"] = "float32";
   EXPECT_EQ(model_from_json(seq)->input_shape(), (Shape{3}));
@@ -513,13 +517,13 @@ TEST(Model, KerasArgumentsWithoutEffectAreDroppedAndOthersRefused) {
       {{"axis", {3}}, {"fused", true}, {"renorm", false}, {"renorm_clipping", nullptr}, {"center", 0}, {"scale", 1}}));
   EXPECT_FALSE(bn->get_layer("x")->config()["center"].get<bool>());
   EXPECT_TRUE(bn->get_layer("x")->config()["scale"].get<bool>());
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(seq("BatchNormalization", {{"renorm", true}}));
             }).find("renorm true"),
             std::string::npos);
   // Any one axis, resolved against the (None, 4, 4, 2) input as Keras does: 1 is the height (4 statistics).
   EXPECT_EQ(model_from_json(seq("BatchNormalization", {{"axis", 1}}))->get_layer("x")->count_params(), 16);
-  EXPECT_NE(error_of([&] {
+  EXPECT_NE(config_error_of([&] {
               model_from_json(seq("BatchNormalization", {{"axis", {4}}}));
             }).find("axis [4]: 4 is outside the input (None, 4, 4, 2)"),
             std::string::npos);

@@ -168,6 +168,18 @@ void expect_gradients_match_reference(LayerPtr layer, const std::vector<int64_t>
   }
 }
 
+/// Keras 3's model.to_json() of a Sequential: an InputLayer of batch_shape (None, `shape`…) named "in", then
+/// `layer` (Keras 3's serialization of one layer: module, class_name, config, registered_name).
+inline nlohmann::json keras3_sequential_of(const std::vector<int64_t>& shape, const nlohmann::json& layer) {
+  nlohmann::json batch_shape = nlohmann::json::array({nullptr});
+  for (int64_t v : shape) batch_shape.push_back(v);
+  const nlohmann::json input = {{"module", "keras.layers"},
+                                {"class_name", "InputLayer"},
+                                {"registered_name", nullptr},
+                                {"config", {{"batch_shape", batch_shape}, {"dtype", "float32"}, {"name", "in"}}}};
+  return {{"module", "keras"}, {"class_name", "Sequential"}, {"config", {{"name", "m"}, {"layers", {input, layer}}}}};
+}
+
 /// One pooling configuration: the Keras input, pool size, strides (one per spatial axis) and padding.
 struct PoolingCase {
   std::vector<int64_t> in, pool, strides;

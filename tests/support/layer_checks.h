@@ -1,6 +1,7 @@
 #pragma once
 // Shared layer checks for the test suite: forwards to the public conformance helper
 // (torchfit/testing/layer_conformance.h), which new tests should call directly.
+#include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +29,16 @@ inline at::Tensor run_layer(std::shared_ptr<Layer> layer, const Shape& keras_in,
   m->add(layer);
   m->eval();
   return m->forward(x);
+}
+
+/// The ConfigError message `f` throws, or "no error".
+inline std::string config_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 /// The ConfigError message layer_from_json(spec) throws, or "(no error)".
