@@ -119,7 +119,8 @@ def write_layer_groups(root, layers, weights, flat_names=False, fixed=False):
         wnames = [(name + "_" + w) if flat_names else (name + "/" + w + ":0") for w, _ in ws]
         g.attrs["weight_names"] = string(wnames)
         for wname, (_, value) in zip(wnames, ws):
-            g.create_dataset(wname, data=value.astype(np.float32))
+            value = np.asarray(value)  # an integer (Normalization's count) as Keras writes it, int64
+            g.create_dataset(wname, data=value if value.dtype.kind in "iu" else value.astype(np.float32))
 
 
 def write_keras3_zip(path, config, vars_of):

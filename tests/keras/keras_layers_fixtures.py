@@ -42,8 +42,8 @@ Fixtures:
              Concatenate, Dense softmax
   simple_rnn a (5, 3) sequence: SimpleRNN(4, return_sequences, go_backwards), SimpleRNN(3, relu), Dense
              softmax (Keras 3's weights under layers/simple_rnn/cell/vars, tf.keras 2's simple_rnn_cell names)
-  keras3_preprocessing  Keras 3 only: a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted Normalization
-             (its int64 count too) and a given one, Flatten, Dense softmax
+  keras3_preprocessing, tf2_preprocessing  a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted
+             Normalization (its int64 count too) and a given one, Flatten, Dense softmax (.keras and .h5)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
@@ -572,8 +572,13 @@ def keras3_preprocessing(out):
     h = (h - mean) / np.maximum(np.sqrt(var), 1e-7)
     h = (h - np.array(given_mean)) / np.sqrt(np.array(given_var))
     graph_keras3(out, w, "keras3_preprocessing", specs)
+    # tf.keras 2.x writes the same classes without data_format, the weights as norm/mean:0, variance:0, count:0.
+    tf2 = [(c, n, {k: a for k, a in cfg.items() if k != "data_format"} if c != "Flatten" else cfg, i)
+           for c, n, cfg, i in specs]
+    graph_tf2(out, w, "tf2_preprocessing", tf2)
     v = weights_of(w)
-    save_outputs(out, "keras3_preprocessing", x, h.reshape(2, -1) @ v["dense"][0] + v["dense"][1])
+    for stem in ("keras3_preprocessing", "tf2_preprocessing"):
+        save_outputs(out, stem, x, h.reshape(2, -1) @ v["dense"][0] + v["dense"][1])
 
 
 if __name__ == "__main__":

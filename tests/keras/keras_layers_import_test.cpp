@@ -113,6 +113,7 @@ TEST_F(KerasLayersImport, Keras3AdaptivePooling1D2D3DMatchesNumpy) { expect_outp
 // RandomFlip (the input at inference), CenterCrop and Normalization (adapted, with Keras's int64 count, and
 // given) from a Keras 3 file.
 TEST_F(KerasLayersImport, Keras3PreprocessingLayersMatchNumpy) { expect_outputs("keras3_preprocessing", ".keras"); }
+TEST_F(KerasLayersImport, TfKeras2PreprocessingLayersMatchNumpy) { expect_outputs("tf2_preprocessing", ".h5"); }
 
 }  // namespace keras_layers_import_test
 }  // namespace torchfit
