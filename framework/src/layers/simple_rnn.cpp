@@ -20,9 +20,10 @@ at::Tensor orthogonal(int64_t rows, int64_t cols) {
   return (wide ? q.t() : q).contiguous();
 }
 
-// Keras's dropout mask of an RNN cell: kept with probability 1 − rate, scaled by 1 / (1 − rate).
-at::Tensor dropout_mask(int64_t n, int64_t d, double rate) {
-  return at::bernoulli(at::full({n, d}, 1.0 - rate)) / (1.0 - rate);
+// Keras's dropout mask of an RNN cell: kept with probability 1 − rate, scaled by 1 / (1 − rate); on the
+// input's device and dtype.
+at::Tensor dropout_mask(int64_t n, int64_t d, double rate, const at::TensorOptions& like) {
+  return at::bernoulli(at::full({n, d}, 1.0 - rate, like)) / (1.0 - rate);
 }
 
 }  // namespace
@@ -60,10 +61,10 @@ at::Tensor SimpleRNNImpl::forward(const at::Tensor& x_in) {
   at::Tensor x = options.go_backwards() ? x_in.flip(1) : x_in;
   const bool drop = is_training() && options.dropout() > 0.0;
   const bool rec_drop = is_training() && options.recurrent_dropout() > 0.0;
-  if (drop) x = x * dropout_mask(n, x.size(2), options.dropout()).unsqueeze(1);
+  if (drop) x = x * dropout_mask(n, x.size(2), options.dropout(), x.options()).unsqueeze(1);
   at::Tensor xw = at::matmul(x, kernel);
   if (bias.defined()) xw = xw + bias;
-  const at::Tensor rec_mask = rec_drop ? dropout_mask(n, u, options.recurrent_dropout()) : at::Tensor();
+  const at::Tensor rec_mask = rec_drop ? dropout_mask(n, u, options.recurrent_dropout(), xw.options()) : at::Tensor();
   at::Tensor h = at::zeros({n, u}, xw.options());
   std::vector<at::Tensor> outputs;
   for (int64_t t = 0; t < steps; ++t) {

@@ -221,8 +221,8 @@ std::vector<std::string> registered_layers();
 std::vector<std::string> builtin_layer_classes();
 
 /// What to do instead, for a Keras class torchfit does not build ("" for other names): Lambda and
-/// TensorFlow-op layers (Python code: write a C++ layer), the recurrent/attention and preprocessing classes
-/// not implemented yet. The unknown-class errors of the registry and the Keras readers append it.
+/// TensorFlow-op layers (Python code: write a C++ layer), and the recurrent, attention and preprocessing
+/// classes torchfit lacks so far. The unknown-class errors of the registry and the Keras readers append it.
 std::string unsupported_keras_class_hint(const std::string& class_name);
 
 }  // namespace torchfit
