@@ -52,7 +52,9 @@ class CenterCropImpl : public Layer {
   Shape build_impl(const Shape& input_shape) override;
 
  private:
-  /// Set when the built image is smaller than the window on an axis: smart_resize's Resizing.
+  /// Whether an h × w image is smaller than the window on an axis (then smart_resize).
+  bool smaller(int64_t h, int64_t w) const;
+  /// Keras's smart_resize: Resizing with crop_to_aspect_ratio (built when the built input is smaller).
   std::shared_ptr<ResizingImpl> resize_;
 };
 TORCH_MODULE(CenterCrop);
