@@ -94,6 +94,35 @@ TEST(LayerCoverage, EveryBuiltinClassRoundTripsItsKerasWeights) {
   }
 }
 
+// keras_weight_names() lines up with keras_weights() (one name per weight, each the parameter or buffer of that
+// size), and an initializer named by each name's config key reaches that weight: a copy of the layer from its
+// config plus "<key>_initializer": Constant(0.25), built for the same inputs, holds 0.25 in that weight only.
+TEST(LayerCoverage, EveryBuiltinClassNamesItsKerasWeightsAndTakesTheirInitializers) {
+  const Coverage c = build_coverage();
+  for (const auto& [name, model] : c.models) {
+    for (const auto& layer : model->layers()) {
+      if (layer->count_params() == 0 || !layer->no_keras_weights_reason().empty()) continue;
+      const std::string who = name + ": " + layer->name() + " (" + layer->class_name() + ")";
+      const auto names = layer->keras_weight_names();
+      const auto weights = layer->keras_weights();
+      ASSERT_EQ(names.size(), weights.size()) << who;
+      for (size_t i = 0; i < names.size(); ++i) {
+        nlohmann::json spec = layer_to_json(*layer);
+        spec["config"][initializer_config_key(names[i])] = {{"class_name", "Constant"}, {"config", {{"value", 0.25}}}};
+        auto copy = layer_from_json(spec);
+        copy->build_multi(layer->input_shapes());
+        const auto drawn = copy->keras_weights();
+        for (size_t j = 0; j < drawn.size(); ++j) {
+          if (!drawn[j].is_floating_point()) continue;  // Normalization's count (int64)
+          const bool all = at::equal(drawn[j], at::full_like(drawn[j], 0.25));
+          EXPECT_EQ(all, i == j) << who << ": " << initializer_config_key(names[i]) << " → Keras weight " << j << " ("
+                                 << names[j] << ")";
+        }
+      }
+    }
+  }
+}
+
 TEST(LayerCoverage, AWrongKerasWeightCountIsRefusedNamingTheLayer) {
   Model model = torchfit::testing::residual_model();
   auto dense = model->layers().back();  // Dense: takes kernel and bias

@@ -63,23 +63,9 @@ std::string spec_name(const Json& spec) {
                                                                                      : std::string();
 }
 
-// After reading: a mixed policy named by the layers, and one warning for initializers torchfit does not apply.
+// After reading: a mixed policy named by the layers.
 void apply_findings(ModelImpl& model, const keras_config::Findings& f, const Json& config) {
   if (!config.contains("dtype_policy") && !f.dtype_policy.empty()) model.set_dtype_policy(f.dtype_policy);
-  std::string list;
-  for (const auto& i : f.initializers) {
-    const bool default_init = i.find("GlorotUniform") != std::string::npos ||
-                              i.find("glorot_uniform") != std::string::npos || i.find("Zeros") != std::string::npos ||
-                              i.find("zeros") != std::string::npos || i.find("Ones") != std::string::npos ||
-                              i.find("ones") != std::string::npos;
-    if (!default_init) list += (list.empty() ? "" : "; ") + i;
-  }
-  if (!list.empty()) {
-    logger().warn(
-        "model '{}': torchfit initialises weights as Keras's defaults (glorot_uniform kernels, zero biases); "
-        "not applied: {}",
-        model.model_name(), list);
-  }
 }
 
 Model sequential_from_json(const Json& json) {

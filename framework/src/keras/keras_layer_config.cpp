@@ -234,9 +234,6 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
                           " is not supported (torchfit applies no constraints)");
       }
       c.erase(k);
-    } else if (ends_with(k, "_initializer")) {
-      f.initializers.push_back(who + " " + k + " " + object_name(v));
-      c.erase(k);
     }
   }
   return c;

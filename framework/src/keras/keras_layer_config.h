@@ -10,8 +10,7 @@ namespace torchfit::keras_config {
 
 /// What reading a model's layers found beyond the layers themselves.
 struct Findings {
-  std::string dtype_policy;               // a mixed policy named by the layers' "dtype", else ""
-  std::vector<std::string> initializers;  // "layer: kernel_initializer HeNormal" not applied by torchfit
+  std::string dtype_policy;  // a mixed policy named by the layers' "dtype", else ""
 };
 
 /// Whether a model's layers (Keras specs) are Keras 1 "th"-ordered (a layer with dim_ordering "th"): their
@@ -21,9 +20,10 @@ bool keras1_channels_first(const nlohmann::json& layer_specs);
 /// {"class_name", "config", …} as Keras writes it (2.x, 1.x, 3.x) → {"class_name", "config"} that
 /// layer_from_json reads. `channels_first`: the model is Keras 1 "th"-ordered (keras1_channels_first):
 /// input shapes (C, H, W) become (H, W, C). Arguments that do not change the computation are dropped
-/// (initializers, noted in `findings`; constraints and regularizers that are null; renorm,
+/// (constraints and regularizers that are null; renorm,
 /// fused, synchronized when false/null); Keras 1 names renamed (Convolution2D, nb_filter, nb_row/nb_col,
-/// subsample, border_mode, atrous_rate, output_dim, p, bias, init, W_regularizer, BatchNormalization mode 0);
+/// subsample, border_mode, atrous_rate, output_dim, p, bias, init (→ kernel_initializer, which the layer
+/// applies like every "<weight>_initializer"), W_regularizer, BatchNormalization mode 0);
 /// BatchNormalization/LayerNormalization center and scale given as 0/1 read as false/true; Keras 3's
 /// LeakyReLU negative_slope read as alpha; an `activation` serialized as a function ({"module":
 /// "keras.activations", "class_name": "function", "config": "relu", …}) read as its name; PReLU's

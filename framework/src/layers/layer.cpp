@@ -1,5 +1,6 @@
 #include <torchfit/layers/layer.h>
 
+#include <algorithm>
 #include <cctype>
 #include <iomanip>
 #include <new>
@@ -61,6 +62,7 @@ Shape Layer::build(const Shape& input_shape) {
   built_input_ = input_shape;
   built_inputs_ = {input_shape};
   built_ = true;
+  initialize_weights();
   apply_trainable();
   return built_output_;
 }
@@ -87,6 +89,7 @@ Shape Layer::build_multi(const std::vector<Shape>& input_shapes) {
   built_inputs_ = input_shapes;
   built_input_ = input_shapes.empty() ? Shape{} : input_shapes[0];
   built_ = true;
+  initialize_weights();
   apply_trainable();
   return built_output_;
 }
@@ -216,6 +219,78 @@ at::Tensor Layer::activity_regularization_loss(const at::Tensor& y) const {
   return term;
 }
 
+void Layer::set_initializer(const std::string& weight, Initializer init) {
+  if (built_) throw ConfigError(describe() + ": set the initializer of '" + weight + "' before the layer is built");
+  initializers_[weight] = std::move(init);
+}
+
+std::vector<std::string> Layer::keras_weight_names() const {
+  static const std::vector<std::string> keras_order = {"embeddings",
+                                                       "depthwise_kernel",
+                                                       "kernel",
+                                                       "pointwise_kernel",
+                                                       "recurrent_kernel",
+                                                       "bias",
+                                                       "gamma",
+                                                       "beta",
+                                                       "moving_mean",
+                                                       "moving_variance",
+                                                       "alpha",
+                                                       "scale",
+                                                       "mean",
+                                                       "variance",
+                                                       "count"};
+  std::vector<std::string> own;
+  for (const auto& p : named_parameters(/*recurse=*/false)) own.push_back(p.key());
+  for (const auto& b : named_buffers(/*recurse=*/false)) own.push_back(b.key());
+  std::vector<std::string> names;
+  for (const auto& k : keras_order) {
+    if (std::find(own.begin(), own.end(), k) != own.end()) names.push_back(k);
+  }
+  for (const auto& k : own) {
+    if (std::find(keras_order.begin(), keras_order.end(), k) == keras_order.end()) names.push_back(k);
+  }
+  return names;
+}
+
+// apply_initializers on the just-built layer; a failure leaves it unbuilt, as a failed build_impl does.
+void Layer::initialize_weights() {
+  try {
+    apply_initializers();
+  } catch (...) {
+    built_ = false;
+    throw;
+  }
+}
+
+// Draws each weight that has an initializer in its Keras shape and sets it through the Keras layout.
+void Layer::apply_initializers() {
+  if (initializers_.empty()) return;
+  const std::vector<std::string> names = keras_weight_names();
+  bool any = false;
+  for (const auto& [weight, init] : initializers_) {
+    any = any || std::find(names.begin(), names.end(), weight) != names.end();
+  }
+  if (!any) return;
+  if (!no_keras_weights_reason().empty()) {
+    throw ConfigError(describe() +
+                      ": cannot apply its initializers, it has no Keras weight layout: " + no_keras_weights_reason());
+  }
+  std::vector<at::Tensor> weights = keras_weights_impl();
+  if (weights.size() != names.size()) {
+    throw ConfigError(describe() + ": cannot apply its initializers: " + std::to_string(names.size()) +
+                      " weight names for " + std::to_string(weights.size()) +
+                      " Keras weights (its class overrides Layer::keras_weight_names)");
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    auto it = initializers_.find(names[i]);
+    if (it == initializers_.end()) continue;
+    const at::Tensor w = it->second.draw(weights[i].sizes(), describe() + ": " + initializer_config_key(names[i]));
+    weights[i] = w.to(weights[i].dtype());
+  }
+  set_keras_weights_impl(weights, {});
+}
+
 void Layer::set_trainable(bool trainable) {
   trainable_ = trainable;
   apply_trainable();
@@ -287,6 +362,7 @@ nlohmann::json Layer::base_config() const {
     c[key] = regularizer_json(r);
   }
   if (activity_regularizer_) c["activity_regularizer"] = regularizer_json(*activity_regularizer_);
+  for (const auto& [weight, init] : initializers_) c[initializer_config_key(weight)] = init.to_json();
   return c;
 }
 

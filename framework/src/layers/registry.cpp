@@ -158,6 +158,25 @@ std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const 
   return out;
 }
 
+// "<weight>_initializer" keys (Keras initializer names or objects; null = the class's default) → per Keras
+// weight name, removed from the config (Layer::set_initializer applies them at build).
+std::map<std::string, Initializer> take_initializers(Json& config, const std::string& who) {
+  std::map<std::string, Initializer> out;
+  if (!config.is_object()) return out;
+  const std::string suffix = "_initializer";
+  std::vector<std::string> keys;
+  for (const auto& item : config.items()) {
+    const std::string& k = item.key();
+    if (k.size() > suffix.size() && k.compare(k.size() - suffix.size(), suffix.size(), suffix) == 0) keys.push_back(k);
+  }
+  for (const auto& k : keys) {
+    const Json v = config[k];
+    config.erase(k);
+    if (!v.is_null()) out[initializer_weight(k)] = Initializer::from_json(v, who + ": " + k);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_layer(const std::string& class_name, LayerFactory factory) {
@@ -200,10 +219,10 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
     trainable = config["trainable"].get<bool>();
     config.erase("trainable");
   }
-  const auto regularizers =
-      take_regularizers(config, "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")");
-  const LayerFactory factory = find_factory(cls);
   const std::string who = "layer '" + config.value("name", std::string("?")) + "' (" + cls + ")";
+  const auto regularizers = take_regularizers(config, who);
+  const auto initializers = take_initializers(config, who);
+  const LayerFactory factory = find_factory(cls);
   try {
     auto layer = factory(config);
     // input_shape is a base Layer argument: restore it for every class, including user layers.
@@ -216,6 +235,7 @@ std::shared_ptr<Layer> layer_from_json(const nlohmann::json& spec) {
         layer->set_regularizer(weight, r);
       }
     }
+    for (const auto& [weight, init] : initializers) layer->set_initializer(weight, init);
     return layer;
   } catch (const ConfigError&) {
     throw;

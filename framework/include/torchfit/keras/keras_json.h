@@ -18,8 +18,9 @@ namespace torchfit {
 /// Builds the model a parsed Keras (or torchfit) model JSON describes: {"class_name": "Functional" |
 /// "Model" | "Sequential", "config": …}. Layer names are kept, so weights map by
 /// `model->get_layer(name)`. Keras-only keys are checked and dropped: "dtype" (float32 or a mixed policy
-/// name), "trainable" (kept: Layer::set_trainable), initializers (by name), null regularizers/constraints,
-/// data_format "channels_last", Keras 3's module/registered_name/build_config.
+/// name), "trainable" (kept: Layer::set_trainable), null regularizers/constraints,
+/// data_format "channels_last", Keras 3's module/registered_name/build_config. Initializers ("<weight>_initializer")
+/// are kept and applied when the layer is built (Layer::set_initializer).
 /// Errors: ConfigError naming the layer and class for an unsupported class (listing the supported ones),
 /// regularizer, constraint or custom object, and naming the layers of a cycle or a missing reference.
 ///

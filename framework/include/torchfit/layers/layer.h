@@ -9,6 +9,7 @@
 #include <string>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/initializers.h>
 #include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/shape.h>
@@ -119,6 +120,25 @@ class Layer : public torch::nn::Module {
   /// none. Errors: ConfigError naming the layer and a weight it does not have.
   at::Tensor regularization_loss() const;
 
+  /// Keras's per-weight initializer (`kernel_initializer=HeNormal()`, `recurrent_initializer`, …): `weight`
+  /// is one of keras_weight_names() ("kernel", "bias", "recurrent_kernel", "depthwise_kernel",
+  /// "pointwise_kernel", "embeddings", "gamma", "beta", "moving_mean", "moving_variance", "alpha" …). When
+  /// the layer is built, the weight is drawn by `init` in Keras's shape (so a kernel's fans are Keras's:
+  /// receptive field × channels) in place of the class's default (Keras's: glorot_uniform kernels,
+  /// orthogonal recurrent kernels, zero biases, …). Set before build; a weight the built layer does not
+  /// have (bias with use_bias false, as Keras configs still name bias_initializer) is left alone.
+  /// Config: "<weight>_initializer" ("depthwise_initializer", "pointwise_initializer",
+  /// "recurrent_initializer" for those kernels) as Keras writes it. Errors: ConfigError naming the layer
+  /// when it is already built, and at build for a class without a Keras weight layout or a shape the
+  /// initializer cannot draw (Identity on a kernel of rank ≠ 2).
+  void set_initializer(const std::string& weight, Initializer init);
+  const std::map<std::string, Initializer>& initializers() const { return initializers_; }
+  /// The Keras names of keras_weights()'s entries, in its order. Default: the layer's own parameters and
+  /// buffers, Keras's names first in Keras's order (embeddings, depthwise_kernel, kernel, pointwise_kernel,
+  /// recurrent_kernel, bias, gamma, beta, moving_mean, moving_variance, alpha, scale, mean, variance,
+  /// count), any other names after in registration order. A user layer whose Keras order differs overrides it.
+  virtual std::vector<std::string> keras_weight_names() const;
+
   /// Keras's `activity_regularizer` (an L1, L2 or L1L2 regularizer on the layer's output): every forward
   /// through a Model adds l1·Σ|y| + l2·Σy² of this layer's output y — summed over the whole batch, as Keras 3
   /// (tf.keras 2 divided it by the batch size) — to the Model's regularization_loss(), which fit and evaluate
@@ -215,6 +235,9 @@ class Layer : public torch::nn::Module {
   std::vector<std::string> trainable_weights_;
   std::map<std::string, Regularizer> regularizers_;  // parameters trainable by nature (set at build)
   std::optional<Regularizer> activity_regularizer_;
+  std::map<std::string, Initializer> initializers_;
+  void apply_initializers();
+  void initialize_weights();
   std::vector<Shape> built_inputs_;
   Shape built_input_;
   Shape built_output_;
