@@ -83,3 +83,200 @@ TEST(Metrics, ResolveAndCount) {
                        at::tensor({1.0f, 1.0f}).reshape({2, 1}), false),
             1.0);
 }
+
+// ---- Keras 3's loss catalogue (Loss, losses.h) against NumPy written from keras/src/losses/losses.py and
+// keras/src/backend/numpy/nn.py (float64): each class's values and its reduction, on random inputs.
+#include "support/python_reference.h"
+
+namespace {
+
+const char* kKerasLossesReference = R"PY(
+import numpy as np
+eps = 1e-7
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True)); return e / e.sum(-1, keepdims=True)
+def sigmoid(x): return 1 / (1 + np.exp(-x))
+def bce(t, o):  # ops.binary_crossentropy on probabilities
+    o = np.clip(o, eps, 1 - eps); return -(t * np.log(o) + (1 - t) * np.log(1 - o))
+def cce(t, o, logits):  # ops.categorical_crossentropy
+    if logits:
+        return -np.sum(t * (o - o.max(-1, keepdims=True) - np.log(np.exp(o - o.max(-1, keepdims=True)).sum(-1, keepdims=True))), -1)
+    o = np.clip(o / o.sum(-1, keepdims=True), eps, 1 - eps); return -np.sum(t * np.log(o), -1)
+def unit(x): return x / np.sqrt(np.maximum(np.sum(x * x, -1, keepdims=True), eps * eps))
+def values(cls, c, y, p, logits):
+    ls = c.get('label_smoothing', 0.0)
+    if cls == 'MeanSquaredError': return np.mean((y - p) ** 2, -1)
+    if cls == 'MeanAbsoluteError': return np.mean(np.abs(y - p), -1)
+    if cls == 'MeanAbsolutePercentageError': return 100 * np.mean(np.abs((y - p) / np.maximum(np.abs(y), eps)), -1)
+    if cls == 'MeanSquaredLogarithmicError':
+        return np.mean((np.log(np.maximum(p, eps) + 1) - np.log(np.maximum(y, eps) + 1)) ** 2, -1)
+    if cls == 'CosineSimilarity': return -np.sum(unit(y) * unit(p), -1)
+    if cls == 'Huber':
+        d = c.get('delta', 1.0); e = p - y
+        return np.mean(np.where(np.abs(e) <= d, 0.5 * e * e, d * np.abs(e) - 0.5 * d * d), -1)
+    if cls == 'LogCosh':
+        e = p - y; return np.mean(e + np.log1p(np.exp(-2 * e)) - np.log(2.0), -1)
+    if cls in ('Hinge', 'SquaredHinge'):
+        t = 2 * y - 1 if np.all((y == 0) | (y == 1)) else y
+        m = np.maximum(1 - t * p, 0); return np.mean(m * m if cls == 'SquaredHinge' else m, -1)
+    if cls == 'CategoricalHinge':
+        return np.maximum(np.max((1 - y) * p, -1) - np.sum(y * p, -1) + 1, 0)
+    if cls == 'KLDivergence':
+        t = np.clip(y, eps, 1); q = np.clip(p, eps, 1); return np.sum(t * np.log(t / q), -1)
+    if cls == 'Poisson': return np.mean(p - y * np.log(p + eps), -1)
+    if cls == 'BinaryCrossentropy':
+        t = y * (1 - ls) + 0.5 * ls
+        return np.mean(bce(t, sigmoid(p) if logits else p), -1)
+    if cls == 'CategoricalCrossentropy':
+        t = y * (1 - ls) + ls / p.shape[-1]; return cce(t, p, logits)
+    if cls == 'SparseCategoricalCrossentropy':
+        t = y.astype(int); k = p.shape[-1]
+        ic = c.get('ignore_class')
+        valid = np.ones(t.shape, bool) if ic is None else t != ic
+        t = np.where(valid, t, 0)
+        v = cce(np.eye(k)[t], p, logits)
+        return np.where(valid, v, 0.0), valid
+    if cls == 'BinaryFocalCrossentropy':
+        t = y * (1 - ls) + 0.5 * ls; q = sigmoid(p) if logits else p
+        pt = t * q + (1 - t) * (1 - q); f = (1 - pt) ** c.get('gamma', 2.0) * bce(t, q)
+        if c.get('apply_class_balancing', False):
+            a = c.get('alpha', 0.25); f = (t * a + (1 - t) * (1 - a)) * f
+        return np.mean(f, -1)
+    if cls == 'CategoricalFocalCrossentropy':
+        t = y * (1 - ls) + ls / p.shape[-1]; q = softmax(p) if logits else p
+        o = np.clip(q / q.sum(-1, keepdims=True), eps, 1 - eps)
+        return np.sum(c.get('alpha', 0.25) * (1 - o) ** c.get('gamma', 2.0) * (-t * np.log(o)), -1)
+    if cls == 'Dice':
+        return 1 - 2 * np.sum(y * p) / (np.sum(y) + np.sum(p) + eps)
+    if cls == 'Tversky':
+        i = np.sum(p * y); fp = np.sum((1 - y) * p); fn = np.sum(y * (1 - p))
+        return 1 - i / (i + fp * c.get('alpha', 0.5) + fn * c.get('beta', 0.5) + eps)
+out = []
+for case in data:
+    c = case['config']; r = values(case['class'], c, np.array(case['y'], float), np.array(case['p'], float), case['logits'])
+    valid = None
+    if isinstance(r, tuple): r, valid = r
+    red = c.get('reduction', 'sum_over_batch_size')
+    if np.ndim(r) == 0: out.append(float(r)); continue
+    if red == 'sum': out.append(float(r.sum())); continue
+    n = r.size if valid is None else max(valid.sum(), 1)
+    out.append(float(r.sum() / n))
+)PY";
+
+struct LossCase {
+  const char* spec;  // what CompileOptions::loss holds
+  const char* kind;  // "prob", "logit", "real", "positive", "sparse", "labels"
+};
+
+}  // namespace
+
+TEST(KerasLosses, EveryClassMatchesNumpyFromKerasSource) {
+  const std::vector<LossCase> cases = {
+      {"mse", "real"},
+      {"mae", "real"},
+      {"mape", "real"},
+      {"msle", "positive"},
+      {"cosine_similarity", "real"},
+      {"huber", "real"},
+      {R"({"class_name": "Huber", "config": {"delta": 0.3, "reduction": "sum"}})", "real"},
+      {"log_cosh", "real"},
+      {"hinge", "labels"},
+      {"squared_hinge", "labels"},
+      {"SquaredHinge", "real"},
+      {"categorical_hinge", "labels"},
+      {"kld", "prob"},
+      {"poisson", "positive"},
+      {R"({"class_name": "BinaryCrossentropy", "config": {"label_smoothing": 0.2}})", "prob"},
+      {R"({"class_name": "BinaryCrossentropy", "config": {"from_logits": true}})", "logit"},
+      {R"({"class_name": "CategoricalCrossentropy", "config": {"label_smoothing": 0.1}})", "prob"},
+      {R"({"class_name": "CategoricalCrossentropy", "config": {"from_logits": true}})", "logit"},
+      {R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true}})", "sparse"},
+      {R"({"class_name": "SparseCategoricalCrossentropy", "config": {"from_logits": true, "ignore_class": 2}})",
+       "sparse"},
+      {"binary_focal_crossentropy", "prob"},
+      {R"({"class_name": "BinaryFocalCrossentropy", "config": {"apply_class_balancing": true, "alpha": 0.4,
+           "gamma": 1.5, "from_logits": true, "label_smoothing": 0.1}})",
+       "logit"},
+      {"categorical_focal_crossentropy", "prob"},
+      {R"({"class_name": "CategoricalFocalCrossentropy", "config": {"alpha": 0.5, "gamma": 3.0, "from_logits": true}})",
+       "logit"},
+      {"dice", "prob"},
+      {R"({"class_name": "Tversky", "config": {"alpha": 0.7, "beta": 0.3}})", "prob"}};
+  at::manual_seed(11);
+  nlohmann::json input = nlohmann::json::array();
+  std::vector<double> ours;
+  for (const auto& c : cases) {
+    const std::string kind = c.kind;
+    at::Tensor p = kind == "prob"       ? at::rand({6, 4}) * 0.98 + 0.01
+                   : kind == "positive" ? at::rand({6, 4}) * 3 + 0.1
+                                        : at::randn({6, 4}) * 2;
+    at::Tensor y = kind == "real"       ? at::randn({6, 4})
+                   : kind == "positive" ? at::rand({6, 4}) * 3
+                   : kind == "sparse"   ? at::randint(0, 4, {6}, at::kLong)
+                                        : at::one_hot(at::randint(0, 4, {6}, at::kLong), 4).to(at::kFloat);
+    if (std::string(c.spec) == "dice" || std::string(c.spec).find("Tversky") != std::string::npos) y = at::rand({6, 4});
+    const Loss l = Loss::parse(c.spec);
+    ours.push_back(compute_loss(c.spec, p, y, false).item<double>());
+    input.push_back({{"class", l.class_name},
+                     {"config", l.config},
+                     {"logits", l.from_logits()},
+                     {"p", torchfit::testing::to_json(p)},
+                     {"y", torchfit::testing::to_json(y)}});
+  }
+  const auto ref = torchfit::testing::run_python({"numpy"}, kKerasLossesReference, input);
+  TORCHFIT_REQUIRE_PYTHON(ref);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const double r = ref.out.at(i).get<double>();
+    // float32 against float64; Keras 2.x's binary cross-entropy on probabilities adds ε inside the logs (1e-6).
+    EXPECT_NEAR(ours[i], r, 2e-5 * std::max(1.0, std::abs(r))) << cases[i].spec;
+  }
+}
+
+TEST(KerasLosses, NamesConfigsAndBadArgumentsAreReadAsKeras) {
+  EXPECT_EQ(Loss::parse("mse").class_name, "MeanSquaredError");
+  EXPECT_EQ(Loss::parse("CategoricalCrossentropy").keras_name(), "categorical_crossentropy");
+  EXPECT_EQ(Loss::parse("kullback_leibler_divergence").class_name, "KLDivergence");
+  EXPECT_TRUE(loss_uses_logits("CategoricalFocalCrossentropy", "softmax"));
+  EXPECT_TRUE(loss_uses_logits("binary_focal_crossentropy", "sigmoid"));
+  EXPECT_FALSE(
+      loss_uses_logits(R"({"class_name": "CategoricalCrossentropy", "config": {"from_logits": true}})", "softmax"));
+  EXPECT_FALSE(loss_uses_logits("huber", "softmax"));
+  EXPECT_EQ(resolve_metric("accuracy", "SparseCategoricalCrossentropy"), "sparse_categorical_accuracy");
+  EXPECT_EQ(resolve_metric("accuracy", "binary_focal_crossentropy"), "binary_accuracy");
+  auto error = [](const std::string& spec) {
+    try {
+      check_loss(spec);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("hubber").find("unknown loss 'hubber' (known: "), std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "Huber", "config": {"delta": 0}})").find("loss Huber: delta must be > 0"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "Huber", "config": {"detla": 1}})").find("Huber takes no argument 'detla'"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "BinaryCrossentropy", "config": {"label_smoothing": 1.5}})")
+                .find("label_smoothing must lie in [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "MeanSquaredError", "config": {"reduction": "none"}})")
+                .find("reduction must be 'sum_over_batch_size', 'mean', 'sum' or 'mean_with_sample_weight'"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "Huber", "config": )").find("loss: not valid JSON"), std::string::npos);
+  EXPECT_NE(error(R"({"class_name": "CategoricalCrossentropy", "config": {"axis": 1}})").find("axis must be -1"),
+            std::string::npos);
+  // A target that does not fit the output names both shapes.
+  EXPECT_THROW(compute_loss("huber", at::zeros({2, 3}), at::zeros({2, 4}), false), ConfigError);
+}
+
+TEST(KerasLosses, SampleWeightsAndReductionsAsKeras) {
+  const Loss l =
+      Loss::parse(R"({"class_name": "MeanAbsoluteError", "config": {"reduction": "mean_with_sample_weight"}})");
+  const at::Tensor v = at::tensor({1.0f, 2.0f, 4.0f});
+  const at::Tensor w = at::tensor({1.0f, 0.0f, 3.0f});
+  EXPECT_NEAR(l.reduce(v, w).item<double>(), (1.0 + 12.0) / 4.0, 1e-6);
+  EXPECT_NEAR(Loss::parse("mae").reduce(v, w).item<double>(), 13.0 / 3.0, 1e-6);  // sum_over_batch_size
+  EXPECT_NEAR(
+      Loss::parse(R"({"class_name": "MeanAbsoluteError", "config": {"reduction": "sum"}})").reduce(v, w).item<double>(),
+      13.0, 1e-6);
+}

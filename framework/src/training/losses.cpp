@@ -1,13 +1,123 @@
 #include <torchfit/training/losses.h>
 
+#include <ATen/ATen.h>
+#include <cmath>
+#include <map>
+#include <set>
+
 #include <torchfit/error.h>
 #include <torchfit/layers/shape.h>
 
 namespace torchfit {
+
+using Json = nlohmann::json;
+
 namespace {
 constexpr double kEpsilon = 1e-7;  // Keras backend epsilon
 
 std::string shape_text(const at::Tensor& t) { return format_sizes(t.sizes().vec()); }
+
+// Class → Keras's function name, and the arguments the class takes besides reduction, name and dtype.
+struct ClassInfo {
+  std::string function;
+  std::set<std::string> args;
+};
+const std::map<std::string, ClassInfo>& classes() {
+  static const std::map<std::string, ClassInfo> m = {
+      {"MeanSquaredError", {"mean_squared_error", {}}},
+      {"MeanAbsoluteError", {"mean_absolute_error", {}}},
+      {"MeanAbsolutePercentageError", {"mean_absolute_percentage_error", {}}},
+      {"MeanSquaredLogarithmicError", {"mean_squared_logarithmic_error", {}}},
+      {"CosineSimilarity", {"cosine_similarity", {"axis"}}},
+      {"Huber", {"huber", {"delta"}}},
+      {"LogCosh", {"log_cosh", {}}},
+      {"Hinge", {"hinge", {}}},
+      {"SquaredHinge", {"squared_hinge", {}}},
+      {"CategoricalHinge", {"categorical_hinge", {}}},
+      {"KLDivergence", {"kl_divergence", {}}},
+      {"Poisson", {"poisson", {}}},
+      {"BinaryCrossentropy", {"binary_crossentropy", {"from_logits", "label_smoothing", "axis"}}},
+      {"CategoricalCrossentropy", {"categorical_crossentropy", {"from_logits", "label_smoothing", "axis"}}},
+      {"SparseCategoricalCrossentropy", {"sparse_categorical_crossentropy", {"from_logits", "ignore_class", "axis"}}},
+      {"BinaryFocalCrossentropy",
+       {"binary_focal_crossentropy",
+        {"apply_class_balancing", "alpha", "gamma", "from_logits", "label_smoothing", "axis"}}},
+      {"CategoricalFocalCrossentropy",
+       {"categorical_focal_crossentropy", {"alpha", "gamma", "from_logits", "label_smoothing", "axis"}}},
+      {"Dice", {"dice", {"axis"}}},
+      {"Tversky", {"tversky", {"alpha", "beta", "axis"}}}};
+  return m;
+}
+
+// Every name compile() takes → the class (keras/src/losses/__init__.py and its legacy aliases).
+const std::map<std::string, std::string>& aliases() {
+  static const std::map<std::string, std::string> m = [] {
+    std::map<std::string, std::string> a;
+    for (const auto& [cls, info] : classes()) a[cls] = a[info.function] = cls;
+    for (const auto& [alias, cls] :
+         std::vector<std::pair<const char*, const char*>>{{"mse", "MeanSquaredError"},
+                                                          {"MSE", "MeanSquaredError"},
+                                                          {"mae", "MeanAbsoluteError"},
+                                                          {"MAE", "MeanAbsoluteError"},
+                                                          {"mape", "MeanAbsolutePercentageError"},
+                                                          {"MAPE", "MeanAbsolutePercentageError"},
+                                                          {"msle", "MeanSquaredLogarithmicError"},
+                                                          {"MSLE", "MeanSquaredLogarithmicError"},
+                                                          {"logcosh", "LogCosh"},
+                                                          {"kld", "KLDivergence"},
+                                                          {"KLD", "KLDivergence"},
+                                                          {"kullback_leibler_divergence", "KLDivergence"},
+                                                          {"huber_loss", "Huber"}}) {
+      a[alias] = cls;
+    }
+    return a;
+  }();
+  return m;
+}
+
+double number(const Json& c, const char* key, double fallback) {
+  if (!c.contains(key) || c[key].is_null()) return fallback;
+  return c[key].get<double>();
+}
+bool flag(const Json& c, const char* key) { return c.contains(key) && c[key].is_boolean() && c[key].get<bool>(); }
+
+void check_config(const Loss& l) {
+  const std::string who = "loss " + l.class_name;
+  if (!l.config.is_object()) throw ConfigError(who + ": config must be an object, got " + l.config.dump());
+  const auto& args = classes().at(l.class_name).args;
+  for (const auto& item : l.config.items()) {
+    const std::string& k = item.key();
+    if (k == "name" || k == "dtype" || k == "reduction" || args.count(k)) continue;
+    throw ConfigError(who + " takes no argument '" + k + "'");
+  }
+  for (const char* k : {"from_logits", "apply_class_balancing"}) {
+    if (l.config.contains(k) && !l.config[k].is_boolean()) throw ConfigError(who + ": " + k + " must be true or false");
+  }
+  for (const char* k : {"label_smoothing", "delta", "alpha", "beta", "gamma", "ignore_class"}) {
+    if (l.config.contains(k) && !l.config[k].is_null() && !l.config[k].is_number()) {
+      throw ConfigError(who + ": " + k + " must be a number, got " + l.config[k].dump());
+    }
+  }
+  if (l.config.contains("axis") && !l.config["axis"].is_null() && l.config["axis"] != -1) {
+    throw ConfigError(who + ": axis must be -1 (the last Keras axis)" +
+                      std::string(l.class_name == "Dice" || l.class_name == "Tversky" ? " or null" : "") + ", got " +
+                      l.config["axis"].dump());
+  }
+  const double s = number(l.config, "label_smoothing", 0.0);
+  if (s < 0.0 || s > 1.0) throw ConfigError(who + ": label_smoothing must lie in [0, 1], got " + std::to_string(s));
+  if (number(l.config, "delta", 1.0) <= 0.0) throw ConfigError(who + ": delta must be > 0");
+  if (number(l.config, "gamma", 2.0) < 0.0) throw ConfigError(who + ": gamma must be >= 0");
+  const Json r = l.config.value("reduction", Json("sum_over_batch_size"));
+  if (!r.is_string() || (r != "sum_over_batch_size" && r != "mean" && r != "sum" && r != "mean_with_sample_weight")) {
+    throw ConfigError(who +
+                      ": reduction must be 'sum_over_batch_size', 'mean', 'sum' or 'mean_with_sample_weight' "
+                      "(fit trains on one number), got " +
+                      r.dump());
+  }
+}
+
+// The held axis of Keras's last axis: the channels (1) of an image or volume held (N, C, …), else the last.
+int64_t last_axis(const at::Tensor& t) { return t.dim() >= 4 ? 1 : t.dim() - 1; }
 
 void expect_same_shape(const std::string& loss, const at::Tensor& out, const at::Tensor& y) {
   if (out.sizes() != y.sizes()) {
@@ -15,109 +125,257 @@ void expect_same_shape(const std::string& loss, const at::Tensor& out, const at:
                       " (class_mode must fit the loss: categorical ⇒ one-hot (N, K))");
   }
 }
+
+// The target as the output's shape: (N) read as (N, 1) for an (N, 1) output (Keras's squeeze_or_expand).
+at::Tensor fitted_target(const std::string& loss, const at::Tensor& out, const at::Tensor& y) {
+  at::Tensor t = y.to(out.scalar_type());
+  if (t.dim() + 1 == out.dim() && out.size(-1) == 1) t = t.unsqueeze(-1);
+  expect_same_shape(loss, out, t);
+  return t;
+}
+
 }  // namespace
 
-void check_loss(const std::string& name) {
-  if (name != "categorical_crossentropy" && name != "sparse_categorical_crossentropy" &&
-      name != "binary_crossentropy" && name != "mean_squared_error" && name != "mse") {
-    throw ConfigError("unknown loss '" + name +
-                      "' (known: categorical_crossentropy, sparse_categorical_crossentropy, "
-                      "binary_crossentropy, mean_squared_error)");
+namespace {
+
+// Keras 2.x's backend cross-entropies (the formulas compute_loss documents), per sample over `axis`.
+at::Tensor categorical_values(const at::Tensor& out, const at::Tensor& y, bool logits, int64_t axis) {
+  if (logits) return -(y * out.log_softmax(axis)).sum(axis);
+  const at::Tensor p = (out / out.sum(axis, true)).clamp(kEpsilon, 1.0 - kEpsilon);
+  return -(y * p.log()).sum(axis);
+}
+
+at::Tensor binary_values(const at::Tensor& out, const at::Tensor& y, bool logits) {
+  if (logits) return at::binary_cross_entropy_with_logits(out, y, {}, {}, at::Reduction::None);
+  const at::Tensor p = out.clamp(kEpsilon, 1.0 - kEpsilon);
+  return -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log());
+}
+
+// Sparse targets (N) or (N, T) for outputs (N, K) or (N, T, K) (a trailing 1 squeezed, as Keras).
+at::Tensor sparse_values(const Loss& l, const at::Tensor& out, const at::Tensor& target, bool logits) {
+  at::Tensor t = target;
+  if (t.dim() == out.dim() && t.size(-1) == 1) t = t.squeeze(-1);
+  if (out.dim() < 2 || t.dim() != out.dim() - 1 || t.sizes() != out.sizes().slice(0, out.dim() - 1)) {
+    throw ConfigError("sparse_categorical_crossentropy: target shape " + shape_text(target) +
+                      " must be (N) class indices for output " + shape_text(out));
   }
+  const int64_t k = out.size(-1);
+  at::Tensor idx = t.reshape({-1}).to(at::kLong);
+  const at::Tensor flat = out.reshape({-1, k});
+  at::Tensor valid;
+  if (l.config.contains("ignore_class") && l.config["ignore_class"].is_number()) {
+    valid = idx != l.config["ignore_class"].get<int64_t>();
+    idx = at::where(valid, idx, at::zeros_like(idx));
+  }
+  const at::Tensor logp = logits ? flat.log_softmax(1) : flat.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
+  at::Tensor v = at::nll_loss(logp, idx, {}, at::Reduction::None);
+  if (valid.defined()) v = at::where(valid, v, at::zeros_like(v));
+  return v.reshape(t.sizes());
+}
+
+// Label smoothing: y(1 − s) + s/2 (binary) or + s/K (categorical, K the classes on `axis`).
+at::Tensor smoothed(const Loss& l, const at::Tensor& y, bool binary, int64_t k) {
+  const double s = number(l.config, "label_smoothing", 0.0);
+  if (s == 0.0) return y;
+  return y * (1.0 - s) + (binary ? 0.5 * s : s / static_cast<double>(k));
+}
+
+at::Tensor focal_values(const Loss& l, const at::Tensor& out, const at::Tensor& y0, bool logits, int64_t axis) {
+  const double alpha = number(l.config, "alpha", 0.25), gamma = number(l.config, "gamma", 2.0);
+  if (l.class_name == "BinaryFocalCrossentropy") {
+    const at::Tensor y = smoothed(l, y0, true, 2);
+    const at::Tensor p = logits ? out.sigmoid() : out;
+    const at::Tensor pc = p.clamp(kEpsilon, 1.0 - kEpsilon);  // Keras 3's ops.binary_crossentropy
+    const at::Tensor bce = -(y * pc.log() + (1.0 - y) * (1.0 - pc).log());
+    const at::Tensor pt = y * p + (1.0 - y) * (1.0 - p);
+    at::Tensor f = (1.0 - pt).pow(gamma) * bce;
+    if (flag(l.config, "apply_class_balancing")) f = (y * alpha + (1.0 - y) * (1.0 - alpha)) * f;
+    return f.mean(axis);
+  }
+  const at::Tensor y = smoothed(l, y0, false, out.size(axis));
+  const at::Tensor p = logits ? out.softmax(axis) : out;
+  const at::Tensor o = (p / p.sum(axis, true)).clamp(kEpsilon, 1.0 - kEpsilon);
+  return (alpha * (1.0 - o).pow(gamma) * (-y * o.log())).sum(axis);
+}
+
+at::Tensor regression_values(const Loss& l, const at::Tensor& p, const at::Tensor& y, int64_t a) {
+  const std::string& c = l.class_name;
+  if (c == "MeanSquaredError") return (y - p).square().mean(a);
+  if (c == "MeanAbsoluteError") return (y - p).abs().mean(a);
+  if (c == "MeanAbsolutePercentageError") return 100.0 * ((y - p) / y.abs().clamp_min(kEpsilon)).abs().mean(a);
+  if (c == "MeanSquaredLogarithmicError") {
+    return ((p.clamp_min(kEpsilon) + 1.0).log() - (y.clamp_min(kEpsilon) + 1.0).log()).square().mean(a);
+  }
+  if (c == "CosineSimilarity") {
+    auto unit = [&](const at::Tensor& x) { return x * x.square().sum(a, true).clamp_min(kEpsilon * kEpsilon).rsqrt(); };
+    return -(unit(y) * unit(p)).sum(a);
+  }
+  if (c == "Huber") {
+    const double d = number(l.config, "delta", 1.0);
+    const at::Tensor e = p - y;
+    return at::where(e.abs() <= d, 0.5 * e.square(), d * e.abs() - 0.5 * d * d).mean(a);
+  }
+  if (c == "LogCosh") {
+    const at::Tensor e = p - y;
+    return (e + at::softplus(-2.0 * e) - std::log(2.0)).mean(a);
+  }
+  if (c == "Poisson") return (p - y * (p + kEpsilon).log()).mean(a);
+  if (c == "KLDivergence") {
+    const at::Tensor t = y.clamp(kEpsilon, 1.0), q = p.clamp(kEpsilon, 1.0);
+    return (t * (t / q).log()).sum(a);
+  }
+  return {};
+}
+
+at::Tensor hinge_values(const Loss& l, const at::Tensor& p, const at::Tensor& y0, int64_t a) {
+  if (l.class_name == "CategoricalHinge") {
+    const at::Tensor pos = (y0 * p).sum(a), neg = std::get<0>(((1.0 - y0) * p).max(a));
+    return (neg - pos + 1.0).clamp_min(0.0);
+  }
+  const bool binary = ((y0 == 0) | (y0 == 1)).all().item<bool>();  // Keras: {0, 1} labels → {−1, 1}
+  const at::Tensor y = binary ? 2.0 * y0 - 1.0 : y0;
+  const at::Tensor m = (1.0 - y * p).clamp_min(0.0);
+  return (l.class_name == "SquaredHinge" ? m.square() : m).mean(a);
+}
+
+// Dice and Tversky over every axis (axis null) or the last Keras axis.
+at::Tensor overlap_values(const Loss& l, const at::Tensor& p, const at::Tensor& y) {
+  const bool all = !l.config.contains("axis") || l.config["axis"].is_null();
+  const int64_t a = last_axis(p);
+  auto sum = [&](const at::Tensor& x) { return all ? x.sum() : x.sum(a); };
+  const at::Tensor inter = sum(y * p);
+  if (l.class_name == "Dice") return 1.0 - 2.0 * inter / (sum(y) + sum(p) + kEpsilon);
+  const double alpha = number(l.config, "alpha", 0.5), beta = number(l.config, "beta", 0.5);
+  return 1.0 - inter / (inter + alpha * sum((1.0 - y) * p) + beta * sum(y * (1.0 - p)) + kEpsilon);
+}
+
+}  // namespace
+
+std::vector<std::string> loss_names() {
+  std::set<std::string> names;
+  for (const auto& [alias, cls] : aliases()) names.insert(alias);
+  return {names.begin(), names.end()};
+}
+
+Loss Loss::from_json(const Json& spec) {
+  Loss l;
+  std::string name;
+  if (spec.is_string()) {
+    name = spec.get<std::string>();
+  } else if (spec.is_object() && spec.contains("class_name") && spec["class_name"].is_string()) {
+    name = spec["class_name"].get<std::string>();
+    if (spec.contains("config") && !spec["config"].is_null()) l.config = spec["config"];
+  } else {
+    throw ConfigError("a loss is a name or {\"class_name\": ..., \"config\": {...}}, got " + spec.dump());
+  }
+  auto it = aliases().find(name);
+  if (it == aliases().end()) {
+    std::string known;
+    for (const auto& [cls, info] : classes()) known += (known.empty() ? "" : ", ") + info.function;
+    throw ConfigError("unknown loss '" + name + "' (known: " + known +
+                      ", their Keras class names and mse, mae, mape, "
+                      "msle, kld, logcosh)");
+  }
+  l.class_name = it->second;
+  check_config(l);
+  return l;
+}
+
+Loss Loss::parse(const std::string& text) {
+  if (!text.empty() && text.front() == '{') {
+    Json spec;
+    try {
+      spec = Json::parse(text);
+    } catch (const Json::exception& e) {
+      throw ConfigError("loss: not valid JSON: " + text + " (" + e.what() + ")");
+    }
+    return from_json(spec);
+  }
+  return from_json(Json(text));
+}
+
+Json Loss::to_json() const { return {{"class_name", class_name}, {"config", config}}; }
+
+std::string Loss::keras_name() const { return classes().at(class_name).function; }
+
+bool Loss::from_logits() const { return flag(config, "from_logits"); }
+
+at::Tensor Loss::values(const at::Tensor& output, const at::Tensor& target, bool logits) const {
+  const std::string& c = class_name;
+  const std::string who = keras_name();
+  if (c == "SparseCategoricalCrossentropy") return sparse_values(*this, output, target, logits);
+  const at::Tensor y = fitted_target(who, output, target);
+  const int64_t a = last_axis(output);
+  if (c == "CategoricalCrossentropy")
+    return categorical_values(output, smoothed(*this, y, false, output.size(a)), logits, a);
+  if (c == "BinaryCrossentropy") return binary_values(output, smoothed(*this, y, true, 2), logits).mean(a);
+  if (c == "BinaryFocalCrossentropy" || c == "CategoricalFocalCrossentropy") {
+    return focal_values(*this, output, y, logits, a);
+  }
+  if (c == "Hinge" || c == "SquaredHinge" || c == "CategoricalHinge") return hinge_values(*this, output, y, a);
+  if (c == "Dice" || c == "Tversky") return overlap_values(*this, output, y);
+  return regression_values(*this, output, y, a);
+}
+
+at::Tensor Loss::valid_mask(const at::Tensor& target) const {
+  if (class_name != "SparseCategoricalCrossentropy" || !config.contains("ignore_class") ||
+      !config["ignore_class"].is_number()) {
+    return {};
+  }
+  return target != config["ignore_class"].get<int64_t>();
+}
+
+at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weight, const at::Tensor& valid) const {
+  if (values.dim() == 0) return values;
+  const std::string r = config.value("reduction", std::string("sum_over_batch_size"));
+  at::Tensor v = values;
+  at::Tensor w;
+  if (sample_weight.defined()) {
+    w = sample_weight.to(v.device(), v.scalar_type());
+    while (w.dim() < v.dim()) w = w.unsqueeze(-1);
+    v = v * w;
+  }
+  // Keras's mask (SparseCategoricalCrossentropy's ignore_class): the mean over the valid entries.
+  double count = static_cast<double>(v.numel());
+  if (valid.defined() && (r == "sum_over_batch_size" || r == "mean")) count = valid.sum().item<double>();
+  if (r == "sum") return v.sum();
+  if (r == "mean_with_sample_weight" && w.defined()) return v.sum() / w.expand_as(v).sum().clamp_min(1e-30);
+  return count > 0 ? v.sum() / count : v.sum() * 0.0;
+}
+
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits) {
+  const Loss l = Loss::parse(name);
+  return l.reduce(l.values(output, target, from_logits || l.from_logits()), {}, l.valid_mask(target));
 }
 
 bool loss_uses_logits(const std::string& loss, const std::string& activation) {
-  if (activation == "softmax") return loss == "categorical_crossentropy" || loss == "sparse_categorical_crossentropy";
-  if (activation == "sigmoid") return loss == "binary_crossentropy";
+  Loss l;
+  try {
+    l = Loss::parse(loss);
+  } catch (const ConfigError&) {
+    return false;
+  }
+  if (l.from_logits()) return false;
+  const std::string& c = l.class_name;
+  if (activation == "softmax") {
+    return c == "CategoricalCrossentropy" || c == "SparseCategoricalCrossentropy" ||
+           c == "CategoricalFocalCrossentropy";
+  }
+  if (activation == "sigmoid") return c == "BinaryCrossentropy" || c == "BinaryFocalCrossentropy";
   return false;
 }
 
-namespace {
-
-// Keras 2.x backend.categorical_crossentropy on probabilities: outputs divided by their sum, clipped to
-// [eps, 1 - eps], then -sum(target * log(p)).
-at::Tensor categorical_from_probabilities(const at::Tensor& output, const at::Tensor& target) {
-  const at::Tensor p = (output / output.sum(1, true)).clamp(kEpsilon, 1.0 - kEpsilon);
-  return -(target * p.log()).sum(1).mean();
-}
-
-// Keras 2.x backend.sparse_categorical_crossentropy on probabilities: clipped to [eps, 1 - eps], then the
-// log fed to softmax cross-entropy — i.e. -log(p_y / sum(p)) of the clipped outputs.
-at::Tensor sparse_from_probabilities(const at::Tensor& output, const at::Tensor& target) {
-  const at::Tensor logp = output.clamp(kEpsilon, 1.0 - kEpsilon).log();
-  return at::nll_loss(logp.log_softmax(1), target.to(at::kLong));
-}
-
-// Keras 2.x backend.binary_crossentropy on probabilities: clipped to [eps, 1 - eps], then
-// -(y log(p + eps) + (1 - y) log(1 - p + eps)), the mean over the last axis and the batch.
-at::Tensor binary_from_probabilities(const at::Tensor& output, const at::Tensor& y) {
-  const at::Tensor p = output.clamp(kEpsilon, 1.0 - kEpsilon);
-  return -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log()).mean();
-}
-
-}  // namespace
-
-at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits) {
-  check_loss(name);
-  if (name == "categorical_crossentropy") {
-    expect_same_shape(name, output, target);
-    if (!from_logits) return categorical_from_probabilities(output, target);
-    return -(target * output.log_softmax(1)).sum(1).mean();
-  }
-  if (name == "sparse_categorical_crossentropy") {
-    if (target.dim() != 1 || target.size(0) != output.size(0)) {
-      throw ConfigError(name + ": target shape " + shape_text(target) + " must be (N) class indices for output " +
-                        shape_text(output));
-    }
-    if (!from_logits) return sparse_from_probabilities(output, target);
-    return at::nll_loss(output.log_softmax(1), target.to(at::kLong));
-  }
-  if (name == "binary_crossentropy") {
-    at::Tensor y = target.to(output.scalar_type()).reshape(output.sizes());
-    if (from_logits) return at::binary_cross_entropy_with_logits(output, y);
-    return binary_from_probabilities(output, y);
-  }
-  expect_same_shape(name, output, target);
-  return (output - target).pow(2).mean();
-}
+void check_loss(const std::string& name) { Loss::parse(name); }
 
 namespace {
-
-// Each sample's loss (N), the formulas of compute_loss before the batch mean.
-at::Tensor per_sample_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
-                           bool from_logits) {
-  const int64_t n = output.size(0);
-  if (name == "categorical_crossentropy") {
-    expect_same_shape(name, output, target);
-    if (from_logits) return -(target * output.log_softmax(1)).sum(1);
-    const at::Tensor p = (output / output.sum(1, true)).clamp(kEpsilon, 1.0 - kEpsilon);
-    return -(target * p.log()).sum(1);
-  }
-  if (name == "sparse_categorical_crossentropy") {
-    const at::Tensor logp =
-        from_logits ? output.log_softmax(1) : output.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
-    return at::nll_loss(logp, target.to(at::kLong), {}, at::Reduction::None);
-  }
-  if (name == "binary_crossentropy") {
-    const at::Tensor y = target.to(output.scalar_type()).reshape(output.sizes());
-    at::Tensor l;
-    if (from_logits) {
-      l = at::binary_cross_entropy_with_logits(output, y, {}, {}, at::Reduction::None);
-    } else {
-      const at::Tensor p = output.clamp(kEpsilon, 1.0 - kEpsilon);
-      l = -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log());
-    }
-    return l.reshape({n, -1}).mean(1);
-  }
-  expect_same_shape(name, output, target);
-  return (output - target).pow(2).reshape({n, -1}).mean(1);
-}
 
 // The class of each sample, for its class weight.
-at::Tensor sample_classes(const std::string& name, const at::Tensor& target) {
-  if (name == "sparse_categorical_crossentropy") return target.reshape({-1}).to(at::kLong);
-  if (name == "binary_crossentropy" || target.dim() == 1)
+at::Tensor sample_classes(const Loss& l, const at::Tensor& target) {
+  if (l.class_name == "SparseCategoricalCrossentropy")
+    return target.reshape({target.size(0), -1}).select(1, 0).to(at::kLong);
+  if (l.class_name == "BinaryCrossentropy" || target.dim() == 1) {
     return target.reshape({target.size(0), -1}).select(1, 0).round().to(at::kLong);
+  }
   return target.argmax(1);
 }
 
@@ -125,16 +383,17 @@ at::Tensor sample_classes(const std::string& name, const at::Tensor& target) {
 
 at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
                                  bool from_logits, const at::Tensor& class_weight) {
-  check_loss(name);
-  const at::Tensor classes = sample_classes(name, target);
+  const Loss l = Loss::parse(name);
+  const at::Tensor classes = sample_classes(l, target);
   const int64_t k = class_weight.numel();
   if (classes.numel() > 0 && (classes.min().item<int64_t>() < 0 || classes.max().item<int64_t>() >= k)) {
     throw ConfigError("class_weight: a target's class " + std::to_string(classes.max().item<int64_t>()) +
                       " has no weight (" + std::to_string(k) + " weights)");
   }
   const at::Tensor w = class_weight.to(output.device(), output.scalar_type()).index_select(0, classes);
-  const at::Tensor losses = per_sample_loss(name == "mse" ? "mean_squared_error" : name, output, target, from_logits);
-  return (losses * w).sum() / static_cast<double>(std::max<int64_t>(output.size(0), 1));
+  at::Tensor v = l.values(output, target, from_logits || l.from_logits());
+  v = v.reshape({std::max<int64_t>(output.size(0), 1), -1}).mean(1);
+  return (v * w).sum() / static_cast<double>(std::max<int64_t>(output.size(0), 1));
 }
 
 }  // namespace torchfit

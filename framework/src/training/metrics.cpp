@@ -5,6 +5,7 @@
 #include <set>
 
 #include <torchfit/error.h>
+#include <torchfit/training/losses.h>
 
 namespace torchfit {
 namespace {
@@ -82,7 +83,22 @@ std::vector<double> auc_thresholds() {
   return t;
 }
 
-std::string resolve_metric(const std::string& name, const std::string& loss) {
+namespace {
+// The cross-entropy family of a loss as metrics read it: "binary_crossentropy" for the binary (focal) ones,
+// "sparse_categorical_crossentropy", else the loss's Keras function name (any spelling Loss::parse reads).
+std::string loss_family(const std::string& loss) {
+  try {
+    const Loss l = Loss::parse(loss);
+    if (l.class_name == "BinaryCrossentropy" || l.class_name == "BinaryFocalCrossentropy") return "binary_crossentropy";
+    return l.keras_name();
+  } catch (const ConfigError&) {
+    return loss;
+  }
+}
+}  // namespace
+
+std::string resolve_metric(const std::string& name, const std::string& given_loss) {
+  const std::string loss = loss_family(given_loss);
   if (name == "accuracy" || name == "acc") {
     if (loss == "sparse_categorical_crossentropy") return "sparse_categorical_accuracy";
     if (loss == "binary_crossentropy") return "binary_accuracy";
@@ -120,7 +136,7 @@ double metric_sum(const std::string& m, const at::Tensor& output, const at::Tens
 }
 
 MetricSet::MetricSet(const std::vector<std::string>& names, const std::string& loss, bool from_logits, int64_t outputs)
-    : names_(names), loss_(loss), from_logits_(from_logits), outputs_(std::max<int64_t>(1, outputs)) {
+    : names_(names), loss_(loss_family(loss)), from_logits_(from_logits), outputs_(std::max<int64_t>(1, outputs)) {
   std::set<std::string> seen;
   for (const auto& n : names_) {
     // Two columns of one name in the logs would overwrite each other.

@@ -185,7 +185,11 @@ nlohmann::json optimizer_hyperparameters(const OptimizerOptions& options, double
 
 /// Everything model.compile() takes.
 struct CompileOptions {
-  /// categorical_crossentropy | sparse_categorical_crossentropy | binary_crossentropy | mean_squared_error.
+  /// A Keras loss (training/losses.h Loss): a name — categorical_crossentropy, sparse_categorical_crossentropy,
+  /// binary_crossentropy, mean_squared_error (mse), mae, mape, msle, huber, log_cosh, hinge, squared_hinge,
+  /// categorical_hinge, kl_divergence, poisson, cosine_similarity, binary_focal_crossentropy,
+  /// categorical_focal_crossentropy, dice, tversky, or a Keras class name — or a Keras loss object as JSON
+  /// text, '{"class_name": "Huber", "config": {"delta": 2.0}}'. Checkpoints and run.json record it as given.
   TORCH_ARG(std::string, loss) = "categorical_crossentropy";
   TORCH_ARG(OptimizerOptions, optimizer) = {};
   /// accuracy | categorical_accuracy | sparse_categorical_accuracy | binary_accuracy |
