@@ -13,8 +13,8 @@
 #include <torchfit/training/trainer.h>
 
 #include <cmath>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
