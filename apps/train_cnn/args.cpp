@@ -53,6 +53,11 @@ void add_data_flags(CLI::App& app, Args& a) {
   add_batch_size_flag(app, a.batch_size);
   add_target_size_flag(app, a.target_size);
   add_workers_flag(app, a.workers);
+  app.add_option("--loader", a.loader,
+                 "generator (ImageDataGenerator.flow_from_directory: augmented, --rescale) | image_dataset (Keras 3's "
+                 "image_dataset_from_directory: bilinear resize, values 0-255, no augmentation)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"generator", "image_dataset"}));
   auto* cache =
       app.add_flag("--cache", a.cache,
                    "Keep decoded, resized images in memory after their first load (augmentation still every epoch)");

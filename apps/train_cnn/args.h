@@ -21,6 +21,9 @@ struct Args {
   int64_t target_size = 150;
   int64_t validation_steps = 10;
   int workers = 0;
+  /// --loader: "generator" (ImageDataGenerator.flow_from_directory, augmented) | "image_dataset"
+  /// (Keras 3's image_dataset_from_directory: no augmentation, values 0..255)
+  std::string loader = "generator";
   bool cache = false;            ///< --cache: decoded-image cache for the train and test iterators
   int64_t cache_max_mib = 4096;  ///< --cache-max-mib: budget of each of those caches, MiB
   int64_t max_image_pixels = torchfit::data::kMaxImagePixels;

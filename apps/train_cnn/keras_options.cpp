@@ -98,10 +98,11 @@ torchfit::CompileOptions compile_options(const Args& a, const torchfit::Optimize
   return torchfit::CompileOptions().loss("categorical_crossentropy").optimizer(optimizer).metrics(metrics);
 }
 
-std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::DirectoryIterator& train) {
+std::map<int64_t, double> class_weight(const Args& a, const std::vector<int64_t>& classes,
+                                       const std::map<std::string, int64_t>& class_indices) {
   if (!a.given.count("--class-weight")) return {};
   try {
-    return torchfit::class_weight_from_spec(a.class_weight, train.classes(), train.class_indices());
+    return torchfit::class_weight_from_spec(a.class_weight, classes, class_indices);
   } catch (const torchfit::ConfigError& e) {
     throw apps::UsageError(std::string("--class-weight: ") + e.what());
   }

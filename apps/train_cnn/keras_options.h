@@ -32,6 +32,7 @@ void check_optimizer_flags(const Args& a);
 
 /// --class-weight (checked before training: call it once the data is found; errors: UsageError starting
 /// with the flag): "balanced" over the training files' classes, or the JSON file's weights; empty when not given.
-std::map<int64_t, double> class_weight(const Args& a, const torchfit::data::DirectoryIterator& train);
+std::map<int64_t, double> class_weight(const Args& a, const std::vector<int64_t>& classes,
+                                       const std::map<std::string, int64_t>& class_indices);
 
 }  // namespace train_cnn

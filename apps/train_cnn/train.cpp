@@ -8,6 +8,7 @@
 
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/image_dataset.h>
 #include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
@@ -36,14 +37,46 @@ namespace train_cnn {
 namespace {
 
 struct Sources {
-  std::unique_ptr<data::DirectoryIterator> train, test;
+  std::unique_ptr<data::BatchIterator> train, test;
+  std::vector<int64_t> train_classes;      ///< the class index of every training sample
   std::map<int64_t, double> class_weight;  ///< --class-weight, read once the data is found
+  int64_t num_classes() const { return static_cast<int64_t>(train->class_indices().size()); }
 };
+
+// --loader image_dataset: Keras 3's image_dataset_from_directory over train/ and test/ (test/ with train/'s
+// classes). The generator's flags have no meaning there: given, they are refused.
+Sources make_dataset_sources(const Args& a, const fs::path& train_dir, const fs::path& test_dir, bool chief) {
+  for (const char* flag : {"--cache", "--cache-max-mib", "--sixteen-bit", "--rescale", "--no-augment"})
+    if (a.given.count(flag))
+      throw apps::UsageError(std::string(flag) +
+                             " applies to --loader generator only (image_dataset feeds the 0-255 values, unaugmented)");
+  const auto options = data::ImageDatasetOptions()
+                           .label_mode("categorical")
+                           .image_size({a.target_size, a.target_size})
+                           .batch_size(a.batch_size)
+                           .seed(static_cast<int64_t>(a.seed % 4294967296ull))
+                           .workers(a.workers)
+                           .max_image_pixels(a.max_image_pixels)
+                           .verbose(chief);
+  Sources s;
+  auto train = data::image_dataset_from_directory(train_dir.string(), options);
+  s.train_classes = train->labels();
+  std::error_code ec;
+  if (fs::is_directory(test_dir, ec)) {
+    s.test = data::image_dataset_from_directory(test_dir.string(),
+                                                data::ImageDatasetOptions(options).class_names(train->class_names()));
+  } else {
+    torchfit::logger().warn("no test/ folder in '{}': training without validation", a.data);
+  }
+  s.train = std::move(train);
+  return s;
+}
 
 // The article's generators: augmentation for training, rescale only for test. `chief`: print the
 // "Found" lines (rank 0 of a data-parallel run, or the only process).
 Sources make_sources(const Args& a, bool chief) {
   const fs::path train_dir = fs::path(a.data) / "train", test_dir = fs::path(a.data) / "test";
+  if (a.loader == "image_dataset") return make_dataset_sources(a, train_dir, test_dir, chief);
   data::ImageDataGenerator train_gen(a.no_augment ? data::ImageDataGeneratorOptions().rescale(a.rescale)
                                                   : data::article_augmentation().rescale(a.rescale));
   data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
@@ -59,18 +92,16 @@ Sources make_sources(const Args& a, bool chief) {
                   .cache_max_bytes(a.cache_max_mib << 20)
                   .verbose(chief);
   Sources s;
-  s.train = train_gen.flow_from_directory(train_dir.string(), flow);
-  if (s.train->num_classes() < 2) {
-    torchfit::logger().warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
-                            train_dir.string(), s.train->num_classes());
-  }
+  auto train = train_gen.flow_from_directory(train_dir.string(), flow);
+  s.train_classes = train->classes();
   std::error_code ec;
   if (fs::is_directory(test_dir, ec)) {
-    s.test = test_gen.flow_from_directory(
-        test_dir.string(), data::FlowOptions(flow).shuffle(true).class_indices(s.train->class_indices()));
+    s.test = test_gen.flow_from_directory(test_dir.string(),
+                                          data::FlowOptions(flow).shuffle(true).class_indices(train->class_indices()));
   } else {
     torchfit::logger().warn("no test/ folder in '{}': training without validation", a.data);
   }
+  s.train = std::move(train);
   return s;
 }
 
@@ -99,21 +130,20 @@ Model fitted_to_data(Model model, const Args& a, int64_t classes, const std::str
 
 // The article's CNN, a --model-config architecture, --load-model's model (a fully convolutional one, input
 // (None, None, 3), built at the data's size), or the model of `resumed` (--resume's checkpoint).
-Model make_model(const Args& a, const data::DirectoryIterator& train, const saving::Checkpoint* resumed) {
+Model make_model(const Args& a, int64_t classes, const saving::Checkpoint* resumed) {
   at::manual_seed(a.seed);
   if (!a.model_config.empty()) {
     std::vector<std::string> changes;
     Model model = keras::model_config_for_data(
-        a.model_config,
-        AdaptToDataOptions().input_shape({a.target_size, a.target_size, 3}).classes(train.num_classes()), &changes);
+        a.model_config, AdaptToDataOptions().input_shape({a.target_size, a.target_size, 3}).classes(classes), &changes);
     for (const auto& change : changes) torchfit::logger().info("model config '{}': {}", a.model_config, change);
     return model;
   }
-  if (resumed) return fitted_to_data(saving::load_model(*resumed), a, train.num_classes(), "--resume", a.resume);
-  if (a.load_model.empty()) return seed_cnn(a.target_size, train.num_classes(), a.dense2_units);
+  if (resumed) return fitted_to_data(saving::load_model(*resumed), a, classes, "--resume", a.resume);
+  if (a.load_model.empty()) return seed_cnn(a.target_size, classes, a.dense2_units);
   const InputSize size{a.target_size, a.target_size};
-  Model model = fitted_to_data(saving::load_checkpoint_or_keras(a.load_model, "", nullptr, size), a,
-                               train.num_classes(), "--load-model", a.load_model);
+  Model model = fitted_to_data(saving::load_checkpoint_or_keras(a.load_model, "", nullptr, size), a, classes,
+                               "--load-model", a.load_model);
   model->train();
   torchfit::logger().info("starting from the model and weights of '{}' (new optimizer, epoch 0)", a.load_model);
   return model;
@@ -147,9 +177,10 @@ nlohmann::json run_arguments(const Args& a, const Sources& s) {
   args["checkpoint"] = a.no_checkpoint ? std::string() : a.checkpoint;
   if (!a.resume.empty() && !a.given.count("--lr")) args["lr"] = "checkpoint's";
   if (!a.cache) args["cache_max_mib"] = nullptr;  // no cache, no budget
-  args["rescale"] = a.rescale;                    // the value, not the help's "1/255"
-  args["train_images"] = s.train->n();
-  args["test_images"] = s.test ? s.test->n() : 0;
+  // The value, not the help's "1/255"; none for image_dataset (0-255 values, as Keras).
+  args["rescale"] = a.loader == "image_dataset" ? nlohmann::json(nullptr) : nlohmann::json(a.rescale);
+  args["train_images"] = s.train->samples();
+  args["test_images"] = s.test ? s.test->samples() : 0;
   args["classes"] = s.train->class_indices();
   return args;
 }
@@ -267,8 +298,13 @@ int run(Args& a) {
   const bool chief = !env || env->rank == 0;
   if (chief) std::cout << runtime::format_header(runtime::environment_info(device, threads)) << "\n";
   Sources sources = make_sources(a, chief);
-  sources.class_weight = class_weight(a, *sources.train);  // a bad --class-weight: exit 2 before training
-  Model model = make_model(a, *sources.train, resumed.get());
+  if (sources.num_classes() < 2) {
+    torchfit::logger().warn("'{}' has {} class folder(s): a softmax over one class always predicts it (loss 0)",
+                            (fs::path(a.data) / "train").string(), sources.num_classes());
+  }
+  // A bad --class-weight: exit 2 before training.
+  sources.class_weight = class_weight(a, sources.train_classes, sources.train->class_indices());
+  Model model = make_model(a, sources.num_classes(), resumed.get());
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {

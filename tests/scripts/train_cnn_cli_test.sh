@@ -49,6 +49,17 @@ expect_exit 1 "image too large: 28 x 28 = 784 pixels, limit 782" \
 expect_exit 2 "--sixteen-bit" "$BIN/train_cnn" --data "$WORK/data" --sixteen-bit clip
 expect_exit 0 "Found 48 images" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --sixteen-bit pillow
 
+# --loader image_dataset (Keras 3's image_dataset_from_directory): its Found line, a tiny run with
+# validation, and the generator's flags refused with it.
+expect_exit 2 "--loader" "$BIN/train_cnn" --data "$WORK/data" --loader tfdata --dry-run
+expect_exit 2 "--rescale applies to --loader generator only" "$BIN/train_cnn" --data "$WORK/data" \
+  --loader image_dataset --rescale 1 --dry-run
+expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \
+  --loader image_dataset --target-size 32 --dry-run
+expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset \
+  --device cpu --epochs 1 --steps-per-epoch 3 --batch-size 8 --target-size 32 --validation-steps 2 \
+  --run-dir "$WORK/run_dataset" --seed 1
+
 # A tiny real run (non-terminal: one line per epoch, no carriage returns).
 "$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
   --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \

@@ -9,8 +9,10 @@
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_cache.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/image_dataset.h>
 #include <torchfit/data/image_folder.h>
 #include <torchfit/data/label_encoder.h>
+#include <torchfit/data/numpy_random.h>
 #include <torchfit/data/prefetch_ring.h>
 #include <torchfit/data/random.h>
 #include <torchfit/distributed/environment.h>

@@ -7,6 +7,7 @@
 
 #include <torchfit/runtime/logging.h>
 #include <opencv2/core.hpp>
+#include "data/replaced_files.h"
 
 #include <algorithm>
 #include <iostream>
@@ -14,37 +15,6 @@
 #include <random>
 
 namespace torchfit::data {
-
-namespace detail {  // not anonymous: DirectoryIterator::State holds one
-
-// Samples whose file failed to decode in a worker (skip policy): warned once, then replaced. No lock
-// while the set is empty (the common case): an atomic count is read first.
-class ReplacedFiles {
- public:
-  bool contains(int64_t index) {
-    if (count_.load(std::memory_order_relaxed) == 0) return false;
-    std::lock_guard<std::mutex> lk(mutex_);
-    return set_.count(index) > 0;
-  }
-  // Adds `index`; true the first time.
-  bool insert(int64_t index) {
-    std::lock_guard<std::mutex> lk(mutex_);
-    const bool first = set_.insert(index).second;
-    count_.store(static_cast<int64_t>(set_.size()), std::memory_order_relaxed);
-    return first;
-  }
-  std::set<int64_t> all() {
-    std::lock_guard<std::mutex> lk(mutex_);
-    return set_;
-  }
-
- private:
-  std::mutex mutex_;
-  std::set<int64_t> set_;
-  std::atomic<int64_t> count_{0};
-};
-
-}  // namespace detail
 
 namespace {
 
@@ -159,31 +129,10 @@ bool DirectoryIterator::decode_file(const std::string& path, Image& out) {
 }
 
 Image DirectoryIterator::decode_sample(int64_t index) {
-  const auto& paths = listing_.filepaths;
-  Image img;
-  bool ok = !state_->replaced.contains(index) && decode_file(paths[static_cast<size_t>(index)], img);
-  if (ok) return img;
-  // Skip policy: the file passed the header check but does not decode. Replace it by the next
-  // readable file of the same class (the label stays right and the batch keeps its size).
-  const bool first_time = state_->replaced.insert(index);
-  const int64_t cls = listing_.classes[static_cast<size_t>(index)];
-  const auto& same = samples_of_class_[static_cast<size_t>(cls)];
-  const auto pos = std::find(same.begin(), same.end(), index) - same.begin();
-  for (size_t k = 1; k < same.size() && !ok; ++k) {
-    const int64_t cand = same[(static_cast<size_t>(pos) + k) % same.size()];
-    if (state_->replaced.contains(cand)) continue;
-    ok = decode_file(paths[static_cast<size_t>(cand)], img);
-    if (!ok) {
-      state_->replaced.insert(cand);
-    } else if (first_time) {
-      torchfit::logger().warn("undecodable image {} is replaced by {} for the rest of the run",
-                              paths[static_cast<size_t>(index)], paths[static_cast<size_t>(cand)]);
-    }
-  }
-  if (!ok)
-    throw IoError("no readable image left in class \"" + listing_.class_names[static_cast<size_t>(cls)] + "\" of " +
-                  directory_ + " (last tried " + paths[static_cast<size_t>(index)] + ")");
-  return img;
+  const detail::SampleGroups groups{listing_.filepaths, listing_.classes, samples_of_class_, listing_.class_names,
+                                    directory_};
+  return detail::decode_or_replace(index, groups, state_->replaced,
+                                   [this](const std::string& path, Image& out) { return decode_file(path, out); });
 }
 
 void DirectoryIterator::load_sample(int64_t index, int64_t pass, int64_t position, float* out, Scratch& s) {

@@ -34,8 +34,9 @@ bool entry_is_symlink(const fs::directory_entry& e) {
 using FolderFiles = std::vector<std::pair<std::string, std::vector<std::string>>>;
 
 // Collects (relative root, sorted image files) for every folder below `abs` (Keras's os.walk).
-void walk_folder(const fs::path& abs, const std::string& rel, bool follow_links, std::set<fs::path>& visited,
-                 FolderFiles& out) {
+void walk_folder(const fs::path& abs, const std::string& rel, const ImageFolderOptions& options,
+                 std::set<fs::path>& visited, FolderFiles& out) {
+  const bool follow_links = options.follow_links();
   std::error_code ec;
   const fs::path canon = fs::canonical(abs, ec);
   if (!ec && !visited.insert(canon).second) {  // a link loop (Keras follows it until the path is too long)
@@ -49,27 +50,29 @@ void walk_folder(const fs::path& abs, const std::string& rel, bool follow_links,
   std::vector<std::pair<fs::path, std::string>> subdirs;
   for (fs::directory_iterator it(abs, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (is_hidden_entry(name)) continue;
+    if (!options.keep_hidden() && is_hidden_entry(name)) continue;
     if (entry_is_dir(*it)) {
       if (entry_is_symlink(*it) && !follow_links) continue;
-      subdirs.emplace_back(it->path(), rel + "/" + name);
-    } else if (is_image_file_name(name)) {
+      subdirs.emplace_back(it->path(), rel.empty() ? name : rel + "/" + name);
+    } else if (is_image_file_name(name, options)) {
       files.push_back(name);  // also a dangling link or a special file: the header check names and counts it
     }
   }
   if (ec) torchfit::logger().warn("cannot list {}: {}", abs.string(), ec.message());
   std::sort(files.begin(), files.end());
   out.emplace_back(rel, std::move(files));
-  for (const auto& [p, r] : subdirs) walk_folder(p, r, follow_links, visited, out);
+  for (const auto& [p, r] : subdirs) walk_folder(p, r, options, visited, out);
 }
 
-// The immediate non-hidden sub-folders of `dir`, sorted by code point.
-std::vector<std::string> class_folders(const fs::path& dir) {
+// The immediate non-hidden sub-folders of `dir`, sorted by code point (keep_hidden: Keras 3's rule, only
+// names starting with "." are left out).
+std::vector<std::string> class_folders(const fs::path& dir, bool keep_hidden) {
   std::vector<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (!is_hidden_entry(name) && entry_is_dir(*it)) names.push_back(name);
+    const bool hidden = keep_hidden ? name.empty() || name[0] == '.' : is_hidden_entry(name);
+    if (!hidden && entry_is_dir(*it)) names.push_back(name);
   }
   if (ec) throw IoError("cannot list directory " + dir.string() + ": " + ec.message());
   std::sort(names.begin(), names.end());
@@ -91,19 +94,6 @@ std::vector<std::string> names_from_class_indices(const ClassIndices& indices, c
       throw ConfigError("folder \"" + f + "\" in " + directory +
                         " is not one of the given class_indices (a class the training data does not have)");
   return names;
-}
-
-// Image files below `class_dir`, as "<class>/<sub>/<file>" in Keras order (folders sorted, files
-// sorted in each folder).
-std::vector<std::string> files_of_class(const fs::path& class_dir, const std::string& class_name, bool follow_links) {
-  FolderFiles roots;
-  std::set<fs::path> visited;
-  walk_folder(class_dir, class_name, follow_links, visited, roots);
-  std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::string> files;
-  for (const auto& [root, fnames] : roots)
-    for (const auto& f : fnames) files.push_back(root + "/" + f);
-  return files;
 }
 
 // [begin, end) of a class's n sorted files that `subset` keeps: validation = the first int(split·n).
@@ -159,16 +149,34 @@ void require_folder(const std::string& directory) {
 
 bool is_hidden_entry(const std::string& name) { return name.empty() || name[0] == '.' || name == "__MACOSX"; }
 
-bool is_image_file_name(const std::string& name) {
-  if (is_hidden_entry(name)) return false;
+bool is_image_file_name(const std::string& name) { return is_image_file_name(name, ImageFolderOptions()); }
+
+bool is_image_file_name(const std::string& name, const ImageFolderOptions& options) {
+  if (!options.keep_hidden() && is_hidden_entry(name)) return false;
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-  static const char* exts[] = {".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".tif", ".tiff"};
-  for (const char* e : exts) {
-    const size_t n = std::strlen(e);
-    if (lower.size() > n && lower.compare(lower.size() - n, n, e) == 0) return true;
+  const size_t before = options.keep_hidden() ? 0 : 1;  // Keras 3's str.endswith needs nothing before the dot
+  for (const std::string& e : options.formats()) {
+    const size_t n = e.size();
+    if (lower.size() >= n + before && lower.compare(lower.size() - n, n, e) == 0) return true;
   }
   return false;
+}
+
+std::vector<std::string> list_folder_files(const std::string& folder, const std::string& prefix,
+                                           const ImageFolderOptions& options) {
+  FolderFiles roots;
+  std::set<fs::path> visited;
+  walk_folder(fs::path(folder), prefix, options, visited, roots);
+  std::sort(roots.begin(), roots.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> files;
+  for (const auto& [root, fnames] : roots)
+    for (const auto& f : fnames) files.push_back(root.empty() ? f : root + "/" + f);
+  return files;
+}
+
+std::vector<std::string> check_image_files(const std::vector<std::string>& paths, const ImageFolderOptions& options) {
+  return check_headers(paths, options.workers(), options.max_image_pixels());
 }
 
 ClassIndices ImageFolderListing::class_indices() const {
@@ -185,7 +193,7 @@ std::vector<std::vector<int64_t>> ImageFolderListing::samples_of_class() const {
 
 std::vector<std::string> list_image_classes(const std::string& directory, const ImageFolderOptions& options) {
   require_folder(directory);
-  const std::vector<std::string> folders = class_folders(fs::path(directory));
+  const std::vector<std::string> folders = class_folders(fs::path(directory), options.keep_hidden());
   if (!options.class_indices().empty()) return names_from_class_indices(options.class_indices(), folders, directory);
   if (options.classes().empty()) return folders;
   std::set<std::string> seen;
@@ -209,7 +217,7 @@ ImageFolderListing list_image_files(const std::string& directory, const std::vec
                               directory);
       continue;
     }
-    const std::vector<std::string> all = files_of_class(class_dir, class_names[ci], options.follow_links());
+    const std::vector<std::string> all = list_folder_files(class_dir.string(), class_names[ci], options);
     if (all.empty()) torchfit::logger().warn("class folder {} holds no images; it stays a class", class_dir.string());
     const auto [begin, end] = subset_range(all.size(), options.validation_split(), options.subset());
     for (size_t i = begin; i < end; ++i) {

@@ -62,11 +62,19 @@ BatchAssembler::BatchAssembler(int64_t samples, int64_t batch_size, std::array<i
   buffers_ = std::make_shared<BatchBufferPool>(static_cast<size_t>(per_batch) * sizeof(float), keep_buffers);
 }
 
+BatchAssembler::BatchAssembler(int64_t samples, int64_t batch_size, std::array<int64_t, 3> sample_shape,
+                               PassOrder pass_order, size_t keep_buffers)
+    : BatchAssembler(samples, batch_size, sample_shape, false, 0, keep_buffers) {
+  if (!pass_order) throw ConfigError("BatchAssembler: the pass order function is empty");
+  pass_order_ = std::move(pass_order);
+}
+
 std::shared_ptr<const std::vector<int64_t>> BatchAssembler::order(int64_t pass) {
   std::lock_guard<std::mutex> lk(order_mutex_);
   auto it = orders_.find(pass);
   if (it != orders_.end()) return it->second;
-  auto order = std::make_shared<const std::vector<int64_t>>(pass_order(samples_, shuffle_, seed_, pass));
+  auto order = std::make_shared<const std::vector<int64_t>>(pass_order_ ? pass_order_(pass)
+                                                                        : pass_order(samples_, shuffle_, seed_, pass));
   orders_[pass] = order;
   while (orders_.size() > 4) orders_.erase(orders_.begin());  // threads hold shared_ptrs to what they use
   return order;

@@ -24,6 +24,11 @@ struct SkippedFile {
   std::string reason;
 };
 
+/// flow_from_directory's accepted endings (keras-preprocessing's white_list_formats, with the dot).
+inline const std::vector<std::string> kFlowImageFormats = {".png", ".jpg", ".jpeg", ".bmp", ".ppm", ".tif", ".tiff"};
+/// image_dataset_from_directory's (Keras 3 ALLOWLIST_FORMATS, keras/src/utils/image_dataset_utils.py).
+inline const std::vector<std::string> kImageDatasetFormats = {".bmp", ".gif", ".jpeg", ".jpg", ".png"};
+
 /// What to list (Keras flow_from_directory's names and defaults). Chained setters:
 /// `ImageFolderOptions().validation_split(0.2).subset("training")`.
 struct ImageFolderOptions {
@@ -51,6 +56,15 @@ struct ImageFolderOptions {
   /// Threads for the header checks, 0 (default) ⇒ std::thread::hardware_concurrency(); at most one
   /// thread per 64 files is used. The result does not depend on it. ConfigError when negative.
   TORCH_ARG(int64_t, workers) = 0;
+  /// File name endings (lower case, with the dot) that select image files: a name is collected when its
+  /// lower-cased form ends in one of them. Default kFlowImageFormats (flow_from_directory's);
+  /// image_dataset_from_directory passes kImageDatasetFormats.
+  TORCH_ARG(std::vector<std::string>, formats) = kFlowImageFormats;
+  /// Keras 3's walk (index_directory): only class folders whose name starts with "." are ignored; every
+  /// other entry — hidden files (._x.jpg), hidden sub-folders, __MACOSX/ — is walked and collected, and
+  /// a name that is only an extension (".png") counts. Default false: hidden entries are ignored
+  /// (is_hidden_entry) and an extension needs a name before it.
+  TORCH_ARG(bool, keep_hidden) = false;
 };
 
 /// The result of list_image_files: the samples in Keras order (class by class, folders walked in sorted
@@ -77,6 +91,8 @@ struct ImageFolderListing {
 /// .ppm .tif or .tiff with something before the dot (Keras's white_list_formats, with the dot
 /// required) and it is not hidden. The extension only selects files (a WebP named .jpg is collected).
 bool is_image_file_name(const std::string& name);
+/// Whether `name` is collected under `options` (its formats and keep_hidden).
+bool is_image_file_name(const std::string& name, const ImageFolderOptions& options);
 
 /// Whether a folder entry is ignored: a name starting with "." (.DS_Store, ._x.jpg,
 /// .ipynb_checkpoints/), "__MACOSX" (the folder macOS zip archives add), or an empty name.
@@ -90,6 +106,18 @@ bool is_hidden_entry(const std::string& name);
 /// ConfigError for a class_indices map with gaps or repeats, a folder missing from it, or a class
 /// listed twice in classes.
 std::vector<std::string> list_image_classes(const std::string& directory, const ImageFolderOptions& options);
+
+/// The image files (is_image_file_name with `options`) in `folder` and below, as Keras walks them: every
+/// folder's files sorted by code point, the folders in sorted order of their paths (os.walk sorted by
+/// root), linked sub-folders only with options.follow_links(), hidden entries as options.keep_hidden()
+/// says. Returned relative to `folder` with `prefix` in front ("prefix/sub/file"; no prefix: "sub/file").
+/// A folder that cannot be listed is named in a warning. No header check.
+std::vector<std::string> list_folder_files(const std::string& folder, const std::string& prefix,
+                                           const ImageFolderOptions& options);
+
+/// check_image_file (with options.max_image_pixels()) for every path, on options.workers() threads (at
+/// most one per 64 files): per path "" when fine, else the reason. The result does not depend on workers.
+std::vector<std::string> check_image_files(const std::vector<std::string>& paths, const ImageFolderOptions& options);
 
 /// The samples of `class_names` (index = position) below `directory`: per class, every image file
 /// (is_image_file_name) in the class folder and its sub-folders (walked in sorted path order, files

@@ -69,6 +69,12 @@ class BatchAssembler {
   /// samples < 0, batch_size < 1 or a sample dimension < 1.
   BatchAssembler(int64_t samples, int64_t batch_size, std::array<int64_t, 3> sample_shape, bool shuffle, uint64_t seed,
                  size_t keep_buffers);
+  /// The sample order of a pass (≥ 0): a permutation of 0 … samples−1.
+  using PassOrder = std::function<std::vector<int64_t>(int64_t pass)>;
+  /// As above, with pass orders from `pass_order` instead of pass_order(samples, shuffle, seed, p).
+  /// Errors: as above; ConfigError when pass_order is empty.
+  BatchAssembler(int64_t samples, int64_t batch_size, std::array<int64_t, 3> sample_shape, PassOrder pass_order,
+                 size_t keep_buffers);
   /// The sample order of pass `pass` (≥ 0), shared.
   std::shared_ptr<const std::vector<int64_t>> order(int64_t pass);
   /// Batch `batch_index` of pass `pass`, shard `shard_rank` of `shard_count` (BatchIterator::shard;
@@ -91,6 +97,7 @@ class BatchAssembler {
   bool shuffle_;
   uint64_t seed_;
   std::shared_ptr<BatchBufferPool> buffers_;
+  PassOrder pass_order_;  // empty: pass_order(samples_, shuffle_, seed_, p)
   std::mutex order_mutex_;
   std::map<int64_t, std::shared_ptr<const std::vector<int64_t>>> orders_;
 };
