@@ -36,11 +36,15 @@ namespace {
 // PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): exported as
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
+// SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
+// 4.6 wants all six GRU inputs (sequence_lens, initial_h).
 // Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"conv3d_transpose",
                                                "simple_rnn",
+                                               "lstm",
+                                               "gru",
                                                "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",
