@@ -160,6 +160,19 @@ TEST(LSTM, BadInputArgumentsAndWeightsNameTheLayer) {
   expect_refused([&] { layer->set_keras_weights({at::zeros({3, 8}), at::zeros({2, 8})}); }, "weights");
 }
 
+// Keras's recurrent_regularizer is the recurrent_kernel's (as depthwise_regularizer is the depthwise_kernel's).
+TEST(LSTM, RecurrentRegularizerIsTheRecurrentKernels) {
+  nlohmann::json j = layer_to_json(*LSTM(LSTMOptions(3)));
+  j["config"]["recurrent_regularizer"] = {{"class_name", "L2"}, {"config", {{"l2", 0.5}}}};
+  j["config"]["input_shape"] = {4, 2};
+  const std::shared_ptr<Layer> layer = layer_from_json(j);
+  Sequential m;
+  m->add(layer);
+  const at::Tensor r = layer->named_parameters()["recurrent_kernel"];
+  EXPECT_NEAR(layer->regularization_loss().item<double>(), 0.5 * r.square().sum().item<double>(), 1e-5);
+  EXPECT_EQ(layer_to_json(*layer)["config"]["recurrent_regularizer"]["config"]["l2"], 0.5);
+}
+
 TEST(LSTM, ConfigRoundTrips) {
   LSTM layer(LSTMOptions(4).recurrent_activation("relu").unit_forget_bias(false).return_sequences(true).dropout(0.25));
   const nlohmann::json j = layer_to_json(*layer);

@@ -139,8 +139,9 @@ std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const 
     } else {
       throw ConfigError(who + ": " + k + " " + (cls.empty() ? v.dump() : cls) + " is not supported (L1, L2, L1L2)");
     }
+    // Keras's names of the depthwise and recurrent kernels' regularizers drop "_kernel".
     const std::string weight = k.substr(0, k.size() - 12);
-    out[weight == "depthwise" ? "depthwise_kernel" : weight] = r;
+    out[weight == "depthwise" || weight == "recurrent" ? weight + "_kernel" : weight] = r;
   }
   return out;
 }
