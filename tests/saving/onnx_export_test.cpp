@@ -122,6 +122,27 @@ TEST(OnnxExport, AdaptivePoolingIsRefusedInADynamicExport) {
   EXPECT_NO_THROW(saving::onnx_model_bytes(Model({z}, {fixed->call(z)}, "adaptive_fixed")));
 }
 
+// LSTM and GRU export the default activations forward only: another activation or go_backwards (ONNX's reverse
+// direction keeps the input's order) is refused naming the layer.
+TEST(OnnxExport, RecurrentLayersRefuseOtherActivationsAndGoBackwards) {
+  const auto refused = [](const std::function<KerasTensor(KerasTensor)>& layer, const std::string& word) {
+    KerasTensor x = Input({4, 3});
+    try {
+      saving::onnx_model_bytes(Model({x}, {layer(x)}, "rnn"));
+      FAIL() << word << " exported";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 'r'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).activation("relu").name("r"))->call(x); }, "relu");
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).recurrent_activation("linear").name("r"))->call(x); },
+          "linear");
+  refused([](KerasTensor x) { return GRU(GRUOptions(2).activation("relu").name("r"))->call(x); }, "relu");
+  refused([](KerasTensor x) { return GRU(GRUOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
+}
+
 TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {
   Model model = onnx_test_models().at("padding_cropping")();
   const std::string path = "/nonexistent-torchfit-dir/model.onnx";
