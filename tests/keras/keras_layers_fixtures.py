@@ -42,6 +42,9 @@ Fixtures:
              Concatenate, Dense softmax
   simple_rnn a (5, 3) sequence: SimpleRNN(4, return_sequences, go_backwards), SimpleRNN(3, relu), Dense
              softmax (Keras 3's weights under layers/simple_rnn/cell/vars, tf.keras 2's simple_rnn_cell names)
+  lstm_gru   a (5, 3) sequence: LSTM(4, return_sequences, go_backwards), GRU(4, return_sequences, reset_after
+             false), GRU(3, relu, reset_after), Dense softmax (Keras 3's weights under layers/<key>/cell/vars,
+             tf.keras 2's lstm_cell / gru_cell names; GRU's bias (3u) and (2, 3u))
   keras3_preprocessing, tf2_preprocessing  a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted
              Normalization (its int64 count too) and a given one, Flatten, Dense softmax (.keras and .h5)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
@@ -550,6 +553,47 @@ def simple_rnn(out):
     save_outputs(out, "simple_rnn", x, h @ v["dense"][0] + v["dense"][1])
 
 
+def lstm_gru(out):
+    """LSTM(4, return_sequences, go_backwards) → GRU(4, return_sequences, reset_after false) → GRU(3, relu,
+    reset_after) → Dense softmax over a (5, 3) sequence; Keras's layouts (LSTM gates i, f, c, o; GRU z, r, h, its
+    bias (3u) or (2, 3u)), random weights, the NumPy cells of keras_layers_reference.py."""
+    orth = {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": None}}
+    common = dict(use_bias=True, kernel_initializer=GLOROT, recurrent_initializer=orth, bias_initializer=ZEROS,
+                  kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                  recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+                  return_state=False, stateful=False, unroll=False, recurrent_activation="sigmoid")
+    w = {"lstm1": [("lstm_cell/kernel", rng.normal(0, 0.5, (3, 16))),
+                   ("lstm_cell/recurrent_kernel", rng.normal(0, 0.5, (4, 16))),
+                   ("lstm_cell/bias", rng.normal(0, 0.3, 16))],
+         "gru1": [("gru_cell/kernel", rng.normal(0, 0.5, (4, 12))),
+                  ("gru_cell/recurrent_kernel", rng.normal(0, 0.5, (4, 12))),
+                  ("gru_cell/bias", rng.normal(0, 0.3, 12))],
+         "gru2": [("gru_cell_1/kernel", rng.normal(0, 0.5, (4, 9))),
+                  ("gru_cell_1/recurrent_kernel", rng.normal(0, 0.5, (3, 9))),
+                  ("gru_cell_1/bias", rng.normal(0, 0.3, (2, 9)))],
+         "dense": [("kernel", rng.normal(0, 0.5, (3, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+
+    def specs(extra):
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 5, 3], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("LSTM", "lstm1", dict(common, **extra, units=4, activation="tanh", unit_forget_bias=True,
+                                       return_sequences=True, go_backwards=True), ["img"]),
+                ("GRU", "gru1", dict(common, **extra, units=4, activation="tanh", reset_after=False,
+                                     return_sequences=True, go_backwards=False), ["lstm1"]),
+                ("GRU", "gru2", dict(common, **extra, units=3, activation="relu", reset_after=True,
+                                     return_sequences=False, go_backwards=False), ["gru1"]),
+                ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["gru2"])]
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 5, 3))
+    h = ref.lstm(x, *v["lstm1"], "tanh", "sigmoid", True, True)
+    h = ref.gru(h, *v["gru1"], "tanh", "sigmoid", False, True, False)
+    h = ref.gru(h, *v["gru2"], "relu", "sigmoid", True, False, False)
+    graph_tf2(out, w, "lstm_gru", specs(dict(time_major=False, activity_regularizer=None, implementation=2)))
+    graph_keras3(out, w, "lstm_gru", specs(dict(seed=None, zero_output_for_mask=False)))
+    rnn_cell_vars(os.path.join(out, "lstm_gru.keras"), ["lstm", "gru", "gru_1"])
+    save_outputs(out, "lstm_gru", x, h @ v["dense"][0] + v["dense"][1])
+
+
 def keras3_preprocessing(out):
     """Keras 3 only: a (7, 8, 2) image through RandomFlip (the input at inference), CenterCrop (5, 6), an
     adapted Normalization (weights mean, variance and Keras's int64 count) and one with a given mean and
@@ -595,4 +639,5 @@ if __name__ == "__main__":
     merge(sys.argv[1])
     adaptive(sys.argv[1])
     simple_rnn(sys.argv[1])
+    lstm_gru(sys.argv[1])
     keras3_preprocessing(sys.argv[1])

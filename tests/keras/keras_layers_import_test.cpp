@@ -67,6 +67,13 @@ TEST_F(KerasLayersImport, SimpleRNNModelMatchesNumpyFromBothFormats) {
   expect_outputs("simple_rnn", ".keras");
 }
 
+// LSTM (go_backwards, the sequence out; the fused kernel), GRU reset_after false (the step loop) and
+// GRU relu reset_after (the loop): Keras 3's weights are the cells'.
+TEST_F(KerasLayersImport, LstmAndGruModelMatchesNumpyFromBothFormats) {
+  expect_outputs("lstm_gru", ".h5");
+  expect_outputs("lstm_gru", ".keras");
+}
+
 // Conv1DTranspose, SeparableConv1D, DepthwiseConv1D, MaxPooling1D, AveragePooling1D (same), ZeroPadding1D,
 // Cropping1D, UpSampling1D.
 TEST_F(KerasLayersImport, SequenceConvolutionsAndWindowsMatchNumpyFromBothFormats) {

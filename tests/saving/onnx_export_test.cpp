@@ -36,11 +36,15 @@ namespace {
 // PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): exported as
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
+// SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
+// 4.6 wants all six GRU inputs (sequence_lens, initial_h).
 // Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
   static const std::set<std::string> models = {"conv3d_transpose",
                                                "simple_rnn",
+                                               "lstm",
+                                               "gru",
                                                "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",
@@ -116,6 +120,27 @@ TEST(OnnxExport, AdaptivePoolingIsRefusedInADynamicExport) {
   auto fixed = AdaptiveAveragePooling2D(AdaptivePooling2DOptions({2, 2}));
   KerasTensor z = Input({8, 8, 3});
   EXPECT_NO_THROW(saving::onnx_model_bytes(Model({z}, {fixed->call(z)}, "adaptive_fixed")));
+}
+
+// LSTM and GRU export the default activations forward only: another activation or go_backwards (ONNX's reverse
+// direction keeps the input's order) is refused naming the layer.
+TEST(OnnxExport, RecurrentLayersRefuseOtherActivationsAndGoBackwards) {
+  const auto refused = [](const std::function<KerasTensor(KerasTensor)>& layer, const std::string& word) {
+    KerasTensor x = Input({4, 3});
+    try {
+      saving::onnx_model_bytes(Model({x}, {layer(x)}, "rnn"));
+      FAIL() << word << " exported";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("layer 'r'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).activation("relu").name("r"))->call(x); }, "relu");
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).recurrent_activation("linear").name("r"))->call(x); },
+          "linear");
+  refused([](KerasTensor x) { return GRU(GRUOptions(2).activation("relu").name("r"))->call(x); }, "relu");
+  refused([](KerasTensor x) { return GRU(GRUOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
+  refused([](KerasTensor x) { return LSTM(LSTMOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
 }
 
 TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {

@@ -172,6 +172,48 @@ def rnn(x, w, r, b=None, hidden_size=None, **_):
     return np.stack(ys)[:, None]
 
 
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def lstm(x, w, r, b=None, hidden_size=None, **_):
+    """ONNX LSTM, forward, default activations (f = Sigmoid, g = h = Tanh), no peepholes: gates i, o, f, c of
+    W (1, 4H, C), R (1, 4H, H), B (1, 8H) = [Wb, Rb]; Ct = ft * Ct-1 + it * g(c), Ht = ot * h(Ct)."""
+    H = w.shape[1] // 4
+    bias = 0 if b is None else b[0, :4 * H] + b[0, 4 * H:]
+    h = np.zeros((x.shape[1], H))
+    c = np.zeros((x.shape[1], H))
+    ys = []
+    for t in range(x.shape[0]):
+        i, o, f, cc = np.split(x[t] @ w[0].T + h @ r[0].T + bias, 4, axis=1)
+        c = sigmoid(f) * c + sigmoid(i) * np.tanh(cc)
+        h = sigmoid(o) * np.tanh(c)
+        ys.append(h)
+    return np.stack(ys)[:, None]
+
+
+def gru(x, w, r, b=None, hidden_size=None, linear_before_reset=0, **_):
+    """ONNX GRU, forward, default activations: gates z, r, h of W (1, 3H, C), R (1, 3H, H), B (1, 6H) = [Wb, Rb];
+    ht = tanh(Xt Wh + (rt * Ht-1) Rh + Rbh + Wbh), or with linear_before_reset tanh(Xt Wh + rt * (Ht-1 Rh + Rbh)
+    + Wbh); Ht = (1 - zt) * ht + zt * Ht-1."""
+    H = w.shape[1] // 3
+    wz, wr, wh = np.split(w[0], 3)
+    rz, rr, rh = np.split(r[0], 3)
+    wbz, wbr, wbh, rbz, rbr, rbh = np.split(np.zeros(6 * H) if b is None else b[0], 6)
+    h = np.zeros((x.shape[1], H))
+    ys = []
+    for t in range(x.shape[0]):
+        z = sigmoid(x[t] @ wz.T + h @ rz.T + wbz + rbz)
+        rt = sigmoid(x[t] @ wr.T + h @ rr.T + wbr + rbr)
+        if linear_before_reset:
+            hh = np.tanh(x[t] @ wh.T + rt * (h @ rh.T + rbh) + wbh)
+        else:
+            hh = np.tanh(x[t] @ wh.T + (rt * h) @ rh.T + rbh + wbh)
+        h = (1 - z) * hh + z * h
+        ys.append(h)
+    return np.stack(ys)[:, None]
+
+
 def fold(fn):
     def run(*xs, **_):
         y = xs[0]
@@ -231,6 +273,8 @@ OPS = {
                constant_values=0.0 if value is None else float(value)),
     "Slice": slice_,
     "RNN": rnn,
+    "LSTM": lstm,
+    "GRU": gru,
     "Resize": resize,
     "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
     "Greater": lambda a, b, **_: a > b,

@@ -31,8 +31,10 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
+#include <torchfit/layers/gru.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer_normalization.h>
+#include <torchfit/layers/lstm.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>
@@ -392,6 +394,20 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Reshape(ReshapeOptions({4, 10}))->call(x);
       x = SimpleRNN(SimpleRNNOptions(3).return_sequences(true))->call(x);
       return SimpleRNN(SimpleRNNOptions(2).use_bias(false))->call(x);
+    });
+  };
+  m["lstm"] = [] {  // an image's rows as a sequence: the sequence out and the last step
+    return image_model("lstm", {4, 5, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({4, 10}))->call(x);
+      x = LSTM(LSTMOptions(3).return_sequences(true))->call(x);
+      return LSTM(LSTMOptions(2).use_bias(false))->call(x);
+    });
+  };
+  m["gru"] = [] {  // reset_after false with the sequence out, then reset_after (linear_before_reset) last step
+    return image_model("gru", {4, 5, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({4, 10}))->call(x);
+      x = GRU(GRUOptions(3).reset_after(false).return_sequences(true))->call(x);
+      return GRU(GRUOptions(2))->call(x);
     });
   };
   m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order

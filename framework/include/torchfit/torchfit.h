@@ -37,6 +37,7 @@
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_edges.h>
 #include <torchfit/layers/base_pooling.h>
+#include <torchfit/layers/base_rnn.h>
 #include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/center_crop.h>
@@ -57,12 +58,14 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
+#include <torchfit/layers/gru.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/keras_axes.h>
 #include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/layer_normalization.h>
+#include <torchfit/layers/lstm.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/noise.h>

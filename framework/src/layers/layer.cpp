@@ -358,7 +358,8 @@ nlohmann::json Layer::base_config() const {
     return {{"class_name", "L1L2"}, {"config", {{"l1", r.l1}, {"l2", r.l2}}}};
   };
   for (const auto& [weight, r] : regularizers_) {
-    const std::string key = (weight == "depthwise_kernel" ? std::string("depthwise") : weight) + "_regularizer";
+    const bool short_name = weight == "depthwise_kernel" || weight == "recurrent_kernel";  // Keras's keys
+    const std::string key = (short_name ? weight.substr(0, weight.size() - 7) : weight) + "_regularizer";
     c[key] = regularizer_json(r);
   }
   if (activity_regularizer_) c["activity_regularizer"] = regularizer_json(*activity_regularizer_);

@@ -28,7 +28,7 @@ namespace torchfit {
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
   X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
   X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) X(Normalization) \
-  X(Embedding) X(EinsumDense) X(SimpleRNN)
+  X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -70,23 +70,10 @@ std::optional<Shape> opt_shape(const Json& c) {
 
 std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
-  static const std::set<std::string> sequence = {"LSTM",
-                                                 "GRU",
-                                                 "RNN",
-                                                 "Bidirectional",
-                                                 "TimeDistributed",
-                                                 "LSTMCell",
-                                                 "GRUCell",
-                                                 "SimpleRNNCell",
-                                                 "StackedRNNCells",
-                                                 "ConvLSTM1D",
-                                                 "ConvLSTM2D",
-                                                 "ConvLSTM3D",
-                                                 "Masking",
-                                                 "MultiHeadAttention",
-                                                 "Attention",
-                                                 "AdditiveAttention",
-                                                 "GroupQueryAttention"};
+  static const std::set<std::string> sequence = {
+      "RNN",           "Bidirectional",      "TimeDistributed", "LSTMCell",          "GRUCell",
+      "SimpleRNNCell", "StackedRNNCells",    "ConvLSTM1D",      "ConvLSTM2D",        "ConvLSTM3D",
+      "Masking",       "MultiHeadAttention", "Attention",       "AdditiveAttention", "GroupQueryAttention"};
   static const std::set<std::string> preprocessing = {
       "RandomRotation",   "RandomZoom", "RandomCrop",        "RandomTranslation", "RandomContrast",
       "RandomBrightness", "CenterCrop", "TextVectorization", "StringLookup",      "IntegerLookup",
@@ -152,8 +139,9 @@ std::map<std::string, Layer::Regularizer> take_regularizers(Json& config, const 
     } else {
       throw ConfigError(who + ": " + k + " " + (cls.empty() ? v.dump() : cls) + " is not supported (L1, L2, L1L2)");
     }
+    // Keras's names of the depthwise and recurrent kernels' regularizers drop "_kernel".
     const std::string weight = k.substr(0, k.size() - 12);
-    out[weight == "depthwise" ? "depthwise_kernel" : weight] = r;
+    out[weight == "depthwise" || weight == "recurrent" ? weight + "_kernel" : weight] = r;
   }
   return out;
 }
