@@ -309,3 +309,19 @@ TEST(LayerInitializers, AKerasModelConfigGetsItsInitializers) {
   const at::Tensor k = model->get_layer("dense")->keras_weights()[0].to(at::kDouble);  // (14·14·128, 16)
   EXPECT_LT((k.t().mm(k) - at::eye(16, at::kDouble)).abs().max().item<double>(), 1e-4);
 }
+
+TEST(LayerInitializers, LstmUnitForgetBiasKeepsTheForgetGateOnesWithABiasInitializer) {
+  // Keras's LSTMCell.build: bias = [bias_initializer(units), ones(units), bias_initializer(2·units)].
+  auto lstm = [](bool forget, const Json& init) {
+    auto l = layer_from_json(
+        {{"class_name", "LSTM"},
+         {"config", {{"name", "l"}, {"units", 2}, {"unit_forget_bias", forget}, {"bias_initializer", init}}}});
+    l->build({3, 4});
+    return l->keras_weights().at(2);
+  };
+  const Json half = {{"class_name", "Constant"}, {"config", {{"value", 0.5}}}};
+  EXPECT_TRUE(at::equal(lstm(true, half), at::tensor({0.5f, 0.5f, 1.0f, 1.0f, 0.5f, 0.5f, 0.5f, 0.5f})));
+  EXPECT_TRUE(at::equal(lstm(true, {{"class_name", "Zeros"}, {"config", Json::object()}}),
+                        at::tensor({0.0f, 0.0f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f})));
+  EXPECT_TRUE(at::equal(lstm(false, half), at::full({8}, 0.5f)));
+}

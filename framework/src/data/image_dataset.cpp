@@ -62,7 +62,8 @@ void check_interpolation(const std::string& given) {
 // Keras's dataset_utils.check_validation_split_arg.
 void check_validation_split_arg(const ImageDatasetOptions& o) {
   const double v = o.validation_split();
-  if (v != 0 && !(v > 0 && v < 1)) throw ConfigError("validation_split must be between 0 and 1, got " + decimal_text(v));
+  if (v != 0 && !(v > 0 && v < 1))
+    throw ConfigError("validation_split must be between 0 and 1, got " + decimal_text(v));
   if ((v != 0 || !o.subset().empty()) && !(v != 0 && !o.subset().empty()))
     throw ConfigError("subset and validation_split go together: subset \"" + o.subset() + "\", validation_split " +
                       decimal_text(v) + " (if subset is set, validation_split must be set, and inversely)");

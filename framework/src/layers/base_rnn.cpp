@@ -9,11 +9,7 @@ namespace torchfit {
 namespace detail {
 
 at::Tensor orthogonal(int64_t rows, int64_t cols) {
-  const bool wide = rows < cols;
-  const at::Tensor a = wide ? at::randn({cols, rows}) : at::randn({rows, cols});
-  auto qr = at::linalg_qr(a);
-  at::Tensor q = std::get<0>(qr) * at::sign(at::diagonal(std::get<1>(qr)));
-  return (wide ? q.t() : q).contiguous();
+  return Initializer{"Orthogonal"}.draw({rows, cols}, "recurrent_initializer");
 }
 
 at::Tensor reorder_gates(const at::Tensor& t, int64_t dim, int64_t units, const std::vector<int64_t>& blocks) {

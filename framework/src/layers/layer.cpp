@@ -253,6 +253,10 @@ std::vector<std::string> Layer::keras_weight_names() const {
   return names;
 }
 
+at::Tensor Layer::initial_value(const std::string& weight, const Initializer& init, at::IntArrayRef shape) const {
+  return init.draw(shape, describe() + ": " + initializer_config_key(weight));
+}
+
 // apply_initializers on the just-built layer; a failure leaves it unbuilt, as a failed build_impl does.
 void Layer::initialize_weights() {
   try {
@@ -285,7 +289,7 @@ void Layer::apply_initializers() {
   for (size_t i = 0; i < names.size(); ++i) {
     auto it = initializers_.find(names[i]);
     if (it == initializers_.end()) continue;
-    const at::Tensor w = it->second.draw(weights[i].sizes(), describe() + ": " + initializer_config_key(names[i]));
+    const at::Tensor w = initial_value(names[i], it->second, weights[i].sizes());
     weights[i] = w.to(weights[i].dtype());
   }
   set_keras_weights_impl(weights, {});

@@ -27,6 +27,13 @@ Shape LSTMImpl::build_impl(const Shape& in) {
   return recurrent_output_shape(in);
 }
 
+at::Tensor LSTMImpl::initial_value(const std::string& weight, const Initializer& init, at::IntArrayRef shape) const {
+  if (weight != "bias" || !options.unit_forget_bias()) return Layer::initial_value(weight, init, shape);
+  const int64_t u = options.units();
+  const std::string who = describe() + ": bias_initializer";
+  return at::cat({init.draw({u}, who), at::ones({u}), init.draw({2 * u}, who)});
+}
+
 bool LSTMImpl::fused(bool recurrent_mask) const {
   return options.activation() == "tanh" && options.recurrent_activation() == "sigmoid" && !recurrent_mask;
 }

@@ -206,6 +206,11 @@ class Layer : public torch::nn::Module {
   /// defaults take and give none for a layer without parameters and refuse otherwise.
   virtual void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options);
   virtual std::vector<at::Tensor> keras_weights_impl() const;
+  /// The initial value of Keras weight `weight` (Keras shape `keras_shape`) drawn by `init` (set_initializer):
+  /// `init.draw(keras_shape)`. A class whose Keras build composes a weight from its initializer overrides it
+  /// (LSTM's unit_forget_bias: the forget gate's quarter of the bias is ones).
+  virtual at::Tensor initial_value(const std::string& weight, const Initializer& init,
+                                   at::IntArrayRef keras_shape) const;
   /// "layer 'conv2d' (Conv2D)" — for error messages.
   std::string describe() const;
   /// Adds "name", when declared "input_shape", and "trainable" when false to a config.
