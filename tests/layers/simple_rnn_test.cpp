@@ -9,6 +9,7 @@
 #include <torchfit/testing/layer_conformance.h>
 
 #include "support/keras_reference.h"
+#include "support/recurrent_checks.h"
 
 using namespace torchfit;
 using torchfit::testing::expect_layer_conformance;
@@ -16,24 +17,10 @@ using torchfit::testing::LayerConformance;
 
 namespace {
 
-// A built SimpleRNN over (4, 3) sequences with random weights.
-SimpleRNN built_rnn(SimpleRNNOptions o) {
-  SimpleRNN layer(o.input_shape(Shape{4, 3}));
-  Sequential m;
-  m->add(layer);
-  at::manual_seed(3);
-  for (auto& p : layer->parameters()) p.data().copy_(at::randn_like(p) * 0.5);
-  return layer;
-}
+SimpleRNN built_rnn(SimpleRNNOptions o) { return torchfit::testing::built_recurrent<SimpleRNN>(std::move(o)); }
 
 void expect_refused(const std::function<void()>& make, const std::string& word) {
-  try {
-    make();
-    FAIL() << word << " accepted";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("SimpleRNN"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
-  }
+  torchfit::testing::expect_refused_naming(make, "SimpleRNN", word);
 }
 
 }  // namespace

@@ -59,8 +59,10 @@
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
 #include <torchfit/layers/gru.h>
+#include <torchfit/layers/initializers.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/keras_axes.h>
+#include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/layers/layer_args.h>

@@ -6,8 +6,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/shape.h>
 
 namespace torchfit {
@@ -232,15 +234,7 @@ std::vector<std::string> initializer_names() {
 Initializer Initializer::from_json(const Json& spec, const std::string& who) {
   Initializer init;
   std::string name;
-  if (spec.is_string()) {
-    name = spec.get<std::string>();
-  } else if (spec.is_object() && spec.contains("class_name") && spec["class_name"].is_string()) {
-    name = spec["class_name"].get<std::string>();
-    if (spec.contains("config") && !spec["config"].is_null()) init.config = spec["config"];
-  } else {
-    throw ConfigError(who + ": an initializer is a name or {\"class_name\": ..., \"config\": {...}}, got " +
-                      spec.dump());
-  }
+  std::tie(name, init.config) = keras_object(spec, who + ": an initializer");
   auto it = class_aliases().find(name);
   if (it == class_aliases().end()) {
     std::string known;

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include <torchfit/error.h>
+#include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/shape.h>
 
 namespace torchfit {
@@ -260,14 +262,7 @@ std::vector<std::string> loss_names() {
 Loss Loss::from_json(const Json& spec) {
   Loss l;
   std::string name;
-  if (spec.is_string()) {
-    name = spec.get<std::string>();
-  } else if (spec.is_object() && spec.contains("class_name") && spec["class_name"].is_string()) {
-    name = spec["class_name"].get<std::string>();
-    if (spec.contains("config") && !spec["config"].is_null()) l.config = spec["config"];
-  } else {
-    throw ConfigError("a loss is a name or {\"class_name\": ..., \"config\": {...}}, got " + spec.dump());
-  }
+  std::tie(name, l.config) = keras_object(spec, "a loss");
   auto it = aliases().find(name);
   if (it == aliases().end()) {
     std::string known;
