@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <torchfit/keras/model_config_file.h>
+#include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/tensorboard.h>
 
@@ -176,6 +177,17 @@ void add_optimizer_flags(CLI::App& app, Args& a) {
 }
 
 void add_report_flags(CLI::App& app, Args& a) {
+  app.add_option("--loss", a.loss,
+                 "Keras loss: a name (categorical_crossentropy, categorical_focal_crossentropy, huber, kld, ...) or a "
+                 "Keras loss object as JSON; the labels are one-hot")
+      ->capture_default_str()
+      ->check(library_check(  // known to Loss, and one that takes one-hot labels
+          [](const std::string& v) {
+            if (Loss::parse(v).class_name == "SparseCategoricalCrossentropy") {
+              throw ConfigError("the loaders give one-hot labels: use categorical_crossentropy");
+            }
+          },
+          "NAME|JSON"));
   app.add_option(
          "--metrics", a.metrics,
          "Comma-separated Keras metrics: accuracy, precision, recall, auc, f1_score, top_k_categorical_accuracy, ...")

@@ -52,10 +52,11 @@ struct Args {
   /// config's policy, else float32)
   std::string mixed_precision;
   // Training visibility and control (docs/training.md, "Optimizer options", "Metrics", "TensorBoard").
-  std::string metrics = "categorical_accuracy";  ///< --metrics: comma-separated Keras metric names
-  std::string tensorboard;                       ///< --tensorboard DIR ("" = none)
-  std::string update_freq = "epoch";             ///< --update-freq: epoch | batch | N
-  std::string class_weight;                      ///< --class-weight: balanced | FILE.json ("" = none)
+  std::string loss = "categorical_crossentropy";  ///< --loss: a Keras loss name or loss object (JSON)
+  std::string metrics = "categorical_accuracy";   ///< --metrics: comma-separated Keras metric names
+  std::string tensorboard;                        ///< --tensorboard DIR ("" = none)
+  std::string update_freq = "epoch";              ///< --update-freq: epoch | batch | N
+  std::string class_weight;                       ///< --class-weight: balanced | FILE.json ("" = none)
   /// The optimizer flags, bound to the options they set: --lr (learning_rate, 1e-3), --clipnorm, --clipvalue,
   /// --global-clipnorm, --weight-decay (0 = off), --ema (use_ema), --ema-momentum, --gradient-accumulation-steps
   /// (0 = off); Adam.

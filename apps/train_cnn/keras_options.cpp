@@ -95,7 +95,7 @@ void check_optimizer_flags(const Args& a) {
 
 torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer) {
   const auto metrics = apps::comma_items(a.metrics);
-  return torchfit::CompileOptions().loss("categorical_crossentropy").optimizer(optimizer).metrics(metrics);
+  return torchfit::CompileOptions().loss(a.loss).optimizer(optimizer).metrics(metrics);
 }
 
 std::map<int64_t, double> class_weight(const Args& a, const std::vector<int64_t>& classes,

@@ -21,7 +21,7 @@ namespace train_cnn {
 /// change the library refuses; ConfigError naming --resume for a saved config that cannot be read.
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed);
 
-/// categorical_crossentropy, `optimizer`, the --metrics list.
+/// --loss (default categorical_crossentropy), `optimizer`, the --metrics list.
 torchfit::CompileOptions compile_options(const Args& a, const torchfit::OptimizerOptions& optimizer);
 
 /// The optimizer flags, before anything is read (torchfit::check_run_optimizer): --gradient-accumulation-steps

@@ -234,6 +234,8 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed, const OptimizerOptions& optimizer) {
   const bool chief = !group || group->rank() == 0;
+  // --resume without --loss: the checkpoint's loss, as its optimizer (a resumed run trains the same objective).
+  if (resumed && !a.given.count("--loss")) a.loss = resumed->info().compile.value("loss", a.loss);
   Trainer trainer(model, compile_options(a, optimizer), device);
   auto run_logger = std::make_shared<RunLogger>(prepare_outputs(a, s, trainer.device(), chief));
   std::shared_ptr<ModelCheckpoint> checkpoint;

@@ -60,6 +60,20 @@ expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" 
   --device cpu --epochs 1 --steps-per-epoch 3 --batch-size 8 --target-size 32 --validation-steps 2 \
   --run-dir "$WORK/run_dataset" --seed 1
 
+# --loss: a Keras loss by name or object, recorded in run.json; unknown ones and sparse labels refused.
+expect_exit 2 "--loss: unknown loss 'hubber'" "$BIN/train_cnn" --data "$WORK/data" --loss hubber --dry-run
+expect_exit 2 "--loss: the loaders give one-hot labels" "$BIN/train_cnn" --data "$WORK/data" \
+  --loss sparse_categorical_crossentropy --dry-run
+expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" --device cpu --epochs 1 \
+  --steps-per-epoch 2 --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_loss" --seed 1 \
+  --loss '{"class_name": "CategoricalFocalCrossentropy", "config": {"gamma": 1.0}}'
+grep -q 'CategoricalFocalCrossentropy' "$WORK/run_loss/run.json" || fail "run.json does not record --loss"
+# A resume without --loss trains the checkpoint's loss.
+expect_exit 0 "Epoch 2/2" "$BIN/train_cnn" --data "$WORK/data" --device cpu --epochs 2 --steps-per-epoch 2 \
+  --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_loss2" --seed 1 \
+  --resume "$WORK/run_loss/model.ckpt" --no-checkpoint
+grep -q 'CategoricalFocalCrossentropy' "$WORK/run_loss2/run.json" || fail "the resumed run did not keep the loss"
+
 # A tiny real run (non-terminal: one line per epoch, no carriage returns).
 "$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
   --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \
