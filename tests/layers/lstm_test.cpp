@@ -51,31 +51,12 @@ std::vector<Case> cases() {
 
 TEST(LSTM, FusedAndLoopPathsMatchKerasCell) {
   TORCHFIT_REQUIRE_KERAS_REFERENCE();
-  for (const Case& c : cases()) {
-    SCOPED_TRACE(lstm_request(c.options).dump() + (c.options.use_bias() ? "" : " no bias"));
-    LSTM layer = built_lstm(c.options);
-    layer->eval();
-    EXPECT_EQ(layer->fused(false), c.fused);
-    at::manual_seed(5);
-    const at::Tensor x = at::randn({2, 4, 3});
-    nlohmann::json req = lstm_request(c.options);
-    req["x"] = torchfit::testing::tensor_json(x);
-    req["kernel"] = torchfit::testing::tensor_json(layer->kernel);
-    req["recurrent_kernel"] = torchfit::testing::tensor_json(layer->recurrent_kernel);
-    if (c.options.use_bias()) req["bias"] = torchfit::testing::tensor_json(layer->bias);
-    at::NoGradGuard no_grad;
-    torchfit::testing::expect_matches_reference(layer->forward(x), torchfit::testing::keras_reference(req));
-  }
+  torchfit::testing::expect_recurrent_cases_match_reference<LSTM>(cases(), lstm_request);
 }
 
 TEST(LSTM, InputAndWeightGradientsMatchKerasCellOnBothPaths) {
   TORCHFIT_REQUIRE_KERAS_REFERENCE();
-  for (const Case& c : cases()) {
-    SCOPED_TRACE(lstm_request(c.options).dump() + (c.options.use_bias() ? "" : " no bias"));
-    std::vector<std::string> names = {"kernel", "recurrent_kernel"};
-    if (c.options.use_bias()) names.push_back("bias");
-    torchfit::testing::expect_gradients_match_reference(LSTM(c.options).ptr(), {4, 3}, lstm_request(c.options), names);
-  }
+  torchfit::testing::expect_recurrent_case_gradients_match_reference<LSTM>(cases(), lstm_request);
 }
 
 TEST(LSTM, Conforms) {
