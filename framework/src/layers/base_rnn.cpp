@@ -116,4 +116,17 @@ std::string RecurrentLayer::onnx_recurrent(io::OnnxGraph& g, const std::string& 
   return g.add_node("Squeeze", {last, g.add_int64s(onnx_name(*this, "axis0_sq"), {0})}, {}, onnx_name(*this, "last"));
 }
 
+void RecurrentLayer::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
+  detail::expect_keras_weight_count(describe(), weights, bias.defined() ? 3 : 2);
+  detail::assign_keras_weight(describe(), kernel, weights[0], "kernel");
+  detail::assign_keras_weight(describe(), recurrent_kernel, weights[1], "recurrent_kernel");
+  if (bias.defined()) detail::assign_keras_weight(describe(), bias, weights[2], "bias");
+}
+
+std::vector<at::Tensor> RecurrentLayer::keras_weights_impl() const {
+  std::vector<at::Tensor> w = {detail::keras_weight_copy(kernel), detail::keras_weight_copy(recurrent_kernel)};
+  if (bias.defined()) w.push_back(detail::keras_weight_copy(bias));
+  return w;
+}
+
 }  // namespace torchfit

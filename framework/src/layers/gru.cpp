@@ -84,19 +84,6 @@ at::Tensor GRUImpl::loop_forward(const at::Tensor& x, const Masks& masks) const 
   });
 }
 
-void GRUImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, bias.defined() ? 3 : 2);
-  detail::assign_keras_weight(describe(), kernel, weights[0], "kernel");
-  detail::assign_keras_weight(describe(), recurrent_kernel, weights[1], "recurrent_kernel");
-  if (bias.defined()) detail::assign_keras_weight(describe(), bias, weights[2], "bias");
-}
-
-std::vector<at::Tensor> GRUImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> w = {detail::keras_weight_copy(kernel), detail::keras_weight_copy(recurrent_kernel)};
-  if (bias.defined()) w.push_back(detail::keras_weight_copy(bias));
-  return w;
-}
-
 // ONNX GRU: W (1, 3·units, C), R (1, 3·units, units) transposed (gates z, r, h as Keras's), B (1, 6·units) =
 // [input bias, recurrent bias] (the recurrent one 0 without reset_after), linear_before_reset = reset_after.
 std::string GRUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {

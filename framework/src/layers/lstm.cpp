@@ -72,19 +72,6 @@ at::Tensor LSTMImpl::loop_forward(const at::Tensor& x, const Masks& masks) const
   });
 }
 
-void LSTMImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, bias.defined() ? 3 : 2);
-  detail::assign_keras_weight(describe(), kernel, weights[0], "kernel");
-  detail::assign_keras_weight(describe(), recurrent_kernel, weights[1], "recurrent_kernel");
-  if (bias.defined()) detail::assign_keras_weight(describe(), bias, weights[2], "bias");
-}
-
-std::vector<at::Tensor> LSTMImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> w = {detail::keras_weight_copy(kernel), detail::keras_weight_copy(recurrent_kernel)};
-  if (bias.defined()) w.push_back(detail::keras_weight_copy(bias));
-  return w;
-}
-
 // ONNX LSTM: W (1, 4·units, C), R (1, 4·units, units) transposed with the gates as i, o, f, c; B (1, 8·units) =
 // [bias, 0] in that order.
 std::string LSTMImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {

@@ -29,19 +29,6 @@ at::Tensor SimpleRNNImpl::forward(const at::Tensor& x) {
   });
 }
 
-void SimpleRNNImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, bias.defined() ? 3 : 2);
-  detail::assign_keras_weight(describe(), kernel, weights[0], "kernel");
-  detail::assign_keras_weight(describe(), recurrent_kernel, weights[1], "recurrent_kernel");
-  if (bias.defined()) detail::assign_keras_weight(describe(), bias, weights[2], "bias");
-}
-
-std::vector<at::Tensor> SimpleRNNImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> w = {detail::keras_weight_copy(kernel), detail::keras_weight_copy(recurrent_kernel)};
-  if (bias.defined()) w.push_back(detail::keras_weight_copy(bias));
-  return w;
-}
-
 // ONNX RNN: W (1, units, C) = kernelᵀ, R (1, units, units) = recurrent_kernelᵀ, B (1, 2·units) = [bias, 0].
 std::string SimpleRNNImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   if (options.activation() != "tanh" || options.go_backwards()) {

@@ -84,8 +84,16 @@ class RecurrentLayer : public Layer {
   /// The shared arguments of this layer's options.
   virtual RecurrentSettings recurrent() const = 0;
 
+  /// Keras's layout as held: kernel (C, g·units), recurrent_kernel (units, g·units), bias (g·units; GRU with
+  /// reset_after (2, 3·units)), g the gates (1 SimpleRNN, 4 LSTM, 3 GRU); undefined before build (bias also
+  /// without use_bias).
+  at::Tensor kernel, recurrent_kernel, bias;
+
  protected:
   using Layer::Layer;
+  /// Keras weights: kernel, recurrent_kernel, then bias when the layer has one, each in the held shape.
+  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
+  std::vector<at::Tensor> keras_weights_impl() const override;
   /// ConfigError naming the layer for units ≤ 0, an unknown activation, a dropout outside [0, 1), or
   /// return_state, stateful or time_major true (not supported yet).
   template <typename Options>

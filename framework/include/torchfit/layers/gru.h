@@ -64,15 +64,8 @@ class GRUImpl : public RecurrentImpl<GRUOptions> {
   /// whether a recurrent dropout mask is drawn.
   bool fused(bool recurrent_mask) const;
 
-  /// (C, 3·units), (units, 3·units), (2, 3·units) or (3·units); undefined before build (bias also without
-  /// use_bias).
-  at::Tensor kernel, recurrent_kernel, bias;
-
  protected:
   Shape build_impl(const Shape& input_shape) override;
-  /// Keras weights: kernel (C, 3·units), recurrent_kernel (units, 3·units), bias (2, 3·units) or (3·units).
-  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
-  std::vector<at::Tensor> keras_weights_impl() const override;
 
  private:
   at::Tensor fused_forward(const at::Tensor& x) const;

@@ -60,18 +60,12 @@ class LSTMImpl : public RecurrentImpl<LSTMOptions> {
   /// recurrent dropout mask is drawn.
   bool fused(bool recurrent_mask) const;
 
-  /// (C, 4·units), (units, 4·units), (4·units); undefined before build (bias also without use_bias).
-  at::Tensor kernel, recurrent_kernel, bias;
-
  protected:
   Shape build_impl(const Shape& input_shape) override;
   /// With unit_forget_bias, a bias_initializer draws the input, cell and output gates' quarters and the
   /// forget gate's quarter is ones (Keras's LSTMCell.build).
   at::Tensor initial_value(const std::string& weight, const Initializer& init,
                            at::IntArrayRef keras_shape) const override;
-  /// Keras weights: kernel (C, 4·units), recurrent_kernel (units, 4·units), bias (4·units), as held.
-  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
-  std::vector<at::Tensor> keras_weights_impl() const override;
 
  private:
   at::Tensor fused_forward(const at::Tensor& x) const;

@@ -37,14 +37,8 @@ class SimpleRNNImpl : public RecurrentImpl<SimpleRNNOptions> {
   /// Transposed back. Refused naming the layer for another activation or go_backwards.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
 
-  /// (C, units), (units, units), (units); undefined before build (bias also without use_bias).
-  at::Tensor kernel, recurrent_kernel, bias;
-
  protected:
   Shape build_impl(const Shape& input_shape) override;
-  /// Keras weights: kernel (C, units), recurrent_kernel (units, units), bias (units), as held.
-  void set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& options) override;
-  std::vector<at::Tensor> keras_weights_impl() const override;
 };
 TORCH_MODULE(SimpleRNN);
 
