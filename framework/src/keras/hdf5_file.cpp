@@ -1,7 +1,7 @@
 #include "keras/hdf5_file.h"
 
 #if TORCHFIT_HAVE_KERAS_IMPORT
-#include <hdf5.h>
+#include "keras/hdf5_handle.h"
 
 #include <filesystem>
 #include <limits>
@@ -12,28 +12,6 @@
 
 namespace torchfit::keras::detail {
 namespace {
-
-// Closes an HDF5 handle on scope exit (H5Aclose, H5Tclose, ...).
-class Hid {
- public:
-  Hid(hid_t id, herr_t (*close)(hid_t)) : id_(id), close_(close) {}
-  ~Hid() {
-    if (id_ >= 0) close_(id_);
-  }
-  Hid(const Hid&) = delete;
-  Hid& operator=(const Hid&) = delete;
-  operator hid_t() const { return id_; }  // NOLINT: used as the handle it wraps
-  bool ok() const { return id_ >= 0; }
-
- private:
-  hid_t id_;
-  herr_t (*close_)(hid_t);
-};
-
-void silence_hdf5_errors() {
-  // Errors become exceptions with the file's name; HDF5's own stack printout would only be noise.
-  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-}
 
 std::string strip_nuls(const char* data, size_t size) {
   std::string s(data, size);
