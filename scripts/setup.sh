@@ -30,6 +30,7 @@ PKGS=(
   libopencv-dnn-dev
   dataset-fashion-mnist
   python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py python3-onnx
+  nodejs npm
 )
 
 missing=()
@@ -49,6 +50,18 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "[setup] installed: ${missing[*]}"
 else
   echo "[setup] all Debian packages present"
+fi
+
+# TensorFlow.js (pure JavaScript, from the npm registry): the independent reader of the TF.js export in the
+# tests (tests/keras/reference/tfjs_predict.js), which skip with the reason when it is absent.
+TFJS_DIR=/var/cache/torchfit/tfjs
+TFJS_VERSION=4.22.0
+if [ ! -f "$TFJS_DIR/node_modules/@tensorflow/tfjs/package.json" ] && command -v npm >/dev/null 2>&1; then
+  echo "[setup] installing @tensorflow/tfjs@$TFJS_VERSION into $TFJS_DIR (npm)"
+  if ! { mkdir -p "$TFJS_DIR" && (cd "$TFJS_DIR" && npm install --no-audit --no-fund --silent \
+      "@tensorflow/tfjs@$TFJS_VERSION" >/dev/null); }; then
+    echo "[setup] warning: npm could not install @tensorflow/tfjs; the TF.js tests will skip"
+  fi
 fi
 
 [ "$DO_BUILD" -eq 1 ] || exit 0

@@ -3,6 +3,9 @@
 //   convert_model weights.h5 model.ckpt --architecture arch.json   (Keras save_weights + to_json)
 //   convert_model model.ckpt model.json                  (checkpoint or Keras file → architecture JSON)
 //   convert_model model.ckpt model.onnx [--opset 17]     (checkpoint or Keras file → ONNX, docs/deployment.md)
+//   convert_model model.ckpt model.keras                 (→ Keras 3 .keras; .weights.h5: its weights alone;
+//                                                         .h5: tf.keras 2's HDF5 model, docs/keras_export.md)
+//   convert_model model.ckpt web_model/                  (→ TensorFlow.js Layers model: web_model/model.json)
 // OUT ending in .json gets the architecture (torchfit's Sequential JSON, train_cnn --model-config reads it);
 // anything else a checkpoint (predict_cnn --model reads it).
 #include <CLI/CLI.hpp>
@@ -16,6 +19,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_save.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/onnx.h>
@@ -35,6 +39,23 @@ bool ends_with(const std::string& path, const std::string& suffix) {
   return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 bool ends_with_json(const std::string& path) { return ends_with(path, ".json"); }
+
+// OUT: a file, or a folder for TensorFlow.js when it ends in '/'.
+CLI::Validator tfjs_folder_or_file() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return !s.empty() && s.back() == '/' ? apps::output_directory()(s) : apps::output_file()(s);
+      },
+      "FILE|DIR/");
+}
+
+// The Keras file an OUT names by its extension, "" for none.
+std::string keras_output_kind(const std::string& out) {
+  if (ends_with(out, ".keras")) return "Keras 3 model";
+  if (ends_with(out, ".weights.h5")) return "Keras 3 weights";
+  if (ends_with(out, ".h5") || ends_with(out, ".hdf5")) return "tf.keras 2 HDF5 model";
+  return "";
+}
 
 // Class names in index order from the checkpoint's class_indices (empty when it has none).
 std::vector<std::string> class_names(const std::map<std::string, int64_t>& class_indices) {
@@ -107,6 +128,20 @@ int run(const Args& a) {
               << a.out << "\n";
     return 0;
   }
+  if (!a.out.empty() && a.out.back() == '/') {
+    keras::save_tfjs_model(*model, a.out.substr(0, a.out.size() - 1));
+    std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) as a TensorFlow.js Layers model → "
+              << a.out << "model.json\n";
+    return 0;
+  }
+  if (const std::string kind = keras_output_kind(a.out); !kind.empty()) {
+    if (kind == "Keras 3 model") keras::save_keras_model(*model, a.out);
+    if (kind == "Keras 3 weights") keras::save_keras_weights(*model, a.out);
+    if (kind == "tf.keras 2 HDF5 model") keras::save_keras_h5(*model, a.out);
+    std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) as a " << kind << " → " << a.out
+              << "\n";
+    return 0;
+  }
   saving::TrainingState state;
   state.model = model;
   state.class_indices = info.class_indices;
@@ -122,15 +157,18 @@ int main(int argc, char** argv) {
   Args a;
   CLI::App app{
       "Convert a Keras model file (.h5, .keras) to a torchfit checkpoint, or write a model's "
-      "architecture JSON or an ONNX file.",
+      "architecture JSON, an ONNX file or a Keras file (.keras, .weights.h5, .h5).",
       "convert_model"};
   app.add_option("IN", a.in, "Keras file (.h5 model.save or save_weights, .keras) or torchfit checkpoint")
       ->required()
       ->check(apps::existing_file("model"));
   app.add_option("OUT", a.out,
-                 "Checkpoint to write; architecture JSON when it ends in .json, ONNX when it ends in .onnx")
+                 "Checkpoint to write; architecture JSON when it ends in .json, ONNX when it ends in .onnx, a Keras 3 "
+                 "model when it ends in .keras, Keras 3 weights (model.save_weights) when it ends in .weights.h5, a "
+                 "tf.keras 2 HDF5 model when it ends in .h5, a TensorFlow.js Layers model (model.json + weight shards) "
+                 "in the folder OUT when it ends in /")
       ->required()
-      ->check(apps::output_file());
+      ->check(tfjs_folder_or_file());
   app.add_option("--architecture", a.architecture, "Keras model JSON (model.to_json()) for a weights-only .h5")
       ->check(apps::existing_file("architecture JSON"));
   auto* opset = app.add_option("--opset", a.opset, "ONNX opset of an .onnx OUT (13-17)")

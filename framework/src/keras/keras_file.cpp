@@ -86,6 +86,8 @@ std::string optional_attribute(const Hdf5File& h5, const std::string& object, co
   return h5.has_attribute(object, attr) ? h5.string(object, attr) : std::string();
 }
 
+std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlohmann::json& config);
+
 KerasFile read_h5(const std::string& path, const std::string& architecture_json, const KerasWeightsBudget& budget) {
   auto shared = std::make_shared<const Hdf5File>(path);
   const Hdf5File& h5 = *shared;
@@ -106,6 +108,13 @@ KerasFile read_h5(const std::string& path, const std::string& architecture_json,
     throw IoError(path +
                   ": holds only weights (model.save_weights); give the architecture JSON of "
                   "model.to_json() beside it");
+  }
+  if (!full && !h5.has_attribute(root, "layer_names") && h5.exists("/layers")) {  // Keras 3 save_weights
+    f.kind = "keras3 weights";
+    if (budget) budget(f);
+    f.weights = read_keras3_weights(h5, f.model_config);
+    f.hdf5 = std::move(shared);
+    return f;
   }
   if (!h5.has_attribute(root, "layer_names")) {
     throw IoError(path + ": no layer_names attribute on " + root + " (not a Keras weights file)");

@@ -7,6 +7,8 @@
 ///    group's `weight_names` attribute;
 ///  - a weights-only HDF5 file (`model.save_weights`, Keras 1.x to tf.keras 2.15: the layer groups at the
 ///    root) with the architecture JSON of `model.to_json()` beside it;
+///  - a Keras 3 weights file (`model.save_weights("x.weights.h5")`: the `layers/<key>/vars/<i>` groups of a
+///    .keras zip's model.weights.h5, at the root) with an architecture JSON beside it;
 ///  - a Keras 3 `.keras` zip (config.json, metadata.json, model.weights.h5 with the weights at
 ///    `layers/<key>/vars/<i>`, <key> the snake_case class name counted in layer order).
 /// Needs torchfit built with HDF5 and libzip (CMake TORCHFIT_WITH_KERAS_IMPORT); see
@@ -40,7 +42,7 @@ struct KerasLayerWeights {
 /// A Keras model file's contents.
 struct KerasFile {
   std::string path;                        ///< the file read (for error messages)
-  std::string kind;                        ///< "h5 model", "h5 weights" or "keras zip"
+  std::string kind;                        ///< "h5 model", "h5 weights", "keras3 weights" or "keras zip"
   std::string keras_version;               ///< "2.4.0", "3.15.1"; "" when the file does not say (Keras 1 weights)
   std::string backend;                     ///< "tensorflow", "theano"; "" when the file does not say
   nlohmann::json model_config;             ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
@@ -68,7 +70,7 @@ bool keras_import_available();
 using KerasWeightsBudget = std::function<uint64_t(const KerasFile& architecture)>;
 
 /// Reads a Keras model file: `.keras` (zip), or `.h5`/`.hdf5` (a full model, or the weights of
-/// save_weights, which need `architecture_json`: the path of the `model.to_json()` text). A given
+/// save_weights — tf.keras's layer_names layout or Keras 3's `layers/` groups —, which need `architecture_json`: the path of the `model.to_json()` text). A given
 /// `architecture_json` replaces a full model's own config. The weights are listed with their declared
 /// shapes and types, not read (KerasFile::read_weight). The zip entries' declared sizes are checked before
 /// anything is inflated: against the archive (a stored entry holds what it declares, deflate expands at

@@ -1,0 +1,85 @@
+#pragma once
+/// @file keras_save.h
+/// Keras model files out (docs/keras_export.md): a torchfit model written as Keras 3 writes it, so that
+/// `keras.saving.load_model` (and torchfit's own reader) loads it.
+///
+///   torchfit::keras::save_keras_model(*model, "model.keras");        // config.json + model.weights.h5
+///   torchfit::keras::save_keras_weights(*model, "model.weights.h5"); // Keras 3 model.save_weights
+///
+/// Every layer writes its own weights through its Keras weight layout (Layer::keras_weights, the inverse
+/// of the import), so a model that imports from Keras exports back to it.
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace torchfit {
+class ModelImpl;
+}
+
+namespace torchfit::keras {
+
+/// The Keras format version the writers follow: "3.15.1" (the Keras 3 file format of keras.saving, the
+/// keys of its layer configs as Keras 3.0 onwards reads them).
+extern const char* const kKerasWriteVersion;
+/// The tf.keras version whose HDF5 layout and model config save_keras_h5 follows: "2.4.0" (configs
+/// without Keras 2.13's "module" keys, which every tf.keras 2 reads).
+extern const char* const kKeras2WriteVersion;
+
+/// The model's architecture as Keras 3's `config.json` (serialize_keras_object(model)):
+/// - a Sequential: {"module": "keras", "class_name": "Sequential", "config": {"name", "trainable",
+///   "dtype", "layers": [InputLayer {"batch_shape": [null, H, W, C], …}, …]}, "registered_name": null,
+///   "build_config": {"input_shape": [null, H, W, C]}};
+/// - a functional model: {"module": "keras.src.models.functional", "class_name": "Functional", "config":
+///   {"name", "trainable", "layers": [… each with "name" and Keras 3's "inbound_nodes" ({"args":
+///   [__keras_tensor__ …], "kwargs": {}})], "input_layers", "output_layers"}, "registered_name":
+///   "Functional"}.
+/// Each layer is {"module": "keras.layers", "class_name", "config", "registered_name": null} (+
+/// "build_config" with its input shape when it has weights); its config is the layer's own (config(),
+/// Keras's argument names) completed with the arguments Keras writes that torchfit leaves out (data_format
+/// "channels_last", groups 1, null regularizers and constraints, Keras's default initializers, …),
+/// "dtype" as Keras 3's DTypePolicy object of the model's policy, and Keras 3's spellings (LeakyReLU's
+/// negative_slope). Shapes are Keras's (N, H, W, C) with null for the batch and for unknown sizes.
+/// Errors: ConfigError naming the layer for a setting Keras has no argument for (a Keras 1 "th" Flatten or
+/// BatchNormalization order).
+nlohmann::json keras3_model_config(const ModelImpl& model);
+
+/// The architecture as tf.keras 2 writes it (`model.to_json()`, an .h5 file's model_config):
+/// {"class_name": "Sequential" | "Functional", "config": {"name", "layers": […], …}}: layer configs as
+/// keras3_model_config's without Keras 3's "module"/"registered_name"/"build_config", "dtype" a policy
+/// name, InputLayer's "batch_input_shape", functional inbound_nodes as [[[layer, node, tensor, {}], …]].
+/// Errors: as keras3_model_config.
+nlohmann::json keras2_model_config(const ModelImpl& model);
+
+/// Writes `model` as a Keras 3 `.keras` zip (Keras's `model.save("x.keras")`): metadata.json
+/// ({"keras_version", "date_saved"}), config.json (keras3_model_config) and model.weights.h5 (every
+/// layer's weights at `layers/<key>/vars/<i>` in Keras 3's variable order, <key> the snake_case class name
+/// counted in layer order: conv2d, conv2d_1, …; each `vars` group with the layer's "name"), entries stored
+/// uncompressed as Keras writes them. Atomic: the file appears whole or not at all. Errors: ConfigError as
+/// keras3_model_config, or naming a layer whose class has no Keras weight layout; IoError naming the file
+/// when it cannot be written; ConfigError when torchfit was built without HDF5 and libzip.
+void save_keras_model(const ModelImpl& model, const std::string& path);
+
+/// Writes the weights alone as Keras 3's `model.save_weights("x.weights.h5")`: model.weights.h5 of
+/// save_keras_model as a file. Errors: as save_keras_model.
+void save_keras_weights(const ModelImpl& model, const std::string& path);
+
+/// Writes `model` as tf.keras 2's full-model HDF5 (`model.save("x.h5")`): root attributes backend,
+/// keras_version and model_config (keras2_model_config), `/model_weights` with layer_names, and per layer
+/// a group with weight_names ("conv2d/kernel:0", …; a recurrent layer's "lstm/lstm_cell/kernel:0") and
+/// those datasets in Keras's layout. No training_config (the optimizer is not written). Atomic. Errors:
+/// as save_keras_model.
+void save_keras_h5(const ModelImpl& model, const std::string& path);
+
+/// Writes `model` in TensorFlow.js's Layers format into the folder `dir` (created when missing), as
+/// `tensorflowjs_converter --input_format keras` writes it: `model.json` ({"format": "layers-model",
+/// "modelTopology": {"keras_version", "backend", "model_config": keras2_model_config}, "weightsManifest":
+/// [{"paths": ["group1-shard1of1.bin", …], "weights": [{"name": "<layer>/<weight>", "shape", "dtype":
+/// "float32"}, …]}]}; L1 and L2 regularizers written as the L1L2 class TensorFlow.js knows) and the weights
+/// as little-endian float32 in manifest order, split into 4 MiB shards.
+/// `tf.loadLayersModel("…/model.json")` loads it in a browser or Node. The shards are written first and
+/// model.json last, each atomically. Needs neither HDF5 nor libzip. Errors: ConfigError as
+/// keras3_model_config or naming a layer without a Keras weight layout; IoError naming the folder or
+/// file that cannot be written.
+void save_tfjs_model(const ModelImpl& model, const std::string& dir);
+
+}  // namespace torchfit::keras

@@ -1,0 +1,241 @@
+// Keras 3 files out (keras_save.h): model.weights.h5 in Keras 3's per-layer variable layout, and the
+// .keras zip around it with config.json and metadata.json.
+#include <torchfit/keras/keras_save.h>
+
+#include <ctime>
+#include <map>
+
+#include <torchfit/error.h>
+#include <torchfit/io/atomic_file.h>
+#include <torchfit/layers/layer.h>
+#include <torchfit/model/model.h>
+#include <torchfit/model/sequential.h>
+
+#include <filesystem>
+
+#include <ATen/ATen.h>
+
+#if TORCHFIT_HAVE_KERAS_IMPORT
+#include <zip.h>
+
+#include "keras/hdf5_writer.h"
+#endif
+
+namespace torchfit::keras {
+
+#if TORCHFIT_HAVE_KERAS_IMPORT
+namespace {
+
+using detail::Hdf5Writer;
+
+// Keras 3 keeps a recurrent layer's variables in its cell (saved as the child `cell`).
+bool weights_in_cell(const Layer& layer) {
+  const std::string& c = layer.class_name();
+  return c == "SimpleRNN" || c == "LSTM" || c == "GRU";
+}
+
+void write_layer(Hdf5Writer& h5, const Layer& layer, const std::string& key) {
+  const std::string group = "/layers/" + key;
+  h5.group(group + "/vars");
+  h5.text_attribute(group + "/vars", "name", layer.name());
+  std::vector<at::Tensor> weights;
+  if (!layer.keras_weight_names().empty()) {
+    weights = layer.keras_weights();  // ConfigError naming the layer when its class has no Keras layout
+  }
+  std::string vars = group + "/vars";
+  if (weights_in_cell(layer)) {
+    vars = group + "/cell/vars";
+    h5.group(vars);
+    h5.text_attribute(vars, "name", keras_snake_case(layer.class_name()) + "_cell");
+  }
+  for (size_t i = 0; i < weights.size(); ++i) h5.dataset(vars + "/" + std::to_string(i), weights[i]);
+}
+
+// model.weights.h5: the model's own (empty) vars, then each layer under its Keras 3 key.
+std::string weights_file(const ModelImpl& model, const std::string& name) {
+  Hdf5Writer h5(name);
+  h5.group("/vars");
+  h5.text_attribute("/vars", "name", model.model_name());
+  h5.group("/layers");
+  const bool sequential = dynamic_cast<const SequentialImpl*>(&model) != nullptr;
+  std::map<std::string, int> seen;
+  for (const auto& layer : model.layers()) {
+    if (sequential && layer->class_name() == "InputLayer") continue;  // Sequential.layers omits it
+    const std::string base = keras_snake_case(layer->class_name());
+    const int n = seen[base]++;
+    write_layer(h5, *layer, n == 0 ? base : base + "_" + std::to_string(n));
+  }
+  return h5.bytes();
+}
+
+// tf.keras 2's weight names: "<layer>/<weight>:0", a recurrent layer's "<layer>/<cell>/<weight>:0".
+std::vector<std::string> keras2_weight_names(const Layer& layer) {
+  const std::string prefix =
+      layer.name() + "/" + (weights_in_cell(layer) ? keras_snake_case(layer.class_name()) + "_cell/" : "");
+  std::vector<std::string> names;
+  for (const auto& w : layer.keras_weight_names()) names.push_back(prefix + w + ":0");
+  return names;
+}
+
+// tf.keras 2's full-model HDF5 (hdf5_format.save_model_to_hdf5): the root's keras_version, backend and
+// model_config; /model_weights with layer_names, and per layer its weight_names and their datasets.
+std::string keras2_h5_file(const ModelImpl& model, const std::string& name) {
+  Hdf5Writer h5(name);
+  h5.text_attribute("/", "backend", "tensorflow");
+  h5.text_attribute("/", "keras_version", kKeras2WriteVersion);
+  h5.text_attribute("/", "model_config", keras2_model_config(model).dump());
+  h5.group("/model_weights");
+  const bool sequential = dynamic_cast<const SequentialImpl*>(&model) != nullptr;
+  std::vector<std::string> layer_names;
+  for (const auto& layer : model.layers()) {
+    if (sequential && layer->class_name() == "InputLayer") continue;  // Sequential.layers omits it
+    layer_names.push_back(layer->name());
+    const std::string group = "/model_weights/" + layer->name();
+    h5.group(group);
+    const auto names = keras2_weight_names(*layer);
+    h5.bytes_list_attribute(group, "weight_names", names);
+    if (names.empty()) continue;
+    const std::vector<at::Tensor> weights = layer->keras_weights();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const std::string path = group + "/" + names[i];
+      h5.group(path.substr(0, path.rfind('/')));
+      h5.dataset(path, weights[i]);
+    }
+  }
+  h5.text_attribute("/model_weights", "backend", "tensorflow");
+  h5.text_attribute("/model_weights", "keras_version", kKeras2WriteVersion);
+  h5.bytes_list_attribute("/model_weights", "layer_names", layer_names);
+  return h5.bytes();
+}
+
+std::string date_saved() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d@%H:%M:%S", &tm);
+  return buf;
+}
+
+// A zip of `entries` (name, bytes) stored uncompressed, as Python's zipfile writes a .keras file.
+void write_zip(const std::string& path, const std::vector<std::pair<std::string, std::string>>& entries) {
+  int err = 0;
+  zip_t* z = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &err);
+  if (!z) throw IoError("cannot write '" + path + "': libzip error " + std::to_string(err));
+  for (const auto& [name, bytes] : entries) {
+    zip_source_t* src = zip_source_buffer(z, bytes.data(), bytes.size(), 0);
+    const zip_int64_t i = src ? zip_file_add(z, name.c_str(), src, ZIP_FL_OVERWRITE | ZIP_FL_ENC_UTF_8) : -1;
+    if (i < 0 || zip_set_file_compression(z, static_cast<zip_uint64_t>(i), ZIP_CM_STORE, 0) < 0) {
+      if (src && i < 0) zip_source_free(src);
+      const std::string why = zip_strerror(z);
+      zip_discard(z);
+      throw IoError("cannot write '" + path + "': " + name + ": " + why);
+    }
+  }
+  if (zip_close(z) < 0) {
+    const std::string why = zip_strerror(z);
+    zip_discard(z);
+    throw IoError("cannot write '" + path + "': " + why);
+  }
+}
+
+}  // namespace
+
+void save_keras_model(const ModelImpl& model, const std::string& path) {
+  const nlohmann::json config = keras3_model_config(model);
+  const nlohmann::json metadata = {{"keras_version", kKerasWriteVersion}, {"date_saved", date_saved()}};
+  const std::vector<std::pair<std::string, std::string>> entries = {
+      {"metadata.json", metadata.dump()},
+      {"config.json", config.dump()},
+      {"model.weights.h5", weights_file(model, path + " (model.weights.h5)")}};
+  io::write_atomically(path, [&](const std::string& tmp) { write_zip(tmp, entries); });
+}
+
+void save_keras_weights(const ModelImpl& model, const std::string& path) {
+  io::write_text_atomically(path, weights_file(model, path));
+}
+
+void save_keras_h5(const ModelImpl& model, const std::string& path) {
+  io::write_text_atomically(path, keras2_h5_file(model, path));
+}
+
+#else
+
+void save_keras_model(const ModelImpl&, const std::string& path) {
+  throw ConfigError(path +
+                    ": torchfit was built without the Keras file support (HDF5 and libzip): install "
+                    "libhdf5-dev and libzip-dev, then reconfigure");
+}
+void save_keras_weights(const ModelImpl& model, const std::string& path) { save_keras_model(model, path); }
+void save_keras_h5(const ModelImpl& model, const std::string& path) { save_keras_model(model, path); }
+
+#endif
+
+namespace {
+
+constexpr size_t kShardBytes = size_t{4} << 20;  // tensorflowjs_converter's default shard size
+
+// Every layer's weights as float32 (TF.js's default dtype), each named "<layer>/<weight>" as TF.js names
+// a layer's variables (a recurrent layer's too: no cell in the name).
+std::pair<nlohmann::json, std::string> tfjs_weights(const ModelImpl& model) {
+  nlohmann::json specs = nlohmann::json::array();
+  std::string data;
+  for (const auto& layer : model.layers()) {
+    const auto names = layer->keras_weight_names();
+    if (names.empty()) continue;
+    const std::vector<at::Tensor> weights = layer->keras_weights();
+    for (size_t i = 0; i < names.size(); ++i) {
+      const at::Tensor w = weights[i].detach().to(at::kCPU, at::kFloat).contiguous();
+      specs.push_back({{"name", layer->name() + "/" + names[i]}, {"shape", w.sizes().vec()}, {"dtype", "float32"}});
+      data.append(static_cast<const char*>(w.data_ptr()), static_cast<size_t>(w.numel()) * sizeof(float));
+    }
+  }
+  return {specs, data};
+}
+
+// TensorFlow.js knows Keras's L1L2 regularizer class, not its L1 and L2 shorthands: each becomes an L1L2.
+void tfjs_regularizers(nlohmann::json& j) {
+  if (j.is_array()) {
+    for (auto& v : j) tfjs_regularizers(v);
+    return;
+  }
+  if (!j.is_object()) return;
+  const std::string cls = j.value("class_name", "");
+  if ((cls == "L1" || cls == "L2") && j.contains("config") && j["config"].is_object()) {
+    const std::string key = cls == "L1" ? "l1" : "l2";
+    nlohmann::json c = {{"l1", 0.0}, {"l2", 0.0}};
+    c[key] = j["config"].value(key, 0.0);
+    j = {{"class_name", "L1L2"}, {"config", c}};
+    return;
+  }
+  for (auto& [k, v] : j.items()) tfjs_regularizers(v);
+}
+
+}  // namespace
+
+void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
+  nlohmann::json config = keras2_model_config(model);
+  tfjs_regularizers(config);
+  const nlohmann::json topology = {
+      {"keras_version", kKeras2WriteVersion}, {"backend", "tensorflow"}, {"model_config", config}};
+  auto [specs, data] = tfjs_weights(model);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw IoError("cannot create the TF.js model folder '" + dir + "': " + ec.message());
+  const size_t shards = std::max<size_t>(1, (data.size() + kShardBytes - 1) / kShardBytes);
+  nlohmann::json paths = nlohmann::json::array();
+  for (size_t i = 0; i < shards; ++i) {
+    const std::string name = "group1-shard" + std::to_string(i + 1) + "of" + std::to_string(shards) + ".bin";
+    const size_t begin = i * kShardBytes;
+    io::write_text_atomically(dir + "/" + name, data.substr(begin, std::min(kShardBytes, data.size() - begin)));
+    paths.push_back(name);
+  }
+  const nlohmann::json manifest = {{"format", "layers-model"},
+                                   {"generatedBy", std::string("torchfit ") + TORCHFIT_VERSION},
+                                   {"convertedBy", nullptr},
+                                   {"modelTopology", topology},
+                                   {"weightsManifest", {{{"paths", paths}, {"weights", specs}}}}};
+  io::write_text_atomically(dir + "/model.json", manifest.dump());  // last: it names the shards written
+}
+
+}  // namespace torchfit::keras

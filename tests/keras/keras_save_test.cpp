@@ -1,0 +1,273 @@
+// Keras 3 files out (keras/keras_save.h), checked by an independent reader: Python's zipfile/json and
+// h5py read what torchfit wrote, and a float64 NumPy evaluation of config.json with model.weights.h5
+// (tests/keras/reference/keras3_file_reference.py) must predict what torchfit predicts. The real Keras
+// 3.15 file of ../shared/keras_models is the template for the file's structure.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <torchfit/error.h>
+#include <torchfit/keras/keras_file.h>
+#include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_save.h>
+#include <torchfit/layers/flatten.h>
+#include <torchfit/model/model.h>
+
+#include "support/keras_reference.h"
+#include "support/onnx_models.h"
+#include "support/temp_dir.h"
+
+namespace torchfit {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+
+std::string reference_script() {
+  return std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/reference/keras3_file_reference.py";
+}
+
+// Runs the reference in `mode` with `args`; its RESULT JSON (the last argument it writes).
+json run_reference(const std::string& mode, const std::vector<std::string>& args) {
+  TempDir dir("keras_save_ref");
+  std::string cmd = "/usr/bin/python3 '" + reference_script() + "' " + mode;
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " '" + dir.file("result.json") + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  json out;
+  std::ifstream(dir.file("result.json")) >> out;
+  return out;
+}
+
+std::string h5py_unavailable() {
+  if (!testing::keras_reference_unavailable().empty()) return testing::keras_reference_unavailable();
+  if (std::system("/usr/bin/python3 -c 'import h5py' >/dev/null 2>&1") != 0) return "/usr/bin/python3 lacks h5py";
+  return "";
+}
+
+#define SKIP_WITHOUT_WRITERS()                                                             \
+  do {                                                                                     \
+    if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip"; \
+    if (!h5py_unavailable().empty()) GTEST_SKIP() << h5py_unavailable();                   \
+  } while (0)
+
+at::Tensor input_of(const Model& model, int64_t batch, uint64_t seed) {
+  at::manual_seed(seed);
+  Shape dims = to_tensor_shape(model->input_shape());
+  dims.insert(dims.begin(), batch);
+  return at::rand(dims);
+}
+
+// The NumPy reader's prediction of a .keras file for an image batch `x` (N, C, H, W), as (N, C, H, W)
+// for an image output.
+at::Tensor reference_prediction(const std::string& file, const at::Tensor& x) {
+  TempDir dir("keras_save_req");
+  const at::Tensor nhwc = x.dim() == 4 ? x.permute({0, 2, 3, 1}).contiguous() : x;
+  std::ofstream(dir.file("req.json")) << json{{"inputs", json::array({testing::tensor_json(nhwc)})}}.dump();
+  const json out = run_reference("predict", {file, dir.file("req.json")});
+  at::Tensor y = testing::detail::reference_tensor(out.at("outputs").at(0));
+  return y.dim() == 4 ? y.permute({0, 3, 1, 2}).contiguous() : y;
+}
+
+// TensorFlow.js's prediction of the TF.js export in `dir` for `x` (N, C, H, W or a sequence); "" in
+// `skip` when it ran, else why not (node or @tensorflow/tfjs missing).
+at::Tensor tfjs_prediction(const std::string& dir, const at::Tensor& x, std::string& skip) {
+  TempDir work("tfjs_req");
+  const at::Tensor keras_x = x.dim() == 4 ? x.permute({0, 2, 3, 1}).contiguous() : x;
+  std::ofstream(work.file("req.json")) << json{{"inputs", json::array({testing::tensor_json(keras_x)})}}.dump();
+  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/reference/tfjs_predict.js";
+  const std::string cmd = "node '" + script + "' '" + dir + "' '" + work.file("req.json") + "' '" +
+                          work.file("out.json") + "' >'" + work.file("log") + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::stringstream log;
+  log << std::ifstream(work.file("log")).rdbuf();
+  if (std::system("command -v node >/dev/null 2>&1") != 0) skip = "node (Debian nodejs) is not installed";
+  if (WIFEXITED(rc) && WEXITSTATUS(rc) == 77) skip = log.str();
+  if (!skip.empty()) return {};
+  EXPECT_EQ(rc, 0) << cmd << "\n" << log.str();
+  if (rc != 0) return {};
+  json out;
+  std::ifstream(work.file("out.json")) >> out;
+  at::Tensor y = testing::detail::reference_tensor(out.at("outputs").at(0));
+  return y.dim() == 4 ? y.permute({0, 3, 1, 2}).contiguous() : y;
+}
+
+TEST(KerasSave, AKerasWrittenModelIsWrittenBackAsKerasWroteIt) {
+  SKIP_WITHOUT_WRITERS();
+  const std::string real = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/seq_cnn_mnist_keras3151.keras";
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << "../shared/keras_models is absent (a user's clone has none)";
+  Model model = keras::load_keras_model(real);
+  TempDir dir("keras_save");
+  keras::save_keras_model(*model, dir.file("again.keras"));
+  const json r = run_reference("structure", {real, dir.file("again.keras")});
+  // What differs from Keras 3.15.1's own file: the arguments Keras added after 3.0 (an older Keras 3
+  // refuses them), and Flatten's build_config (a layer without weights is built by its call).
+  const std::vector<std::string> expected = {
+      "missing /config/layers[0]/config/optional", "missing /config/layers[0]/config/ragged",
+      "missing /config/layers[5]/build_config", "missing /config/layers[7]/config/quantization_config",
+      "missing /config/layers[8]/config/quantization_config"};
+  EXPECT_EQ(r.at("config").get<std::vector<std::string>>(), expected) << r.dump(1);
+  EXPECT_TRUE(r.at("weights").empty()) << r.dump(1);  // every group, attribute, shape and dtype
+  EXPECT_EQ(r.at("values").get<double>(), 0.0);       // every weight bit for bit
+  EXPECT_EQ(r.at("entries"), json({"metadata.json", "config.json", "model.weights.h5"}));
+  EXPECT_TRUE(r.at("stored").get<bool>());
+}
+
+// Image models covering the layers the NumPy reader evaluates: Sequential and functional (branches,
+// Add, Concatenate, merges), convolutions of every kind, pooling, BatchNormalization, padding, upsampling.
+const std::vector<std::string> kReferenceModels = {
+    "seed_cnn", "residual",      "conv_same_strided",   "depthwise_separable", "conv_transpose",
+    "pooling",  "flatten_dense", "batch_normalization", "padding_cropping",    "upsampling_bilinear",
+    "merges"};
+
+TEST(KerasSave, WrittenModelsPredictWhatAnIndependentReaderComputes) {
+  SKIP_WITHOUT_WRITERS();
+  TempDir dir("keras_save");
+  for (const auto& name : kReferenceModels) {
+    SCOPED_TRACE(name);
+    Model model = testing::onnx_test_models().at(name)();
+    testing::randomize_weights(model, 5);
+    const at::Tensor x = input_of(model, 2, 7);
+    const at::Tensor y = model->forward(x).to(at::kDouble);
+    const std::string file = dir.file(name + ".keras"), h5 = dir.file(name + ".h5");
+    keras::save_keras_model(*model, file);
+    keras::save_keras_h5(*model, h5);
+    testing::expect_matches_reference(y, reference_prediction(file, x), 2e-5);
+    testing::expect_matches_reference(y, reference_prediction(h5, x), 2e-5);
+  }
+}
+
+TEST(KerasSave, ATfKeras2ModelIsWrittenBackAsTfKerasWroteIt) {
+  SKIP_WITHOUT_WRITERS();
+  const std::string real = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/resnet8_cifar10_tfkeras240.h5";
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << "../shared/keras_models is absent (a user's clone has none)";
+  Model model = keras::load_keras_model(real);
+  TempDir dir("keras_save");
+  keras::save_keras_h5(*model, dir.file("again.h5"));
+  const json r = run_reference("h5structure", {real, dir.file("again.h5")});
+  EXPECT_EQ(r.at("root"), json({"training_config"})) << r.dump(1);  // the optimizer is not written
+  EXPECT_TRUE(r.at("config").empty()) << r.dump(1);                 // model_config key by key
+  EXPECT_TRUE(r.at("weights").empty()) << r.dump(1);                // groups, layer_names, weight_names, shapes, dtypes
+  EXPECT_EQ(r.at("values").get<double>(), 0.0);
+  EXPECT_EQ(r.at("root_types"), json({{"backend", "str"}, {"keras_version", "str"}, {"model_config", "str"}}));
+}
+
+// The test models TensorFlow.js 4.22's layers cover. Left out for what TensorFlow.js lacks or computes
+// otherwise than Keras: Subtract, Dot, EinsumDense, GELU, adaptive pooling, 3-D layers, causal Conv1D, GRU
+// with reset_after (TF.js: "not supported"), ReLU's negative_slope (ignored), and bilinear UpSampling2D (TF.js
+// resizes without half-pixel centres, unlike TensorFlow 2's Keras).
+const std::vector<std::string> kTfjsModels = {"seed_cnn",
+                                              "residual",
+                                              "conv_same_strided",
+                                              "depthwise_separable",
+                                              "conv_transpose",
+                                              "pooling",
+                                              "batch_normalization",
+                                              "padding_cropping",
+                                              "upsampling_nearest",
+                                              "lstm",
+                                              "simple_rnn",
+                                              "layer_normalization_channels",
+                                              "reshape",
+                                              "permute",
+                                              "dense_sequence",
+                                              "activation_relu",
+                                              "activation_sigmoid",
+                                              "activation_tanh",
+                                              "activation_elu",
+                                              "activation_softplus",
+                                              "embedding",
+                                              "prelu_channels"};
+
+TEST(KerasSave, TensorFlowJsLoadsTheExportAndPredictsWhatTorchfitPredicts) {
+  TempDir dir("keras_save");
+  for (const auto& name : kTfjsModels) {
+    SCOPED_TRACE(name);
+    Model model = testing::onnx_test_models().at(name)();
+    testing::randomize_weights(model, 6);
+    const at::Tensor x = input_of(model, 2, 8);
+    keras::save_tfjs_model(*model, dir.file(name));
+    std::string skip;
+    const at::Tensor y = tfjs_prediction(dir.file(name), x, skip);
+    if (!skip.empty()) GTEST_SKIP() << skip;
+    if (y.defined()) testing::expect_matches_reference(model->forward(x).to(at::kDouble), y, 1e-5);
+  }
+  // TensorFlow.js's GRU is Keras's reset_after=False one (torchfit's default follows Keras 3: True).
+  Model gru = testing::image_model("gru_reset_before", {4, 5, 2}, [](KerasTensor x) {
+    x = Reshape(ReshapeOptions({4, 10}))->call(x);
+    return GRU(GRUOptions(3).reset_after(false))->call(x);
+  });
+  testing::randomize_weights(gru, 6);
+  const at::Tensor x = input_of(gru, 2, 8);
+  keras::save_tfjs_model(*gru, dir.file("gru"));
+  std::string skip;
+  const at::Tensor y = tfjs_prediction(dir.file("gru"), x, skip);
+  if (y.defined()) testing::expect_matches_reference(gru->forward(x).to(at::kDouble), y, 1e-5);
+}
+
+TEST(KerasSave, EveryTestModelReadsBackToTheSamePredictions) {
+  if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip";
+  TempDir dir("keras_save");
+  for (const auto& [name, make] : testing::onnx_test_models()) {
+    SCOPED_TRACE(name);
+    Model model = make();
+    testing::randomize_weights(model, 3);
+    const at::Tensor x = input_of(model, 2, 9);
+    const std::string file = dir.file(name + ".keras");
+    keras::save_keras_model(*model, file);
+    const std::string h5 = dir.file(name + ".h5");
+    keras::save_keras_h5(*model, h5);
+    for (const auto& written : {file, h5}) {
+      Model back = keras::load_keras_model(written);
+      EXPECT_EQ(back->count_params(), model->count_params()) << written;
+      EXPECT_TRUE(at::allclose(back->forward(x), model->forward(x), 0, 0)) << written << ": predictions differ";
+    }
+  }
+}
+
+TEST(KerasSave, WeightsFileHasKeras3sLayoutAndReadsBackWithTheArchitecture) {
+  SKIP_WITHOUT_WRITERS();
+  TempDir dir("keras_save");
+  Model model = testing::onnx_test_models().at("residual")();
+  testing::randomize_weights(model, 4);
+  keras::save_keras_weights(*model, dir.file("m.weights.h5"));
+  std::ofstream(dir.file("m.json")) << keras::keras3_model_config(*model).dump();
+  const json r = run_reference("weights", {dir.file("m.weights.h5")});
+  EXPECT_EQ(r.at("paths").at("layers/conv2d/vars/0"), json({{3, 3, 3, 8}, "float32"}));
+  EXPECT_EQ(r.at("paths").at("layers/batch_normalization_1/vars/3"), json({{8}, "float32"}));  // moving variance
+  EXPECT_EQ(r.at("paths").at("layers/dense/vars/1"), json({{4}, "float32"}));
+  EXPECT_EQ(r.at("names").at("layers/input_layer/vars"), "image");  // a Functional's layers include its input
+  EXPECT_EQ(r.at("names").at("vars"), "residual");
+  Model back = keras::load_keras_model(dir.file("m.weights.h5"), dir.file("m.json"));
+  const at::Tensor x = input_of(model, 2, 1);
+  EXPECT_TRUE(at::allclose(back->forward(x), model->forward(x), 0, 0));
+}
+
+TEST(KerasSave, RefusesWhatKerasHasNoArgumentForAndNamesTheFileItCannotWrite) {
+  if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip";
+  TempDir dir("keras_save");
+  KerasTensor in = Input({4, 4, 2}, "image");
+  KerasTensor out = Flatten(FlattenOptions().element_order("channels_first"))->call(in);
+  Model th({in}, {out}, "keras1_th");
+  try {
+    keras::save_keras_model(*th, dir.file("th.keras"));
+    FAIL() << "a channels-first Flatten was written";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'flatten' (Flatten)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("element_order"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("th.keras")));
+  Model model = testing::onnx_test_models().at("seed_cnn")();
+  const std::string nowhere = dir.file("no/such/dir/m.keras");
+  try {
+    keras::save_keras_model(*model, nowhere);
+    FAIL() << "wrote into a missing directory";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(nowhere), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace torchfit
