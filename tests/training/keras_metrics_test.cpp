@@ -5,10 +5,13 @@
 
 #include <cmath>
 
+#include <torchfit/data/batch_iterator.h>
 #include <torchfit/error.h>
 #include <torchfit/training/metrics.h>
+#include <torchfit/training/trainer.h>
 
 #include "support/python_reference.h"
+#include "support/tiny_model.h"
 
 using namespace torchfit;
 using torchfit::testing::run_python;
@@ -364,4 +367,25 @@ TEST(KerasMetrics, EveryKerasNameIsAccepted) {
       EXPECT_NO_THROW(MetricSet({n}, "categorical_crossentropy", false, 4)) << n;
     }
   }
+}
+
+// compile(metrics=…) with metric objects: the trainer logs them under Keras's names (one column per element of a
+// vector value) and evaluate() gives the values of MetricSet over the model's predictions (its softmax output;
+// the trainer hands the logits).
+TEST(KerasMetrics, TheTrainerLogsMetricObjectsUnderKerasNames) {
+  at::manual_seed(3);
+  const at::Tensor x = at::randn({20, 4});
+  const at::Tensor y = at::one_hot(at::arange(20) % 3, 3).to(at::kFloat);
+  const std::vector<std::string> metrics = {metric_object("F1Score").dump(),
+                                            metric_object("Precision", {{"thresholds", 0.3}, {"name", "p03"}}).dump(),
+                                            "mse", metric_object("OneHotMeanIoU", {{"num_classes", 3}}).dump()};
+  Trainer t(torchfit::testing::tiny_mlp(4, 3), CompileOptions().loss("categorical_crossentropy").metrics(metrics));
+  EXPECT_EQ(t.metric_names(),
+            (std::vector<std::string>{"f1_score_0", "f1_score_1", "f1_score_2", "p03", "mse", "one_hot_mean_io_u"}));
+  data::TensorIterator it(x, y, 8);
+  const Logs logs = t.evaluate(it);
+  MetricSet m(metrics, "categorical_crossentropy", false, 3);
+  std::vector<double> s;
+  m.update(t.predict(x), y, s);
+  for (const auto& [name, value] : m.results(s)) EXPECT_NEAR(logs.at(name), value, 1e-6) << name;
 }
