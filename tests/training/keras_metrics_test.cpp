@@ -389,3 +389,28 @@ TEST(KerasMetrics, TheTrainerLogsMetricObjectsUnderKerasNames) {
   m.update(t.predict(x), y, s);
   for (const auto& [name, value] : m.results(s)) EXPECT_NEAR(logs.at(name), value, 1e-6) << name;
 }
+
+// Images (N, C, H, W) hold their classes on axis 1 (Keras's last axis): every metric reads them as the rows
+// (N·H·W, C) that the reference test checks, with sparse (N, H, W) or one-hot targets.
+TEST(KerasMetrics, ImagesAreReadWithTheirClassesOnAxisOne) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(11);
+  const at::Tensor p = (at::randn({3, 4, 5, 6}, gen) * 2).softmax(1);  // (N, C, H, W)
+  const at::Tensor ids = at::randint(4, {3, 5, 6}, gen);
+  const at::Tensor rows = p.permute({0, 2, 3, 1}).reshape({-1, 4}), row_ids = ids.reshape({-1});
+  const std::vector<std::string> names = {
+      "categorical_accuracy",
+      "precision",
+      "auc",
+      metric_object("OneHotMeanIoU", {{"num_classes", 4}}).dump(),
+      metric_object("MeanIoU", {{"num_classes", 4}, {"sparse_y_pred", false}}).dump(),
+      metric_object("F1Score", {{"average", "macro"}}).dump(),
+      "categorical_crossentropy"};
+  MetricSet images(names, "sparse_categorical_crossentropy", false, 4),
+      flat(names, "sparse_categorical_crossentropy", false, 4);
+  std::vector<double> a, b;
+  images.update(p, ids, a);
+  flat.update(rows, row_ids, b);
+  const Logs got = images.results(a), want = flat.results(b);
+  ASSERT_EQ(got.size(), names.size());
+  for (const auto& [name, value] : want) EXPECT_NEAR(got.at(name), value, 1e-6) << name;
+}
