@@ -326,7 +326,7 @@ TEST(KerasMetrics, UnknownMetricsAndBadOptionsAreConfigErrorsNamingThem) {
   EXPECT_TRUE(has(metric_config_error({metric_object("PrecisionAtRecall").dump()}),
                   "metric PrecisionAtRecall: needs its argument recall"));
   EXPECT_TRUE(has(metric_config_error({metric_object("RecallAtPrecision", {{"precision", 2}}).dump()}),
-                  "metric RecallAtPrecision: precision"));
+                  "metric RecallAtPrecision: precision must lie in [0.0, 1.0], got 2"));
   EXPECT_TRUE(has(metric_config_error({metric_object("IoU", {{"num_classes", 3}}).dump()}),
                   "metric IoU: needs its argument target_class_ids"));
   EXPECT_TRUE(has(metric_config_error({metric_object("IoU", {{"num_classes", 3}, {"target_class_ids", {3}}}).dump()}),

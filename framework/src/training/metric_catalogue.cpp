@@ -30,7 +30,7 @@ double Options::number(const char* key, double fallback) const {
 double Options::number_in(const char* key, double fallback, double lo, double hi) const {
   const double v = number(key, fallback);
   if (!(v >= lo && v <= hi)) {
-    throw error(std::string(key) + " must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+    throw error(std::string(key) + " must lie in [" + Json(lo).dump() + ", " + Json(hi).dump() + "], got " +
                 config_[key].dump());
   }
   return v;
