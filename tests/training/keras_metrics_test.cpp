@@ -342,6 +342,15 @@ TEST(KerasMetrics, UnknownMetricsAndBadOptionsAreConfigErrorsNamingThem) {
   EXPECT_TRUE(has(metric_config_error(
                       {metric_object("F1Score").dump(), metric_object("Precision", {{"name", "f1_score_1"}}).dump()}),
                   "metric 'f1_score_1' is named twice"));
+  // A sparse target outside the outputs, for a metric that reads one-hot targets.
+  MetricSet sparse({"precision"}, "sparse_categorical_crossentropy", false, 3);
+  std::vector<double> state;
+  try {
+    sparse.update(at::rand({2, 3}), at::tensor({0, 3}, at::kLong), state);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_TRUE(has(e.what(), "a sparse target's class lies outside the 3 outputs (min 0, max 3)"));
+  }
   // A class_id outside the outputs: at the first batch, naming the metric.
   MetricSet m({metric_object("Recall", {{"class_id", 7}}).dump()}, "categorical_crossentropy", false, 3);
   std::vector<double> s;

@@ -124,7 +124,13 @@ const at::Tensor& Batch::dense_target() const {
   if (!dense_.defined()) {
     if (sparse_target()) {
       const int64_t k = output_.size(class_axis(output_));
-      at::Tensor hot = at::one_hot(target_.to(at::kLong).reshape({target_.size(0), -1}), k).to(at::kFloat);
+      const at::Tensor ids = target_.to(at::kLong);
+      if (ids.numel() > 0 && (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= k)) {
+        throw ConfigError("metrics: a sparse target's class lies outside the " + std::to_string(k) + " outputs (min " +
+                          std::to_string(ids.min().item<int64_t>()) + ", max " +
+                          std::to_string(ids.max().item<int64_t>()) + ")");
+      }
+      at::Tensor hot = at::one_hot(ids.reshape({target_.size(0), -1}), k).to(at::kFloat);
       if (output_.dim() >= 4) {
         std::vector<int64_t> held = {output_.size(0)};
         for (int64_t d = 2; d < output_.dim(); ++d) held.push_back(output_.size(d));
