@@ -372,11 +372,36 @@ void add_sixteen_bit_flag(CLI::App& app, std::string& value) {
       ->check(CLI::IsMember({"high_byte", "pillow"}));
 }
 
+namespace {
+// `text` cut at the commas outside brackets and quoted strings: a JSON item (a Keras metric object) stays whole.
+std::vector<std::string> top_level_items(const std::string& text) {
+  std::vector<std::string> items(1);
+  int depth = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (!quoted && depth == 0 && c == ',') {
+      items.emplace_back();
+      continue;
+    }
+    items.back() += c;
+    if (quoted && c == '\\' && i + 1 < text.size()) {
+      items.back() += text[++i];
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (!quoted && (c == '{' || c == '[')) {
+      ++depth;
+    } else if (!quoted && (c == '}' || c == ']') && depth > 0) {
+      --depth;
+    }
+  }
+  return items;
+}
+}  // namespace
+
 std::vector<std::string> comma_items(const std::string& text, const std::string& flag, bool strict) {
   std::vector<std::string> out;
-  std::stringstream in(text + ",");
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (std::string item : top_level_items(text)) {
     const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
     item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
     if (item.empty() && strict) throw UsageError((flag.empty() ? "" : flag + ": ") + "an empty item in '" + text + "'");

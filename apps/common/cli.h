@@ -112,9 +112,10 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// The comma-separated items of a flag's `text`, spaces around each trimmed; `strict`: an empty item is a
-/// UsageError naming `flag` ("--metrics: an empty item in 'a,,b'"; no flag: "an empty item in 'a,,b'"), otherwise empty
-/// items are dropped.
+/// The comma-separated items of a flag's `text`, spaces around each trimmed (commas inside {…}, […] and quoted
+/// strings do not separate: `accuracy,{"class_name": "AUC", "config": {"curve": "PR"}}` is two items); `strict`: an
+/// empty item is a UsageError naming `flag` ("--metrics: an empty item in 'a,,b'"; no flag: "an empty item in 'a,,b'"),
+/// otherwise empty items are dropped.
 std::vector<std::string> comma_items(const std::string& text, const std::string& flag = "", bool strict = false);
 
 /// A flag's comma-separated numbers: int64_t — whole numbers >= 1, strictly increasing (step counts such

@@ -190,7 +190,8 @@ void add_report_flags(CLI::App& app, Args& a) {
           "NAME|JSON"));
   app.add_option(
          "--metrics", a.metrics,
-         "Comma-separated Keras metrics: accuracy, precision, recall, auc, f1_score, top_k_categorical_accuracy, ...")
+         "Comma-separated Keras metrics: names (accuracy, precision, auc, f1_score, mse, ...) or metric objects' "
+         "JSON ({\"class_name\": \"Precision\", \"config\": {\"thresholds\": 0.3}})")
       ->capture_default_str()
       ->check(library_check(  // each name known, none twice, no empty item (MetricSet)
           [](const std::string& v) { MetricSet(comma_items(v, "", true), "categorical_crossentropy", false, 2); },

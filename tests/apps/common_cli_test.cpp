@@ -72,6 +72,16 @@ TEST(AppsCli, SharedFlagsCarryTheirCheck) {
     EXPECT_EQ(policy, "mixed_bfloat16");
   }
 }
+
+TEST(AppsCli, CommaItemsKeepJsonItemsWhole) {
+  using torchfit::apps::comma_items;
+  const std::vector<std::string> want = {"accuracy",
+                                         R"({"class_name": "Precision", "config": {"thresholds": [0.3, 0.5]}})",
+                                         R"({"class_name": "AUC", "config": {"name": "a,b"}})", "auc"};
+  EXPECT_EQ(comma_items(want[0] + ", " + want[1] + "," + want[2] + " ,auc", "--metrics", true), want);
+  EXPECT_EQ(comma_items("a,,b"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_THROW(comma_items("a,,b", "--metrics", true), torchfit::apps::UsageError);
+}
 #else
 TEST(AppsCli, NeedTheApps) { GTEST_SKIP() << "built without the apps (TORCHFIT_BUILD_APPS=OFF)"; }
 #endif

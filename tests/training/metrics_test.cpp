@@ -119,7 +119,11 @@ TEST(Metrics, UnknownNameListsTheKnownOnes) {
     MetricSet({"precison"}, "categorical_crossentropy", false, 3);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("precision, recall, auc, f1_score"), std::string::npos) << e.what();
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("unknown metric 'precison' (known: accuracy, acc, auc,"), std::string::npos) << msg;
+    for (const char* known : {", precision,", ", recall,", ", f1_score,", ", top_k_categorical_accuracy,"}) {
+      EXPECT_NE(msg.find(known), std::string::npos) << known << " in " << msg;
+    }
   }
 }
 

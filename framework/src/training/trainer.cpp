@@ -54,11 +54,11 @@ Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
   runtime::init_process();
   check_loss(options_.loss());
   if (model_->layers().empty()) throw ConfigError("Trainer: the model has no layers");
-  metric_names_ = options_.metrics();
   from_logits_ = loss_uses_logits(options_.loss(), model_->output_activation());
   const auto& out_shape = model_->output_shape();
-  metrics_ = std::make_shared<MetricSet>(metric_names_, options_.loss(), from_logits_,
+  metrics_ = std::make_shared<MetricSet>(options_.metrics(), options_.loss(), from_logits_,
                                          out_shape.empty() ? 1 : out_shape.back());
+  metric_names_ = metrics_->names();  // the log names: Keras's name of a metric object, name_i per element
   mixed_precision::check_supported(model_->dtype_policy(), device_);
   model_->to(device_);
   prefetcher_ = std::make_shared<detail::DevicePrefetcher>(device_);

@@ -166,7 +166,8 @@ class Trainer {
   const LossScaleOptimizer* loss_scale_optimizer() const { return loss_scaler_.get(); }
   const CompileOptions& compile_options() const { return options_; }
   const c10::Device& device() const { return device_; }
-  /// Metric names as the user gave them (printed names).
+  /// The metrics' log names (MetricSet::names: a name as the user gave it, a metric object's Keras name,
+  /// name_i for each element of a vector value).
   const std::vector<std::string>& metric_names() const { return metric_names_; }
   /// The compiled metrics (statistics and values).
   const MetricSet& metrics() const { return *metrics_; }
