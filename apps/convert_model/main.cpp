@@ -5,7 +5,8 @@
 //   convert_model model.ckpt model.onnx [--opset 17]     (checkpoint or Keras file → ONNX, docs/deployment.md)
 //   convert_model model.ckpt model.keras                 (→ Keras 3 .keras; .weights.h5: its weights alone;
 //                                                         .h5: tf.keras 2's HDF5 model, docs/keras_export.md)
-//   convert_model model.ckpt web_model/                  (→ TensorFlow.js Layers model: web_model/model.json)
+//   convert_model model.ckpt web_model/                  (→ TensorFlow.js Layers model: web_model/model.json;
+//                                                         and back: convert_model web_model model.keras)
 // OUT ending in .json gets the architecture (torchfit's Sequential JSON, train_cnn --model-config reads it);
 // anything else a checkpoint (predict_cnn --model reads it).
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@
 
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
+#include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_save.h>
 #include <torchfit/layers/input_layer.h>
@@ -39,6 +41,13 @@ bool ends_with(const std::string& path, const std::string& suffix) {
   return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 bool ends_with_json(const std::string& path) { return ends_with(path, ".json"); }
+
+// IN: an existing file, or a TensorFlow.js folder (holding model.json).
+CLI::Validator model_file_or_tfjs_folder() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string { return keras::is_tfjs_model(s) ? "" : apps::existing_file("model")(s); },
+      "FILE|DIR");
+}
 
 // OUT: a file, or a folder for TensorFlow.js when it ends in '/'.
 CLI::Validator tfjs_folder_or_file() {
@@ -159,9 +168,11 @@ int main(int argc, char** argv) {
       "Convert a Keras model file (.h5, .keras) to a torchfit checkpoint, or write a model's "
       "architecture JSON, an ONNX file or a Keras file (.keras, .weights.h5, .h5).",
       "convert_model"};
-  app.add_option("IN", a.in, "Keras file (.h5 model.save or save_weights, .keras) or torchfit checkpoint")
+  app.add_option("IN", a.in,
+                 "Keras file (.h5 model.save or save_weights, .keras, .weights.h5), TensorFlow.js folder or its "
+                 "model.json, or torchfit checkpoint")
       ->required()
-      ->check(apps::existing_file("model"));
+      ->check(model_file_or_tfjs_folder());
   app.add_option("OUT", a.out,
                  "Checkpoint to write; architecture JSON when it ends in .json, ONNX when it ends in .onnx, a Keras 3 "
                  "model when it ends in .keras, Keras 3 weights (model.save_weights) when it ends in .weights.h5, a "

@@ -207,6 +207,37 @@ TEST(KerasSave, TensorFlowJsLoadsTheExportAndPredictsWhatTorchfitPredicts) {
   if (y.defined()) testing::expect_matches_reference(gru->forward(x).to(at::kDouble), y, 1e-5);
 }
 
+TEST(KerasSave, TfjsExportsReadBackIntoTorchfitAndBadShardsAreNamed) {
+  TempDir dir("keras_save");
+  for (const std::string name : {"residual", "lstm", "embedding"}) {
+    SCOPED_TRACE(name);
+    Model model = testing::onnx_test_models().at(name)();
+    testing::randomize_weights(model, 2);
+    keras::save_tfjs_model(*model, dir.file(name));
+    const at::Tensor x = input_of(model, 2, 3);
+    for (const auto& in : {dir.file(name), dir.file(name) + "/model.json"}) {
+      ASSERT_TRUE(keras::is_tfjs_model(in)) << in;
+      Model back = keras::load_keras_model(in);
+      EXPECT_TRUE(at::allclose(back->forward(x), model->forward(x), 0, 0)) << in;
+    }
+  }
+  const std::string shard = dir.file("residual") + "/group1-shard1of1.bin";
+  std::filesystem::resize_file(shard, std::filesystem::file_size(shard) - 4);
+  try {
+    keras::load_keras_model(dir.file("residual"));
+    FAIL() << "a short shard was read";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("the manifest declares"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(shard);
+  try {
+    keras::load_keras_model(dir.file("residual"));
+    FAIL() << "a missing shard was read";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("group1-shard1of1.bin"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KerasSave, EveryTestModelReadsBackToTheSamePredictions) {
   if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip";
   TempDir dir("keras_save");

@@ -56,13 +56,20 @@ done
 [ -f "$WORK/web/model.json" ] && [ -f "$WORK/web/group1-shard1of1.bin" ] || fail "the TF.js folder lacks model.json or its shard"
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed.weights.h5" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "→ .weights.h5"; }
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed_arch.json" >/dev/null 2>&1 || fail "→ architecture JSON"
-for back in seed.keras seed.h5; do
-  "$BIN/convert_model" "$WORK/$back" "$WORK/$back.ckpt" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "$back → checkpoint"; }
+for back in seed.keras seed.h5 web web/model.json; do
+  "$BIN/convert_model" "$WORK/$back" "$WORK/${back//\//_}.ckpt" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "$back → checkpoint"; }
 done
 "$BIN/convert_model" "$WORK/seed.weights.h5" "$WORK/w.ckpt" --architecture "$WORK/seed_arch.json" >"$WORK/out" 2>&1 ||
   { cat "$WORK/out"; fail ".weights.h5 + architecture → checkpoint"; }
+# Every pair through the formats torchfit reads: .keras → .h5 → TF.js → .keras, and checkpoint → .keras again.
 "$BIN/convert_model" "$WORK/seed.keras.ckpt" "$WORK/again.keras" >/dev/null 2>&1 || fail "checkpoint of a .keras → .keras"
-predicts "$WORK/again.keras" "$WORK/seed_nhwc.npy" "$WORK/seed_cnn.output.npy" nchw || fail ".keras → checkpoint → .keras"
+"$BIN/convert_model" "$WORK/seed.keras" "$WORK/k2.h5" >/dev/null 2>&1 || fail ".keras → .h5"
+"$BIN/convert_model" "$WORK/k2.h5" "$WORK/web2/" >/dev/null 2>&1 || fail ".h5 → TF.js"
+"$BIN/convert_model" "$WORK/web2" "$WORK/round.keras" >/dev/null 2>&1 || fail "TF.js → .keras"
+"$BIN/convert_model" "$WORK/web2" "$WORK/round.onnx" >/dev/null 2>&1 || fail "TF.js → ONNX"
+for f in again.keras round.keras web2/; do
+  predicts "$WORK/$f" "$WORK/seed_nhwc.npy" "$WORK/seed_cnn.output.npy" nchw || fail "$f after the round trip"
+done
 
 # Bad OUT paths: a folder that is a file (exit 2), a file in a missing folder (exit 1, naming it).
 touch "$WORK/afile"

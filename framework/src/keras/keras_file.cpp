@@ -10,6 +10,8 @@
 #include <torchfit/error.h>
 #include <torchfit/layers/layer.h>
 
+#include "keras/tfjs_file.h"
+
 #if TORCHFIT_HAVE_KERAS_IMPORT
 #include <zip.h>
 
@@ -244,6 +246,11 @@ KerasFile read_keras_zip(const std::string& path, const KerasWeightsBudget& budg
 }  // namespace
 
 at::Tensor KerasFile::read_weight(const KerasLayerWeights& w, size_t i) const {
+  if (values) {
+    const auto it = i < w.paths.size() ? values->find(w.paths[i]) : values->end();
+    if (it == values->end()) throw IoError(path + ": layer '" + w.layer + "' has no weight " + std::to_string(i));
+    return it->second.to(at::kDouble);
+  }
 #if TORCHFIT_HAVE_KERAS_IMPORT
   if (!hdf5 || i >= w.paths.size())
     throw IoError(path + ": layer '" + w.layer + "' has no weight " + std::to_string(i));
@@ -275,7 +282,17 @@ int KerasFile::keras_major() const {
 
 bool keras_import_available() { return TORCHFIT_HAVE_KERAS_IMPORT != 0; }
 
+bool is_tfjs_model(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::filesystem::is_regular_file(path + "/model.json", ec);
+  if (lower_extension(path) != ".json") return false;
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("weightsManifest");
+}
+
 bool is_keras_file(const std::string& path) {
+  if (is_tfjs_model(path)) return true;
   const std::string ext = lower_extension(path);
   if (ext == ".keras") return true;
   if (ext != ".h5" && ext != ".hdf5") return false;
@@ -295,6 +312,10 @@ std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_conf
 
 KerasFile read_keras_file(const std::string& path, const std::string& architecture_json,
                           const KerasWeightsBudget& budget) {
+  if (is_tfjs_model(path)) {
+    if (!architecture_json.empty()) throw ConfigError(path + ": a TF.js model.json holds its architecture; give none");
+    return detail::read_tfjs_model(path, budget);
+  }
 #if TORCHFIT_HAVE_KERAS_IMPORT
   const std::string ext = lower_extension(path);
   if (ext == ".keras") {

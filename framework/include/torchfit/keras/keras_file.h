@@ -9,12 +9,16 @@
 ///    root) with the architecture JSON of `model.to_json()` beside it;
 ///  - a Keras 3 weights file (`model.save_weights("x.weights.h5")`: the `layers/<key>/vars/<i>` groups of a
 ///    .keras zip's model.weights.h5, at the root) with an architecture JSON beside it;
+///  - a TensorFlow.js Layers model (`tensorflowjs_converter`, keras/keras_save.h save_tfjs_model): a folder
+///    with model.json, or that file, whose modelTopology is the Keras config and whose weightsManifest lists
+///    the weights (`<layer>/<weight>`) in the binary shards beside it;
 ///  - a Keras 3 `.keras` zip (config.json, metadata.json, model.weights.h5 with the weights at
 ///    `layers/<key>/vars/<i>`, <key> the snake_case class name counted in layer order).
 /// Needs torchfit built with HDF5 and libzip (CMake TORCHFIT_WITH_KERAS_IMPORT); see
 /// keras_import_available().
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,12 +46,14 @@ struct KerasLayerWeights {
 /// A Keras model file's contents.
 struct KerasFile {
   std::string path;                        ///< the file read (for error messages)
-  std::string kind;                        ///< "h5 model", "h5 weights", "keras3 weights" or "keras zip"
+  std::string kind;                        ///< "h5 model", "h5 weights", "keras3 weights", "keras zip" or "tfjs"
   std::string keras_version;               ///< "2.4.0", "3.15.1"; "" when the file does not say (Keras 1 weights)
   std::string backend;                     ///< "tensorflow", "theano"; "" when the file does not say
   nlohmann::json model_config;             ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
   std::vector<KerasLayerWeights> weights;  ///< layers with weights, in the file's layer order
   std::shared_ptr<const detail::Hdf5File> hdf5;  ///< the open weights file, read by read_weight
+  /// A TF.js model's weights, read with the file (its shards), by KerasLayerWeights::paths entry.
+  std::shared_ptr<const std::map<std::string, at::Tensor>> values;
 
   /// Reads weight `i` of `w` (one of `weights`) as a float64 tensor of `w.shapes[i]`: allocates what the
   /// file declares, so check the declared shape first (load_keras_weights does, for every layer, before it
@@ -70,16 +76,21 @@ bool keras_import_available();
 using KerasWeightsBudget = std::function<uint64_t(const KerasFile& architecture)>;
 
 /// Reads a Keras model file: `.keras` (zip), or `.h5`/`.hdf5` (a full model, or the weights of
-/// save_weights — tf.keras's layer_names layout or Keras 3's `layers/` groups —, which need `architecture_json`: the path of the `model.to_json()` text). A given
-/// `architecture_json` replaces a full model's own config. The weights are listed with their declared
-/// shapes and types, not read (KerasFile::read_weight). The zip entries' declared sizes are checked before
-/// anything is inflated: against the archive (a stored entry holds what it declares, deflate expands at
+/// save_weights — tf.keras's layer_names layout or Keras 3's `layers/` groups —, which need `architecture_json`: the
+/// path of the `model.to_json()` text). A given `architecture_json` replaces a full model's own config. The weights are
+/// listed with their declared shapes and types, not read (KerasFile::read_weight). The zip entries' declared sizes are
+/// checked before anything is inflated: against the archive (a stored entry holds what it declares, deflate expands at
 /// most 1032:1), 64 MiB for config.json and metadata.json, and `budget` (called once the architecture is
 /// read) for model.weights.h5; then an entry must hold exactly what it declares. Errors: IoError naming
 /// the file for a missing, unreadable or malformed file (no model_config and no architecture, a listed
 /// weight that is absent, a .keras without config.json or model.weights.h5, a zip entry that declares
 /// more than those bounds or other than it holds); ConfigError when torchfit was built without the
 /// readers (what to install).
+///
+/// A TensorFlow.js model (is_tfjs_model) is read whole: its shards' total size is checked against the
+/// manifest (and `budget`) before they are read, float32 and int32 weights only. Errors: IoError naming
+/// the file for a missing shard, shards of another size than the manifest declares, a quantized or other
+/// weight type, or no modelTopology; it needs neither HDF5 nor libzip.
 KerasFile read_keras_file(const std::string& path, const std::string& architecture_json = "",
                           const KerasWeightsBudget& budget = {});
 
@@ -87,7 +98,12 @@ KerasFile read_keras_file(const std::string& path, const std::string& architectu
 /// "layers"; a functional model's "layers"): each {"class_name", "config", …}. Errors: ConfigError.
 std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_config);
 
-/// Whether `path` names a Keras file by its extension (.h5, .hdf5, .keras; case-insensitive).
+/// Whether `path` names a Keras file by its extension (.h5, .hdf5, .keras; case-insensitive; a torchfit
+/// checkpoint saved under a .h5 name is not one), or a TensorFlow.js Layers model (is_tfjs_model).
 bool is_keras_file(const std::string& path);
+
+/// Whether `path` is a TensorFlow.js Layers model: a folder holding model.json, or a .json file with a
+/// "weightsManifest" (model.json).
+bool is_tfjs_model(const std::string& path);
 
 }  // namespace torchfit::keras
