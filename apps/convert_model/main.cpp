@@ -58,14 +58,6 @@ CLI::Validator tfjs_folder_or_file() {
       "FILE|DIR/");
 }
 
-// The Keras file an OUT names by its extension, "" for none.
-std::string keras_output_kind(const std::string& out) {
-  if (ends_with(out, ".keras")) return "Keras 3 model";
-  if (ends_with(out, ".weights.h5")) return "Keras 3 weights";
-  if (ends_with(out, ".h5") || ends_with(out, ".hdf5")) return "tf.keras 2 HDF5 model";
-  return "";
-}
-
 // Class names in index order from the checkpoint's class_indices (empty when it has none).
 std::vector<std::string> class_names(const std::map<std::string, int64_t>& class_indices) {
   std::vector<std::string> names(class_indices.size());
@@ -137,16 +129,8 @@ int run(const Args& a) {
               << a.out << "\n";
     return 0;
   }
-  if (!a.out.empty() && a.out.back() == '/') {
-    keras::save_tfjs_model(*model, a.out.substr(0, a.out.size() - 1));
-    std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) as a TensorFlow.js Layers model → "
-              << a.out << "model.json\n";
-    return 0;
-  }
-  if (const std::string kind = keras_output_kind(a.out); !kind.empty()) {
-    if (kind == "Keras 3 model") keras::save_keras_model(*model, a.out);
-    if (kind == "Keras 3 weights") keras::save_keras_weights(*model, a.out);
-    if (kind == "tf.keras 2 HDF5 model") keras::save_keras_h5(*model, a.out);
+  if (!keras::keras_output_kind(a.out).empty()) {
+    const std::string kind = keras::save_keras_file(*model, a.out);
     std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) as a " << kind << " → " << a.out
               << "\n";
     return 0;

@@ -291,6 +291,15 @@ TEST(KerasSave, RefusesWhatKerasHasNoArgumentForAndNamesTheFileItCannotWrite) {
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("th.keras")));
   Model model = testing::onnx_test_models().at("seed_cnn")();
+  try {
+    keras::save_keras_file(*model, dir.file("m.txt"));
+    FAIL() << "a .txt was written as a Keras file";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.txt' names no Keras format"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(keras::save_keras_file(*model, dir.file("web") + "/"), "TensorFlow.js Layers model");
+  EXPECT_TRUE(keras::is_tfjs_model(dir.file("web")));
+  EXPECT_EQ(keras::save_keras_file(*model, dir.file("m.weights.h5")), "Keras 3 weights");
   const std::string nowhere = dir.file("no/such/dir/m.keras");
   try {
     keras::save_keras_model(*model, nowhere);

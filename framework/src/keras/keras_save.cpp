@@ -173,6 +173,34 @@ void save_keras_h5(const ModelImpl& model, const std::string& path) { save_keras
 
 namespace {
 
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string keras_output_kind(const std::string& path) {
+  if (!path.empty() && path.back() == '/') return "TensorFlow.js Layers model";
+  if (ends_with(path, ".keras")) return "Keras 3 model";
+  if (ends_with(path, ".weights.h5")) return "Keras 3 weights";
+  if (ends_with(path, ".h5") || ends_with(path, ".hdf5")) return "tf.keras 2 HDF5 model";
+  return "";
+}
+
+std::string save_keras_file(const ModelImpl& model, const std::string& path) {
+  const std::string kind = keras_output_kind(path);
+  if (kind.empty()) {
+    throw ConfigError("'" + path + "' names no Keras format (.keras, .weights.h5, .h5, or a TF.js folder ending in /)");
+  }
+  if (kind == "Keras 3 model") save_keras_model(model, path);
+  if (kind == "Keras 3 weights") save_keras_weights(model, path);
+  if (kind == "tf.keras 2 HDF5 model") save_keras_h5(model, path);
+  if (kind == "TensorFlow.js Layers model") save_tfjs_model(model, path.substr(0, path.size() - 1));
+  return kind;
+}
+
+namespace {
+
 constexpr size_t kShardBytes = size_t{4} << 20;  // tensorflowjs_converter's default shard size
 
 // Every layer's weights as float32 (TF.js's default dtype), each named "<layer>/<weight>" as TF.js names

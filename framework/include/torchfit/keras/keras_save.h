@@ -82,4 +82,14 @@ void save_keras_h5(const ModelImpl& model, const std::string& path);
 /// file that cannot be written.
 void save_tfjs_model(const ModelImpl& model, const std::string& dir);
 
+/// What save_keras_file writes for `path`, by its ending: "Keras 3 model" (.keras), "Keras 3 weights"
+/// (.weights.h5), "tf.keras 2 HDF5 model" (.h5, .hdf5), "TensorFlow.js Layers model" (a folder: a path
+/// ending in '/'); "" for any other path.
+std::string keras_output_kind(const std::string& path);
+
+/// Writes `model` in the format `path` names (keras_output_kind): save_keras_model, save_keras_weights,
+/// save_keras_h5 or save_tfjs_model (into the folder, the trailing '/' dropped). Returns the kind written.
+/// Errors: ConfigError naming `path` when it names none of them; as those functions.
+std::string save_keras_file(const ModelImpl& model, const std::string& path);
+
 }  // namespace torchfit::keras
