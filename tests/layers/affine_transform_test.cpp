@@ -95,3 +95,16 @@ TEST(AffineTransform, CudaMatchesCpu_CUDA) {
     }
   }
 }
+
+TEST(AffineTransform, HalfAndBfloat16ImagesAreResampledInFloat32AndKeepTheirDtype) {
+  at::manual_seed(5);
+  const at::Tensor x = at::rand({2, 3, 6, 5});
+  const at::Tensor t = affine_test_transforms()[0];
+  const at::Tensor want = affine_transform(x, t, "bilinear", "reflect", 0.0);
+  for (const auto dtype : {at::kHalf, at::kBFloat16}) {
+    const at::Tensor y = affine_transform(x.to(dtype), t, "bilinear", "reflect", 0.0);
+    EXPECT_EQ(y.scalar_type(), dtype);
+    // The input's and output's roundings only: bfloat16 keeps 8 bits of mantissa, half 11.
+    EXPECT_TRUE(at::allclose(y.to(at::kFloat), want, 0.0, dtype == at::kHalf ? 2e-3 : 1.6e-2)) << dtype;
+  }
+}

@@ -72,7 +72,9 @@ std::pair<double, double> keras_base_factor_range(const KerasFactor& f, const st
 
 at::Tensor uniform_draws(int64_t n, double lo, double hi, const at::Tensor& like) {
   const auto dtype = like.scalar_type() == at::kDouble ? at::kDouble : at::kFloat;
-  return at::rand({n}, like.options().dtype(dtype)) * (hi - lo) + lo;
+  // LibTorch's CPU generator (the one a checkpoint saves, training/ resumes), then the batch's device.
+  const at::Tensor u = at::rand({n}, at::TensorOptions().dtype(dtype)) * (hi - lo) + lo;
+  return u.to(like.device());
 }
 
 void AffineAugmentation::check_sampling() const {

@@ -27,7 +27,7 @@ Shape RandomCropImpl::build_impl(const Shape& in) {
 std::pair<int64_t, int64_t> RandomCropImpl::draw_window(int64_t h, int64_t w, const at::Tensor& like) const {
   const int64_t th = options.height(), tw = options.width();
   if (h > th && w > tw) {
-    const at::Tensor u = at::rand({2}, like.options().dtype(at::kDouble).device(like.device())).cpu();
+    const at::Tensor u = at::rand({2}, at::kDouble);  // the CPU generator, as uniform_draws: no device sync
     return {static_cast<int64_t>(u[0].item<double>() * static_cast<double>(h - th + 1)),
             static_cast<int64_t>(u[1].item<double>() * static_cast<double>(w - tw + 1))};
   }

@@ -82,8 +82,8 @@ class ImageAugmentation : public Layer {
 };
 
 /// The base of RandomRotation, RandomZoom, RandomTranslation and RandomShear. In train(): the layer draws one
-/// transform per image (random_transforms, from LibTorch's generator of the input's device, so at::manual_seed
-/// and a checkpoint's RNG state repeat it) and resamples the batch with it; in eval(): the input. Input
+/// transform per image (random_transforms, from LibTorch's CPU generator: uniform_draws) and resamples the batch
+/// with it; in eval(): the input. Input
 /// (N, C, H, W) [Keras (H, W, C)], output the same. No parameters. ONNX: none, the input passes through
 /// (inference). Errors: ConfigError naming the layer for an unknown fill_mode or interpolation (construction,
 /// check_sampling) and a non-image input (build).
@@ -106,8 +106,9 @@ class AffineAugmentation : public ImageAugmentation {
   void check_sampling() const;
 };
 
-/// n values uniform in [lo, hi) from LibTorch's generator, float32 (float64 for a float64 `like`) on `like`'s
-/// device, as Keras's random.uniform(minval, maxval).
+/// n values uniform in [lo, hi), float32 (float64 for a float64 `like`), as Keras's random.uniform(minval,
+/// maxval): drawn from LibTorch's CPU generator (at::manual_seed; the state a checkpoint saves, so a resume
+/// repeats them; the same draws for a batch on CPU or CUDA), then moved to `like`'s device.
 at::Tensor uniform_draws(int64_t n, double lo, double hi, const at::Tensor& like);
 
 }  // namespace torchfit

@@ -31,7 +31,7 @@ struct RandomBrightnessOptions : LayerOptions<RandomBrightnessOptions> {
 
 /// In train(): per image δ = u·(high − low), u ~ U[lower, upper), and clip(x + δ, low, high) (Keras 3's
 /// RandomBrightness.get_random_transformation and transform_images). In eval(): the input. Input (N, C, H, W)
-/// [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's generator, as RandomFlip).
+/// [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
 /// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not two numbers
 /// (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_brightness.py.

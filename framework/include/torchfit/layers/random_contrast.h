@@ -32,7 +32,7 @@ struct RandomContrastOptions : LayerOptions<RandomContrastOptions> {
 /// In train(): per image a factor c ~ U[1 − lower, 1 + upper) and clip((x − m)·c + m, low, high), m the mean
 /// over the rows and columns of each channel of the image (Keras 3's RandomContrast._adjust_contrast, then
 /// np.clip with value_range). In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the same.
-/// Keras's `seed` is not read (LibTorch's generator, as RandomFlip). Errors: ConfigError naming the layer for a
+/// Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer for a
 /// factor out of range or a value_range that is not two numbers (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_contrast.py.
 class RandomContrastImpl : public ImageAugmentation {

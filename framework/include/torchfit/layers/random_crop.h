@@ -38,7 +38,7 @@ struct RandomCropOptions : LayerOptions<RandomCropOptions> {
 /// is the input when it is already height × width — Keras 3 itself returns the input unchanged in
 /// inference whatever its size, which breaks the layers after it; tf.keras 2's RandomCrop smart-resizes.
 /// Input (N, C, H, W) [Keras (H, W, C)], output (N, C, height, width) [Keras (height, width, C)]. Keras's
-/// `seed` is not read (LibTorch's generator, as RandomFlip). ONNX: the smart_resize (inference).
+/// `seed` is not read (LibTorch's CPU generator, uniform_draws). ONNX: the smart_resize (inference).
 /// Errors: ConfigError naming the layer for a size ≤ 0 (construction) or a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_crop.py.
 class RandomCropImpl : public Layer {
@@ -50,8 +50,8 @@ class RandomCropImpl : public Layer {
   nlohmann::json config() const override { return base_config(options); }
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   bool onnx_holds_built_size() const override { return true; }
-  /// The window's (top, left) for a batch of h × w images: drawn when h > height and w > width (on `like`'s
-  /// device, one synchronisation), else Keras's fallback box start.
+  /// The window's (top, left) for a batch of h × w images: drawn when h > height and w > width (LibTorch's CPU
+  /// generator, as uniform_draws), else Keras's fallback box start. `like` is unused (the batch).
   std::pair<int64_t, int64_t> draw_window(int64_t h, int64_t w, const at::Tensor& like) const;
   /// Keras 3's _random_crop from (top, left): the height × width slice, resized (bilinear) when it is smaller.
   at::Tensor crop_at(const at::Tensor& x, int64_t top, int64_t left) const;

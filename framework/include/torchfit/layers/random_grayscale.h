@@ -22,7 +22,7 @@ struct RandomGrayscaleOptions : LayerOptions<RandomGrayscaleOptions> {
 /// In train(): per image a uniform draw u; when u < factor the image becomes its luma 0.2989·R + 0.5870·G +
 /// 0.1140·B in every channel (Keras 3's RandomGrayscale with ops.image.rgb_to_grayscale, broadcast back to 3
 /// channels; a 1-channel image stays as it is). In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)],
-/// C = 1 or 3, output the same. Keras's `seed` is not read (LibTorch's generator, as RandomFlip).
+/// C = 1 or 3, output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
 /// Errors: ConfigError naming the layer for a factor outside [0, 1] (construction), a non-image input or
 /// another channel count (build). Source: keras/src/layers/preprocessing/image_preprocessing/random_grayscale.py.
 class RandomGrayscaleImpl : public ImageAugmentation {

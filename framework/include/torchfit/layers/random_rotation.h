@@ -29,7 +29,7 @@ struct RandomRotationOptions : AffineAugmentationOptions<RandomRotationOptions> 
 /// output pixel sampling the input at a0 = cos θ, a1 = −sin θ, b0 = sin θ, b1 = cos θ about it), resampled
 /// with fill_mode (default reflect), interpolation (default bilinear) and fill_value by affine_transform.
 /// In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the same. Keras's `seed` is not read
-/// (LibTorch's generator, as RandomFlip). Errors: ConfigError naming the layer for a factor out of range,
+/// (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer for a factor out of range,
 /// an unknown fill_mode or interpolation (construction) or a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_rotation.py.
 class RandomRotationImpl : public AffineAugmentation {

@@ -28,7 +28,7 @@ struct RandomShearOptions : AffineAugmentationOptions<RandomShearOptions> {
 /// the output pixel (x, y) samples the input at (x + sx·y, sy·x + y) (_get_shear_matrix, about the top-left
 /// pixel, not the centre), resampled with fill_mode (default reflect), interpolation (default bilinear) and
 /// fill_value by affine_transform. In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the same.
-/// Keras's `seed` is not read (LibTorch's generator, as RandomFlip). Errors: ConfigError naming the layer for a
+/// Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer for a
 /// factor outside [0, 1], an unknown fill_mode or interpolation (construction) or a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_shear.py.
 class RandomShearImpl : public AffineAugmentation {

@@ -32,8 +32,8 @@ struct RandomTranslationOptions : AffineAugmentationOptions<RandomTranslationOpt
 /// height_factor, then fx of width_factor (Keras's order), as Keras 3's RandomTranslation: the output pixel
 /// (x, y) samples the input at (x − dx, y − dy) (_get_translation_matrix), resampled with fill_mode (default
 /// reflect), interpolation (default bilinear) and fill_value by affine_transform. In eval(): the input. Input
-/// (N, C, H, W) [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's generator, as
-/// RandomFlip). Errors: ConfigError naming the layer for a factor outside [−1, 1], an unknown fill_mode or
+/// (N, C, H, W) [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's CPU generator,
+/// uniform_draws). Errors: ConfigError naming the layer for a factor outside [−1, 1], an unknown fill_mode or
 /// interpolation (construction) or a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_translation.py.
 class RandomTranslationImpl : public AffineAugmentation {

@@ -35,7 +35,7 @@ struct RandomZoomOptions : AffineAugmentationOptions<RandomZoomOptions> {
 /// _get_zoom_matrix: the output pixel (x, y) samples the input at (zx·x + (W − 1)/2·(1 − zx),
 /// zy·y + (H − 1)/2·(1 − zy)); resampled with fill_mode (default reflect), interpolation (default bilinear)
 /// and fill_value by affine_transform. In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the
-/// same. Keras's `seed` is not read (LibTorch's generator, as RandomFlip). Errors: ConfigError naming the layer
+/// same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer
 /// for a factor outside (−1, 1], an unknown fill_mode or interpolation (construction) or a non-image input
 /// (build). Source: keras/src/layers/preprocessing/image_preprocessing/random_zoom.py.
 class RandomZoomImpl : public AffineAugmentation {
