@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <torchfit/layers/affine_transform.h>
+#include <torchfit/layers/random_rotation.h>
 #include "support/augmentation_checks.h"
 
 using namespace torchfit;
@@ -107,4 +108,15 @@ TEST(AffineTransform, HalfAndBfloat16ImagesAreResampledInFloat32AndKeepTheirDtyp
     // The input's and output's roundings only: bfloat16 keeps 8 bits of mantissa, half 11.
     EXPECT_TRUE(at::allclose(y.to(at::kFloat), want, 0.0, dtype == at::kHalf ? 2e-3 : 1.6e-2)) << dtype;
   }
+}
+
+TEST(AffineTransform, LayersDrawTheSameOnCudaAsOnCpu_CUDA) {
+  if (!at::hasCUDA()) GTEST_SKIP() << "no CUDA device";
+  const at::Tensor x = at::rand({4, 3, 6, 5});
+  const auto cpu = torchfit::testing::seeded_train_forward(RandomRotation(RandomRotationOptions(0.3)).ptr(), x, 11);
+  auto layer = RandomRotation(RandomRotationOptions(0.3));
+  layer->to(at::kCUDA);
+  const auto gpu = torchfit::testing::seeded_train_forward(layer.ptr(), x.cuda(), 11);
+  EXPECT_TRUE(gpu.is_cuda());
+  EXPECT_TRUE(at::allclose(gpu.cpu(), cpu, 1e-5, 1e-5)) << "the draws come from the CPU generator on both";
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <nlohmann/json.hpp>
 
 #include <torchfit/error.h>
@@ -39,6 +40,15 @@ inline void expect_seeded_and_inference_identity(const std::function<std::shared
   EXPECT_FALSE(at::allclose(y, x)) << "train() changes the images";
   EXPECT_TRUE(at::equal(seeded_train_forward(make(), x, 5), y)) << "the same seed, the same output";
   EXPECT_FALSE(at::equal(seeded_train_forward(make(), x, 6), y)) << "another seed, another output";
+  // The draws follow LibTorch's CPU generator, whose state a checkpoint saves (rng_cpu): restoring it repeats them.
+  auto generator = at::detail::getDefaultCPUGenerator();
+  at::manual_seed(9);
+  const auto layer_for_resume = make();
+  (void)seeded_train_forward(layer_for_resume, x, 9);  // builds it; the draws after this one are compared
+  const at::Tensor state = generator.get_state();
+  const at::Tensor first = layer_for_resume->forward(x);
+  generator.set_state(state);
+  EXPECT_TRUE(at::equal(layer_for_resume->forward(x), first)) << "the CPU generator's saved state repeats the draws";
   const auto layer = make();
   layer->eval();
   EXPECT_TRUE(at::equal(layer->forward(x), x)) << "eval() is the input";
