@@ -42,7 +42,15 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_contrast.h>
+#include <torchfit/layers/random_crop.h>
 #include <torchfit/layers/random_flip.h>
+#include <torchfit/layers/random_grayscale.h>
+#include <torchfit/layers/random_rotation.h>
+#include <torchfit/layers/random_shear.h>
+#include <torchfit/layers/random_translation.h>
+#include <torchfit/layers/random_zoom.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>
 #include <torchfit/layers/reshape.h>
@@ -570,6 +578,23 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
   m["random_flip"] = [] {  // inference: the input passes through
     return image_model("random_flip", {4, 5, 2}, [](KerasTensor x) {
       return conv(RandomFlip(RandomFlipOptions().mode("horizontal"))->call(x), 2, 3, 1, "same");
+    });
+  };
+  m["augmentation"] = [] {  // inference: each passes its input through
+    return image_model("augmentation", {5, 6, 3}, [](KerasTensor x) {
+      x = RandomRotation(RandomRotationOptions(0.2))->call(x);
+      x = RandomZoom(RandomZoomOptions(0.2))->call(x);
+      x = RandomTranslation(RandomTranslationOptions(0.1, 0.1))->call(x);
+      x = RandomShear(RandomShearOptions().x_factor(0.2))->call(x);
+      x = RandomContrast(RandomContrastOptions(0.3))->call(x);
+      x = RandomBrightness(RandomBrightnessOptions(0.2).value_range({0.0, 1.0}))->call(x);
+      x = RandomGrayscale()->call(x);
+      return conv(x, 2, 3, 1, "same");
+    });
+  };
+  m["random_crop"] = [] {  // inference: smart_resize (Resizing with crop_to_aspect_ratio)
+    return image_model("random_crop", {6, 9, 2}, [](KerasTensor x) {
+      return conv(RandomCrop(RandomCropOptions(4, 4))->call(x), 2, 3, 1, "same");
     });
   };
   m["center_crop"] = [] {  // the window of a larger image (odd rows left over) and smart_resize of a smaller one

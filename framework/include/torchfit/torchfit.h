@@ -33,6 +33,7 @@
 #include <torchfit/layers/activity_regularization.h>
 #include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
+#include <torchfit/layers/affine_transform.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_edges.h>
@@ -59,6 +60,7 @@
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
 #include <torchfit/layers/gru.h>
+#include <torchfit/layers/image_augmentation.h>
 #include <torchfit/layers/initializers.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/keras_axes.h>
@@ -75,7 +77,15 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_contrast.h>
+#include <torchfit/layers/random_crop.h>
 #include <torchfit/layers/random_flip.h>
+#include <torchfit/layers/random_grayscale.h>
+#include <torchfit/layers/random_rotation.h>
+#include <torchfit/layers/random_shear.h>
+#include <torchfit/layers/random_translation.h>
+#include <torchfit/layers/random_zoom.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/layers/repeat_vector.h>
 #include <torchfit/layers/rescaling.h>

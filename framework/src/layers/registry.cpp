@@ -28,6 +28,8 @@ namespace torchfit {
   X(InputLayer) X(Add) X(Subtract) X(Multiply) X(Average) X(Maximum) X(Minimum) X(Concatenate)          \
   X(AdaptiveAveragePooling1D) X(AdaptiveMaxPooling1D) X(AdaptiveAveragePooling2D) X(AdaptiveMaxPooling2D)   \
   X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) X(Normalization) \
+  X(RandomRotation) X(RandomZoom) X(RandomTranslation) X(RandomShear) \
+  X(RandomContrast) X(RandomBrightness) X(RandomGrayscale) X(RandomCrop) \
   X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
@@ -74,10 +76,9 @@ std::string unsupported_keras_class_hint(const std::string& cls) {
       "RNN",           "Bidirectional",      "TimeDistributed", "LSTMCell",          "GRUCell",
       "SimpleRNNCell", "StackedRNNCells",    "ConvLSTM1D",      "ConvLSTM2D",        "ConvLSTM3D",
       "Masking",       "MultiHeadAttention", "Attention",       "AdditiveAttention", "GroupQueryAttention"};
-  static const std::set<std::string> preprocessing = {
-      "RandomRotation",   "RandomZoom", "RandomCrop",        "RandomTranslation", "RandomContrast",
-      "RandomBrightness", "CenterCrop", "TextVectorization", "StringLookup",      "IntegerLookup",
-      "CategoryEncoding", "Hashing",    "Discretization"};
+  static const std::set<std::string> preprocessing = {"CenterCrop",    "TextVectorization", "StringLookup",
+                                                      "IntegerLookup", "CategoryEncoding",  "Hashing",
+                                                      "Discretization"};
   const std::string own =
       "write it as a C++ layer registered under this class name (docs/extending.md, \"Worked example: "
       "examples/custom_layer/\")";

@@ -39,6 +39,8 @@ Sources of each rule:
   when inverted); adapt() of an array: np.mean and np.var over every other axis, batch included.
 - RandomFlip (Keras 3 RandomFlip._flip_inputs): with a draw's flips, np.where(flips, np.flip(x, width axis))
   for "horizontal", the height axis for "vertical", both with the SAME flips for "horizontal_and_vertical".
+- RandomRotation, RandomZoom, RandomTranslation, RandomShear ("augment_*" ops): keras_image_augmentation_reference.py
+  (Keras 3's NumPy-backend affine_transform and map_coordinates, each layer's transform matrix).
 - CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
   the image is at least the window; otherwise image_utils.smart_resize, the Resizing crop box and bilinear.
 - Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
@@ -518,6 +520,9 @@ def run(req):
         return rnn_ops(op, req)
     if op in ("lstm", "gru"):
         return gated_rnn_ops(op, req)
+    if op.startswith("augment_"):  # the image augmentation layers, at given parameters (sibling script)
+        from keras_image_augmentation_reference import run_augmentation
+        return run_augmentation(req)
     x = tensor(req["x"])
     image = x.ndim == 4
     xk = nhwc(x) if image else x

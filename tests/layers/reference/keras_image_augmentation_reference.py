@@ -1,0 +1,188 @@
+"""Float64 NumPy references of Keras 3's image augmentation layers at GIVEN random parameters, written from
+Keras 3's source (not from torchfit's code); keras_layers_reference.py hands it the "augment_*" requests.
+
+Sources:
+- affine_transform: keras/src/backend/numpy/image.py affine_transform. The output pixel (row y, column x),
+  integer pixel coordinates, samples the input at column a0*x + a1*y + a2 and row b0*x + b1*y + b2 (the
+  transform's 8 numbers [a0, a1, a2, b0, b1, b2, c0, c1]); with c0 or c1 non-zero both are divided by
+  k = c0*x + c1*y + 1, as tf.raw_ops.ImageProjectiveTransformV3 documents (Keras's NumPy backend drops that
+  division; its layers always pass c0 = c1 = 0).
+- map_coordinates: keras/src/backend/numpy/image.py map_coordinates: the image padded (np.pad: nearest ->
+  "edge", reflect -> "symmetric" (d c b a | a b c d | d c b a), wrap -> periodic, constant -> fill_value) far
+  enough that every sample lies inside, then scipy.ndimage.map_coordinates, order 0 (nearest: floor(c + 0.5))
+  or 1 (bilinear). Wrap is padded by index % size (see map_coordinates: np.pad's wrap is not periodic for
+  pads longer than the axis on both sides).
+- Colour layers: RandomContrast._adjust_contrast (per image and channel, (x - mean) * factor + mean over the
+  rows and columns) then np.clip to value_range; RandomBrightness (x + delta, clipped to the sorted
+  value_range); RandomGrayscale (np.where(should_apply, rgb_to_grayscale, x), weights 0.2989, 0.5870, 0.1140).
+  Requests "augment_contrast" ("factors", "value_range"), "augment_brightness" ("deltas", "value_range"),
+  "augment_grayscale" ("applies"): the drawn parameters, one per image.
+- RandomCrop (request "augment_crop": "height", "width", "training", optional "top"/"left"): random_crop below.
+- Transform matrices: RandomRotation via BaseImagePreprocessingLayer._compute_affine_matrix (angle in
+  degrees, centre 0.5 of (width - 1) and (height - 1)); RandomZoom._get_zoom_matrix; RandomTranslation.
+  _get_translation_matrix (translations = fraction * size); RandomShear._get_shear_matrix.
+
+Requests: {"op": "augment_affine", "x", "transforms": [[8 numbers] per image], "interpolation", "fill_mode",
+"fill_value"}; "augment_rotation" with "angles" (degrees); "augment_zoom" with "height_zoom", "width_zoom";
+"augment_translation" with "height_translate", "width_translate" (fractions of the size); "augment_shear"
+with "shear_x", "shear_y" (the drawn factors times the drawn sign). x as torchfit holds it, (N, C, H, W).
+"""
+import math
+
+import numpy as np
+import scipy.ndimage
+
+
+def tensor(t):
+    return np.array(t["data"], dtype=np.float64).reshape(t["shape"])
+
+
+def map_coordinates(image, coordinates, order, fill_mode, fill_value):
+    """keras/src/backend/numpy/image.py map_coordinates, in float64."""
+    padding = [
+        (max(-int(np.floor(c.min())) + 1, 0), max(int(np.ceil(c.max())) + 1 - size, 0))
+        for c, size in zip(coordinates, image.shape)
+    ]
+    shifted = [c + p[0] for p, c in zip(padding, coordinates)]
+    pad_mode = {"nearest": "edge", "mirror": "reflect", "reflect": "symmetric"}.get(fill_mode, fill_mode)
+    if fill_mode == "constant":
+        padded = np.pad(image, padding, mode=pad_mode, constant_values=fill_value)
+    elif fill_mode == "wrap":
+        # np.pad(mode="wrap") is not periodic when an axis is padded on both sides by more than its size
+        # (NumPy 1.24: arange(5) padded (1, 6) ends 3 4 4, not 3 4 0); Keras documents wrap as periodic
+        # (a b c d | a b c d | a b c d) and its JAX and torch backends compute index % size: the same padding
+        # written as that index map.
+        padded = image
+        for axis, (before, after) in enumerate(padding):
+            index = np.arange(-before, image.shape[axis] + after) % image.shape[axis]
+            padded = np.take(padded, index, axis=axis)
+    else:
+        padded = np.pad(image, padding, mode=pad_mode)
+    return scipy.ndimage.map_coordinates(padded, shifted, order=order, mode=fill_mode, cval=fill_value)
+
+
+def affine_transform(images, transforms, interpolation, fill_mode, fill_value):
+    """images (N, H, W, C) float64, transforms (N, 8): keras/src/backend/numpy/image.py affine_transform (its
+    meshgrid of (row, column, channel) indices), with TensorFlow's projective division by k."""
+    order = {"nearest": 0, "bilinear": 1}[interpolation]
+    n, h, w, c = images.shape
+    rows, cols, chans = np.meshgrid(np.arange(h), np.arange(w), np.arange(c), indexing="ij")
+    out = []
+    for i in range(n):
+        a0, a1, a2, b0, b1, b2, c0, c1 = [float(v) for v in transforms[i]]
+        k = c0 * cols + c1 * rows + 1.0
+        src_col = (a0 * cols + a1 * rows + a2) / k
+        src_row = (b0 * cols + b1 * rows + b2) / k
+        coords = np.stack([src_row, src_col, chans.astype(np.float64)])
+        out.append(map_coordinates(images[i], coords, order, fill_mode, fill_value))
+    return np.stack(out)
+
+
+def rotation_matrix(angles, h, w):
+    """BaseImagePreprocessingLayer._compute_affine_matrix with translate 0, scale 1, shear 0 (RandomRotation)."""
+    rows = []
+    cx, cy = 0.5 * (w - 1), 0.5 * (h - 1)
+    for angle in angles:
+        t = angle * math.pi / 180.0
+        cos, sin, shx, shy, scale = math.cos(t), math.sin(t), math.tan(0.0), math.tan(0.0), 1.0
+        a0 = scale * (cos + shx * sin)
+        a1 = scale * (-sin + shx * cos)
+        a2 = 0.0 + cx - cx * a0 - cy * a1
+        b0 = scale * (shy * cos + sin)
+        b1 = scale * (shy * -sin + cos)
+        b2 = 0.0 + cy - cx * b0 - cy * b1
+        rows.append([a0, a1, a2, b0, b1, b2, 0.0, 0.0])
+    return np.array(rows)
+
+
+def zoom_matrix(height_zoom, width_zoom, h, w):
+    """RandomZoom._get_zoom_matrix: zooms = [width_zoom, height_zoom]."""
+    return np.array([[zx, 0.0, (w - 1.0) / 2.0 * (1.0 - zx), 0.0, zy, (h - 1.0) / 2.0 * (1.0 - zy), 0.0, 0.0]
+                     for zy, zx in zip(height_zoom, width_zoom)])
+
+
+def translation_matrix(height_translate, width_translate, h, w):
+    """RandomTranslation.get_random_transformation (fraction * size) and _get_translation_matrix."""
+    return np.array([[1.0, 0.0, -(fx * w), 0.0, 1.0, -(fy * h), 0.0, 0.0]
+                     for fy, fx in zip(height_translate, width_translate)])
+
+
+def shear_matrix(shear_x, shear_y):
+    """RandomShear._get_shear_matrix: [[1, s_x, 0], [s_y, 1, 0], [0, 0, 1]] (not centred)."""
+    return np.array([[1.0, sx, 0.0, sy, 1.0, 0.0, 0.0, 0.0] for sx, sy in zip(shear_x, shear_y)])
+
+
+def contrast(x, factors, value_range):
+    """RandomContrast._adjust_contrast (mean over the height axis, then the width axis) and np.clip."""
+    factor = np.array(factors, dtype=np.float64).reshape(-1, 1, 1, 1)
+    mean = np.mean(np.mean(x, axis=-3, keepdims=True), axis=-2, keepdims=True)
+    return np.clip((x - mean) * factor + mean, value_range[0], value_range[1])
+
+
+def brightness(x, deltas, value_range):
+    """RandomBrightness.transform_images: images + rgb_delta, clipped to the sorted value_range."""
+    low, high = sorted(value_range)
+    return np.clip(x + np.array(deltas, dtype=np.float64).reshape(-1, 1, 1, 1), low, high)
+
+
+def grayscale(x, applies):
+    """RandomGrayscale.transform_images: np.where(should_apply, rgb_to_grayscale(images), images), the NumPy
+    backend's rgb_to_grayscale (tensordot with [0.2989, 0.5870, 0.1140]; a 1-channel image copied)."""
+    if x.shape[-1] == 1:
+        gray = x.copy()
+    else:
+        gray = np.expand_dims(np.tensordot(x, np.array([0.2989, 0.5870, 0.1140]), axes=(-1, -1)), axis=-1)
+    return np.where(np.array(applies, dtype=bool).reshape(-1, 1, 1, 1), gray, x)
+
+
+def random_crop(x, req):
+    """RandomCrop (Keras 3): in training, _random_crop from the transformation's (h_start, w_start) — the given
+    "top"/"left" (drawn when the image is larger on both axes), else get_random_transformation's fallback box
+    start — then backend.image.resize (bilinear) when the slice is not (height, width). In inference
+    ("training": false) smart_resize: the Resizing reference with crop_to_aspect_ratio."""
+    from keras_layers_reference import resizing  # TensorFlow's bilinear resize (half-pixel centres)
+    height, width = req["height"], req["width"]
+    ih, iw = x.shape[1], x.shape[2]
+    if not req["training"]:
+        return resizing(x, height, width, "bilinear", True, False, 0.0)
+    if "top" in req:
+        h_start, w_start = req["top"], req["left"]
+    else:
+        crop_height = max(min(ih, int(float(iw * height) / width)), 1)
+        crop_width = max(min(iw, int(float(ih * width) / height)), 1)
+        h_start, w_start = int(float(ih - crop_height) / 2), int(float(iw - crop_width) / 2)
+    y = x[:, h_start:h_start + height, w_start:w_start + width, :]
+    if y.shape[1] != height or y.shape[2] != width:
+        y = resizing(y, height, width, "bilinear", False, False, 0.0)
+    return y
+
+
+COLOR_OPS = {
+    "augment_crop": random_crop,
+    "augment_contrast": lambda x, req: contrast(x, req["factors"], req["value_range"]),
+    "augment_brightness": lambda x, req: brightness(x, req["deltas"], req["value_range"]),
+    "augment_grayscale": lambda x, req: grayscale(x, req["applies"]),
+}
+
+
+def run_augmentation(req):
+    """The reference's output for an "augment_*" request, (N, C, H, W)."""
+    op = req["op"]
+    x = np.transpose(tensor(req["x"]), (0, 2, 3, 1))  # (N, H, W, C), Keras's layout
+    n, h, w, _ = x.shape
+    if op in COLOR_OPS:
+        return np.transpose(COLOR_OPS[op](x, req), (0, 3, 1, 2))
+    if op == "augment_affine":
+        transforms = np.array(req["transforms"], dtype=np.float64).reshape(n, 8)
+    elif op == "augment_rotation":
+        transforms = rotation_matrix(req["angles"], h, w)
+    elif op == "augment_zoom":
+        transforms = zoom_matrix(req["height_zoom"], req["width_zoom"], h, w)
+    elif op == "augment_translation":
+        transforms = translation_matrix(req["height_translate"], req["width_translate"], h, w)
+    elif op == "augment_shear":
+        transforms = shear_matrix(req["shear_x"], req["shear_y"])
+    else:
+        raise ValueError("unknown op " + op)
+    y = affine_transform(x, transforms, req["interpolation"], req["fill_mode"], req["fill_value"])
+    return np.transpose(y, (0, 3, 1, 2))
