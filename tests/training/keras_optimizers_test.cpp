@@ -252,6 +252,7 @@ TEST(KerasOptimizers, BadOptionsNameTheKey) {
   expect_opt_error([] { OptimizerOptions::from_config({{"name", "adagrad"}, {"beta_1", 0.8}}); }, "'beta_1'");
   expect_opt_error([] { OptimizerOptions::from_config({{"name", "ftrl"}, {"l3", 0.8}}); }, "'l3'");
   expect_opt_error([] { OptimizerOptions::from_keras(nlohmann::json("Adamx")); }, "adamx");
+  expect_opt_error([] { OptimizerOptions::from_config({{"name", "adam"}, {"decay", 0.01}}); }, "'decay' 0.01");
   expect_opt_error([] { OptimizerOptions::from_keras(nlohmann::json("{not json")); }, "not valid JSON");
 }
 

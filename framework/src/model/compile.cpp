@@ -185,6 +185,15 @@ nlohmann::json without_unused_keys(nlohmann::json config) {
                                  {"momentum", 0.0}, {"nesterov", false}, {"rho", 0.9}};
   for (const auto& [key, value] : legacy.items())
     if (!reads.names.count(key) && config.contains(key) && config[key] == value) config.erase(key);
+  for (const char* key : {"jit_compile", "is_legacy_optimizer"})  // tf.keras 2.11+: no effect here
+    if (config.contains(key) && config[key].is_boolean()) config.erase(key);
+  if (config.contains("decay")) {  // tf.keras <= 2.10: lr / (1 + decay * iterations)
+    if (!(config["decay"].is_number() && config["decay"].get<double>() == 0)) {
+      throw ConfigError("optimizer config: Keras 2's 'decay' " + config["decay"].dump() +
+                        " is not supported (use an InverseTimeDecay schedule as learning_rate)");
+    }
+    config.erase("decay");
+  }
   for (const char* key : {"ema_overwrite_frequency", "loss_scale_factor"}) {
     if (!config.contains(key)) continue;
     if (!config[key].is_null()) {

@@ -200,7 +200,8 @@ struct OptimizerOptions {
   /// `optimizer_features.config`, or its `compile.optimizer`, which has only the update-rule settings) or
   /// as Keras's get_config() writes it: an argument absent or null keeps its default; "learning_rate" is
   /// the rate or a Keras schedule (LearningRateScheduleOptions::from_config; the rate then stays unset).
-  /// Keras's ema_overwrite_frequency and loss_scale_factor are accepted when null. Configs written before
+  /// Keras's ema_overwrite_frequency and loss_scale_factor are accepted when null, tf.keras 2's
+  /// jit_compile and is_legacy_optimizer ignored, its `decay` accepted when 0. Configs written before
   /// the arguments were per optimizer listed beta_1, beta_2, epsilon, momentum, nesterov and rho for every
   /// optimizer: those are accepted where the optimizer has no such argument only at the values then
   /// written (0.9, 0.999, 1e-7, 0, false, 0.9). Values are checked where the options are used
