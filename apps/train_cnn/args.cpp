@@ -179,7 +179,8 @@ void add_optimizer_flags(CLI::App& app, Args& a) {
 
 void add_report_flags(CLI::App& app, Args& a) {
   app.add_option("--optimizer", a.optimizer_spec,
-                 "Keras optimizer: a name (adam, adamw, sgd, rmsprop, adagrad, adadelta, adamax, nadam, lion, ftrl) or "
+                 "Keras optimizer: a name (adam, adamw, sgd, rmsprop, adagrad, adadelta, adamax, nadam, lion, ftrl, "
+                 "adafactor) or "
                  "a Keras optimizer object as JSON, e.g. '{\"class_name\": \"SGD\", \"config\": {\"momentum\": 0.9}}' "
                  "(with --resume: replaces the checkpoint's)")
       ->capture_default_str()

@@ -117,6 +117,9 @@ std::vector<OptCase> opt_cases() {
                                .l2_regularization_strength(0.02)
                                .l2_shrinkage_regularization_strength(0.01)
                                .beta(0.1)},
+      {"adafactor", OptimizerOptions().name("adafactor").learning_rate(0.5)},
+      {"adafactor_options",
+       OptimizerOptions().name("adafactor").learning_rate(0.05).beta_2_decay(-0.5).epsilon_2(0.1).clip_threshold(0.5)},
   };
 }
 
@@ -210,7 +213,8 @@ TEST(KerasOptimizers, RmspropLoadsATorchRmspropState) {
 TEST(KerasOptimizers, DefaultsAreKeras3s) {
   const auto r = [](const char* n) { return OptimizerOptions().name(n).resolved(); };
   EXPECT_DOUBLE_EQ(r("sgd").learning_rate(), 1e-2);
-  for (const char* n : {"adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "lion", "ftrl"})
+  for (const char* n :
+       {"adam", "adamw", "rmsprop", "adagrad", "adadelta", "adamax", "nadam", "lion", "ftrl", "adafactor"})
     EXPECT_DOUBLE_EQ(r(n).learning_rate(), 1e-3) << n;
   EXPECT_DOUBLE_EQ(r("lion").beta_2(), 0.99);
   EXPECT_DOUBLE_EQ(r("adam").beta_2(), 0.999);
@@ -221,6 +225,11 @@ TEST(KerasOptimizers, DefaultsAreKeras3s) {
   EXPECT_DOUBLE_EQ(r("adagrad").initial_accumulator_value(), 0.1);
   EXPECT_DOUBLE_EQ(r("ftrl").learning_rate_power(), -0.5);
   EXPECT_DOUBLE_EQ(r("adagrad").epsilon(), 1e-7);
+  EXPECT_DOUBLE_EQ(r("adafactor").beta_2_decay(), -0.8);
+  EXPECT_DOUBLE_EQ(r("adafactor").epsilon_1(), 1e-30);
+  EXPECT_DOUBLE_EQ(r("adafactor").epsilon_2(), 1e-3);
+  EXPECT_DOUBLE_EQ(r("adafactor").clip_threshold(), 1.0);
+  EXPECT_TRUE(r("adafactor").relative_step());
 }
 
 namespace {
@@ -248,6 +257,7 @@ TEST(KerasOptimizers, BadOptionsNameTheKey) {
   expect_opt_error(make(OptimizerOptions().name("ftrl").learning_rate_power(0.5)), "learning_rate_power");
   expect_opt_error(make(OptimizerOptions().name("ftrl").l1_regularization_strength(-1)), "l1_regularization_strength");
   expect_opt_error(make(OptimizerOptions().name("adamax").epsilon(-1e-7)), "epsilon");
+  expect_opt_error(make(OptimizerOptions().name("adafactor").clip_threshold(0)), "clip_threshold");
   expect_opt_error(make(OptimizerOptions().name("adamx")), "unknown optimizer 'adamx'");
   expect_opt_error([] { OptimizerOptions::from_config({{"name", "adagrad"}, {"beta_1", 0.8}}); }, "'beta_1'");
   expect_opt_error([] { OptimizerOptions::from_config({{"name", "ftrl"}, {"l3", 0.8}}); }, "'l3'");

@@ -100,8 +100,8 @@ nlohmann::json optimizer_hyperparameters(const OptimizerOptions& o, double learn
 }
 
 const std::vector<std::string>& OptimizerOptions::known_names() {
-  static const std::vector<std::string> names = {"adam",     "adamw",  "sgd",   "rmsprop", "adagrad",
-                                                 "adadelta", "adamax", "nadam", "lion",    "ftrl"};
+  static const std::vector<std::string> names = {"adam",   "adamw", "sgd",  "rmsprop", "adagrad",  "adadelta",
+                                                 "adamax", "nadam", "lion", "ftrl",    "adafactor"};
   return names;
 }
 

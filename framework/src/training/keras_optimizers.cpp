@@ -2,6 +2,7 @@
 // serialization, and each optimizer's update_step as Keras writes it.
 #include <torchfit/training/keras_optimizers.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -68,9 +69,16 @@ torch::Tensor KerasOptimizer::step(LossClosure closure) {
       auto it = state_.find(key);
       if (it == state_.end()) {
         auto s = std::make_unique<KerasSlotState>();
-        for (const auto& slot : slots()) {
-          s->slots[slot.name] = slot.scalar ? at::full({}, slot.initial, at::TensorOptions().dtype(at::kDouble))
-                                            : at::full_like(p, slot.initial, at::MemoryFormat::Preserve);
+        for (const auto& slot : slots(p)) {
+          at::Tensor t;
+          if (slot.scalar) {
+            t = at::full({}, slot.initial, at::TensorOptions().dtype(at::kDouble));
+          } else if (slot.sizes) {
+            t = at::full(*slot.sizes, slot.initial, p.options());
+          } else {
+            t = at::full_like(p, slot.initial, at::MemoryFormat::Preserve);
+          }
+          s->slots[slot.name] = t;
         }
         it = state_.emplace(key, std::move(s)).first;
       }
@@ -94,7 +102,7 @@ void KerasOptimizer::load(torch::serialize::InputArchive& archive) {
 
 // ---- the update rules (keras/src/optimizers/<name>.py update_step) ----
 
-std::vector<KerasSlot> KerasAdam::slots() const {
+std::vector<KerasSlot> KerasAdam::slots(const at::Tensor&) const {
   std::vector<KerasSlot> s = {{"momentum"}, {"velocity"}};
   if (options_.amsgrad()) s.push_back({"velocity_hat"});
   return s;
@@ -117,7 +125,7 @@ void KerasAdam::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, do
   p.sub_((m * alpha) / (denom_of.sqrt() + options_.epsilon()));
 }
 
-std::vector<KerasSlot> KerasRMSprop::slots() const {
+std::vector<KerasSlot> KerasRMSprop::slots(const at::Tensor&) const {
   std::vector<KerasSlot> s = {{"square_avg"}};
   if (options_.momentum() > 0) s.push_back({"momentum_buffer"});
   if (options_.centered()) s.push_back({"grad_avg"});
@@ -146,7 +154,9 @@ void KerasRMSprop::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s,
   }
 }
 
-std::vector<KerasSlot> Adagrad::slots() const { return {{"accumulator", options_.initial_accumulator_value()}}; }
+std::vector<KerasSlot> Adagrad::slots(const at::Tensor&) const {
+  return {{"accumulator", options_.initial_accumulator_value()}};
+}
 
 void Adagrad::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
   at::Tensor& accumulator = s.slot("accumulator");
@@ -154,7 +164,9 @@ void Adagrad::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, doub
   p.sub_((g * lr) / (accumulator + options_.epsilon()).sqrt());
 }
 
-std::vector<KerasSlot> Adadelta::slots() const { return {{"accumulated_grad"}, {"accumulated_delta_var"}}; }
+std::vector<KerasSlot> Adadelta::slots(const at::Tensor&) const {
+  return {{"accumulated_grad"}, {"accumulated_delta_var"}};
+}
 
 void Adadelta::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
   const double rho = options_.rho(), eps = options_.epsilon();
@@ -166,7 +178,7 @@ void Adadelta::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, dou
   p.add_(delta * lr);
 }
 
-std::vector<KerasSlot> Adamax::slots() const { return {{"momentum"}, {"norm"}}; }
+std::vector<KerasSlot> Adamax::slots(const at::Tensor&) const { return {{"momentum"}, {"norm"}}; }
 
 void Adamax::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
   const double b1 = options_.beta_1();
@@ -178,7 +190,9 @@ void Adamax::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, doubl
   p.sub_((m * lr) / ((u + options_.epsilon()) * (1 - beta_1_power)));
 }
 
-std::vector<KerasSlot> Nadam::slots() const { return {{"momentum"}, {"velocity"}, {"u_product", 1.0, true}}; }
+std::vector<KerasSlot> Nadam::slots(const at::Tensor&) const {
+  return {{"momentum"}, {"velocity"}, {"u_product", 1.0, true}};
+}
 
 void Nadam::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
   const double b1 = options_.beta_1(), b2 = options_.beta_2();
@@ -199,7 +213,7 @@ void Nadam::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double
   p.sub_((m_hat * lr) / (v_hat.sqrt() + options_.epsilon()));
 }
 
-std::vector<KerasSlot> Lion::slots() const { return {{"momentum"}}; }
+std::vector<KerasSlot> Lion::slots(const at::Tensor&) const { return {{"momentum"}}; }
 
 void Lion::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
   const double b1 = options_.beta_1(), b2 = options_.beta_2();
@@ -208,7 +222,7 @@ void Lion::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double 
   m.copy_(m * b2 + g * (1.0 - b2));
 }
 
-std::vector<KerasSlot> Ftrl::slots() const {
+std::vector<KerasSlot> Ftrl::slots(const at::Tensor&) const {
   return {{"accumulator", options_.initial_accumulator_value()}, {"linear"}};
 }
 
@@ -227,6 +241,37 @@ void Ftrl::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double 
   const at::Tensor linear_clipped = linear.clamp(-l1, l1);
   p.copy_((linear_clipped - linear) / quadratic);
   accum.copy_(new_accum);
+}
+
+std::vector<KerasSlot> Adafactor::slots(const at::Tensor& p) const {
+  if (p.dim() < 2) return {{"velocity"}};
+  std::vector<int64_t> r(p.sizes().begin(), p.sizes().end() - 1);
+  std::vector<int64_t> c(p.sizes().begin(), p.sizes().end() - 2);
+  c.push_back(p.size(-1));
+  return {{"r", 0.0, false, r}, {"c", 0.0, false, c}, {"velocity"}};
+}
+
+void Adafactor::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
+  const OptimizerOptions& o = options_;
+  const auto t = static_cast<double>(s.step());
+  const auto rms = [](const at::Tensor& x) { return x.square().mean().sqrt(); };
+  const double rho_t = std::min(lr, 1.0 / std::sqrt(t));  // relative_step's min(lr, 1/√t) is the same
+  const at::Tensor alpha_t = at::clamp_min(rms(p), o.epsilon_2()) * rho_t;
+  const at::Tensor regulated = g.square() + o.epsilon_1();
+  const double beta_2_t = 1.0 - std::pow(t, o.beta_2_decay());
+  at::Tensor& v = s.slot("velocity");
+  if (p.dim() >= 2) {
+    at::Tensor& r = s.slot("r");
+    at::Tensor& c = s.slot("c");
+    r.copy_(r * beta_2_t + regulated.mean(-1) * (1 - beta_2_t));
+    c.copy_(c * beta_2_t + regulated.mean(-2) * (1 - beta_2_t));
+    v.copy_((r / r.mean(-1, true)).unsqueeze(-1) * c.unsqueeze(-2));
+  } else {
+    v.copy_(v * beta_2_t + regulated * (1 - beta_2_t));
+  }
+  const at::Tensor u_t = g / v.sqrt();
+  const at::Tensor u_t_hat = u_t / at::clamp_min(rms(u_t) / o.clip_threshold(), 1.0);
+  p.sub_(alpha_t * u_t_hat);
 }
 
 // ---- checks and construction ----
@@ -269,6 +314,12 @@ void check_optimizer_options(const OptimizerOptions& o) {
                 true);
     check_range(o, "beta", o.beta(), 0, inf, false, true);
   }
+  if (n == "adafactor") {
+    check_range(o, "beta_2_decay", o.beta_2_decay(), -inf, 0, false, false);
+    check_range(o, "epsilon_1", o.epsilon_1(), 0, inf, false, true);
+    check_range(o, "epsilon_2", o.epsilon_2(), 0, inf, false, true);
+    check_range(o, "clip_threshold", o.clip_threshold(), 0, inf, true, true);
+  }
 }
 
 std::unique_ptr<torch::optim::Optimizer> make_keras_optimizer(const OptimizerOptions& o,
@@ -282,6 +333,7 @@ std::unique_ptr<torch::optim::Optimizer> make_keras_optimizer(const OptimizerOpt
   if (n == "nadam") return std::make_unique<Nadam>(std::move(params), o);
   if (n == "lion") return std::make_unique<Lion>(std::move(params), o);
   if (n == "ftrl") return std::make_unique<Ftrl>(std::move(params), o);
+  if (n == "adafactor") return std::make_unique<Adafactor>(std::move(params), o);
   return nullptr;
 }
 

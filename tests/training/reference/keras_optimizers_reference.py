@@ -4,7 +4,7 @@ code), for tests/training/keras_optimizers_test.cpp.
 
 Usage: keras_optimizers_reference.py REQUEST.json RESULT.json
 REQUEST: {"config": <Keras get_config() of the optimizer: "name" (adam, adamw, sgd, rmsprop, adagrad,
-adadelta, adamax, nadam, lion, ftrl) and its arguments>, "w0": {"shape", "data"},
+adadelta, adamax, nadam, lion, ftrl, adafactor) and its arguments>, "w0": {"shape", "data"},
 "grads": [{"shape", "data"}, ...] (the gradient of each step), "learning_rates": [lr of each step]}.
 RESULT: {"w": [{"shape", "data"} after each step]}.
 
@@ -28,6 +28,10 @@ index (0 at the first), as in keras/src/optimizers/<name>.py (Keras 3.x):
 - lion (lion.py): w -= lr*sign(m*b1 + g*(1-b1)); m = m*b2 + g*(1-b2).
 - ftrl (ftrl.py): l2 = l2 + beta/(2 lr); g2 = g + 2*l2_shrinkage*w; n1 = n + g^2;
   z += g2 - (n1^-p - n^-p)/lr*w; quad = n1^-p/lr + 2*l2; w = (clip(z, -l1, l1) - z)/quad; n = n1.
+- adafactor (adafactor.py): rho = min(lr, 1/sqrt(t)); alpha = max(eps2, rms(w))*rho; G = g^2 + eps1;
+  b = 1 - t^beta_2_decay; rank >= 2: r = b r + (1-b) mean(G, -1), c = b c + (1-b) mean(G, -2),
+  v = (r / mean(r, -1, keepdims))[..., None] * c[..., None, :]; else v = b v + (1-b) G; u = g/sqrt(v);
+  w -= alpha * u / max(1, rms(u)/clip_threshold).
 (t = iterations + 1.)
 """
 import json
@@ -158,6 +162,29 @@ class Optimizer:
         l1 = c["l1_regularization_strength"]
         self.w = (np.clip(z, -l1, l1) - z) / quad
         n[...] = n1
+
+    def adafactor(self, g, lr, t):
+        c = self.c
+        rms = lambda x: np.sqrt(np.mean(np.square(x)))
+        if c["relative_step"]:
+            lr = min(lr, 1 / np.sqrt(t))
+        rho = min(lr, 1 / np.sqrt(t))
+        alpha = max(c["epsilon_2"], rms(self.w)) * rho
+        G = g * g + c["epsilon_1"]
+        b = 1 - t ** c["beta_2_decay"]
+        if self.w.ndim >= 2:
+            if "r" not in self.s:
+                self.s["r"] = np.zeros(self.w.shape[:-1])
+                self.s["c"] = np.zeros(self.w.shape[:-2] + self.w.shape[-1:])
+            r, cc = self.s["r"], self.s["c"]
+            r[...] = b * r + (1 - b) * np.mean(G, axis=-1)
+            cc[...] = b * cc + (1 - b) * np.mean(G, axis=-2)
+            v = (r / np.mean(r, axis=-1, keepdims=True))[..., None] * cc[..., None, :]
+        else:
+            v = self.slot("v")
+            v[...] = b * v + (1 - b) * G
+        u = g / np.sqrt(v)
+        self.w = self.w - alpha * u / max(1.0, rms(u) / c["clip_threshold"])
 
 
 def main():

@@ -93,7 +93,7 @@ struct LearningRateScheduleOptions {
 /// default (resolved()); another negative value there is refused where the options are used.
 struct OptimizerOptions {
   static constexpr double kKerasDefault = -1.0;
-  /// adam | adamw | sgd | rmsprop | adagrad | adadelta | adamax | nadam | lion | ftrl (Keras's class names,
+  /// adam | adamw | sgd | rmsprop | adagrad | adadelta | adamax | nadam | lion | ftrl | adafactor (Keras's class names,
   /// lower case; training/keras_optimizers.h has the update rules).
   TORCH_ARG(std::string, name) = "adam";
   /// < 0 ⇒ Keras's default: sgd 1e-2, every other 1e-3.
@@ -123,6 +123,13 @@ struct OptimizerOptions {
   TORCH_ARG(double, l2_regularization_strength) = 0.0;
   TORCH_ARG(double, l2_shrinkage_regularization_strength) = 0.0;
   TORCH_ARG(double, beta) = 0.0;
+  /// adafactor: Keras `beta_2_decay` (−0.8: β2ᵗ = 1 − t^beta_2_decay), `epsilon_1` (1e-30, added to g²),
+  /// `epsilon_2` (1e-3, the least RMS of a weight), `clip_threshold` (1.0) and `relative_step` (true).
+  TORCH_ARG(double, beta_2_decay) = -0.8;
+  TORCH_ARG(double, epsilon_1) = 1e-30;
+  TORCH_ARG(double, epsilon_2) = 1e-3;
+  TORCH_ARG(double, clip_threshold) = 1.0;
+  TORCH_ARG(bool, relative_step) = true;
   /// adam: the single-pass FusedAdam (same math as torch::optim::Adam, see training/fused_adam.h);
   /// false ⇒ torch::optim::Adam itself (for comparisons). Not used with amsgrad (Keras's Adam then).
   TORCH_ARG(bool, fused) = true;
@@ -177,6 +184,13 @@ struct OptimizerOptions {
       a("l2_regularization_strength", l2_regularization_strength());
       a("l2_shrinkage_regularization_strength", l2_shrinkage_regularization_strength());
       a("beta", beta());
+    }
+    if (n == "adafactor") {
+      a("beta_2_decay", beta_2_decay());
+      a("epsilon_1", epsilon_1());
+      a("epsilon_2", epsilon_2());
+      a("clip_threshold", clip_threshold());
+      a("relative_step", relative_step());
     }
     a.off_when_zero("clipnorm", clipnorm());
     a.off_when_zero("clipvalue", clipvalue());

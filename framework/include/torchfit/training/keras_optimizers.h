@@ -4,6 +4,7 @@
 /// torch::optim::Optimizer subclasses sharing one base, KerasOptimizer.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,13 @@ struct KerasSlotState : public torch::optim::OptimizerCloneableParamState<KerasS
   at::Tensor& slot(const std::string& name);
 };
 
-/// A slot variable: its name and starting value (a tensor like the parameter, or a float64 scalar).
+/// A slot variable: its name and starting value (a tensor like the parameter, or a float64 scalar, or
+/// one of `sizes` in the parameter's dtype when given).
 struct KerasSlot {
   std::string name;
   double initial = 0.0;
   bool scalar = false;
+  std::optional<std::vector<int64_t>> sizes = std::nullopt;
 };
 
 /// The per-parameter Keras update pattern: step() gives every parameter with a gradient its slots (created
@@ -64,7 +67,8 @@ class KerasOptimizer : public torch::optim::Optimizer {
   const OptimizerOptions& keras_options() const { return options_; }
 
  protected:
-  virtual std::vector<KerasSlot> slots() const = 0;
+  /// The slots of parameter `p`.
+  virtual std::vector<KerasSlot> slots(const at::Tensor& p) const = 0;
   /// One Keras update_step of `p` (in place) for gradient `g`.
   virtual void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& state, double lr) = 0;
   OptimizerOptions options_;
@@ -78,7 +82,7 @@ class KerasAdam : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -91,7 +95,7 @@ class KerasRMSprop : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -101,7 +105,7 @@ class Adagrad : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -112,7 +116,7 @@ class Adadelta : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -122,7 +126,7 @@ class Adamax : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -134,7 +138,7 @@ class Nadam : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -144,7 +148,7 @@ class Lion : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
@@ -156,17 +160,33 @@ class Ftrl : public KerasOptimizer {
   using KerasOptimizer::KerasOptimizer;
 
  protected:
-  std::vector<KerasSlot> slots() const override;
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
+  void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
+};
+
+/// keras.optimizers.Adafactor, t = step: ρ = min(lr, 1/√t); α = max(epsilon_2, RMS(p))·ρ; G = g² + epsilon_1;
+/// β = 1 − t^beta_2_decay; rank ≥ 2: r = βr + (1−β)·mean(G, −1), c = βc + (1−β)·mean(G, −2),
+/// v = (r / mean(r, −1))[…, None] · c[…, None, :]; rank < 2: v = βv + (1−β)G; u = g/√v;
+/// p −= α · u / max(1, RMS(u)/clip_threshold). The factored axes are the last two of the parameter as
+/// torchfit holds it: Keras's for rank ≤ 2 (a Dense kernel's transpose factors alike), not for a
+/// convolution kernel ((out, in, kh, kw) here, (kh, kw, in, out) in Keras).
+class Adafactor : public KerasOptimizer {
+ public:
+  using KerasOptimizer::KerasOptimizer;
+
+ protected:
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
 /// The update-rule settings' checks (Keras's and the formulas' domains), naming the option:
 /// learning_rate > 0 and finite; beta_1, beta_2, rho in [0, 1) (lion: beta_1 in (0, 1], beta_2 in [0, 1]);
 /// epsilon, momentum, initial_accumulator_value, l1/l2/l2_shrinkage strengths, beta ≥ 0 and finite;
-/// learning_rate_power ≤ 0; momentum ≤ 1. Errors: ConfigError "optimizer <name>: <option> …".
+/// learning_rate_power ≤ 0; momentum ≤ 1; adafactor: beta_2_decay ≤ 0, epsilon_1, epsilon_2 ≥ 0,
+/// clip_threshold > 0. Errors: ConfigError "optimizer <name>: <option> …".
 void check_optimizer_options(const OptimizerOptions& resolved);
 
-/// The KerasOptimizer for `resolved.name()` (adamw, adagrad, adadelta, adamax, nadam, lion, ftrl; adam with
+/// The KerasOptimizer for `resolved.name()` (adamw, adagrad, adadelta, adamax, nadam, lion, ftrl, adafactor; adam with
 /// amsgrad; rmsprop), or nullptr for the names make_optimizer builds otherwise.
 std::unique_ptr<torch::optim::Optimizer> make_keras_optimizer(const OptimizerOptions& resolved,
                                                               std::vector<at::Tensor> params);
