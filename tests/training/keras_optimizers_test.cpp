@@ -266,6 +266,18 @@ TEST(KerasOptimizers, BadOptionsNameTheKey) {
   expect_opt_error([] { OptimizerOptions::from_keras(nlohmann::json("{not json")); }, "not valid JSON");
 }
 
+// A checkpoint written before the arguments were per optimizer (Adam's config with momentum, nesterov and
+// rho) reads back as the same Adam: no setting is reported as changed.
+TEST(KerasOptimizers, AnOlderConfigIsNotAChange) {
+  const auto old = nlohmann::json::parse(R"({"name": "adam", "learning_rate": 0.001, "beta_1": 0.9,
+    "beta_2": 0.999, "epsilon": 1e-7, "momentum": 0.0, "nesterov": false, "rho": 0.9, "clipnorm": 1.0,
+    "clipvalue": null, "global_clipnorm": null, "weight_decay": null, "use_ema": false, "ema_momentum": 0.99,
+    "gradient_accumulation_steps": null})");
+  EXPECT_EQ(optimizer_config_changes(old, optimizer_config(OptimizerOptions().clipnorm(1.0), 1e-3)), "");
+  EXPECT_EQ(optimizer_config_changes(old, optimizer_config(OptimizerOptions().clipnorm(2.0), 1e-3)),
+            "clipnorm 1.0 → 2.0");
+}
+
 // Keras's serialised optimizers, by name or object: the config Keras 3's get_config() writes for Ftrl and
 // RMSprop (with its BaseOptimizer arguments) reads, and writes back as the same arguments.
 TEST(KerasOptimizers, FromKerasReadsKerasSerializedOptimizers) {

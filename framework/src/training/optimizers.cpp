@@ -41,11 +41,24 @@ void add_changes(const std::string& prefix, const nlohmann::json& saved, const n
   out += (out.empty() ? "" : ", ") + prefix + " " + saved.dump() + " → " + now.dump();
 }
 
+// A saved config as this version writes it (an older one listed beta_1 … rho for every optimizer), so
+// that only real differences are named; as it is when it cannot be read.
+nlohmann::json rewritten(const nlohmann::json& saved) {
+  if (!saved.is_object() || !saved.contains("name")) return saved;
+  try {
+    const OptimizerOptions o = OptimizerOptions::from_config(saved);
+    const nlohmann::json lr = saved.value("learning_rate", nlohmann::json());
+    return optimizer_config(o, lr.is_number() ? lr.get<double>() : resolved_learning_rate(o));
+  } catch (const ConfigError&) {
+    return saved;
+  }
+}
+
 }  // namespace
 
 std::string optimizer_config_changes(const nlohmann::json& saved, const nlohmann::json& now) {
   if (saved.is_null()) return "(none saved) → " + now.dump();
-  nlohmann::json a = saved, b = now;
+  nlohmann::json a = rewritten(saved), b = now;
   if (a.is_object() && b.is_object() && a.value("learning_rate", nlohmann::json()).is_number() &&
       b.value("learning_rate", nlohmann::json()).is_number()) {
     a.erase("learning_rate");
