@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include <torchfit/keras/model_config_file.h>
+#include <torchfit/training/keras_optimizers.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/tensorboard.h>
@@ -90,10 +91,9 @@ void add_training_flags(CLI::App& app, Args& a) {
       ->capture_default_str()
       ->check(int_range(0, LLONG_MAX));
   add_threads_flag(app, a.threads);
-  app.add_option(
-         "--lr", a.optimizer.learning_rate(),
-         "Adam learning rate (with --resume: replaces the checkpoint's rate, or its cosine/exponential schedule's)")
-      ->capture_default_str()
+  app.add_option("--lr", a.optimizer.learning_rate(),
+                 "Learning rate (default: --optimizer's, else its Keras default: 1e-3, sgd 1e-2; with --resume: "
+                 "replaces the checkpoint's rate, or its schedule's)")
       ->check(positive_finite());
   app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
       ->capture_default_str()
@@ -151,18 +151,19 @@ void add_optimizer_flags(CLI::App& app, Args& a) {
                  "Update the weights every N batches with their mean gradient (Keras 3)")
       ->check(int_range(2, 1 << 20));
   auto* schedule = app.add_option("--lr-schedule", a.lr_schedule,
-                                  "Learning-rate schedule from --lr: cosine (CosineDecay), exponential, piecewise")
-                       ->check(CLI::IsMember({"cosine", "exponential", "piecewise"}));
+                                  "Learning-rate schedule from --lr: cosine (CosineDecay), exponential, piecewise, "
+                                  "inverse_time, polynomial (end rate 1e-4)")
+                       ->check(CLI::IsMember({"cosine", "exponential", "piecewise", "inverse_time", "polynomial"}));
   app.add_option(
          "--lr-warmup-steps", a.schedule.warmup_steps(),
          "cosine: updates of linear warm-up from 0 to --lr (Keras warmup_steps; --warmup-steps is the timing warm-up)")
       ->check(int_range(1, LLONG_MAX))
       ->needs(schedule);
   app.add_option("--decay-steps", a.schedule.decay_steps(),
-                 "cosine/exponential: decay_steps (default: the run's updates after warm-up)")
+                 "cosine/exponential/inverse_time/polynomial: decay_steps (default: the run's updates after warm-up)")
       ->check(int_range(1, LLONG_MAX))
       ->needs(schedule);
-  app.add_option("--decay-rate", a.schedule.decay_rate(), "exponential: decay_rate per decay_steps")
+  app.add_option("--decay-rate", a.schedule.decay_rate(), "exponential, inverse_time: decay_rate per decay_steps")
       ->capture_default_str()
       ->check(positive_finite())
       ->needs(schedule);
@@ -177,6 +178,17 @@ void add_optimizer_flags(CLI::App& app, Args& a) {
 }
 
 void add_report_flags(CLI::App& app, Args& a) {
+  app.add_option("--optimizer", a.optimizer_spec,
+                 "Keras optimizer: a name (adam, adamw, sgd, rmsprop, adagrad, adadelta, adamax, nadam, lion, ftrl, "
+                 "adafactor) or "
+                 "a Keras optimizer object as JSON, e.g. '{\"class_name\": \"SGD\", \"config\": {\"momentum\": 0.9}}' "
+                 "(with --resume: replaces the checkpoint's)")
+      ->capture_default_str()
+      ->check(library_check(  // a known optimizer with valid settings
+          [](const std::string& v) {
+            check_optimizer_options(OptimizerOptions::from_keras(nlohmann::json(v)).resolved());
+          },
+          "NAME|JSON"));
   app.add_option("--loss", a.loss,
                  "Keras loss: a name (categorical_crossentropy, categorical_focal_crossentropy, huber, kld, ...) or a "
                  "Keras loss object as JSON; the labels are one-hot")

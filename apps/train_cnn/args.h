@@ -53,15 +53,16 @@ struct Args {
   std::string mixed_precision;
   // Training visibility and control (docs/training.md, "Optimizer options", "Metrics", "TensorBoard").
   std::string loss = "categorical_crossentropy";  ///< --loss: a Keras loss name or loss object (JSON)
+  std::string optimizer_spec = "adam";            ///< --optimizer: a Keras optimizer name or object (JSON)
   std::string metrics = "categorical_accuracy";   ///< --metrics: comma-separated Keras metric names
   std::string tensorboard;                        ///< --tensorboard DIR ("" = none)
   std::string update_freq = "epoch";              ///< --update-freq: epoch | batch | N
   std::string class_weight;                       ///< --class-weight: balanced | FILE.json ("" = none)
-  /// The optimizer flags, bound to the options they set: --lr (learning_rate, 1e-3), --clipnorm, --clipvalue,
-  /// --global-clipnorm, --weight-decay (0 = off), --ema (use_ema), --ema-momentum, --gradient-accumulation-steps
-  /// (0 = off); Adam.
+  /// The optimizer flags, bound to the options they set: --lr (learning_rate; not given: --optimizer's rate,
+  /// else its Keras default), --clipnorm, --clipvalue, --global-clipnorm, --weight-decay, --ema (use_ema),
+  /// --ema-momentum, --gradient-accumulation-steps (0 = off); each given replaces --optimizer's setting.
   torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions().name("adam").learning_rate(1e-3);
-  std::string lr_schedule;  ///< cosine | exponential | piecewise ("" = constant)
+  std::string lr_schedule;  ///< cosine | exponential | piecewise | cosine_restarts | inverse_time | polynomial
   /// The schedule flags bound to the options they set: --decay-steps (0 = the run's remaining updates),
   /// --decay-rate (0.5), --alpha, --lr-warmup-steps (cosine: linear warm-up from 0 to --lr).
   torchfit::LearningRateScheduleOptions schedule = torchfit::LearningRateScheduleOptions().decay_rate(0.5);

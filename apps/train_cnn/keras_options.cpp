@@ -7,6 +7,7 @@
 
 #include <torchfit/training/class_weight.h>
 #include <torchfit/training/optimizer_overrides.h>
+#include <torchfit/training/optimizers.h>
 #include "../common/cli.h"
 
 namespace train_cnn {
@@ -14,20 +15,57 @@ namespace {
 
 namespace apps = torchfit::apps;
 
-// The schedule of the flags; decay_steps 0 with `updates` 0 (a resume: the library's default).
-std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int64_t updates) {
+// The schedule of the flags from `lr`; decay_steps 0 with `updates` 0 (a resume: the library's default).
+std::optional<torchfit::LearningRateScheduleOptions> schedule(const Args& a, int64_t updates, double lr) {
   if (a.lr_schedule.empty()) return std::nullopt;
   torchfit::LearningRateScheduleOptions s = a.schedule;  // --decay-steps, --decay-rate, --alpha, --lr-warmup-steps
   s.name(a.lr_schedule)
       .boundaries(apps::number_list<int64_t>("--lr-boundaries", a.lr_boundaries))
       .values(apps::number_list<double>("--lr-values", a.lr_values));
   if (s.decay_steps() == 0 && updates > 0) s.decay_steps(std::max<int64_t>(1, updates - s.warmup_steps()));
-  if (s.warmup_steps() > 0) s.initial_learning_rate(0.0).warmup_target(a.optimizer.learning_rate());
+  if (s.warmup_steps() > 0) s.initial_learning_rate(0.0).warmup_target(lr);
   return s;
 }
 
+// The settings of --optimizer that the optimizer flags replace when given.
+void apply_feature_flags(const Args& a, torchfit::OptimizerOptions& o) {
+  const auto given = [&](const char* flag) { return a.given.count(flag) > 0; };
+  const auto& f = a.optimizer;
+  if (given("--clipnorm")) o.clipnorm(f.clipnorm());
+  if (given("--clipvalue")) o.clipvalue(f.clipvalue());
+  if (given("--global-clipnorm")) o.global_clipnorm(f.global_clipnorm());
+  if (given("--weight-decay")) o.weight_decay(f.weight_decay());
+  if (given("--ema")) o.use_ema(f.use_ema());
+  if (given("--ema-momentum")) o.ema_momentum(f.ema_momentum());
+  if (given("--gradient-accumulation-steps")) o.gradient_accumulation_steps(f.gradient_accumulation_steps());
+}
+
+// --optimizer (a name or Keras JSON, checked at parse) with the optimizer flags given on top: --lr, else the
+// JSON's rate, else the optimizer's Keras default; --lr-schedule, else the JSON's schedule.
 torchfit::OptimizerOptions flag_options(const Args& a, int64_t updates) {
-  return torchfit::OptimizerOptions(a.optimizer).learning_rate_schedule(schedule(a, updates));
+  torchfit::OptimizerOptions o = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer_spec));
+  if (a.given.count("--lr")) o.learning_rate(a.optimizer.learning_rate());
+  o.learning_rate(torchfit::resolved_learning_rate(o));
+  apply_feature_flags(a, o);
+  if (!a.lr_schedule.empty()) o.learning_rate_schedule(schedule(a, updates, o.learning_rate()));
+  return o;
+}
+
+// The checkpoint's optimizer `saved` (flags applied) with --optimizer's update rule: its name and
+// settings; the rate and schedule stay the checkpoint's unless --optimizer's JSON or the flags give them.
+torchfit::OptimizerOptions with_update_rule(const Args& a, const torchfit::OptimizerOptions& saved) {
+  torchfit::OptimizerOptions o = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer_spec));
+  const bool own_rate = o.learning_rate() >= 0 || o.learning_rate_schedule();
+  if (!own_rate || a.given.count("--lr") || a.given.count("--lr-schedule")) {
+    o.learning_rate(saved.learning_rate()).learning_rate_schedule(saved.learning_rate_schedule());
+  }
+  o.clipnorm(saved.clipnorm()).clipvalue(saved.clipvalue()).global_clipnorm(saved.global_clipnorm());
+  const bool default_decay = o.weight_decay() == torchfit::OptimizerOptions::kKerasDefault;
+  if (a.given.count("--weight-decay") || (default_decay && saved.name() == o.name())) {
+    o.weight_decay(saved.weight_decay());  // else --optimizer's, or its Keras default (AdamW's 0.004)
+  }
+  o.use_ema(saved.use_ema()).ema_momentum(saved.ema_momentum());
+  return o.gradient_accumulation_steps(saved.gradient_accumulation_steps());
 }
 
 // Each flag and the Keras argument it sets (what a resumed run changes, OptimizerOverrides).
@@ -63,7 +101,10 @@ int64_t run_batches(const Args& a) { return static_cast<int64_t>(a.epochs) * a.s
 
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed) {
   const int64_t batches = run_batches(a);
-  if (!resumed) return flag_options(a, batches / std::max<int64_t>(1, a.optimizer.gradient_accumulation_steps()));
+  if (!resumed) {
+    const int64_t accumulation = flag_options(a, 0).gradient_accumulation_steps();
+    return flag_options(a, batches / std::max<int64_t>(1, accumulation));
+  }
   torchfit::OptimizerOverrides overrides;
   overrides.given = flag_options(a, 0);
   for (const auto& [flag, arg] : kOptimizerFlags)
@@ -74,7 +115,8 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
     if (a.given.count(flag)) overrides.schedule_args.insert(arg);
   overrides.batches = batches;
   try {
-    return torchfit::resumed_optimizer_options(*resumed, overrides);
+    const auto saved = torchfit::resumed_optimizer_options(*resumed, overrides);
+    return a.given.count("--optimizer") ? with_update_rule(a, saved) : saved;
   } catch (const torchfit::OptionError& e) {
     throw apps::UsageError(flag_of(a, e.option()) + " with --resume '" + a.resume + "': " + e.what());
   } catch (const torchfit::ConfigError& e) {

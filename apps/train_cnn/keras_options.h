@@ -14,10 +14,13 @@
 
 namespace train_cnn {
 
-/// The optimizer of the run, decided before anything is trained or logged: Adam at --lr with the optimizer
-/// flags (a schedule's default decay_steps: the run's updates after the warm-up); with --resume
-/// (`resumed`), the checkpoint's options with each flag given replacing its setting
-/// (torchfit::resumed_optimizer_options). Errors: UsageError (exit 2) naming the flag and --resume for a
+/// The optimizer of the run, decided before anything is trained or logged: --optimizer (default adam) with
+/// the optimizer flags given replacing its settings (--lr, else its rate, else its Keras default; a
+/// schedule's default decay_steps: the run's updates after the warm-up); with --resume (`resumed`), the
+/// checkpoint's options with each flag given replacing its setting (torchfit::resumed_optimizer_options),
+/// and --optimizer, when given, replacing its update rule (the checkpoint's rate, schedule and
+/// BaseOptimizer settings kept unless the JSON or the flags give them; another optimizer starts with a
+/// fresh state). Errors: UsageError (exit 2) naming the flag and --resume for a
 /// change the library refuses; ConfigError naming --resume for a saved config that cannot be read.
 torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::saving::CheckpointInfo* resumed);
 

@@ -173,6 +173,12 @@ def tf2_full(out):
         f.attrs["model_config"] = json.dumps(config)
         f.attrs["keras_version"] = "2.4.0"
         f.attrs["backend"] = "tensorflow"
+        # model.compile(optimizer=RMSprop(...)) as tf.keras 2.4 writes it (optimizer_v2's get_config).
+        f.attrs["training_config"] = json.dumps({
+            "loss": "categorical_crossentropy", "metrics": ["accuracy"], "weighted_metrics": None,
+            "loss_weights": None, "optimizer_config": {"class_name": "RMSprop", "config": {
+                "name": "RMSprop", "learning_rate": 0.0020000000949949026, "decay": 0.0, "rho": 0.8,
+                "momentum": 0.5, "epsilon": 1e-07, "centered": True}}})
         mw = f.create_group("model_weights")
         mw.attrs["keras_version"] = "2.4.0"
         mw.attrs["backend"] = "tensorflow"
@@ -443,8 +449,17 @@ def keras3(out):
         L("Dense", name="hidden", units=6, activation="relu", use_bias=True),
         L("Dense", name="out", units=3, activation="softmax", use_bias=True),
     ]
+    # model.compile(optimizer=keras.optimizers.Nadam(...)) as Keras 3's saving writes compile_config.
+    optimizer = {"module": "keras.optimizers", "class_name": "Nadam", "registered_name": None, "config": {
+        "name": "nadam", "learning_rate": 0.003, "weight_decay": None, "clipnorm": 1.0, "global_clipnorm": None,
+        "clipvalue": None, "use_ema": False, "ema_momentum": 0.99, "ema_overwrite_frequency": None,
+        "loss_scale_factor": None, "gradient_accumulation_steps": None, "beta_1": 0.85, "beta_2": 0.99,
+        "epsilon": 1e-07}}
     config = {"module": "keras", "class_name": "Sequential",
-              "config": {"name": "sequential", "trainable": True, "dtype": dtype, "layers": layers}}
+              "config": {"name": "sequential", "trainable": True, "dtype": dtype, "layers": layers},
+              "compile_config": {"optimizer": optimizer, "loss": "categorical_crossentropy", "loss_weights": None,
+                                 "metrics": ["accuracy"], "weighted_metrics": None, "run_eagerly": False,
+                                 "steps_per_execution": 1, "jit_compile": False}}
     vars_of = {"conv2d": [k1], "conv2d_1": [k2, b2], "batch_normalization": [gamma, mean, var],
                "flatten": [], "dense": [kd1, bd1], "dense_1": [kd2, bd2]}
     write_keras3_zip(os.path.join(out, "keras3.keras"), config, vars_of)

@@ -73,6 +73,35 @@ TEST_F(KerasImport, TfKeras2FullModelMatchesTheNumpyReference) {
   expect_outputs(model, nchw(npy_tensor(file("tf2_full.input.npy"))), file("tf2_full"));
 }
 
+// The optimizer each file was compiled with: tf.keras 2's training_config (RMSprop, with its legacy
+// decay 0) and Keras 3's compile_config (Nadam with clipnorm), read into OptimizerOptions.
+TEST_F(KerasImport, TheCompiledOptimizerIsRead) {
+  const auto rms = keras::keras_file_optimizer(keras::read_keras_file(file("tf2_full.h5")));
+  ASSERT_TRUE(rms);
+  EXPECT_EQ(rms->name(), "rmsprop");
+  EXPECT_FLOAT_EQ(static_cast<float>(rms->learning_rate()), 0.002f);
+  EXPECT_EQ(rms->rho(), 0.8);
+  EXPECT_EQ(rms->momentum(), 0.5);
+  EXPECT_TRUE(rms->centered());
+  const auto nadam = keras::keras_file_optimizer(keras::read_keras_file(file("keras3.keras")));
+  ASSERT_TRUE(nadam);
+  EXPECT_EQ(nadam->name(), "nadam");
+  EXPECT_EQ(nadam->learning_rate(), 0.003);
+  EXPECT_EQ(nadam->beta_1(), 0.85);
+  EXPECT_EQ(nadam->beta_2(), 0.99);
+  EXPECT_EQ(nadam->clipnorm(), 1.0);
+  EXPECT_FALSE(keras::keras_file_optimizer(keras::read_keras_file(file("unsupported.h5"))));  // none saved
+  // The real files of ../shared, when there: Keras 3.15's and tf.keras 2.4's Adam.
+  for (const char* name : {"seq_cnn_mnist_keras3151.keras", "mobilenetv1_vww96_tfkeras240.h5"}) {
+    const std::string path = shared_dir() + "/" + name;
+    if (!fs::exists(path)) continue;
+    const auto adam = keras::keras_file_optimizer(keras::read_keras_file(path));
+    ASSERT_TRUE(adam) << path;
+    EXPECT_EQ(adam->name(), "adam") << path;
+    EXPECT_FALSE(adam->amsgrad()) << path;
+  }
+}
+
 TEST_F(KerasImport, Keras1TheanoWeightsAndArchitectureMatchTheNumpyReference) {
   // Kernels stored (out, in, kh, kw) and convolved (flipped); Flatten in (C, H, W); fixed-length names.
   auto model = load_keras_model(file("keras1_th_weights.h5"), file("keras1_th_arch.json"));

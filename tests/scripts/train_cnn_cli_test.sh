@@ -74,6 +74,24 @@ expect_exit 0 "Epoch 2/2" "$BIN/train_cnn" --data "$WORK/data" --device cpu --ep
   --resume "$WORK/run_loss/model.ckpt" --no-checkpoint
 grep -q 'CategoricalFocalCrossentropy' "$WORK/run_loss2/run.json" || fail "the resumed run did not keep the loss"
 
+# --optimizer: a Keras optimizer by name or object, recorded in run.json and the checkpoint; unknown names,
+# keys and values refused at parse (exit 2 naming --optimizer).
+expect_exit 2 "--optimizer: unknown optimizer 'adamx'" "$BIN/train_cnn" --data "$WORK/data" --optimizer adamx --dry-run
+expect_exit 2 "--optimizer: optimizer rmsprop: rho must be in" "$BIN/train_cnn" --data "$WORK/data" \
+  --optimizer '{"class_name": "RMSprop", "config": {"rho": -0.5}}' --dry-run
+expect_exit 2 "unknown field 'momentum'" "$BIN/train_cnn" --data "$WORK/data" \
+  --optimizer '{"class_name": "Adagrad", "config": {"momentum": 0.5}}' --dry-run
+expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" --device cpu --epochs 1 \
+  --steps-per-epoch 2 --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_opt" --seed 1 \
+  --optimizer '{"class_name": "Nadam", "config": {"learning_rate": 0.002, "beta_2": 0.99}}'
+grep -q '"name": *"nadam"' "$WORK/run_opt/run.json" || fail "run.json does not record --optimizer"
+grep -q '"beta_2": *0.99' "$WORK/run_opt/run.json" || fail "run.json does not record --optimizer's settings"
+# A resume without --optimizer continues the checkpoint's.
+expect_exit 0 "Epoch 2/2" "$BIN/train_cnn" --data "$WORK/data" --device cpu --epochs 2 --steps-per-epoch 2 \
+  --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_opt2" --seed 1 \
+  --resume "$WORK/run_opt/model.ckpt" --no-checkpoint
+grep -q '"name": *"nadam"' "$WORK/run_opt2/run.json" || fail "the resumed run did not keep the optimizer"
+
 # A tiny real run (non-terminal: one line per epoch, no carriage returns).
 "$BIN/train_cnn" --data "$WORK/data" --device auto --epochs 2 --steps-per-epoch 3 --batch-size 8 \
   --target-size 32 --validation-steps 2 --run-dir "$WORK/run" --seed 1 >"$WORK/train.log" 2>&1 \

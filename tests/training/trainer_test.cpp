@@ -122,7 +122,7 @@ TEST(Trainer, FailedRunIsRecordedInRunJson) {
 TEST(Trainer, BadCompileArguments) {
   EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().loss("hinge_loss")), ConfigError);
   EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().metrics({"f1"})), ConfigError);
-  EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().optimizer(OptimizerOptions().name("adagrad"))), ConfigError);
+  EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().optimizer(OptimizerOptions().name("adagradd"))), ConfigError);
   EXPECT_THROW(Trainer(tiny_mlp(), CompileOptions().optimizer(OptimizerOptions().learning_rate(0))), ConfigError);
 }
 

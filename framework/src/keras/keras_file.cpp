@@ -111,6 +111,11 @@ KerasFile read_h5(const std::string& path, const std::string& architecture_json,
                   ": holds only weights (model.save_weights); give the architecture JSON of "
                   "model.to_json() beside it");
   }
+  const std::string training = optional_attribute(h5, "/", "training_config");
+  if (!training.empty()) {
+    f.compile_config = nlohmann::json::parse(training, nullptr, false);
+    if (f.compile_config.is_discarded()) throw IoError(path + ": the training_config attribute is not valid JSON");
+  }
   if (!full && !h5.has_attribute(root, "layer_names") && h5.exists("/layers")) {  // Keras 3 save_weights
     f.kind = "keras3 weights";
     if (budget) budget(f);
@@ -226,6 +231,7 @@ KerasFile read_keras_zip(const std::string& path, const KerasWeightsBudget& budg
   f.kind = "keras zip";
   try {
     f.model_config = parse_model_json(zip_entry(z, path, "config.json", kMaxJsonBytes), path + " (config.json)");
+    f.compile_config = f.model_config.value("compile_config", nlohmann::json());
     const auto meta = nlohmann::json::parse(zip_entry(z, path, "metadata.json", kMaxJsonBytes), nullptr, false);
     if (meta.is_object()) f.keras_version = meta.value("keras_version", "");
     const uint64_t cap = budget ? budget(f) : 0;
@@ -308,6 +314,19 @@ std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_conf
   const nlohmann::json& layers = config.is_array() ? config : config.value("layers", nlohmann::json());
   if (!layers.is_array()) throw ConfigError("Keras model config: no layer list (config.layers)");
   return {layers.begin(), layers.end()};
+}
+
+std::optional<OptimizerOptions> keras_file_optimizer(const KerasFile& file) {
+  const auto& c = file.compile_config;
+  if (!c.is_object()) return std::nullopt;
+  const char* key = c.contains("optimizer") ? "optimizer" : "optimizer_config";
+  if (!c.contains(key) || c[key].is_null()) return std::nullopt;
+  try {
+    return OptimizerOptions::from_keras(c[key]);
+  } catch (const ConfigError& e) {
+    throw ConfigError(file.path + " (" + (c.contains("optimizer") ? "compile_config" : "training_config") +
+                      "): " + e.what());
+  }
 }
 
 KerasFile read_keras_file(const std::string& path, const std::string& architecture_json,

@@ -1,5 +1,7 @@
 #include <torchfit/model/compile.h>
 
+#include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
 #include <type_traits>
@@ -12,8 +14,12 @@ namespace {
 
 // Keras's class names of the schedules (keras.optimizers.schedules) and torchfit's names for them.
 const std::map<std::string, std::string>& schedule_classes() {
-  static const std::map<std::string, std::string> classes = {
-      {"cosine", "CosineDecay"}, {"exponential", "ExponentialDecay"}, {"piecewise", "PiecewiseConstantDecay"}};
+  static const std::map<std::string, std::string> classes = {{"cosine", "CosineDecay"},
+                                                             {"exponential", "ExponentialDecay"},
+                                                             {"piecewise", "PiecewiseConstantDecay"},
+                                                             {"cosine_restarts", "CosineDecayRestarts"},
+                                                             {"inverse_time", "InverseTimeDecay"},
+                                                             {"polynomial", "PolynomialDecay"}};
   return classes;
 }
 
@@ -82,9 +88,36 @@ class OptimizerArgReader {
 }  // namespace
 
 nlohmann::json optimizer_hyperparameters(const OptimizerOptions& o, double learning_rate) {
-  return {
-      {"name", o.name()},       {"learning_rate", learning_rate}, {"beta_1", o.beta_1()},     {"beta_2", o.beta_2()},
-      {"epsilon", o.epsilon()}, {"momentum", o.momentum()},       {"nesterov", o.nesterov()}, {"rho", o.rho()}};
+  OptimizerOptions resolved = o.resolved();
+  nlohmann::json c = nlohmann::json::object();
+  OptimizerArgWriter writer(c);
+  resolved.learning_rate_schedule(std::nullopt).args(writer);
+  for (const char* key : {"clipnorm", "clipvalue", "global_clipnorm", "weight_decay", "use_ema", "ema_momentum",
+                          "gradient_accumulation_steps"})
+    c.erase(key);
+  c["learning_rate"] = learning_rate;
+  return c;
+}
+
+const std::vector<std::string>& OptimizerOptions::known_names() {
+  static const std::vector<std::string> names = {"adam",   "adamw", "sgd",  "rmsprop", "adagrad",  "adadelta",
+                                                 "adamax", "nadam", "lion", "ftrl",    "adafactor"};
+  return names;
+}
+
+OptimizerOptions OptimizerOptions::resolved() const {
+  const auto& known = known_names();
+  if (std::find(known.begin(), known.end(), name()) == known.end()) {
+    std::string list;
+    for (const auto& n : known) list += (list.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown optimizer '" + name() + "' (known: " + list + ")");
+  }
+  OptimizerOptions r = *this;
+  if (r.learning_rate() < 0) r.learning_rate(name() == "sgd" ? 1e-2 : 1e-3);
+  if (r.beta_2() == kKerasDefault) r.beta_2(name() == "lion" ? 0.99 : 0.999);
+  if (r.rho() == kKerasDefault) r.rho(name() == "adadelta" ? 0.95 : 0.9);
+  if (r.weight_decay() == kKerasDefault) r.weight_decay(name() == "adamw" ? 0.004 : 0.0);
+  return r;
 }
 
 void OptimizerArgWriter::operator()(const char* key, const std::optional<LearningRateScheduleOptions>& schedule) {
@@ -92,7 +125,7 @@ void OptimizerArgWriter::operator()(const char* key, const std::optional<Learnin
   const auto it = schedule_classes().find(schedule->name());
   if (it == schedule_classes().end()) {
     throw ConfigError("learning-rate schedule: unknown name '" + schedule->name() +
-                      "' (known: cosine, exponential, piecewise)");
+                      "' (known: cosine, cosine_restarts, exponential, inverse_time, piecewise, polynomial)");
   }
   nlohmann::json config = nlohmann::json::object();
   OptimizerArgWriter writer(config);
@@ -124,11 +157,93 @@ LearningRateScheduleOptions LearningRateScheduleOptions::from_config(const nlohm
   return s;
 }
 
+namespace {
+
+// The argument names args() shows for the optimizer `name`.
+struct ArgumentNames {
+  std::set<std::string> names;
+  template <typename T>
+  void operator()(const char* key, T&) {
+    names.insert(key);
+  }
+  template <typename T>
+  void off_when_zero(const char* key, T&) {
+    names.insert(key);
+  }
+};
+
+// `config` without what the named optimizer does not read but old configs and Keras write harmlessly:
+// the update-rule settings torchfit wrote for every optimizer, at the values it wrote, and Keras's
+// BaseOptimizer arguments torchfit has no use for, when null.
+nlohmann::json without_unused_keys(nlohmann::json config) {
+  if (!config.is_object() || !config.contains("name") || !config["name"].is_string()) return config;
+  OptimizerOptions named;
+  named.name(config["name"].get<std::string>());
+  ArgumentNames reads;
+  named.args(reads);
+  const nlohmann::json legacy = {{"beta_1", 0.9},   {"beta_2", 0.999},   {"epsilon", 1e-7},
+                                 {"momentum", 0.0}, {"nesterov", false}, {"rho", 0.9}};
+  for (const auto& [key, value] : legacy.items())
+    if (!reads.names.count(key) && config.contains(key) && config[key] == value) config.erase(key);
+  for (const char* key : {"jit_compile", "is_legacy_optimizer"})  // tf.keras 2.11+: no effect here
+    if (config.contains(key) && config[key].is_boolean()) config.erase(key);
+  if (config.contains("decay")) {  // tf.keras <= 2.10: lr / (1 + decay * iterations)
+    if (!(config["decay"].is_number() && config["decay"].get<double>() == 0)) {
+      throw ConfigError("optimizer config: Keras 2's 'decay' " + config["decay"].dump() +
+                        " is not supported (use an InverseTimeDecay schedule as learning_rate)");
+    }
+    config.erase("decay");
+  }
+  for (const char* key : {"ema_overwrite_frequency", "loss_scale_factor"}) {
+    if (!config.contains(key)) continue;
+    if (!config[key].is_null()) {
+      throw ConfigError(std::string("optimizer config: '") + key + "' is not supported (got " + config[key].dump() +
+                        ")");
+    }
+    config.erase(key);
+  }
+  return config;
+}
+
+}  // namespace
+
 OptimizerOptions OptimizerOptions::from_config(const nlohmann::json& config) {
   OptimizerOptions o;
-  OptimizerArgReader reader(config, "optimizer config");
+  const nlohmann::json used = without_unused_keys(config);
+  OptimizerArgReader reader(used, "optimizer config");
   o.args(reader);
   reader.finish();
+  return o;
+}
+
+OptimizerOptions OptimizerOptions::from_keras(const nlohmann::json& given) {
+  nlohmann::json spec = given;
+  if (spec.is_string()) {
+    const std::string text = spec.get<std::string>();
+    if (!text.empty() && text.front() == '{') {
+      try {
+        spec = nlohmann::json::parse(text);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw ConfigError("optimizer: not valid JSON: " + text + " (" + e.what() + ")");
+      }
+    }
+  }
+  std::string class_name;
+  nlohmann::json config = nlohmann::json::object();
+  if (spec.is_string()) {
+    class_name = spec.get<std::string>();
+  } else if (spec.is_object() && spec.contains("class_name") && spec["class_name"].is_string()) {
+    class_name = spec["class_name"].get<std::string>();
+    if (spec.contains("config")) config = spec["config"];
+  } else {
+    throw ConfigError("optimizer: expected a name or {\"class_name\": …, \"config\": {…}}, got " + spec.dump());
+  }
+  std::string name;
+  for (const char c : class_name) name += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!config.is_object()) throw ConfigError("optimizer " + class_name + ": config must be a JSON object");
+  config["name"] = name;  // Keras's is the instance's name ("adam", "my_optimizer")
+  OptimizerOptions o = from_config(config);
+  o.resolved();  // an unknown name
   return o;
 }
 

@@ -36,7 +36,10 @@ void check_options(const OptimizerOptions& o) {
 
 OptimizerFeatures::OptimizerFeatures(const OptimizerOptions& options, torch::optim::Optimizer& optimizer,
                                      std::vector<at::Tensor> params, double initial_learning_rate)
-    : options_(options), optimizer_(optimizer), params_(std::move(params)), initial_lr_(initial_learning_rate) {
+    : options_(options.resolved()),
+      optimizer_(optimizer),
+      params_(std::move(params)),
+      initial_lr_(initial_learning_rate) {
   check_options(options_);
   if (has_schedule()) initial_lr_ = options_.learning_rate_schedule()->initial_learning_rate().value_or(initial_lr_);
   at::NoGradGuard no_grad;

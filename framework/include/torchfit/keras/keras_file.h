@@ -20,11 +20,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <ATen/Tensor.h>
 #include <nlohmann/json.hpp>
+
+#include <torchfit/model/compile.h>
 
 namespace torchfit::keras {
 namespace detail {
@@ -50,6 +53,10 @@ struct KerasFile {
   std::string keras_version;               ///< "2.4.0", "3.15.1"; "" when the file does not say (Keras 1 weights)
   std::string backend;                     ///< "tensorflow", "theano"; "" when the file does not say
   nlohmann::json model_config;             ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
+  /// The training settings Keras saved with the model (null when none): a .keras file's config.json
+  /// "compile_config" (Keras 3: "optimizer", "loss", "metrics", …) or a legacy .h5's root attribute
+  /// "training_config" (tf.keras 2: "optimizer_config", "loss", "metrics", …).
+  nlohmann::json compile_config;
   std::vector<KerasLayerWeights> weights;  ///< layers with weights, in the file's layer order
   std::shared_ptr<const detail::Hdf5File> hdf5;  ///< the open weights file, read by read_weight
   /// A TF.js model's weights, read with the file (its shards), by KerasLayerWeights::paths entry.
@@ -97,6 +104,11 @@ KerasFile read_keras_file(const std::string& path, const std::string& architectu
 /// The layers of a Keras model config in order (Sequential's list, bare in Keras 1/2.0 or under
 /// "layers"; a functional model's "layers"): each {"class_name", "config", …}. Errors: ConfigError.
 std::vector<nlohmann::json> keras_config_layers(const nlohmann::json& model_config);
+
+/// The optimizer a Keras file was compiled with (compile_config's "optimizer" or training_config's
+/// "optimizer_config", read by OptimizerOptions::from_keras: Keras 3's and tf.keras 2's configs); nullopt
+/// when the file has none. Errors: ConfigError naming the file and the optimizer's field at fault.
+std::optional<OptimizerOptions> keras_file_optimizer(const KerasFile& file);
 
 /// Whether `path` names a Keras file by its extension (.h5, .hdf5, .keras; case-insensitive; a torchfit
 /// checkpoint saved under a .h5 name is not one), or a TensorFlow.js Layers model (is_tfjs_model).

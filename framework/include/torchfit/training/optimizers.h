@@ -13,19 +13,23 @@
 
 namespace torchfit {
 
-/// Builds "adam" (torchfit's FusedAdam unless fused(false), then torch::optim::Adam), "sgd" or "rmsprop"
-/// over `params`; a learning rate < 0 means the Keras default (adam 1e-3, sgd 1e-2, rmsprop 1e-3).
-/// Errors: ConfigError for an unknown name (listing the known ones) or a learning rate that is 0, nan
-/// or infinite.
+/// Builds the optimizer named by `options` over `params`, with options.resolved()'s Keras defaults:
+/// "adam" is torchfit's FusedAdam (torch::optim::Adam's update; torch::optim::Adam itself with fused(false)),
+/// Keras's Adam (keras_optimizers.h KerasAdam) with amsgrad; "sgd" is torch::optim::SGD (Keras's update at
+/// a constant rate); "rmsprop", "adamw", "adagrad", "adadelta", "adamax", "nadam", "lion", "ftrl" are
+/// keras_optimizers.h's, with Keras 3's update rules.
+/// Errors: ConfigError for an unknown name (listing the known ones), a learning rate that is 0, nan
+/// or infinite, or an update-rule setting out of its range (check_optimizer_options, naming it).
 std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& options,
                                                         std::vector<at::Tensor> params);
 
-/// The optimizer's settings with Keras's names, every argument OptimizerOptions::args() lists (name,
-/// learning_rate, beta_1, beta_2, epsilon, momentum, nesterov, rho, clipnorm, clipvalue, global_clipnorm,
-/// weight_decay, use_ema, ema_momentum, gradient_accumulation_steps; options that are off null, as
-/// Keras's get_config) and "learning_rate" as Keras's schedule config when there is a schedule; what
-/// run.json and checkpoints record, and what OptimizerOptions::from_config reads back (the same options,
-/// `fused` apart). `learning_rate`: the resolved rate (a schedule's initial one when it sets none).
+/// The optimizer's settings (options.resolved()) with Keras's names, every argument
+/// OptimizerOptions::args() lists for that optimizer (name, learning_rate, its update-rule settings, e.g.
+/// Adam's beta_1, beta_2, epsilon, amsgrad; clipnorm, clipvalue, global_clipnorm, weight_decay, use_ema,
+/// ema_momentum, gradient_accumulation_steps; options that are off null, as Keras's get_config) and "learning_rate" as
+/// Keras's schedule config when there is a schedule; what run.json and checkpoints record, and what
+/// OptimizerOptions::from_config reads back (the same options, `fused` apart). `learning_rate`: the resolved rate (a
+/// schedule's initial one when it sets none).
 nlohmann::json optimizer_config(const OptimizerOptions& options, double learning_rate);
 
 /// What differs between two optimizer_config()s, setting by setting, nested keys joined by '.':
@@ -35,8 +39,8 @@ nlohmann::json optimizer_config(const OptimizerOptions& options, double learning
 /// "(none saved)".
 std::string optimizer_config_changes(const nlohmann::json& saved, const nlohmann::json& now);
 
-/// The Keras default learning rate of an optimizer name when `options.learning_rate()` < 0 (adam 1e-3,
-/// sgd 1e-2, rmsprop 1e-3), else options.learning_rate(). Errors: ConfigError for an unknown name.
+/// The Keras default learning rate of an optimizer name when `options.learning_rate()` < 0 (sgd 1e-2,
+/// every other 1e-3), else options.learning_rate(). Errors: ConfigError for an unknown name.
 double resolved_learning_rate(const OptimizerOptions& options);
 
 }  // namespace torchfit
