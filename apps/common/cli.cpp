@@ -15,6 +15,7 @@
 #include <c10/util/Exception.h>
 #include <torchfit/runtime/logging.h>
 
+#include <torchfit/keras/keras_file.h>
 #include <torchfit/runtime/cleanup.h>
 #include <torchfit/runtime/device.h>
 
@@ -136,6 +137,17 @@ CLI::Validator existing_directory() {
         return fs::is_directory(st) ? "" : shown(s) + " is not a directory";
       },
       "DIR");
+}
+
+CLI::Validator model_file_or_tfjs_folder() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (keras::is_tfjs_model(s)) return "";
+        std::error_code ec;
+        if (fs::is_directory(s, ec)) return "model " + shown(s) + " is a folder without a TF.js model.json";
+        return existing_file("model")(s);
+      },
+      "FILE|DIR");
 }
 
 CLI::Validator existing_file(const std::string& what) {

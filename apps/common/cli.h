@@ -53,6 +53,9 @@ std::filesystem::file_status path_status(const std::string& path, std::string* p
 CLI::Validator existing_directory();
 /// A regular file that exists ("<what> 'X' does not exist" / "is a directory, not a file").
 CLI::Validator existing_file(const std::string& what);
+/// A model to read: an existing file, or a TensorFlow.js folder holding model.json (keras/keras_file.h
+/// is_tfjs_model); a folder without one is refused saying so.
+CLI::Validator model_file_or_tfjs_folder();
 /// A file to write: not empty, not an existing folder, a path that can be looked up (path_status), and
 /// the nearest existing folder on it writable (checked before any work is done).
 /// `example_name` (e.g. "model.ckpt") makes the message suggest DIR/example_name for a folder.

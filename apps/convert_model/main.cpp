@@ -42,13 +42,6 @@ bool ends_with(const std::string& path, const std::string& suffix) {
 }
 bool ends_with_json(const std::string& path) { return ends_with(path, ".json"); }
 
-// IN: an existing file, or a TensorFlow.js folder (holding model.json).
-CLI::Validator model_file_or_tfjs_folder() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string { return keras::is_tfjs_model(s) ? "" : apps::existing_file("model")(s); },
-      "FILE|DIR");
-}
-
 // OUT: a file, or a folder for TensorFlow.js when it ends in '/'.
 CLI::Validator tfjs_folder_or_file() {
   return CLI::Validator(
@@ -131,8 +124,8 @@ int run(const Args& a) {
   }
   if (!keras::keras_output_kind(a.out).empty()) {
     const std::string kind = keras::save_keras_file(*model, a.out);
-    std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) as a " << kind << " → " << a.out
-              << "\n";
+    std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) → " << a.out << " (" << kind
+              << ")\n";
     return 0;
   }
   saving::TrainingState state;
@@ -156,7 +149,7 @@ int main(int argc, char** argv) {
                  "Keras file (.h5 model.save or save_weights, .keras, .weights.h5), TensorFlow.js folder or its "
                  "model.json, or torchfit checkpoint")
       ->required()
-      ->check(model_file_or_tfjs_folder());
+      ->check(apps::model_file_or_tfjs_folder());
   app.add_option("OUT", a.out,
                  "Checkpoint to write; architecture JSON when it ends in .json, ONNX when it ends in .onnx, a Keras 3 "
                  "model when it ends in .keras, Keras 3 weights (model.save_weights) when it ends in .weights.h5, a "

@@ -157,6 +157,12 @@ std::map<std::string, int64_t> read_labels(const std::filesystem::path& path, co
   const auto csv = torchfit::io::read_csv(path.string(), ',', "labels file");
   if (csv.empty()) bad_label(path, 1, "the file is empty (needs a header with filename and class_name columns)");
   const LabelColumns c = find_label_columns(csv.front(), path);
+  if (!classes.named() && c.index >= 0) {
+    torchfit::logger().warn(
+        "labels file '{}': the model names no classes (a Keras file): its outputs are taken in the order of the "
+        "class_index column; a model trained on image folders has them in the folders' sorted order",
+        path.string());
+  }
   const size_t need = static_cast<size_t>(std::max(c.file, std::max(c.name, c.index))) + 1;
   auto cell = [](const torchfit::io::CsvRow& row, int column) {
     return column < 0 ? std::string() : row.cells[static_cast<size_t>(column)];

@@ -23,6 +23,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/process.h>
@@ -49,9 +50,9 @@ void add_flags(CLI::App& app, Args& a) {
   using namespace apps;
   app.add_option("--model", a.model_path,
                  "Checkpoint written by train_cnn, or a Keras model file (.h5 model.save, .h5 save_weights with "
-                 "--architecture, .keras)")
+                 "--architecture, .keras), or a TensorFlow.js folder or its model.json")
       ->required()
-      ->check(existing_file("model"));
+      ->check(model_file_or_tfjs_folder());
   app.add_option("--architecture", a.architecture,
                  "Keras model JSON (model.to_json()) for a weights-only .h5 file (model.save_weights)")
       ->check(existing_file("architecture JSON"));
@@ -206,6 +207,16 @@ data::ImageDataGeneratorOptions input_preprocessing(const Args& a, const saving:
   return o;
 }
 
+// The folders --output may not overwrite a file in: --data, and a TF.js --model's folder (its shards).
+std::vector<apps::FlagPath> model_folders(const Args& a) {
+  std::vector<apps::FlagPath> dirs = {{"--data", a.data_dir}};
+  if (keras::is_tfjs_model(a.model_path)) {
+    const fs::path m(a.model_path);
+    dirs.push_back({"--model (a TF.js folder)", fs::is_directory(m) ? m.string() : m.parent_path().string()});
+  }
+  return dirs;
+}
+
 int run(Args& a) {
   fs::path dir = fs::absolute(a.data_dir).lexically_normal();
   if (dir.filename().empty()) dir = dir.parent_path();
@@ -217,7 +228,7 @@ int run(Args& a) {
       {{"--model", a.model_path},
        {"--architecture", a.architecture},
        {a.labels.empty() ? "labels (<data>_labels.csv, the default of --labels)" : "--labels", labels_path.string()}},
-      {{"--data", a.data_dir}});
+      model_folders(a));
   runtime::init_process(a.threads);
   {  // --output's folder must take the file before the work is done
     const fs::path out_dir = fs::path(a.output).parent_path();

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include <torchfit/keras/keras_save.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/training/keras_optimizers.h>
 #include <torchfit/training/losses.h>
@@ -18,6 +19,17 @@ namespace train_cnn {
 namespace {
 
 // --data must hold train/<class>/… (test/ is optional).
+// --save-keras: a path whose ending names a Keras format, in a folder that can be written.
+CLI::Validator keras_output() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (torchfit::keras::keras_output_kind(s).empty())
+          return "'" + s + "' names no Keras format (.keras, .h5, .weights.h5, or a TF.js folder ending in /)";
+        return !s.empty() && s.back() == '/' ? output_directory()(s) : output_file()(s);
+      },
+      "FILE|DIR/");
+}
+
 CLI::Validator has_train_folder() {
   return CLI::Validator(
       [](std::string& s) -> std::string {
@@ -268,6 +280,10 @@ void add_output_flags(CLI::App& app, Args& a) {
   app.add_flag("--no-checkpoint", a.no_checkpoint, "Write no checkpoint (timing runs; Ctrl-C then saves nothing)")
       ->excludes(checkpoint)
       ->excludes(every);
+  app.add_option("--save-keras", a.save_keras,
+                 "Also write the trained model as a Keras file when training ends: FILE.keras (Keras 3), "
+                 "FILE.h5 (tf.keras 2), FILE.weights.h5, or DIR/ (TensorFlow.js)")
+      ->check(keras_output());
 }
 
 }  // namespace

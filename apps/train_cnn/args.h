@@ -42,6 +42,7 @@ struct Args {
   int64_t warmup_steps = 2;
   int64_t checkpoint_every = 0;
   bool no_checkpoint = false;
+  std::string save_keras;  ///< --save-keras: the final model also written as this Keras file ("" = none)
   std::string model_config;
   std::string load_model;      ///< --load-model: a checkpoint or Keras file to start from (new optimizer, epoch 0)
   double rescale = 1.0 / 255;  ///< --rescale: factor the 0-255 pixel values are multiplied by (Keras rescale)

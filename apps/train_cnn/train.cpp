@@ -12,6 +12,7 @@
 #include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_save.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/model/clone_model.h>
 #include <torchfit/model/seed_cnn.h>
@@ -270,6 +271,10 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
     std::cout << "EMA: the model in " << checkpoint->last_saved()
               << " holds the averaged weights (what predict_cnn loads); --resume continues from the trained "
                  "weights kept beside them\n";
+  }
+  if (!a.save_keras.empty()) {
+    const std::string kind = keras::save_keras_file(*model, a.save_keras);
+    std::cout << "Keras file: " << a.save_keras << " (" << kind << ")\n";
   }
   const TimingReport timing = report_timing(trainer);
   std::cout << timing.text;

@@ -207,6 +207,70 @@ TEST(KerasSave, TensorFlowJsLoadsTheExportAndPredictsWhatTorchfitPredicts) {
   if (y.defined()) testing::expect_matches_reference(gru->forward(x).to(at::kDouble), y, 1e-5);
 }
 
+// The error of save_tfjs_model for `model` ("" when it writes).
+std::string tfjs_error(const Model& model, const std::string& dir) {
+  try {
+    keras::save_tfjs_model(*model, dir);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(KerasSave, TfjsExportRefusesWhatTensorFlowJsCannotLoadOrComputesOtherwise) {
+  TempDir dir("keras_save");
+  const auto image = [](const std::function<KerasTensor(KerasTensor)>& body) {
+    return testing::image_model("m", {4, 4, 3}, body);
+  };
+  EXPECT_NE(tfjs_error(image([](KerasTensor x) {
+                         return Subtract()->call({x, x});
+                       }),
+                       dir.file("a"))
+                .find("layer 'subtract' (Subtract): TensorFlow.js 4.22 has no such layer"),
+            std::string::npos);
+  EXPECT_NE(
+      tfjs_error(image([](KerasTensor x) { return ReLU(ReLUOptions().negative_slope(0.1))->call(x); }), dir.file("b"))
+          .find("ReLU ignores negative_slope"),
+      std::string::npos);
+  EXPECT_NE(tfjs_error(image([](KerasTensor x) {
+                         return UpSampling2D(UpSampling2DOptions().interpolation("bilinear"))->call(x);
+                       }),
+                       dir.file("c"))
+                .find("half-pixel"),
+            std::string::npos);
+  Model gru = testing::onnx_test_models().at("gru")();  // its last GRU has reset_after (Keras 3's default)
+  EXPECT_NE(tfjs_error(gru, dir.file("d")).find("reset_after=True"), std::string::npos);
+  EXPECT_NE(
+      tfjs_error(image([](KerasTensor x) { return Dense(DenseOptions(2).name("conv ü"))->call(x); }), dir.file("e"))
+          .find("layer 'conv ü' (Dense): TensorFlow.js takes layer names of"),
+      std::string::npos);
+  for (const char* d : {"a", "b", "c", "d", "e"}) EXPECT_FALSE(std::filesystem::exists(dir.file(d))) << d;
+  Model slash = image([](KerasTensor x) { return Dense(DenseOptions(2).name("my/dense"))->call(x); });
+  try {
+    keras::save_keras_model(*slash, dir.file("s.keras"));
+    FAIL() << "a '/' in a layer name was written";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("no '/' in a layer name"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KerasSave, ATfjsFolderIsReplacedWhole) {
+  TempDir dir("keras_save");
+  Model big = testing::onnx_test_models().at("residual")();
+  testing::randomize_weights(big, 1);
+  keras::save_tfjs_model(*big, dir.file("web"));
+  std::ofstream(dir.file("web") + "/group1-shard9of9.bin") << "stale";
+  Model small = testing::onnx_test_models().at("seed_cnn")();
+  testing::randomize_weights(small, 2);
+  keras::save_tfjs_model(*small, dir.file("web"));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("web") + "/group1-shard9of9.bin"));  // the old folder went whole
+  size_t entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path)) entries += e.path().filename() != "web";
+  EXPECT_EQ(entries, 0u) << "a temporary folder was left beside the target";
+  const at::Tensor x = input_of(small, 2, 4);
+  EXPECT_TRUE(at::allclose(keras::load_keras_model(dir.file("web"))->forward(x), small->forward(x), 0, 0));
+}
+
 TEST(KerasSave, TfjsExportsReadBackIntoTorchfitAndBadShardsAreNamed) {
   TempDir dir("keras_save");
   for (const std::string name : {"residual", "lstm", "embedding"}) {

@@ -74,6 +74,23 @@ expect_exit 0 "Epoch 2/2" "$BIN/train_cnn" --data "$WORK/data" --device cpu --ep
   --resume "$WORK/run_loss/model.ckpt" --no-checkpoint
 grep -q 'CategoricalFocalCrossentropy' "$WORK/run_loss2/run.json" || fail "the resumed run did not keep the loss"
 
+# --save-keras: the trained model also as a Keras file, which reads back to the checkpoint's predictions;
+# a path naming no Keras format is refused at parse.
+expect_exit 2 "--save-keras: '$WORK/m.onnx' names no Keras format" "$BIN/train_cnn" --data "$WORK/data" \
+  --save-keras "$WORK/m.onnx" --dry-run
+expect_exit 0 "Keras file: $WORK/trained.keras (Keras 3 model)" "$BIN/train_cnn" --data "$WORK/data" --device cpu \
+  --epochs 1 --steps-per-epoch 2 --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_keras" \
+  --seed 1 --save-keras "$WORK/trained.keras"
+"$BIN/predict_cnn" --model "$WORK/run_keras/model.ckpt" --data "$WORK/data/pred" --output "$WORK/p_ckpt.csv" \
+  --rescale 1/255 >/dev/null 2>&1 || fail "predict_cnn with the checkpoint"
+"$BIN/predict_cnn" --model "$WORK/trained.keras" --data "$WORK/data/pred" --output "$WORK/p_keras.csv" \
+  >/dev/null 2>&1 || fail "predict_cnn with the --save-keras file"
+# The probabilities (the Keras file has no class names: its columns are headed by index).
+tail -n +2 "$WORK/p_ckpt.csv" | cut -d, -f3- >"$WORK/p_ckpt.values"
+tail -n +2 "$WORK/p_keras.csv" | cut -d, -f3- >"$WORK/p_keras.values"
+[ -s "$WORK/p_ckpt.values" ] && cmp -s "$WORK/p_ckpt.values" "$WORK/p_keras.values" ||
+  { diff "$WORK/p_ckpt.csv" "$WORK/p_keras.csv" | head; fail "the Keras file predicts otherwise than the checkpoint"; }
+
 # --optimizer: a Keras optimizer by name or object, recorded in run.json and the checkpoint; unknown names,
 # keys and values refused at parse (exit 2 naming --optimizer).
 expect_exit 2 "--optimizer: unknown optimizer 'adamx'" "$BIN/train_cnn" --data "$WORK/data" --optimizer adamx --dry-run

@@ -27,6 +27,7 @@
 #include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_json.h>
+#include <torchfit/keras/keras_save.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/layers/activation.h>
 #include <torchfit/layers/activation_fn.h>
@@ -125,6 +126,7 @@
 #include <torchfit/training/early_stopping.h>
 #include <torchfit/training/fused_adam.h>
 #include <torchfit/training/history.h>
+#include <torchfit/training/keras_optimizers.h>
 #include <torchfit/training/learning_rate_scheduler.h>
 #include <torchfit/training/logs.h>
 #include <torchfit/training/loss_scale_optimizer.h>

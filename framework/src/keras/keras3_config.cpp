@@ -121,6 +121,9 @@ void to_keras2(const std::string& cls, Json& c) {
 
 // One layer's Keras 3 config: Keras's base arguments, then the layer's own, then Keras's defaults.
 Json layer_config(const Layer& layer, Json own, const std::string& policy, Flavour f) {
+  if (layer.name().find('/') != std::string::npos) {  // Keras 3 refuses it; in an .h5 it splits the weight paths
+    throw ConfigError(who(layer) + ": Keras takes no '/' in a layer name");
+  }
   for (const char* k : {"element_order", "axis_order"}) {
     if (own.contains(k)) {
       throw ConfigError(who(layer) + ": its " + std::string(k) + " " + own[k].dump() +

@@ -11,7 +11,11 @@
 #include <torchfit/model/model.h>
 #include <torchfit/model/sequential.h>
 
+#include <cctype>
 #include <filesystem>
+#include <set>
+
+#include <unistd.h>
 
 #include <ATen/ATen.h>
 
@@ -173,7 +177,8 @@ void save_keras_h5(const ModelImpl& model, const std::string& path) { save_keras
 
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
+bool ends_with(std::string s, const std::string& suffix) {  // case-insensitive, as the readers' extensions
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
@@ -241,15 +246,102 @@ void tfjs_regularizers(nlohmann::json& j) {
 
 }  // namespace
 
-void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
-  nlohmann::json config = keras2_model_config(model);
-  tfjs_regularizers(config);
-  const nlohmann::json topology = {
-      {"keras_version", kKeras2WriteVersion}, {"backend", "tensorflow"}, {"model_config", config}};
-  auto [specs, data] = tfjs_weights(model);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) throw IoError("cannot create the TF.js model folder '" + dir + "': " + ec.message());
+namespace {
+
+// What TensorFlow.js 4.22's layers can load as Keras computes it: its registered layer classes, its
+// activations, and the settings it lacks or computes otherwise (read from tfjs-layers' serialization
+// map and its ValueErrors).
+void check_tfjs_layer(const Layer& layer) {
+  static const std::set<std::string> classes = {"Activation",
+                                                "Add",
+                                                "AlphaDropout",
+                                                "Average",
+                                                "AveragePooling1D",
+                                                "AveragePooling2D",
+                                                "AveragePooling3D",
+                                                "BatchNormalization",
+                                                "CenterCrop",
+                                                "Concatenate",
+                                                "Conv1D",
+                                                "Conv2D",
+                                                "Conv2DTranspose",
+                                                "Conv3D",
+                                                "Conv3DTranspose",
+                                                "Cropping2D",
+                                                "Dense",
+                                                "DepthwiseConv2D",
+                                                "Dot",
+                                                "Dropout",
+                                                "ELU",
+                                                "Embedding",
+                                                "Flatten",
+                                                "GRU",
+                                                "GaussianDropout",
+                                                "GaussianNoise",
+                                                "GlobalAveragePooling1D",
+                                                "GlobalAveragePooling2D",
+                                                "GlobalMaxPooling1D",
+                                                "GlobalMaxPooling2D",
+                                                "InputLayer",
+                                                "LSTM",
+                                                "LayerNormalization",
+                                                "LeakyReLU",
+                                                "MaxPooling1D",
+                                                "MaxPooling2D",
+                                                "MaxPooling3D",
+                                                "Maximum",
+                                                "Minimum",
+                                                "Multiply",
+                                                "PReLU",
+                                                "Permute",
+                                                "ReLU",
+                                                "RepeatVector",
+                                                "Rescaling",
+                                                "Reshape",
+                                                "Resizing",
+                                                "SeparableConv2D",
+                                                "SimpleRNN",
+                                                "Softmax",
+                                                "SpatialDropout1D",
+                                                "ThresholdedReLU",
+                                                "UpSampling2D",
+                                                "ZeroPadding2D"};
+  static const std::set<std::string> activations = {"elu",   "gelu",    "linear",  "relu",     "relu6",
+                                                    "selu",  "sigmoid", "softmax", "softplus", "softsign",
+                                                    "swish", "tanh",    "mish"};
+  const std::string who = "layer '" + layer.name() + "' (" + layer.class_name() + "): ";
+  const std::string instead = "; write a .keras, .h5 or ONNX file instead";
+  if (!classes.count(layer.class_name())) throw ConfigError(who + "TensorFlow.js 4.22 has no such layer" + instead);
+  const nlohmann::json c = layer.config();
+  const auto is = [&](const char* key, const nlohmann::json& v) { return c.contains(key) && c[key] == v; };
+  std::string why;
+  if (c.contains("activation") && c["activation"].is_string() && !activations.count(c["activation"].get<std::string>()))
+    why = "TensorFlow.js has no activation " + c["activation"].dump();
+  if (layer.class_name() == "GRU" && !is("reset_after", false))
+    why = "TensorFlow.js's GRU has no reset_after=True (Keras 3's default)";
+  if (layer.class_name() == "ReLU" && ((c.contains("negative_slope") && !is("negative_slope", 0.0)) ||
+                                       (c.contains("threshold") && !is("threshold", 0.0))))
+    why = "TensorFlow.js's ReLU ignores negative_slope and threshold";
+  if (layer.class_name() == "UpSampling2D" && is("interpolation", "bilinear"))
+    why = "TensorFlow.js resizes bilinearly without Keras's half-pixel centres";
+  if (layer.activity_regularizer()) why = "TensorFlow.js has no activity regularizer";
+  if (!why.empty()) throw ConfigError(who + why + instead);
+}
+
+// TensorFlow.js's tensor names: [A-Za-z0-9][-A-Za-z0-9_.]* for a layer name (its weights add "/<weight>").
+void check_tfjs_name(const Layer& layer) {
+  const std::string& n = layer.name();
+  bool ok = !n.empty() && std::isalnum(static_cast<unsigned char>(n[0]));
+  for (char ch : n) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.');
+  if (!ok) {
+    throw ConfigError("layer '" + n + "' (" + layer.class_name() +
+                      "): TensorFlow.js takes layer names of letters, digits, '-', '_' and '.' only");
+  }
+}
+
+// The shards and model.json in `dir`, model.json last: each named shard is written before it is named.
+void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, const nlohmann::json& specs,
+                       const std::string& data) {
   const size_t shards = std::max<size_t>(1, (data.size() + kShardBytes - 1) / kShardBytes);
   nlohmann::json paths = nlohmann::json::array();
   for (size_t i = 0; i < shards; ++i) {
@@ -263,7 +355,43 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
                                    {"convertedBy", nullptr},
                                    {"modelTopology", topology},
                                    {"weightsManifest", {{{"paths", paths}, {"weights", specs}}}}};
-  io::write_text_atomically(dir + "/model.json", manifest.dump());  // last: it names the shards written
+  io::write_text_atomically(dir + "/model.json", manifest.dump());
+}
+
+}  // namespace
+
+void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
+  for (const auto& layer : model.layers()) {
+    check_tfjs_layer(*layer);
+    check_tfjs_name(*layer);
+  }
+  nlohmann::json config = keras2_model_config(model);
+  tfjs_regularizers(config);
+  const nlohmann::json topology = {
+      {"keras_version", kKeras2WriteVersion}, {"backend", "tensorflow"}, {"model_config", config}};
+  auto [specs, data] = tfjs_weights(model);
+  // A new folder beside the target, swapped in whole: a reader never sees shards of two models, and an
+  // old folder's extra shards go with it.
+  namespace fs = std::filesystem;
+  const fs::path target = fs::path(dir).lexically_normal();
+  const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw IoError("cannot create the folder '" + parent.string() + "' of the TF.js model: " + ec.message());
+  const std::string stem = "." + target.filename().string() + ".tmp" + std::to_string(::getpid());
+  const fs::path fresh = parent / stem, old = parent / (stem + ".old");
+  fs::remove_all(fresh, ec);
+  if (!fs::create_directory(fresh, ec) || ec)
+    throw IoError("cannot write the TF.js model folder '" + dir + "': " + (ec ? ec.message() : "exists"));
+  try {
+    write_tfjs_folder(fresh.string(), topology, specs, data);
+    if (fs::exists(target)) fs::rename(target, old);
+    fs::rename(fresh, target);
+  } catch (const std::exception& e) {
+    fs::remove_all(fresh, ec);
+    throw IoError("cannot write the TF.js model folder '" + dir + "': " + e.what());
+  }
+  fs::remove_all(old, ec);
 }
 
 }  // namespace torchfit::keras

@@ -48,16 +48,16 @@ struct KerasLayerWeights {
 
 /// A Keras model file's contents.
 struct KerasFile {
-  std::string path;                        ///< the file read (for error messages)
-  std::string kind;                        ///< "h5 model", "h5 weights", "keras3 weights", "keras zip" or "tfjs"
-  std::string keras_version;               ///< "2.4.0", "3.15.1"; "" when the file does not say (Keras 1 weights)
-  std::string backend;                     ///< "tensorflow", "theano"; "" when the file does not say
-  nlohmann::json model_config;             ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
+  std::string path;             ///< the file read (for error messages)
+  std::string kind;             ///< "h5 model", "h5 weights", "keras3 weights", "keras zip" or "tfjs"
+  std::string keras_version;    ///< "2.4.0", "3.15.1"; "" when the file does not say (Keras 1 weights)
+  std::string backend;          ///< "tensorflow", "theano"; "" when the file does not say
+  nlohmann::json model_config;  ///< {"class_name": "Sequential" | "Functional" | "Model", "config": …}
   /// The training settings Keras saved with the model (null when none): a .keras file's config.json
   /// "compile_config" (Keras 3: "optimizer", "loss", "metrics", …) or a legacy .h5's root attribute
   /// "training_config" (tf.keras 2: "optimizer_config", "loss", "metrics", …).
   nlohmann::json compile_config;
-  std::vector<KerasLayerWeights> weights;  ///< layers with weights, in the file's layer order
+  std::vector<KerasLayerWeights> weights;        ///< layers with weights, in the file's layer order
   std::shared_ptr<const detail::Hdf5File> hdf5;  ///< the open weights file, read by read_weight
   /// A TF.js model's weights, read with the file (its shards), by KerasLayerWeights::paths entry.
   std::shared_ptr<const std::map<std::string, at::Tensor>> values;
