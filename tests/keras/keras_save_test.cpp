@@ -247,7 +247,7 @@ TEST(KerasSave, TfjsExportRefusesWhatTensorFlowJsCannotLoadOrComputesOtherwise) 
   for (const char* d : {"a", "b", "c", "d", "e"}) EXPECT_FALSE(std::filesystem::exists(dir.file(d))) << d;
   Model slash = image([](KerasTensor x) { return Dense(DenseOptions(2).name("my/dense"))->call(x); });
   try {
-    keras::save_keras_model(*slash, dir.file("s.keras"));
+    keras::keras3_model_config(*slash);  // the config every Keras writer writes (no HDF5 needed)
     FAIL() << "a '/' in a layer name was written";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("no '/' in a layer name"), std::string::npos) << e.what();
