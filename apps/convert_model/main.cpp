@@ -123,7 +123,13 @@ int run(const Args& a) {
     return 0;
   }
   if (!keras::keras_output_kind(a.out).empty()) {
-    const std::string kind = keras::save_keras_file(*model, a.out);
+    keras::KerasSaveOptions options;  // a checkpoint's compile settings become Keras's compile_config
+    if (info.compile.is_object() && info.compile.contains("optimizer")) {
+      options.compile = info.compile;
+      const auto features = info.optimizer_features;  // the optimizer's whole Keras config, when saved
+      if (features.is_object() && features.contains("config")) options.compile["optimizer"] = features["config"];
+    }
+    const std::string kind = keras::save_keras_file(*model, a.out, options);
     std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) → " << a.out << " (" << kind
               << ")\n";
     return 0;

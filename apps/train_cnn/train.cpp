@@ -23,6 +23,7 @@
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/model_checkpoint.h>
+#include <torchfit/training/optimizers.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/run_report.h>
 #include <torchfit/training/tensorboard.h>
@@ -273,7 +274,12 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                  "weights kept beside them\n";
   }
   if (!a.save_keras.empty()) {
-    const std::string kind = keras::save_keras_file(*model, a.save_keras);
+    const CompileOptions c = compile_options(a, optimizer);
+    keras::KerasSaveOptions options;  // the run's compile settings, as its checkpoint records them
+    options.compile = {{"loss", c.loss()},
+                       {"metrics", c.metrics()},
+                       {"optimizer", optimizer_config(c.optimizer(), resolved_learning_rate(c.optimizer()))}};
+    const std::string kind = keras::save_keras_file(*model, a.save_keras, options);
     std::cout << "Keras file: " << a.save_keras << " (" << kind << ")\n";
   }
   const TimingReport timing = report_timing(trainer);

@@ -14,6 +14,7 @@
 #include <torchfit/keras/keras_save.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/model.h>
+#include <torchfit/training/optimizers.h>
 
 #include "support/keras_reference.h"
 #include "support/onnx_models.h"
@@ -113,6 +114,32 @@ TEST(KerasSave, AKerasWrittenModelIsWrittenBackAsKerasWroteIt) {
   EXPECT_EQ(r.at("values").get<double>(), 0.0);       // every weight bit for bit
   EXPECT_EQ(r.at("entries"), json({"metadata.json", "config.json", "model.weights.h5"}));
   EXPECT_TRUE(r.at("stored").get<bool>());
+}
+
+TEST(KerasSave, CompileSettingsAreWrittenAsKerasWritesThem) {
+  SKIP_WITHOUT_WRITERS();
+  const std::string real = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/seq_cnn_mnist_keras3151.keras";
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << "../shared/keras_models is absent (a user's clone has none)";
+  Model model = keras::load_keras_model(real);
+  keras::KerasSaveOptions options;  // what the Keras 3.15 file was compiled with
+  options.compile = {{"loss", "sparse_categorical_crossentropy"},
+                     {"metrics", {"accuracy"}},
+                     {"optimizer", optimizer_config(OptimizerOptions(), 1e-3)}};
+  TempDir dir("keras_save");
+  keras::save_keras_model(*model, dir.file("compiled.keras"), options);
+  const json r = run_reference("compile", {real, dir.file("compiled.keras")});
+  EXPECT_TRUE(r.at("config").empty()) << r.dump(1);  // compile_config key by key, the optimizer's too
+  const auto back = keras::keras_file_optimizer(keras::read_keras_file(dir.file("compiled.keras")));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->name(), "adam");
+  EXPECT_DOUBLE_EQ(back->learning_rate(), 1e-3);
+  keras::save_keras_h5(*model, dir.file("compiled.h5"), options);
+  const auto h5 = keras::read_keras_file(dir.file("compiled.h5"));
+  EXPECT_EQ(h5.compile_config.at("loss"), "sparse_categorical_crossentropy");
+  EXPECT_FALSE(h5.compile_config.at("optimizer_config").at("config").contains("use_ema"));  // tf.keras 2 refuses it
+  EXPECT_EQ(keras::keras_file_optimizer(h5)->name(), "adam");
+  options.compile["optimizer"]["name"] = "adamx";
+  EXPECT_THROW(keras::save_keras_model(*model, dir.file("bad.keras"), options), ConfigError);
 }
 
 // Image models covering the layers the NumPy reader evaluates: Sequential and functional (branches,

@@ -54,6 +54,13 @@ for out in seed.keras seed.h5 web/; do
   predicts "$WORK/$out" "$WORK/seed_nhwc.npy" "$WORK/seed_cnn.output.npy" nchw || fail "$out does not predict as torchfit"
 done
 [ -f "$WORK/web/model.json" ] && [ -f "$WORK/web/group1-shard1of1.bin" ] || fail "the TF.js folder lacks model.json or its shard"
+# The checkpoint's compile settings become Keras 3's compile_config (Keras then loads the model compiled).
+"$PY" - "$WORK/seed.keras" <<'PYEOF' || fail "the .keras lacks the checkpoint's compile_config"
+import json, sys, zipfile
+c = json.loads(zipfile.ZipFile(sys.argv[1]).read("config.json"))["compile_config"]
+assert c["optimizer"]["module"] == "keras.optimizers" and c["optimizer"]["class_name"] == "Adam", c
+assert "learning_rate" in c["optimizer"]["config"] and c["loss"], c
+PYEOF
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed.weights.h5" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "→ .weights.h5"; }
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed_arch.json" >/dev/null 2>&1 || fail "→ architecture JSON"
 for back in seed.keras seed.h5 web web/model.json; do

@@ -265,6 +265,70 @@ Json model_config(const ModelImpl& model, Flavour f) {
 
 }  // namespace
 
+namespace {
+
+// A loss or metric as the user gave it: a name, or Keras object JSON text written as the object.
+Json keras_spec(const Json& given) {
+  if (given.is_string()) {
+    const std::string text = given.get<std::string>();
+    if (!text.empty() && text.front() == '{') {
+      const Json parsed = Json::parse(text, nullptr, false);
+      if (!parsed.is_discarded()) return parsed;
+    }
+  }
+  return given;
+}
+
+const std::map<std::string, std::string>& optimizer_classes() {
+  static const std::map<std::string, std::string> m = {
+      {"adam", "Adam"},       {"sgd", "SGD"},           {"rmsprop", "RMSprop"},    {"adamw", "AdamW"},
+      {"adagrad", "Adagrad"}, {"adadelta", "Adadelta"}, {"adamax", "Adamax"},      {"nadam", "Nadam"},
+      {"ftrl", "Ftrl"},       {"lion", "Lion"},         {"adafactor", "Adafactor"}};
+  return m;
+}
+
+// An optimizer's Keras object of a checkpoint's optimizer settings (Keras's argument names already).
+Json optimizer_object(const Json& settings, Flavour f) {
+  const std::string name = settings.value("name", "adam");
+  const auto it = optimizer_classes().find(name);
+  if (it == optimizer_classes().end()) throw ConfigError("optimizer '" + name + "' has no Keras class");
+  Json config = settings;
+  for (const char* k : {"ema_overwrite_frequency", "loss_scale_factor"}) {  // Keras's, which torchfit has not
+    if (f == Flavour::keras3 && !config.contains(k)) config[k] = nullptr;
+  }
+  if (f == Flavour::keras2) {  // tf.keras 2's optimizers refuse Keras 3's settings
+    for (const char* k : {"use_ema", "ema_momentum", "ema_overwrite_frequency", "loss_scale_factor",
+                          "gradient_accumulation_steps", "global_clipnorm", "weight_decay"}) {
+      if (config.contains(k) && (config[k].is_null() || config[k] == false || k != std::string("weight_decay")))
+        config.erase(k);
+    }
+    if (config.contains("learning_rate") && config["learning_rate"].is_object()) {
+      config["learning_rate"] = {{"class_name", config["learning_rate"].value("class_name", "")},
+                                 {"config", config["learning_rate"].value("config", Json::object())}};
+    }
+  }
+  return keras_object("keras.optimizers", {{"class_name", it->second}, {"config", config}}, f);
+}
+
+}  // namespace
+
+nlohmann::json keras_compile_config(const nlohmann::json& compile, bool keras2) {
+  const Flavour f = keras2 ? Flavour::keras2 : Flavour::keras3;
+  Json metrics = Json::array();
+  for (const auto& m : compile.value("metrics", Json::array())) metrics.push_back(keras_spec(m));
+  const Json optimizer = optimizer_object(compile.value("optimizer", Json::object()), f);
+  const Json loss = keras_spec(compile.value("loss", Json()));
+  if (keras2) {
+    return {{"loss", loss},
+            {"metrics", metrics},
+            {"weighted_metrics", nullptr},
+            {"loss_weights", nullptr},
+            {"optimizer_config", optimizer}};
+  }
+  return {{"optimizer", optimizer},      {"loss", loss},         {"loss_weights", nullptr},  {"metrics", metrics},
+          {"weighted_metrics", nullptr}, {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", false}};
+}
+
 nlohmann::json keras3_model_config(const ModelImpl& model) { return model_config(model, Flavour::keras3); }
 
 nlohmann::json keras2_model_config(const ModelImpl& model) { return model_config(model, Flavour::keras2); }

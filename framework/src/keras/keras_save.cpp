@@ -83,11 +83,13 @@ std::vector<std::string> keras2_weight_names(const Layer& layer) {
 
 // tf.keras 2's full-model HDF5 (hdf5_format.save_model_to_hdf5): the root's keras_version, backend and
 // model_config; /model_weights with layer_names, and per layer its weight_names and their datasets.
-std::string keras2_h5_file(const ModelImpl& model, const std::string& name) {
+std::string keras2_h5_file(const ModelImpl& model, const std::string& name, const KerasSaveOptions& options) {
   Hdf5Writer h5(name);
   h5.text_attribute("/", "backend", "tensorflow");
   h5.text_attribute("/", "keras_version", kKeras2WriteVersion);
   h5.text_attribute("/", "model_config", keras2_model_config(model).dump());
+  if (!options.compile.is_null())
+    h5.text_attribute("/", "training_config", keras_compile_config(options.compile, true).dump());
   h5.group("/model_weights");
   const bool sequential = dynamic_cast<const SequentialImpl*>(&model) != nullptr;
   std::vector<std::string> layer_names;
@@ -145,8 +147,9 @@ void write_zip(const std::string& path, const std::vector<std::pair<std::string,
 
 }  // namespace
 
-void save_keras_model(const ModelImpl& model, const std::string& path) {
-  const nlohmann::json config = keras3_model_config(model);
+void save_keras_model(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options) {
+  nlohmann::json config = keras3_model_config(model);
+  if (!options.compile.is_null()) config["compile_config"] = keras_compile_config(options.compile);
   const nlohmann::json metadata = {{"keras_version", kKerasWriteVersion}, {"date_saved", date_saved()}};
   const std::vector<std::pair<std::string, std::string>> entries = {
       {"metadata.json", metadata.dump()},
@@ -159,19 +162,21 @@ void save_keras_weights(const ModelImpl& model, const std::string& path) {
   io::write_text_atomically(path, weights_file(model, path));
 }
 
-void save_keras_h5(const ModelImpl& model, const std::string& path) {
-  io::write_text_atomically(path, keras2_h5_file(model, path));
+void save_keras_h5(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options) {
+  io::write_text_atomically(path, keras2_h5_file(model, path, options));
 }
 
 #else
 
-void save_keras_model(const ModelImpl&, const std::string& path) {
+void save_keras_model(const ModelImpl&, const std::string& path, const KerasSaveOptions&) {
   throw ConfigError(path +
                     ": torchfit was built without the Keras file support (HDF5 and libzip): install "
                     "libhdf5-dev and libzip-dev, then reconfigure");
 }
 void save_keras_weights(const ModelImpl& model, const std::string& path) { save_keras_model(model, path); }
-void save_keras_h5(const ModelImpl& model, const std::string& path) { save_keras_model(model, path); }
+void save_keras_h5(const ModelImpl& model, const std::string& path, const KerasSaveOptions&) {
+  save_keras_model(model, path);
+}
 
 #endif
 
@@ -192,14 +197,14 @@ std::string keras_output_kind(const std::string& path) {
   return "";
 }
 
-std::string save_keras_file(const ModelImpl& model, const std::string& path) {
+std::string save_keras_file(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options) {
   const std::string kind = keras_output_kind(path);
   if (kind.empty()) {
     throw ConfigError("'" + path + "' names no Keras format (.keras, .weights.h5, .h5, or a TF.js folder ending in /)");
   }
-  if (kind == "Keras 3 model") save_keras_model(model, path);
+  if (kind == "Keras 3 model") save_keras_model(model, path, options);
   if (kind == "Keras 3 weights") save_keras_weights(model, path);
-  if (kind == "tf.keras 2 HDF5 model") save_keras_h5(model, path);
+  if (kind == "tf.keras 2 HDF5 model") save_keras_h5(model, path, options);
   if (kind == "TensorFlow.js Layers model") save_tfjs_model(model, path.substr(0, path.size() - 1));
   return kind;
 }

@@ -14,6 +14,8 @@ Usage:
       RESULT {"config": [...], "weights": [...], "values": max |a - b|}: every difference between two
       .keras files' config.json (keys missing or extra, values that differ; shared_object_id ignored) and
       their model.weights.h5 (groups, attributes, dataset shapes and dtypes; "optimizer" groups ignored).
+  keras3_file_reference.py compile A.keras B.keras RESULT.json
+      RESULT {"config": [...]}: the differences between the two files' compile_config.
   keras3_file_reference.py h5structure A.h5 B.h5 RESULT.json
       The same for two tf.keras 2 HDF5 models (model.save("x.h5")): root attributes, model_config, and the
       model_weights groups, attributes (layer_names, weight_names), dataset shapes and dtypes.
@@ -305,6 +307,14 @@ def structure(a, b):
     return {"config": config, "weights": weights, "values": biggest, "entries": names, "stored": stored}
 
 
+def compile_structure(a, b):
+    """Differences between two .keras files' compile_config, and tf.keras's training_config of an .h5."""
+    ca, cb = read_keras(a)[0].get("compile_config"), read_keras(b)[0].get("compile_config")
+    out = []
+    diff_json(ca, cb, "", out)
+    return {"config": out}
+
+
 def h5_structure(a, b):
     """Differences between two tf.keras 2 HDF5 models: root attributes, model_config, model_weights."""
     ha, hb = h5py.File(a, "r"), h5py.File(b, "r")
@@ -340,6 +350,8 @@ def main():
         json.dump(out, open(sys.argv[4], "w"))
     elif mode == "structure":
         json.dump(structure(sys.argv[2], sys.argv[3]), open(sys.argv[4], "w"))
+    elif mode == "compile":
+        json.dump(compile_structure(sys.argv[2], sys.argv[3]), open(sys.argv[4], "w"))
     elif mode == "h5structure":
         json.dump(h5_structure(sys.argv[2], sys.argv[3]), open(sys.argv[4], "w"))
     elif mode == "weights":

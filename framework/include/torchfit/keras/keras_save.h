@@ -50,14 +50,33 @@ nlohmann::json keras3_model_config(const ModelImpl& model);
 /// Errors: as keras3_model_config.
 nlohmann::json keras2_model_config(const ModelImpl& model);
 
+/// What the Keras writers write beside the model.
+struct KerasSaveOptions {
+  /// The compile settings, as a torchfit checkpoint records them (saving/checkpoint.h CheckpointInfo::
+  /// compile: {"loss", "metrics", "optimizer": {"name", "learning_rate", …}}, Keras's names): written as
+  /// Keras 3's compile_config (keras_compile_config) or tf.keras 2's training_config. Null (default): none,
+  /// and Keras loads the model uncompiled. The optimizer's variables (Adam's moments) are not written.
+  nlohmann::json compile;
+};
+
+/// Keras 3's compile_config of `compile` (KerasSaveOptions::compile): {"optimizer": {"module":
+/// "keras.optimizers", "class_name": "Adam", "config": {…}, "registered_name": null}, "loss", "loss_weights":
+/// null, "metrics", "weighted_metrics": null, "run_eagerly": false, "steps_per_execution": 1, "jit_compile":
+/// false}; a loss or metric given as Keras object JSON text written as that object. With `keras2`, tf.keras
+/// 2's training_config: {"loss", "metrics", "weighted_metrics": null, "loss_weights": null,
+/// "optimizer_config": {"class_name", "config"}} without Keras 3's optimizer settings (use_ema, …) that
+/// tf.keras 2 refuses. Errors: ConfigError for an optimizer name without a Keras class.
+nlohmann::json keras_compile_config(const nlohmann::json& compile, bool keras2 = false);
+
 /// Writes `model` as a Keras 3 `.keras` zip (Keras's `model.save("x.keras")`): metadata.json
 /// ({"keras_version", "date_saved"}), config.json (keras3_model_config) and model.weights.h5 (every
 /// layer's weights at `layers/<key>/vars/<i>` in Keras 3's variable order, <key> the snake_case class name
 /// counted in layer order: conv2d, conv2d_1, …; each `vars` group with the layer's "name"), entries stored
-/// uncompressed as Keras writes them. Atomic: the file appears whole or not at all. Errors: ConfigError as
-/// keras3_model_config, or naming a layer whose class has no Keras weight layout; IoError naming the file
-/// when it cannot be written; ConfigError when torchfit was built without HDF5 and libzip.
-void save_keras_model(const ModelImpl& model, const std::string& path);
+/// uncompressed as Keras writes them; config.json's compile_config when `options.compile` is given. Atomic: the file
+/// appears whole or not at all. Errors: ConfigError as keras3_model_config, or naming a layer whose class has no Keras
+/// weight layout; IoError naming the file when it cannot be written; ConfigError when torchfit was built without HDF5
+/// and libzip.
+void save_keras_model(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options = {});
 
 /// Writes the weights alone as Keras 3's `model.save_weights("x.weights.h5")`: model.weights.h5 of
 /// save_keras_model as a file. Errors: as save_keras_model.
@@ -66,9 +85,10 @@ void save_keras_weights(const ModelImpl& model, const std::string& path);
 /// Writes `model` as tf.keras 2's full-model HDF5 (`model.save("x.h5")`): root attributes backend,
 /// keras_version and model_config (keras2_model_config), `/model_weights` with layer_names, and per layer
 /// a group with weight_names ("conv2d/kernel:0", …; a recurrent layer's "lstm/lstm_cell/kernel:0") and
-/// those datasets in Keras's layout. No training_config (the optimizer is not written). Atomic. Errors:
+/// those datasets in Keras's layout; the root attribute training_config when `options.compile` is given.
+/// Atomic. Errors:
 /// as save_keras_model.
-void save_keras_h5(const ModelImpl& model, const std::string& path);
+void save_keras_h5(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options = {});
 
 /// Writes `model` in TensorFlow.js's Layers format into the folder `dir` (created when missing), as
 /// `tensorflowjs_converter --input_format keras` writes it: `model.json` ({"format": "layers-model",
@@ -90,6 +110,6 @@ std::string keras_output_kind(const std::string& path);
 /// Writes `model` in the format `path` names (keras_output_kind): save_keras_model, save_keras_weights,
 /// save_keras_h5 or save_tfjs_model (into the folder, the trailing '/' dropped). Returns the kind written.
 /// Errors: ConfigError naming `path` when it names none of them; as those functions.
-std::string save_keras_file(const ModelImpl& model, const std::string& path);
+std::string save_keras_file(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options = {});
 
 }  // namespace torchfit::keras
