@@ -30,8 +30,11 @@ PKGS=(
   libopencv-dnn-dev
   dataset-fashion-mnist
   python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py python3-onnx
-  nodejs npm
 )
+# Node.js and npm (TensorFlow.js below), from Debian only where no node/npm is installed: a machine may have
+# them from elsewhere, with which Debian's npm conflicts.
+if ! command -v node >/dev/null 2>&1; then PKGS+=(nodejs); fi
+if ! command -v npm >/dev/null 2>&1; then PKGS+=(npm); fi
 
 missing=()
 for p in "${PKGS[@]}"; do
