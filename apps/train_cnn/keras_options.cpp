@@ -51,23 +51,6 @@ torchfit::OptimizerOptions flag_options(const Args& a, int64_t updates) {
   return o;
 }
 
-// The checkpoint's optimizer `saved` (flags applied) with --optimizer's update rule: its name and
-// settings; the rate and schedule stay the checkpoint's unless --optimizer's JSON or the flags give them.
-torchfit::OptimizerOptions with_update_rule(const Args& a, const torchfit::OptimizerOptions& saved) {
-  torchfit::OptimizerOptions o = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer_spec));
-  const bool own_rate = o.learning_rate() >= 0 || o.learning_rate_schedule();
-  if (!own_rate || a.given.count("--lr") || a.given.count("--lr-schedule")) {
-    o.learning_rate(saved.learning_rate()).learning_rate_schedule(saved.learning_rate_schedule());
-  }
-  o.clipnorm(saved.clipnorm()).clipvalue(saved.clipvalue()).global_clipnorm(saved.global_clipnorm());
-  const bool default_decay = o.weight_decay() == torchfit::OptimizerOptions::kKerasDefault;
-  if (a.given.count("--weight-decay") || (default_decay && saved.name() == o.name())) {
-    o.weight_decay(saved.weight_decay());  // else --optimizer's, or its Keras default (AdamW's 0.004)
-  }
-  o.use_ema(saved.use_ema()).ema_momentum(saved.ema_momentum());
-  return o.gradient_accumulation_steps(saved.gradient_accumulation_steps());
-}
-
 // Each flag and the Keras argument it sets (what a resumed run changes, OptimizerOverrides).
 const std::map<std::string, std::string> kOptimizerFlags = {
     {"--clipnorm", "clipnorm"},
@@ -114,9 +97,9 @@ torchfit::OptimizerOptions optimizer_options(const Args& a, const torchfit::savi
   for (const auto& [flag, arg] : kScheduleFlags)
     if (a.given.count(flag)) overrides.schedule_args.insert(arg);
   overrides.batches = batches;
+  if (a.given.count("--optimizer")) overrides.update_rule = torchfit::OptimizerOptions::from_keras(a.optimizer_spec);
   try {
-    const auto saved = torchfit::resumed_optimizer_options(*resumed, overrides);
-    return a.given.count("--optimizer") ? with_update_rule(a, saved) : saved;
+    return torchfit::resumed_optimizer_options(*resumed, overrides);
   } catch (const torchfit::OptionError& e) {
     throw apps::UsageError(flag_of(a, e.option()) + " with --resume '" + a.resume + "': " + e.what());
   } catch (const torchfit::ConfigError& e) {

@@ -46,6 +46,30 @@ TEST(OptimizerOverrides, OnlyTheSettingsGivenReplaceTheSavedOnes) {
   EXPECT_EQ(o.clipnorm(), 1.0);
 }
 
+TEST(OptimizerOverrides, AnotherUpdateRuleKeepsTheSavedRateClippingAndEmaUnlessItGivesItsOwnRate) {
+  const auto info = saved(OptimizerOptions().clipnorm(1.0).use_ema(true).gradient_accumulation_steps(2), 0.002);
+  OptimizerOverrides ov;
+  ov.update_rule = OptimizerOptions::from_keras("sgd");
+  OptimizerOptions o = resumed_optimizer_options(info, ov);
+  EXPECT_EQ(o.name(), "sgd");
+  EXPECT_DOUBLE_EQ(o.learning_rate(), 0.002);  // the rule gives no rate: the saved one
+  EXPECT_EQ(o.clipnorm(), 1.0);
+  EXPECT_TRUE(o.use_ema());
+  EXPECT_EQ(o.gradient_accumulation_steps(), 2);
+  ov.update_rule = OptimizerOptions::from_keras(nlohmann::json::parse(
+      R"({"class_name": "AdamW", "config": {"learning_rate": 0.5}})"));
+  o = resumed_optimizer_options(info, ov);
+  EXPECT_EQ(o.name(), "adamw");
+  EXPECT_DOUBLE_EQ(o.learning_rate(), 0.5);                     // its own rate
+  EXPECT_EQ(o.weight_decay(), OptimizerOptions::kKerasDefault);  // another name: AdamW's own default
+  ov.learning_rate = 0.1;                                        // a rate given on top of the rule: it wins
+  ov.given = OptimizerOptions().weight_decay(0.3);
+  ov.args = {"weight_decay"};
+  o = resumed_optimizer_options(info, ov);
+  EXPECT_DOUBLE_EQ(o.learning_rate(), 0.1);
+  EXPECT_DOUBLE_EQ(o.weight_decay(), 0.3);
+}
+
 TEST(OptimizerOverrides, SchedulesMergeByNameOrStartFromTheSavedRate) {
   LearningRateScheduleOptions cosine;
   cosine.name("cosine").initial_learning_rate(0.01).decay_steps(4);

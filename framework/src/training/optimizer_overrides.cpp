@@ -71,6 +71,20 @@ void resume_schedule(const OptimizerOverrides& ov, OptimizerOptions& o) {
   }
 }
 
+// `saved` (its overrides applied) under the update rule `ov.update_rule` (OptimizerOverrides::update_rule).
+OptimizerOptions with_update_rule(const OptimizerOverrides& ov, const OptimizerOptions& saved) {
+  OptimizerOptions o = *ov.update_rule;
+  const bool own_rate = o.learning_rate() >= 0 || o.learning_rate_schedule();
+  if (!own_rate || ov.learning_rate || ov.schedule)
+    o.learning_rate(saved.learning_rate()).learning_rate_schedule(saved.learning_rate_schedule());
+  o.clipnorm(saved.clipnorm()).clipvalue(saved.clipvalue()).global_clipnorm(saved.global_clipnorm());
+  const bool default_decay = o.weight_decay() == OptimizerOptions::kKerasDefault;
+  if (ov.args.count("weight_decay") || (default_decay && saved.name() == o.name()))
+    o.weight_decay(saved.weight_decay());  // else the rule's, or its Keras default (AdamW's 0.004)
+  o.use_ema(saved.use_ema()).ema_momentum(saved.ema_momentum());
+  return o.gradient_accumulation_steps(saved.gradient_accumulation_steps());
+}
+
 }  // namespace
 
 OptimizerOptions resumed_optimizer_options(const saving::CheckpointInfo& info, const OptimizerOverrides& ov) {
@@ -95,7 +109,7 @@ OptimizerOptions resumed_optimizer_options(const saving::CheckpointInfo& info, c
   // A constant rate: FitOptions::resume_learning_rate applies it to the optimizer (the saved rate otherwise).
   if (ov.learning_rate && !o.learning_rate_schedule()) o.learning_rate(*ov.learning_rate);
   resume_schedule(ov, o);
-  return o;
+  return ov.update_rule ? with_update_rule(ov, o) : o;
 }
 
 void check_run_optimizer(const OptimizerOptions& options, const std::set<std::string>& schedule_args, int64_t batches,

@@ -32,6 +32,12 @@ struct OptimizerOverrides {
   std::set<std::string> schedule_args;
   /// The batches the whole run takes (epochs × steps per epoch), for a new schedule's decay_steps.
   int64_t batches = 0;
+  /// Another update rule (OptimizerOptions::from_keras of a Keras optimizer name or object): its name and
+  /// own settings replace the saved ones. The learning rate and schedule stay the saved ones (with the
+  /// overrides above) unless it gives its own and no `learning_rate`/`schedule` override is given;
+  /// clipping, EMA and gradient accumulation stay the saved ones; weight_decay stays the saved one when
+  /// given in `args`, or when the rule leaves it at its Keras default and keeps the saved optimizer's name.
+  std::optional<OptimizerOptions> update_rule;
 };
 
 /// The optimizer options of a run resumed from `info` (saved_optimizer_options) with `overrides` applied.
