@@ -143,6 +143,25 @@ TEST(OnnxExport, RecurrentLayersRefuseOtherActivationsAndGoBackwards) {
   refused([](KerasTensor x) { return LSTM(LSTMOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
 }
 
+// Bidirectional is one node of direction "bidirectional": a backward layer other than the forward layer's
+// mirror, a forward layer going backwards, or a wrapped activation ONNX lacks is refused naming the layer.
+TEST(OnnxExport, BidirectionalRefusesWhatOneBidirectionalNodeCannotCompute) {
+  const auto refused = [](BidirectionalOptions o, const std::string& word) {
+    KerasTensor x = Input({4, 3});
+    try {
+      saving::onnx_model_bytes(Model({x}, {Bidirectional(o.name("bi"))->call(x)}, "rnn"));
+      FAIL() << word << " exported";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("'bi'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused(BidirectionalOptions(LSTM(LSTMOptions(2))).backward_layer(LSTM(LSTMOptions(3).go_backwards(true)).ptr()),
+          "mirror");
+  refused(BidirectionalOptions(GRU(GRUOptions(2).go_backwards(true))), "forward layer without go_backwards");
+  refused(BidirectionalOptions(SimpleRNN(SimpleRNNOptions(2).activation("relu"))), "relu");
+}
+
 TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {
   Model model = onnx_test_models().at("padding_cropping")();
   const std::string path = "/nonexistent-torchfit-dir/model.onnx";

@@ -164,6 +164,18 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
     c.erase("dim_ordering");
   }
   convert_class_args(cls, c, who, channels_first);
+  for (const char* k : {"layer", "backward_layer"}) {  // a wrapper's layers (Bidirectional, TimeDistributed)
+    if (!c.contains(k) || (cls != "Bidirectional" && cls != "TimeDistributed")) continue;
+    if (c[k].is_null()) {
+      c.erase(k);
+      continue;
+    }
+    try {
+      c[k] = layer_spec(c[k], f, channels_first);
+    } catch (const ConfigError& e) {
+      throw ConfigError(who + ": its " + k + ": " + e.what());
+    }
+  }
   if (c.contains("activation")) c["activation"] = activation_name(c["activation"], who);
   if (c.contains("nb_row") && c.contains("nb_col")) {
     c["kernel_size"] = Json::array({c["nb_row"], c["nb_col"]});
