@@ -37,7 +37,8 @@ namespace {
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
 // SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
-// 4.6 wants all six GRU inputs (sequence_lens, initial_h).
+// 4.6 wants all six GRU inputs (sequence_lens, initial_h). Bidirectional: the same (its LSTM's opset-13
+// Squeeze, its GRU's inputs; bidirectional_ave is a GRU).
 // Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
@@ -45,6 +46,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "simple_rnn",
                                                "lstm",
                                                "gru",
+                                               "bidirectional",
+                                               "bidirectional_ave",
                                                "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",
