@@ -141,10 +141,11 @@ TEST(Bidirectional, KerasNamesWeightOrderAndTheWeightsArgument) {
 }
 
 TEST(Bidirectional, ConfigRoundTripsWithKerasNamesAndACustomBackwardLayer) {
-  Bidirectional layer(BidirectionalOptions(GRU(GRUOptions(3).return_sequences(true)))
-                          .backward_layer(GRU(GRUOptions(3).return_sequences(true).go_backwards(true).name("rev")).ptr())
-                          .merge_mode("mul")
-                          .name("bi"));
+  Bidirectional layer(
+      BidirectionalOptions(GRU(GRUOptions(3).return_sequences(true)))
+          .backward_layer(GRU(GRUOptions(3).return_sequences(true).go_backwards(true).name("rev")).ptr())
+          .merge_mode("mul")
+          .name("bi"));
   const nlohmann::json c = layer->config();
   EXPECT_EQ(c.at("merge_mode"), "mul");
   EXPECT_EQ(c.at("layer").at("class_name"), "GRU");
@@ -178,9 +179,7 @@ TEST(Bidirectional, BadArgumentsAndInputsNameTheLayer) {
                  "merge_mode None");
   expect_refused([] { Bidirectional(BidirectionalOptions(LSTM(LSTMOptions(2))).merge_mode("max")); }, "max");
   expect_refused(
-      [] {
-        Bidirectional(BidirectionalOptions(LSTM(LSTMOptions(2))).backward_layer(LSTM(LSTMOptions(2)).ptr()));
-      },
+      [] { Bidirectional(BidirectionalOptions(LSTM(LSTMOptions(2))).backward_layer(LSTM(LSTMOptions(2)).ptr())); },
       "go_backwards");
   expect_refused(
       [] {

@@ -425,9 +425,9 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
     return image_model("bidirectional", {4, 5, 2}, [](KerasTensor x) {
       x = Reshape(ReshapeOptions({4, 10}))->call(x);
       x = Bidirectional(BidirectionalOptions(LSTM(LSTMOptions(3).return_sequences(true))))->call(x);  // (4, 6)
-      x = Bidirectional(BidirectionalOptions(GRU(GRUOptions(2).reset_after(false).return_sequences(true)))
-                            .merge_mode("mul"))
-              ->call(x);                                                                     // (4, 2)
+      x = Bidirectional(
+              BidirectionalOptions(GRU(GRUOptions(2).reset_after(false).return_sequences(true))).merge_mode("mul"))
+              ->call(x);  // (4, 2)
       return Bidirectional(BidirectionalOptions(SimpleRNN(SimpleRNNOptions(2))).merge_mode("sum"))->call(x);
     });
   };
@@ -442,8 +442,8 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
     return image_model("time_distributed", {3, 6, 6, 2}, [](KerasTensor x) {
       x = TimeDistributed(TimeDistributedOptions(Conv2D(Conv2DOptions(3, 3).activation("relu"))))->call(x);
       x = TimeDistributed(TimeDistributedOptions(MaxPooling2D(MaxPooling2DOptions(2))))->call(x);  // (3, 2, 2, 3)
-      x = TimeDistributed(TimeDistributedOptions(Flatten()))->call(x);                              // (3, 12)
-      return TimeDistributed(TimeDistributedOptions(Dense(DenseOptions(4))))->call(x);              // (3, 4)
+      x = TimeDistributed(TimeDistributedOptions(Flatten()))->call(x);                             // (3, 12)
+      return TimeDistributed(TimeDistributedOptions(Dense(DenseOptions(4))))->call(x);             // (3, 4)
     });
   };
   m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order

@@ -158,9 +158,9 @@ void wrapped_configs(Json& c, const std::string& policy, Flavour f) {
   for (const char* k : {"layer", "backward_layer"}) {
     if (!c.contains(k) || !c[k].is_object() || !c[k].contains("class_name")) continue;
     const std::shared_ptr<Layer> inner = layer_from_json(c[k]);  // its name, trainable and class
-    c[k] = keras_object("keras.layers",
-                        {{"class_name", inner->class_name()}, {"config", layer_config(*inner, c[k]["config"], policy, f)}},
-                        f);
+    c[k] = keras_object(
+        "keras.layers",
+        {{"class_name", inner->class_name()}, {"config", layer_config(*inner, c[k]["config"], policy, f)}}, f);
   }
 }
 

@@ -354,8 +354,9 @@ void check_tfjs_layer(const Layer& layer) {
       j->erase("go_backwards");
     }
     if (f != b || f.value("go_backwards", false))
-      why = "TensorFlow.js derives the backward layer from the forward one (go_backwards flipped): a backward_layer "
-            "that is not the forward layer's mirror, or a forward layer going backwards, is not read as written";
+      why =
+          "TensorFlow.js derives the backward layer from the forward one (go_backwards flipped): a backward_layer "
+          "that is not the forward layer's mirror, or a forward layer going backwards, is not read as written";
   }
   if (!why.empty()) throw ConfigError(who + why + instead);
   for (const auto& [attr, inner] : detail::wrapped_layers(layer)) check_tfjs_layer(*inner);

@@ -130,8 +130,7 @@ std::vector<std::string> BidirectionalImpl::keras_weight_names() const {
   return names;
 }
 
-void BidirectionalImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights,
-                                               const KerasWeightOptions& o) {
+void BidirectionalImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& o) {
   const size_t n = forward_layer->keras_weight_names().size();
   detail::expect_keras_weight_count(describe(), weights, n + backward_layer->keras_weight_names().size());
   forward_layer->set_keras_weights({weights.begin(), weights.begin() + static_cast<std::ptrdiff_t>(n)}, o);
@@ -183,27 +182,25 @@ std::string BidirectionalImpl::export_onnx(io::OnnxGraph& g, const std::vector<s
   std::vector<io::OnnxAttribute> attributes = fw.attributes;
   attributes.insert(attributes.begin(), io::OnnxAttribute{"hidden_size", s.units});
   attributes.emplace_back("direction", "bidirectional");
-  const std::string y =
-      g.add_node(fw.op, {x, init("W", fw.w, bw.w), init("R", fw.r, bw.r), init("B", fw.b, bw.b)}, attributes,
-                 onnx_name(*this, fw.op));
+  const std::string y = g.add_node(fw.op, {x, init("W", fw.w, bw.w), init("R", fw.r, bw.r), init("B", fw.b, bw.b)},
+                                   attributes, onnx_name(*this, fw.op));
   const auto ints = [&](const char* what, std::vector<int64_t> v) { return g.add_int64s(onnx_name(*this, what), v); };
   std::string a, b;
   if (s.return_sequences) {  // (N, steps, 2, units), each direction's (N, steps, units)
-    const std::string t = g.add_node("Transpose", {y}, {{"perm", std::vector<int64_t>{2, 0, 1, 3}}},
-                                     onnx_name(*this, "to_batch_first"));
+    const std::string t =
+        g.add_node("Transpose", {y}, {{"perm", std::vector<int64_t>{2, 0, 1, 3}}}, onnx_name(*this, "to_batch_first"));
     const auto direction = [&](int64_t d, const char* what) {
-      const std::string part =
-          g.add_node("Slice", {t, ints("start", {d}), ints("end", {d + 1}), ints("axis2", {2})}, {},
-                     onnx_name(*this, what));
+      const std::string part = g.add_node("Slice", {t, ints("start", {d}), ints("end", {d + 1}), ints("axis2", {2})},
+                                          {}, onnx_name(*this, what));
       return g.add_node("Squeeze", {part, ints("axis2_sq", {2})}, {}, onnx_name(*this, what));
     };
     a = direction(0, "forward");
     b = direction(1, "backward");
   } else {  // the forward pass's last step, the backward pass's first in time (its last processed)
     const auto step = [&](int64_t t0, int64_t t1, int64_t d, const char* what) {
-      const std::string part = g.add_node(
-          "Slice", {y, ints("start", {t0, d}), ints("end", {t1, d + 1}), ints("axes01", {0, 1})}, {},
-          onnx_name(*this, what));
+      const std::string part =
+          g.add_node("Slice", {y, ints("start", {t0, d}), ints("end", {t1, d + 1}), ints("axes01", {0, 1})}, {},
+                     onnx_name(*this, what));
       return g.add_node("Squeeze", {part, ints("axes01_sq", {0, 1})}, {}, onnx_name(*this, what));
     };
     a = step(-1, INT64_MAX, 0, "forward");
@@ -214,8 +211,7 @@ std::string BidirectionalImpl::export_onnx(io::OnnxGraph& g, const std::vector<s
   if (mode == "mul") return g.add_node("Mul", {a, b}, {}, onnx_name(*this, "Mul"));
   const std::string sum = g.add_node("Add", {a, b}, {}, onnx_name(*this, "Add"));
   if (mode == "sum") return sum;
-  return g.add_node("Mul", {sum, g.add_scalar(onnx_name(*this, "half"), 0.5f)}, {},
-                    onnx_name(*this, "ave"));
+  return g.add_node("Mul", {sum, g.add_scalar(onnx_name(*this, "half"), 0.5f)}, {}, onnx_name(*this, "ave"));
 }
 
 namespace {

@@ -86,8 +86,11 @@ RecurrentLayer::OnnxRecurrentWeights LSTMImpl::onnx_weights() const {
     return detail::reorder_gates(t.detach(), dim, u, onnx_order);
   };
   const at::Tensor b = bias.defined() ? gates(bias, 0) : at::zeros({4 * u});
-  return {"LSTM", gates(kernel, 1).t().unsqueeze(0), gates(recurrent_kernel, 1).t().unsqueeze(0),
-          at::cat({b, at::zeros({4 * u})}).unsqueeze(0), {}};
+  return {"LSTM",
+          gates(kernel, 1).t().unsqueeze(0),
+          gates(recurrent_kernel, 1).t().unsqueeze(0),
+          at::cat({b, at::zeros({4 * u})}).unsqueeze(0),
+          {}};
 }
 
 std::string LSTMImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {

@@ -72,10 +72,19 @@ std::optional<Shape> opt_shape(const Json& c) {
 
 std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
-  static const std::set<std::string> sequence = {
-      "RNN",           "LSTMCell",           "GRUCell",
-      "SimpleRNNCell", "StackedRNNCells",    "ConvLSTM1D",      "ConvLSTM2D",        "ConvLSTM3D",
-      "Masking",       "MultiHeadAttention", "Attention",       "AdditiveAttention", "GroupQueryAttention"};
+  static const std::set<std::string> sequence = {"RNN",
+                                                 "LSTMCell",
+                                                 "GRUCell",
+                                                 "SimpleRNNCell",
+                                                 "StackedRNNCells",
+                                                 "ConvLSTM1D",
+                                                 "ConvLSTM2D",
+                                                 "ConvLSTM3D",
+                                                 "Masking",
+                                                 "MultiHeadAttention",
+                                                 "Attention",
+                                                 "AdditiveAttention",
+                                                 "GroupQueryAttention"};
   static const std::set<std::string> preprocessing = {"CenterCrop",    "TextVectorization", "StringLookup",
                                                       "IntegerLookup", "CategoryEncoding",  "Hashing",
                                                       "Discretization"};

@@ -37,8 +37,11 @@ RecurrentLayer::OnnxRecurrentWeights SimpleRNNImpl::onnx_weights() const {
   }
   const int64_t u = options.units();
   const at::Tensor b = bias.defined() ? bias.detach() : at::zeros({u});
-  return {"RNN", kernel.detach().t().unsqueeze(0), recurrent_kernel.detach().t().unsqueeze(0),
-          at::cat({b, at::zeros({u})}).unsqueeze(0), {}};
+  return {"RNN",
+          kernel.detach().t().unsqueeze(0),
+          recurrent_kernel.detach().t().unsqueeze(0),
+          at::cat({b, at::zeros({u})}).unsqueeze(0),
+          {}};
 }
 
 std::string SimpleRNNImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {

@@ -40,8 +40,8 @@ TimeDistributedImpl::TimeDistributedImpl(TimeDistributedOptions opts)
 
 Shape TimeDistributedImpl::build_impl(const Shape& in) {
   if (in.size() < 2) {
-    throw ConfigError(describe() + " needs an input of at least two axes (steps, features…), got " +
-                      format_shape(in) + " (Keras: at least 3 dimensions with the batch)");
+    throw ConfigError(describe() + " needs an input of at least two axes (steps, features…), got " + format_shape(in) +
+                      " (Keras: at least 3 dimensions with the batch)");
   }
   Shape out;
   try {
@@ -56,7 +56,7 @@ Shape TimeDistributedImpl::build_impl(const Shape& in) {
 // Keras's TimeDistributed.call, with the steps folded into the batch (one call of the layer).
 at::Tensor TimeDistributedImpl::forward(const at::Tensor& x) {
   const size_t in_rank = static_cast<size_t>(x.dim()) - 1;  // Keras's rank, batch excluded
-  const at::Tensor k = held_to_keras(x, in_rank);             // (N, T, …)
+  const at::Tensor k = held_to_keras(x, in_rank);           // (N, T, …)
   std::vector<int64_t> folded = k.sizes().vec();
   const int64_t n = folded[0], steps = folded[1];
   folded.erase(folded.begin());
@@ -80,8 +80,7 @@ int64_t TimeDistributedImpl::flops_per_sample() const {
   return built() ? layer->flops_per_sample() * input_shape()[0] : 0;
 }
 
-void TimeDistributedImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights,
-                                                 const KerasWeightOptions& o) {
+void TimeDistributedImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions& o) {
   layer->set_keras_weights(weights, o);
 }
 
