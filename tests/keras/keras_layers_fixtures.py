@@ -45,6 +45,9 @@ Fixtures:
   lstm_gru   a (5, 3) sequence: LSTM(4, return_sequences, go_backwards), GRU(4, return_sequences, reset_after
              false), GRU(3, relu, reset_after), Dense softmax (Keras 3's weights under layers/<key>/cell/vars,
              tf.keras 2's lstm_cell / gru_cell names; GRU's bias (3u) and (2, 3u))
+  wrappers   a (4, 5, 5, 2) sequence of images: TimeDistributed Conv2D (relu), MaxPooling2D, Flatten, then
+             Bidirectional LSTM (return_sequences, concat), Bidirectional GRU (sum), Dense softmax (tf.keras 2's
+             "<bi>/forward_lstm/lstm_cell/kernel:0" names; Keras 3's forward_layer/cell/vars, layer/vars)
   keras3_preprocessing, tf2_preprocessing  a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted
              Normalization (its int64 count too) and a given one, Flatten, Dense softmax (.keras and .h5)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
@@ -594,6 +597,109 @@ def lstm_gru(out):
     save_outputs(out, "lstm_gru", x, h @ v["dense"][0] + v["dense"][1])
 
 
+def wrapper_vars(path, moves):
+    """Keras 3 saves a wrapper's weights as its layers': layers/<key>/<attr>/[cell/]vars/<i> (Bidirectional's
+    forward_layer and backward_layer, TimeDistributed's layer), layers/<key>/vars empty. `moves`: per key, the
+    folders that take its vars in order, with how many each holds."""
+    with zipfile.ZipFile(path) as z:
+        files = {n: z.read(n) for n in z.namelist()}
+    buf = io.BytesIO(files["model.weights.h5"])
+    with h5py.File(buf, "a") as f:
+        for key, folders in moves.items():
+            own = "layers/" + key + "/vars"
+            i = 0
+            for folder, count in folders:
+                g = f.create_group("layers/" + key + "/" + folder)
+                for j in range(count):
+                    f.move(own + "/" + str(i), g.name + "/" + str(j))
+                    i += 1
+                top = folder.split("/")[0]  # the wrapped layer's own (empty) vars beside its cell's
+                if top + "/vars" != folder and "layers/" + key + "/" + top + "/vars" not in f:
+                    f.create_group("layers/" + key + "/" + top + "/vars")
+    files["model.weights.h5"] = buf.getvalue()
+    with zipfile.ZipFile(path, "w") as z:
+        for n, data in files.items():
+            z.writestr(n, data)
+
+
+def wrappers(out):
+    """A (4, 5, 5, 2) sequence of images: TimeDistributed(Conv2D(3, 3, relu)), TimeDistributed(MaxPooling2D(2)),
+    TimeDistributed(Flatten), Bidirectional(LSTM(3, return_sequences)) (concat), Bidirectional(GRU(2)) (sum),
+    Dense softmax. tf.keras 2: the wrapped layer's config under "layer" (the original name), weights
+    "<td>/kernel:0" and "<bi>/forward_lstm/lstm_cell/kernel:0", …; Keras 3: "layer" the forward layer
+    (forward_lstm) and "backward_layer" (backward_lstm, go_backwards), weights under layers/time_distributed/
+    layer/vars and layers/bidirectional/forward_layer/cell/vars, backward_layer/cell/vars. NumPy: Keras 3's
+    TimeDistributed.call (the layer per step) and Bidirectional.call (the backward sequence flipped back)."""
+    orth = {"class_name": "Orthogonal", "config": {"gain": 1.0, "seed": None}}
+    rnn = dict(use_bias=True, kernel_initializer=GLOROT, recurrent_initializer=orth, bias_initializer=ZEROS,
+               kernel_regularizer=None, recurrent_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+               recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0,
+               return_state=False, stateful=False, unroll=False, recurrent_activation="sigmoid", activation="tanh")
+    lstm = dict(rnn, units=3, unit_forget_bias=True, return_sequences=True)
+    gru = dict(rnn, units=2, reset_after=True, return_sequences=False)
+    cell = {"lstm": lambda d: [("%s_lstm/lstm_cell/kernel" % d, rng.normal(0, 0.5, (3, 12))),
+                               ("%s_lstm/lstm_cell/recurrent_kernel" % d, rng.normal(0, 0.5, (3, 12))),
+                               ("%s_lstm/lstm_cell/bias" % d, rng.normal(0, 0.3, 12))],
+            "gru": lambda d: [("%s_gru/gru_cell/kernel" % d, rng.normal(0, 0.5, (6, 6))),
+                              ("%s_gru/gru_cell/recurrent_kernel" % d, rng.normal(0, 0.5, (2, 6))),
+                              ("%s_gru/gru_cell/bias" % d, rng.normal(0, 0.3, (2, 6)))]}
+    w = {"td_conv": [("kernel", rng.normal(0, 0.4, (3, 3, 2, 3))), ("bias", rng.normal(0, 0.1, 3))],
+         "bi": cell["lstm"]("forward") + cell["lstm"]("backward"),
+         "bi2": cell["gru"]("forward") + cell["gru"]("backward"),
+         "dense": [("kernel", rng.normal(0, 0.5, (2, 3))), ("bias", rng.normal(0, 0.1, 3))]}
+    conv = dict(CONV, filters=3, kernel_size=[3, 3], strides=[1, 1], padding="valid", dilation_rate=[1, 1],
+                activation="relu")
+    pool = dict(pool_size=[2, 2], strides=[2, 2], padding="valid", data_format="channels_last")
+
+    def specs(keras3, extra):
+        dtype = ({"module": "keras", "class_name": "DTypePolicy", "config": {"name": "float32"},
+                  "registered_name": None} if keras3 else "float32")
+
+        def nested(cls, name, c, build):
+            c = dict(c, name=name, trainable=True, dtype=dtype)
+            if not keras3:
+                return {"class_name": cls, "config": c}
+            return {"module": "keras.layers", "class_name": cls, "config": c, "registered_name": None,
+                    "build_config": {"input_shape": build}}
+
+        def bi(cls, c, build):
+            if not keras3:
+                return {"layer": nested(cls, cls.lower(), dict(c, go_backwards=False), build)}
+            return {"layer": nested(cls, "forward_" + cls.lower(), dict(c, go_backwards=False), build),
+                    "backward_layer": nested(cls, "backward_" + cls.lower(), dict(c, go_backwards=True), build)}
+        td = lambda cls, c, build: {"layer": nested(cls, cls.lower(), c, build)}
+        return [("InputLayer", "img", dict(batch_input_shape=[None, 4, 5, 5, 2], dtype="float32", sparse=False,
+                                            ragged=False), []),
+                ("TimeDistributed", "td_conv", td("Conv2D", conv, [None, 5, 5, 2]), ["img"]),
+                ("TimeDistributed", "td_pool", td("MaxPooling2D", pool, [None, 3, 3, 3]), ["td_conv"]),
+                ("TimeDistributed", "td_flat", td("Flatten", dict(data_format="channels_last"), [None, 1, 1, 3]),
+                 ["td_pool"]),
+                ("Bidirectional", "bi", dict(bi("LSTM", dict(lstm, **extra), [None, 4, 3]), merge_mode="concat"),
+                 ["td_flat"]),
+                ("Bidirectional", "bi2", dict(bi("GRU", dict(gru, **extra), [None, 4, 6]), merge_mode="sum"),
+                 ["bi"]),
+                ("Dense", "dense", dict(units=3, activation="softmax", use_bias=True), ["bi2"])]
+    v = weights_of(w)
+    x = rng.normal(0, 1, (2, 4, 5, 5, 2))
+    k, b = v["td_conv"]
+    steps = [np.maximum(conv2d(x[:, t], k) + b, 0) for t in range(4)]  # (N, 3, 3, 3) each
+    steps = [s[:, :2, :2].reshape(2, 1, 1, 2, 2, 3).max(axis=(3, 4)).reshape(2, 1, 1, 3) for s in steps]
+    h = np.stack([s.reshape(2, -1) for s in steps], axis=1)  # (N, 4, 3)
+    f, bw = v["bi"][:3], v["bi"][3:]
+    h = np.concatenate([ref.lstm(h, *f, "tanh", "sigmoid", True, False),
+                        ref.lstm(h, *bw, "tanh", "sigmoid", True, True)[:, ::-1]], axis=-1)  # (N, 4, 6)
+    f, bw = v["bi2"][:3], v["bi2"][3:]
+    h = ref.gru(h, *f, "tanh", "sigmoid", True, False, False) + ref.gru(h, *bw, "tanh", "sigmoid", True, False, True)
+    graph_tf2(out, w, "wrappers", specs(False, dict(time_major=False, activity_regularizer=None, implementation=2)))
+    graph_keras3(out, w, "wrappers", specs(True, dict(seed=None, zero_output_for_mask=False)))
+    wrapper_vars(os.path.join(out, "wrappers.keras"),
+                 {"time_distributed": [("layer/vars", 2)], "time_distributed_1": [("layer/vars", 0)],
+                  "time_distributed_2": [("layer/vars", 0)],
+                  "bidirectional": [("forward_layer/cell/vars", 3), ("backward_layer/cell/vars", 3)],
+                  "bidirectional_1": [("forward_layer/cell/vars", 3), ("backward_layer/cell/vars", 3)]})
+    save_outputs(out, "wrappers", x, h @ v["dense"][0] + v["dense"][1])
+
+
 def keras3_preprocessing(out):
     """Keras 3 only: a (7, 8, 2) image through RandomFlip (the input at inference), CenterCrop (5, 6), an
     adapted Normalization (weights mean, variance and Keras's int64 count) and one with a given mean and
@@ -640,4 +746,5 @@ if __name__ == "__main__":
     adaptive(sys.argv[1])
     simple_rnn(sys.argv[1])
     lstm_gru(sys.argv[1])
+    wrappers(sys.argv[1])
     keras3_preprocessing(sys.argv[1])

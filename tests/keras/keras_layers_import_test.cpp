@@ -74,6 +74,15 @@ TEST_F(KerasLayersImport, LstmAndGruModelMatchesNumpyFromBothFormats) {
   expect_outputs("lstm_gru", ".keras");
 }
 
+// TimeDistributed (Conv2D relu, MaxPooling2D, Flatten per step) and Bidirectional (LSTM with the sequence
+// concatenated, GRU reset_after summed): tf.keras 2's nested "layer" and its weight names
+// (bi/forward_lstm/lstm_cell/kernel:0), Keras 3's forward and backward layers and their weights
+// (layers/bidirectional/forward_layer/cell/vars, layers/time_distributed/layer/vars).
+TEST_F(KerasLayersImport, TimeDistributedAndBidirectionalModelMatchesNumpyFromBothFormats) {
+  expect_outputs("wrappers", ".h5");
+  expect_outputs("wrappers", ".keras");
+}
+
 // Conv1DTranspose, SeparableConv1D, DepthwiseConv1D, MaxPooling1D, AveragePooling1D (same), ZeroPadding1D,
 // Cropping1D, UpSampling1D.
 TEST_F(KerasLayersImport, SequenceConvolutionsAndWindowsMatchNumpyFromBothFormats) {

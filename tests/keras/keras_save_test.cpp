@@ -147,7 +147,7 @@ TEST(KerasSave, CompileSettingsAreWrittenAsKerasWritesThem) {
 const std::vector<std::string> kReferenceModels = {
     "seed_cnn", "residual",      "conv_same_strided",   "depthwise_separable", "conv_transpose",
     "pooling",  "flatten_dense", "batch_normalization", "padding_cropping",    "upsampling_bilinear",
-    "merges"};
+    "merges",   "bidirectional", "bidirectional_ave",   "time_distributed"};
 
 TEST(KerasSave, WrittenModelsPredictWhatAnIndependentReaderComputes) {
   SKIP_WITHOUT_WRITERS();
@@ -206,7 +206,9 @@ const std::vector<std::string> kTfjsModels = {"seed_cnn",
                                               "activation_elu",
                                               "activation_softplus",
                                               "embedding",
-                                              "prelu_channels"};
+                                              "prelu_channels",
+                                              "bidirectional",
+                                              "time_distributed"};
 
 TEST(KerasSave, TensorFlowJsLoadsTheExportAndPredictsWhatTorchfitPredicts) {
   TempDir dir("keras_save");

@@ -37,7 +37,8 @@ namespace {
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
 // SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
-// 4.6 wants all six GRU inputs (sequence_lens, initial_h).
+// 4.6 wants all six GRU inputs (sequence_lens, initial_h). Bidirectional: the same (its LSTM's opset-13
+// Squeeze, its GRU's inputs; bidirectional_ave is a GRU).
 // Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
@@ -45,6 +46,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "simple_rnn",
                                                "lstm",
                                                "gru",
+                                               "bidirectional",
+                                               "bidirectional_ave",
                                                "layer_normalization_all",
                                                "layer_normalization_channels",
                                                "layer_normalization_vector",
@@ -141,6 +144,25 @@ TEST(OnnxExport, RecurrentLayersRefuseOtherActivationsAndGoBackwards) {
   refused([](KerasTensor x) { return GRU(GRUOptions(2).activation("relu").name("r"))->call(x); }, "relu");
   refused([](KerasTensor x) { return GRU(GRUOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
   refused([](KerasTensor x) { return LSTM(LSTMOptions(2).go_backwards(true).name("r"))->call(x); }, "go_backwards");
+}
+
+// Bidirectional is one node of direction "bidirectional": a backward layer other than the forward layer's
+// mirror, a forward layer going backwards, or a wrapped activation ONNX lacks is refused naming the layer.
+TEST(OnnxExport, BidirectionalRefusesWhatOneBidirectionalNodeCannotCompute) {
+  const auto refused = [](BidirectionalOptions o, const std::string& word) {
+    KerasTensor x = Input({4, 3});
+    try {
+      saving::onnx_model_bytes(Model({x}, {Bidirectional(o.name("bi"))->call(x)}, "rnn"));
+      FAIL() << word << " exported";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("'bi'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(word), std::string::npos) << e.what();
+    }
+  };
+  refused(BidirectionalOptions(LSTM(LSTMOptions(2))).backward_layer(LSTM(LSTMOptions(3).go_backwards(true)).ptr()),
+          "mirror");
+  refused(BidirectionalOptions(GRU(GRUOptions(2).go_backwards(true))), "forward layer without go_backwards");
+  refused(BidirectionalOptions(SimpleRNN(SimpleRNNOptions(2).activation("relu"))), "relu");
 }
 
 TEST(OnnxExport, UnwritablePathIsAnIoErrorNamingIt) {

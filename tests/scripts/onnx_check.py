@@ -214,6 +214,23 @@ def gru(x, w, r, b=None, hidden_size=None, linear_before_reset=0, **_):
     return np.stack(ys)[:, None]
 
 
+def directed(cell):
+    """ONNX's `direction` of an RNN / LSTM / GRU node around `cell`, the forward pass of one direction's W, R, B
+    (1, ...): "forward" as it is; "reverse" reads X from the last step to the first and writes each step's H at
+    the step it read (Y in X's order); "bidirectional" the forward pass with W[0], R[0], B[0] and the reverse
+    one with W[1], R[1], B[1], stacked on Y's axis 1 -> (steps, 2, N, H) (the ONNX operators' definitions)."""
+    def run(x, w, r, b=None, direction=b"forward", **a):
+        d = direction.decode() if isinstance(direction, bytes) else direction
+        part = lambda i: (w[i:i + 1], r[i:i + 1], None if b is None else b[i:i + 1])
+        if d == "forward":
+            return cell(x, *part(0), **a)
+        if d == "reverse":
+            return cell(x[::-1], *part(0), **a)[::-1]
+        assert d == "bidirectional", d
+        return np.concatenate([cell(x, *part(0), **a), cell(x[::-1], *part(1), **a)[::-1]], axis=1)
+    return run
+
+
 def fold(fn):
     def run(*xs, **_):
         y = xs[0]
@@ -272,9 +289,9 @@ OPS = {
         np.pad(x, [(int(pads[i]), int(pads[i + x.ndim])) for i in range(x.ndim)],
                constant_values=0.0 if value is None else float(value)),
     "Slice": slice_,
-    "RNN": rnn,
-    "LSTM": lstm,
-    "GRU": gru,
+    "RNN": directed(rnn),
+    "LSTM": directed(lstm),
+    "GRU": directed(gru),
     "Resize": resize,
     "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
     "Greater": lambda a, b, **_: a > b,

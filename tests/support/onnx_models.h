@@ -14,6 +14,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/bidirectional.h>
 #include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
@@ -59,6 +60,7 @@
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/simple_rnn.h>
+#include <torchfit/layers/time_distributed.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>
@@ -416,6 +418,32 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Reshape(ReshapeOptions({4, 10}))->call(x);
       x = GRU(GRUOptions(3).reset_after(false).return_sequences(true))->call(x);
       return GRU(GRUOptions(2))->call(x);
+    });
+  };
+  // Bidirectional over each recurrent class and merge mode (TensorFlow.js's GRU: reset_after false).
+  m["bidirectional"] = [] {
+    return image_model("bidirectional", {4, 5, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({4, 10}))->call(x);
+      x = Bidirectional(BidirectionalOptions(LSTM(LSTMOptions(3).return_sequences(true))))->call(x);  // (4, 6)
+      x = Bidirectional(
+              BidirectionalOptions(GRU(GRUOptions(2).reset_after(false).return_sequences(true))).merge_mode("mul"))
+              ->call(x);  // (4, 2)
+      return Bidirectional(BidirectionalOptions(SimpleRNN(SimpleRNNOptions(2))).merge_mode("sum"))->call(x);
+    });
+  };
+  m["bidirectional_ave"] = [] {  // GRU reset_after (linear_before_reset), the last steps averaged
+    return image_model("bidirectional_ave", {4, 5, 2}, [](KerasTensor x) {
+      x = Reshape(ReshapeOptions({4, 10}))->call(x);
+      return Bidirectional(BidirectionalOptions(GRU(GRUOptions(3))).merge_mode("ave"))->call(x);
+    });
+  };
+  // TimeDistributed over a sequence of images: Conv2D, MaxPooling2D, Flatten, then Dense per step.
+  m["time_distributed"] = [] {
+    return image_model("time_distributed", {3, 6, 6, 2}, [](KerasTensor x) {
+      x = TimeDistributed(TimeDistributedOptions(Conv2D(Conv2DOptions(3, 3).activation("relu"))))->call(x);
+      x = TimeDistributed(TimeDistributedOptions(MaxPooling2D(MaxPooling2DOptions(2))))->call(x);  // (3, 2, 2, 3)
+      x = TimeDistributed(TimeDistributedOptions(Flatten()))->call(x);                             // (3, 12)
+      return TimeDistributed(TimeDistributedOptions(Dense(DenseOptions(4))))->call(x);             // (3, 4)
     });
   };
   m["embedding_image"] = [] {  // an image's indices (H, W, C) → (H, W, C, D), in Keras's order

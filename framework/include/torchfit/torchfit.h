@@ -42,6 +42,7 @@
 #include <torchfit/layers/base_rnn.h>
 #include <torchfit/layers/base_up_sampling.h>
 #include <torchfit/layers/batch_normalization.h>
+#include <torchfit/layers/bidirectional.h>
 #include <torchfit/layers/center_crop.h>
 #include <torchfit/layers/conv1d.h>
 #include <torchfit/layers/conv1d_transpose.h>
@@ -97,6 +98,7 @@
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/simple_rnn.h>
+#include <torchfit/layers/time_distributed.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
 #include <torchfit/layers/up_sampling2d.h>

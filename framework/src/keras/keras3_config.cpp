@@ -4,6 +4,7 @@
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_save.h>
 #include <torchfit/layers/layer.h>
+#include <torchfit/layers/registry.h>
 #include <torchfit/model/model.h>
 #include <torchfit/model/sequential.h>
 
@@ -119,6 +120,8 @@ void to_keras2(const std::string& cls, Json& c) {
   if (cls == "Dense" && !c.contains("activity_regularizer")) c["activity_regularizer"] = nullptr;
 }
 
+void wrapped_configs(Json& c, const std::string& policy, Flavour f);
+
 // One layer's Keras 3 config: Keras's base arguments, then the layer's own, then Keras's defaults.
 Json layer_config(const Layer& layer, Json own, const std::string& policy, Flavour f) {
   if (layer.name().find('/') != std::string::npos) {  // Keras 3 refuses it; in an .h5 it splits the weight paths
@@ -145,7 +148,20 @@ Json layer_config(const Layer& layer, Json own, const std::string& policy, Flavo
   }
   if (f == Flavour::keras2) to_keras2(layer.class_name(), c);
   add_modules(c, f);
+  wrapped_configs(c, policy, f);
   return c;
+}
+
+// A wrapper's layers (Bidirectional's "layer" and "backward_layer", TimeDistributed's "layer"), each written as
+// Keras serializes a layer: {module, class_name, config (completed as a layer's), registered_name}.
+void wrapped_configs(Json& c, const std::string& policy, Flavour f) {
+  for (const char* k : {"layer", "backward_layer"}) {
+    if (!c.contains(k) || !c[k].is_object() || !c[k].contains("class_name")) continue;
+    const std::shared_ptr<Layer> inner = layer_from_json(c[k]);  // its name, trainable and class
+    c[k] = keras_object(
+        "keras.layers",
+        {{"class_name", inner->class_name()}, {"config", layer_config(*inner, c[k]["config"], policy, f)}}, f);
+  }
 }
 
 Json batch_shape(const Shape& shape) {

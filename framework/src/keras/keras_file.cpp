@@ -9,7 +9,10 @@
 
 #include <torchfit/error.h>
 #include <torchfit/layers/layer.h>
+#include <torchfit/layers/registry.h>
 
+#include "keras/keras_layer_config.h"
+#include "keras/keras_variables.h"
 #include "keras/tfjs_file.h"
 
 #if TORCHFIT_HAVE_KERAS_IMPORT
@@ -187,6 +190,23 @@ std::string zip_entry(zip_t* z, const std::string& path, const std::string& name
   return data;
 }
 
+// A wrapper's variable folders under `group` ("/layers/<key>/"): its layers' (Bidirectional's forward_layer/
+// cell/vars, backward_layer/cell/vars; TimeDistributed's layer/vars), read from the layer its config builds.
+// None for another layer, or a config torchfit cannot build (the model's own build names that error).
+std::vector<std::string> wrapper_folders(const nlohmann::json& spec, const std::string& group) {
+  std::shared_ptr<Layer> layer;
+  try {
+    keras_config::Findings findings;
+    layer = layer_from_json(keras_config::layer_spec(spec, findings));
+  } catch (const ConfigError&) {
+    return {};
+  }
+  if (detail::wrapped_layers(*layer).empty()) return {};
+  std::vector<std::string> folders;
+  for (const auto& f : detail::keras3_variable_folders(*layer)) folders.push_back(group + f);
+  return folders;
+}
+
 // Keras 3 keys: snake_case class name, then _1, _2, … per class in layer order (InputLayer has none).
 std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlohmann::json& config) {
   std::vector<KerasLayerWeights> out;
@@ -208,15 +228,21 @@ std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlo
       vars = cell_vars;
       names = h5.children(vars);
     }
-    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-      return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
-    });
-    if (names.empty()) continue;
+    std::vector<std::string> folders = {vars};
+    if (names.empty()) folders = wrapper_folders(spec, "/layers/" + key + "/");
     KerasLayerWeights w{layer, {}, {}, {}, {}};
-    for (const auto& v : names) {
-      w.names.push_back(vars.substr(vars.find('/', 8) + 1) + "/" + v);  // vars/0 or cell/vars/0
-      add_declared(h5, vars + "/" + v, w);
+    for (const auto& folder : folders) {
+      // A folder the file lacks holds nothing; the weights' count is checked against the built layer.
+      if (folder != vars) names = h5.exists(folder) ? h5.children(folder) : std::vector<std::string>{};
+      std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+        return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
+      });
+      for (const auto& v : names) {
+        w.names.push_back(folder.substr(folder.find('/', 8) + 1) + "/" + v);  // vars/0, cell/vars/0, …
+        add_declared(h5, folder + "/" + v, w);
+      }
     }
+    if (w.names.empty()) continue;
     out.push_back(std::move(w));
   }
   return out;

@@ -148,6 +148,25 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
   }
 }
 
+// A wrapper's layers (Bidirectional's "layer" and "backward_layer", TimeDistributed's "layer"), each Keras spec
+// read as a layer of the model is; a null backward_layer (Keras 3 writes one always, tf.keras 2 when given)
+// dropped.
+void convert_wrapped_layers(const std::string& cls, Json& c, const std::string& who, Findings& f, bool channels_first) {
+  if (cls != "Bidirectional" && cls != "TimeDistributed") return;
+  for (const char* k : {"layer", "backward_layer"}) {
+    if (!c.contains(k)) continue;
+    if (c[k].is_null()) {
+      c.erase(k);
+      continue;
+    }
+    try {
+      c[k] = layer_spec(c[k], f, channels_first);
+    } catch (const ConfigError& e) {
+      throw ConfigError(who + ": its " + k + ": " + e.what());
+    }
+  }
+}
+
 // The Keras-only keys of one config: checked, dropped or renamed. Returns the torchfit config.
 Json convert_config(const std::string& cls, Json c, const std::string& who, Findings& f, bool channels_first) {
   for (const auto& [k1, k2] : keras1_args()) {
@@ -164,6 +183,7 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
     c.erase("dim_ordering");
   }
   convert_class_args(cls, c, who, channels_first);
+  convert_wrapped_layers(cls, c, who, f, channels_first);
   if (c.contains("activation")) c["activation"] = activation_name(c["activation"], who);
   if (c.contains("nb_row") && c.contains("nb_col")) {
     c["kernel_size"] = Json::array({c["nb_row"], c["nb_col"]});

@@ -19,6 +19,8 @@
 
 #include <ATen/ATen.h>
 
+#include "keras/keras_variables.h"
+
 #if TORCHFIT_HAVE_KERAS_IMPORT
 #include <zip.h>
 
@@ -32,16 +34,19 @@ namespace {
 
 using detail::Hdf5Writer;
 
-// Keras 3 keeps a recurrent layer's variables in its cell (saved as the child `cell`).
-bool weights_in_cell(const Layer& layer) {
-  const std::string& c = layer.class_name();
-  return c == "SimpleRNN" || c == "LSTM" || c == "GRU";
-}
+using detail::weights_in_cell;
+using detail::wrapped_layers;
 
-void write_layer(Hdf5Writer& h5, const Layer& layer, const std::string& key) {
-  const std::string group = "/layers/" + key;
+// `layer`'s variables under `group` ("/layers/<key>"): its own vars (named after it), a recurrent layer's in
+// cell/vars, a wrapper's in its layers' groups under their Keras 3 attribute names (forward_layer, …).
+void write_layer(Hdf5Writer& h5, const Layer& layer, const std::string& group) {
   h5.group(group + "/vars");
   h5.text_attribute(group + "/vars", "name", layer.name());
+  const auto inner = wrapped_layers(layer);
+  if (!inner.empty()) {
+    for (const auto& [attr, l] : inner) write_layer(h5, *l, group + "/" + attr);
+    return;
+  }
   std::vector<at::Tensor> weights;
   if (!layer.keras_weight_names().empty()) {
     weights = layer.keras_weights();  // ConfigError naming the layer when its class has no Keras layout
@@ -67,17 +72,27 @@ std::string weights_file(const ModelImpl& model, const std::string& name) {
     if (sequential && layer->class_name() == "InputLayer") continue;  // Sequential.layers omits it
     const std::string base = keras_snake_case(layer->class_name());
     const int n = seen[base]++;
-    write_layer(h5, *layer, n == 0 ? base : base + "_" + std::to_string(n));
+    write_layer(h5, *layer, "/layers/" + (n == 0 ? base : base + "_" + std::to_string(n)));
   }
   return h5.bytes();
 }
 
-// tf.keras 2's weight names: "<layer>/<weight>:0", a recurrent layer's "<layer>/<cell>/<weight>:0".
-std::vector<std::string> keras2_weight_names(const Layer& layer) {
-  const std::string prefix =
-      layer.name() + "/" + (weights_in_cell(layer) ? keras_snake_case(layer.class_name()) + "_cell/" : "");
-  std::vector<std::string> names;
+// tf.keras 2's weight names below `scope`: "<scope><weight>:0", a recurrent layer's "<scope><cell>/<weight>:0",
+// a Bidirectional's layers' under their names (its build's name scopes: "bidirectional/forward_lstm/lstm_cell/
+// kernel:0"), a TimeDistributed's layer's under the wrapper's alone ("time_distributed/kernel:0").
+void keras2_weight_names(const Layer& layer, const std::string& scope, std::vector<std::string>& names) {
+  const auto inner = wrapped_layers(layer);
+  for (const auto& [attr, l] : inner) {
+    keras2_weight_names(*l, scope + (layer.class_name() == "Bidirectional" ? l->name() + "/" : ""), names);
+  }
+  if (!inner.empty()) return;
+  const std::string prefix = scope + (weights_in_cell(layer) ? keras_snake_case(layer.class_name()) + "_cell/" : "");
   for (const auto& w : layer.keras_weight_names()) names.push_back(prefix + w + ":0");
+}
+
+std::vector<std::string> keras2_weight_names(const Layer& layer) {
+  std::vector<std::string> names;
+  keras2_weight_names(layer, layer.name() + "/", names);
   return names;
 }
 
@@ -265,6 +280,7 @@ void check_tfjs_layer(const Layer& layer) {
                                                 "AveragePooling2D",
                                                 "AveragePooling3D",
                                                 "BatchNormalization",
+                                                "Bidirectional",
                                                 "CenterCrop",
                                                 "Concatenate",
                                                 "Conv1D",
@@ -309,6 +325,7 @@ void check_tfjs_layer(const Layer& layer) {
                                                 "Softmax",
                                                 "SpatialDropout1D",
                                                 "ThresholdedReLU",
+                                                "TimeDistributed",
                                                 "UpSampling2D",
                                                 "ZeroPadding2D"};
   static const std::set<std::string> activations = {"elu",   "gelu",    "linear",  "relu",     "relu6",
@@ -330,7 +347,32 @@ void check_tfjs_layer(const Layer& layer) {
   if (layer.class_name() == "UpSampling2D" && is("interpolation", "bilinear"))
     why = "TensorFlow.js resizes bilinearly without Keras's half-pixel centres";
   if (layer.activity_regularizer()) why = "TensorFlow.js has no activity regularizer";
+  if (layer.class_name() == "Bidirectional") {
+    nlohmann::json f = c.at("layer").at("config"), b = c.at("backward_layer").at("config");
+    for (auto* j : {&f, &b}) {
+      j->erase("name");
+      j->erase("go_backwards");
+    }
+    if (f != b || f.value("go_backwards", false))
+      why =
+          "TensorFlow.js derives the backward layer from the forward one (go_backwards flipped): a backward_layer "
+          "that is not the forward layer's mirror, or a forward layer going backwards, is not read as written";
+  }
   if (!why.empty()) throw ConfigError(who + why + instead);
+  for (const auto& [attr, inner] : detail::wrapped_layers(layer)) check_tfjs_layer(*inner);
+}
+
+// TensorFlow.js's Bidirectional reads "layer" only, names its forward layer "forward_" + that layer's name and
+// derives the backward one: the forward layer's config under its wrapped name, without backward_layer.
+void tfjs_wrappers(nlohmann::json& model_config) {
+  for (auto& spec : model_config.at("config").at("layers")) {
+    if (spec.value("class_name", "") != "Bidirectional") continue;
+    nlohmann::json& c = spec.at("config");
+    std::string name = c.at("layer").at("config").value("name", "");
+    if (name.rfind("forward_", 0) == 0) name = name.substr(8);
+    c["layer"]["config"]["name"] = name;
+    c.erase("backward_layer");
+  }
 }
 
 // TensorFlow.js's tensor names: [A-Za-z0-9][-A-Za-z0-9_.]* for a layer name (its weights add "/<weight>").
@@ -372,6 +414,7 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
   }
   nlohmann::json config = keras2_model_config(model);
   tfjs_regularizers(config);
+  tfjs_wrappers(config);
   const nlohmann::json topology = {
       {"keras_version", kKeras2WriteVersion}, {"backend", "tensorflow"}, {"model_config", config}};
   auto [specs, data] = tfjs_weights(model);

@@ -116,6 +116,15 @@ std::string RecurrentLayer::onnx_recurrent(io::OnnxGraph& g, const std::string& 
   return g.add_node("Squeeze", {last, g.add_int64s(onnx_name(*this, "axis0_sq"), {0})}, {}, onnx_name(*this, "last"));
 }
 
+RecurrentLayer::OnnxRecurrentWeights RecurrentLayer::onnx_weights() const {
+  throw ConfigError(describe() + ": its class has no ONNX recurrent node");
+}
+
+std::string RecurrentLayer::onnx_recurrent(io::OnnxGraph& g, const std::string& input) const {
+  const OnnxRecurrentWeights o = onnx_weights();
+  return onnx_recurrent(g, input, o.op, o.w, o.r, o.b, o.attributes);
+}
+
 void RecurrentLayer::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
   detail::expect_keras_weight_count(describe(), weights, bias.defined() ? 3 : 2);
   detail::assign_keras_weight(describe(), kernel, weights[0], "kernel");

@@ -86,7 +86,7 @@ at::Tensor GRUImpl::loop_forward(const at::Tensor& x, const Masks& masks) const 
 
 // ONNX GRU: W (1, 3·units, C), R (1, 3·units, units) transposed (gates z, r, h as Keras's), B (1, 6·units) =
 // [input bias, recurrent bias] (the recurrent one 0 without reset_after), linear_before_reset = reset_after.
-std::string GRUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+RecurrentLayer::OnnxRecurrentWeights GRUImpl::onnx_weights() const {
   if (options.activation() != "tanh" || options.recurrent_activation() != "sigmoid") {
     throw ConfigError(describe() +
                       ": ONNX export supports activation tanh and recurrent_activation sigmoid only, got " +
@@ -96,9 +96,15 @@ std::string GRUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string
   const auto [b_in, b_rec] = biases();
   const at::Tensor wb = b_in.defined() ? b_in.detach() : at::zeros({3 * u});
   const at::Tensor rb = b_rec.defined() ? b_rec.detach() : at::zeros({3 * u});
-  return onnx_recurrent(g, in[0], "GRU", kernel.detach().t().unsqueeze(0), recurrent_kernel.detach().t().unsqueeze(0),
-                        at::cat({wb, rb}).unsqueeze(0),
-                        {io::OnnxAttribute{"linear_before_reset", int64_t{options.reset_after() ? 1 : 0}}});
+  return {"GRU",
+          kernel.detach().t().unsqueeze(0),
+          recurrent_kernel.detach().t().unsqueeze(0),
+          at::cat({wb, rb}).unsqueeze(0),
+          {io::OnnxAttribute{"linear_before_reset", int64_t{options.reset_after() ? 1 : 0}}}};
+}
+
+std::string GRUImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_recurrent(g, in[0]);
 }
 
 TORCHFIT_REGISTER_LAYER(GRU);

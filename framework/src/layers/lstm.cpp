@@ -74,7 +74,7 @@ at::Tensor LSTMImpl::loop_forward(const at::Tensor& x, const Masks& masks) const
 
 // ONNX LSTM: W (1, 4·units, C), R (1, 4·units, units) transposed with the gates as i, o, f, c; B (1, 8·units) =
 // [bias, 0] in that order.
-std::string LSTMImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+RecurrentLayer::OnnxRecurrentWeights LSTMImpl::onnx_weights() const {
   if (options.activation() != "tanh" || options.recurrent_activation() != "sigmoid") {
     throw ConfigError(describe() +
                       ": ONNX export supports activation tanh and recurrent_activation sigmoid only, got " +
@@ -86,8 +86,15 @@ std::string LSTMImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::strin
     return detail::reorder_gates(t.detach(), dim, u, onnx_order);
   };
   const at::Tensor b = bias.defined() ? gates(bias, 0) : at::zeros({4 * u});
-  return onnx_recurrent(g, in[0], "LSTM", gates(kernel, 1).t().unsqueeze(0),
-                        gates(recurrent_kernel, 1).t().unsqueeze(0), at::cat({b, at::zeros({4 * u})}).unsqueeze(0));
+  return {"LSTM",
+          gates(kernel, 1).t().unsqueeze(0),
+          gates(recurrent_kernel, 1).t().unsqueeze(0),
+          at::cat({b, at::zeros({4 * u})}).unsqueeze(0),
+          {}};
+}
+
+std::string LSTMImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  return onnx_recurrent(g, in[0]);
 }
 
 TORCHFIT_REGISTER_LAYER(LSTM);

@@ -30,15 +30,26 @@ at::Tensor SimpleRNNImpl::forward(const at::Tensor& x) {
 }
 
 // ONNX RNN: W (1, units, C) = kernelᵀ, R (1, units, units) = recurrent_kernelᵀ, B (1, 2·units) = [bias, 0].
+RecurrentLayer::OnnxRecurrentWeights SimpleRNNImpl::onnx_weights() const {
+  if (options.activation() != "tanh") {
+    throw ConfigError(describe() + ": ONNX export supports activation tanh only, got activation " +
+                      options.activation());
+  }
+  const int64_t u = options.units();
+  const at::Tensor b = bias.defined() ? bias.detach() : at::zeros({u});
+  return {"RNN",
+          kernel.detach().t().unsqueeze(0),
+          recurrent_kernel.detach().t().unsqueeze(0),
+          at::cat({b, at::zeros({u})}).unsqueeze(0),
+          {}};
+}
+
 std::string SimpleRNNImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   if (options.activation() != "tanh" || options.go_backwards()) {
     throw ConfigError(describe() + ": ONNX export supports activation tanh without go_backwards only, got activation " +
                       options.activation() + (options.go_backwards() ? " with go_backwards" : ""));
   }
-  const int64_t u = options.units();
-  const at::Tensor b = bias.defined() ? bias.detach() : at::zeros({u});
-  return onnx_recurrent(g, in[0], "RNN", kernel.detach().t().unsqueeze(0), recurrent_kernel.detach().t().unsqueeze(0),
-                        at::cat({b, at::zeros({u})}).unsqueeze(0));
+  return onnx_recurrent(g, in[0]);
 }
 
 TORCHFIT_REGISTER_LAYER(SimpleRNN);

@@ -402,6 +402,11 @@ at::Tensor ModelImpl::regularization_loss() const {
   for (const auto& l : layers_) {
     at::Tensor r = l->regularization_loss();
     if (r.defined()) total = total.defined() ? total + r : r;
+    for (const auto& m : l->modules(/*include_self=*/false)) {  // a wrapper's layers (Bidirectional's, …)
+      const auto* inner = dynamic_cast<const Layer*>(m.get());
+      at::Tensor ri = inner ? inner->regularization_loss() : at::Tensor();
+      if (ri.defined()) total = total.defined() ? total + ri : ri;
+    }
   }
   return total;
 }

@@ -67,12 +67,56 @@ def layer_weights(h5, config):
         n = used.get(base, 0)
         used[base] = n + 1
         key = base if n == 0 else f"{base}_{n}"
-        group = h5["layers"][key]
-        vars_ = group["vars"]
-        if len(vars_) == 0 and "cell" in group:
-            vars_ = group["cell"]["vars"]
-        out[spec["config"]["name"]] = [np.array(vars_[str(i)], dtype=np.float64) for i in range(len(vars_))]
+        out[spec["config"]["name"]] = group_vars(h5["layers"][key])
     return out
+
+
+def group_vars(group):
+    """A layer's variables in Keras 3's .weights.h5, in its weights' order: its vars; a recurrent layer's
+    cell/vars; a wrapper's layers' under their attribute names (Bidirectional's forward_layer then
+    backward_layer, TimeDistributed's layer: keras/src/saving/saving_lib.py saves each attribute's object)."""
+    vars_ = group["vars"]
+    if len(vars_) == 0 and "cell" in group:
+        vars_ = group["cell"]["vars"]
+    if len(vars_) == 0:
+        inner = [k for k in ("forward_layer", "backward_layer", "layer") if k in group]
+        if inner:
+            return [v for k in inner for v in group_vars(group[k])]
+    return [np.array(vars_[str(i)], dtype=np.float64) for i in range(len(vars_))]
+
+
+def recurrent(cls, c, x, w):
+    """SimpleRNN, LSTM, GRU as keras_layers_reference.py's cells compute them (Keras 3's cells)."""
+    u = c["units"]
+    bias = w[2] if c.get("use_bias", True) else None
+    flags = (c.get("return_sequences", False), c.get("go_backwards", False))
+    if cls == "SimpleRNN":
+        return K.simple_rnn(x, w[0], w[1], np.zeros(u) if bias is None else bias, c.get("activation", "tanh"),
+                            *flags)
+    act, gate = c.get("activation", "tanh"), c.get("recurrent_activation", "sigmoid")
+    if cls == "LSTM":
+        return K.lstm(x, w[0], w[1], bias, act, gate, *flags)
+    return K.gru(x, w[0], w[1], bias, act, gate, c.get("reset_after", True), *flags)
+
+
+def wrapper(cls, c, x, w):
+    """Keras 3's Bidirectional.call (the backward layer's sequence flipped back in time, then merged) and
+    TimeDistributed.call (the layer on each step x[:, i], stacked on axis 1)."""
+    if cls == "TimeDistributed":
+        inner = c["layer"]
+        return np.stack([call(inner["class_name"], inner["config"], [x[:, i]], w) for i in range(x.shape[1])], 1)
+    f = c["layer"]
+    b = c.get("backward_layer") or {"class_name": f["class_name"],
+                                    "config": dict(f["config"], go_backwards=not f["config"].get("go_backwards"))}
+    half = len(w) // 2
+    y = call(f["class_name"], f["config"], [x], w[:half])
+    y_rev = call(b["class_name"], b["config"], [x], w[half:])
+    if f["config"].get("return_sequences", False):
+        y_rev = y_rev[:, ::-1]
+    mode = c.get("merge_mode", "concat")
+    if mode == "concat":
+        return np.concatenate([y, y_rev], axis=-1)
+    return {"sum": y + y_rev, "mul": y * y_rev, "ave": (y + y_rev) / 2}[mode]
 
 
 def activation(x, name):
@@ -177,6 +221,12 @@ def call(cls, c, xs, w):
         return K.upsample(x, c["size"], c.get("interpolation", "nearest"))
     if cls == "Rescaling":
         return x * c["scale"] + c.get("offset", 0.0)
+    if cls == "Reshape":
+        return x.reshape(x.shape[0], *c["target_shape"])
+    if cls in ("SimpleRNN", "LSTM", "GRU"):
+        return recurrent(cls, c, x, w)
+    if cls in ("Bidirectional", "TimeDistributed"):
+        return wrapper(cls, c, x, w)
     raise SystemExit("the reference has no " + cls)
 
 

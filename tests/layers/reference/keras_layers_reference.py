@@ -57,6 +57,9 @@ Sources of each rule:
   -sum t * log p) plus sum(model.losses), each activity regularizer adding l1 * sum|a| + l2 * sum a^2 of its
   layer's (activated) output over the whole batch (Layer.__call__ -> add_loss; L1L2.__call__); "y" is
   [loss].
+- Bidirectional, TimeDistributed (Keras 3 keras/src/layers/rnn/bidirectional.py, time_distributed.py): the
+  wrapped op run forwards and with go_backwards flipped, the backward sequence flipped back, then merged
+  (concat, sum, mul, ave); the wrapped op called on every time step and the results stacked on axis 1.
 - Embedding (Keras 3 keras/src/layers/core/embedding.py): ops.cast(inputs, "int32") (truncation toward zero),
   then ops.take(embeddings, inputs, axis=0); "embedding_grad" is d(sum(grad_y * y))/d(embeddings): each
   index's rows of grad_y added into its row (np.add.at).
@@ -507,6 +510,50 @@ def gated_rnn_ops(op, req):
     return (lstm if op == "lstm" else gru)(*args, bias, **flags)
 
 
+def bidirectional(req):
+    """Keras 3 Bidirectional.call (keras/src/layers/rnn/bidirectional.py): y = forward_layer(x) and
+    y_rev = backward_layer(x), the backward layer being the layer's config with go_backwards flipped; with
+    return_sequences y_rev = ops.flip(y_rev, axis=1); then concatenate on the last axis, y + y_rev,
+    y * y_rev or (y + y_rev) / 2. req["layer"]: the wrapped layer's op ("simple_rnn", "lstm", "gru") and
+    flags; the weights "forward_<name>", "backward_<name>"."""
+    inner = dict(req["layer"])
+    backwards = inner.get("go_backwards", False)
+    outputs = []
+    for prefix, go_backwards in (("forward_", backwards), ("backward_", not backwards)):
+        r = dict(inner, x=req["x"], go_backwards=go_backwards)
+        for w in ("kernel", "recurrent_kernel", "bias"):
+            if prefix + w in req:
+                r[w] = req[prefix + w]
+        outputs.append(run(r))
+    y, y_rev = outputs
+    if inner.get("return_sequences", False):
+        y_rev = y_rev[:, ::-1]
+    mode = req["merge_mode"]
+    if mode == "concat":
+        return np.concatenate([y, y_rev], axis=-1)
+    return {"sum": y + y_rev, "mul": y * y_rev, "ave": (y + y_rev) / 2}[mode]
+
+
+def time_distributed(req):
+    """Keras 3 TimeDistributed.call (keras/src/layers/rnn/time_distributed.py): the layer req["layer"] (an
+    op and its arguments; weights given at the top level, "w_<name>") called on inputs[:, i] for every step i,
+    the results stacked on axis 1. x and y as torchfit holds them: (N, T, ...) in Keras's order, except a
+    Keras 3-axis (T, S, C), held (N, C, T, S); each step is handed to the op as torchfit holds it."""
+    x = tensor(req["x"])
+    k = x.transpose(0, 2, 3, 1) if x.ndim == 4 else x  # Keras's (N, T, ...)
+    steps = []
+    for i in range(k.shape[1]):
+        s = k[:, i]
+        r = dict(req["layer"], x=s.transpose(0, 3, 1, 2) if s.ndim == 4 else s)
+        for name, v in req.items():
+            if name.startswith("w_"):
+                r[name[2:]] = v
+        y = run(r)
+        steps.append(y.transpose(0, 2, 3, 1) if y.ndim == 4 else y)
+    y = np.stack(steps, axis=1)
+    return y.transpose(0, 3, 1, 2) if y.ndim == 4 else y
+
+
 def keras_axes(axis, rank):
     axes = axis if isinstance(axis, list) else [axis]
     return [a % rank for a in axes]
@@ -520,6 +567,10 @@ def run(req):
         return rnn_ops(op, req)
     if op in ("lstm", "gru"):
         return gated_rnn_ops(op, req)
+    if op == "bidirectional":
+        return bidirectional(req)
+    if op == "time_distributed":
+        return time_distributed(req)
     if op.startswith("augment_"):  # the image augmentation layers, at given parameters (sibling script)
         from keras_image_augmentation_reference import run_augmentation
         return run_augmentation(req)

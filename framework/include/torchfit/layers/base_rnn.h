@@ -127,6 +127,21 @@ class RecurrentLayer : public Layer {
   /// (without return_sequences) its last step.
   at::Tensor sequence_output(const at::Tensor& y) const;
 
+ public:
+  /// One ONNX recurrent node's operator (RNN, LSTM, GRU) and one direction's weights in ONNX's layout and
+  /// gate order: W (1, g·units, C), R (1, g·units, units), B (1, 2·g·units), and the node's attributes
+  /// besides hidden_size (GRU's linear_before_reset). Bidirectional stacks two of them.
+  struct OnnxRecurrentWeights {
+    std::string op;
+    at::Tensor w, r, b;
+    std::vector<io::OnnxAttribute> attributes;
+  };
+  /// This built layer's ONNX weights (go_backwards aside: the caller picks the direction). Errors:
+  /// ConfigError naming the layer for activations ONNX's default ones do not compute; the default refuses
+  /// a class without an ONNX recurrent form.
+  virtual OnnxRecurrentWeights onnx_weights() const;
+
+ protected:
   /// ONNX: Transpose `input` to (steps, N, C), the recurrent node `op` (RNN, LSTM, GRU; forward) of weights
   /// W, R, B (ONNX's layout and gate order) with hidden_size and `attributes`, Squeeze of its direction axis,
   /// then Transpose back to (N, steps, units) (return_sequences) or Slice of the last step and Squeeze.
@@ -134,6 +149,8 @@ class RecurrentLayer : public Layer {
   std::string onnx_recurrent(io::OnnxGraph& g, const std::string& input, const std::string& op, const at::Tensor& w,
                              const at::Tensor& r, const at::Tensor& b,
                              std::vector<io::OnnxAttribute> attributes = {}) const;
+  /// The same with onnx_weights().
+  std::string onnx_recurrent(io::OnnxGraph& g, const std::string& input) const;
 };
 
 /// A recurrent layer with its options (see RecurrentLayer).

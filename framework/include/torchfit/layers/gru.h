@@ -60,6 +60,8 @@ class GRUImpl : public RecurrentImpl<GRUOptions> {
   /// Transposed back or the last step Sliced. Refused naming the layer for activations other than tanh /
   /// sigmoid, or go_backwards.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// ONNX's weights of one direction (base_rnn.h), for export_onnx and Bidirectional.
+  OnnxRecurrentWeights onnx_weights() const override;
   /// Whether forward runs at::gru (reset_after, default activations) rather than the step loop, given
   /// whether a recurrent dropout mask is drawn.
   bool fused(bool recurrent_mask) const;

@@ -36,6 +36,8 @@ class SimpleRNNImpl : public RecurrentImpl<SimpleRNNOptions> {
   /// ONNX: Transpose to (steps, N, C), RNN (Tanh, forward), the last step Gathered or the sequence
   /// Transposed back. Refused naming the layer for another activation or go_backwards.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// ONNX's weights of one direction (base_rnn.h), for export_onnx and Bidirectional.
+  OnnxRecurrentWeights onnx_weights() const override;
 
  protected:
   Shape build_impl(const Shape& input_shape) override;
