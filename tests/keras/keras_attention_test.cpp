@@ -79,7 +79,8 @@ TEST_F(KerasAttention, WrittenFilesKeepKerasCallFormsAndReadBack) {
   EXPECT_EQ(node["kwargs"]["value"]["config"]["keras_history"], Json::array({"x", 0, 0}));
   EXPECT_EQ(node["kwargs"]["use_causal_mask"], true);
   EXPECT_FALSE(mha["config"].contains("use_causal_mask"));
-  EXPECT_EQ(mha["build_config"]["shapes_dict"], (Json{{"query_shape", {nullptr, 5, 4}}, {"value_shape", {nullptr, 5, 4}}}));
+  EXPECT_EQ(mha["build_config"]["shapes_dict"],
+            (Json{{"query_shape", {nullptr, 5, 4}}, {"value_shape", {nullptr, 5, 4}}}));
   EXPECT_EQ(mha2["inbound_nodes"][0]["kwargs"]["key"]["config"]["keras_history"], Json::array({"k", 0, 0}));
   EXPECT_FALSE(mha2["inbound_nodes"][0]["kwargs"].contains("use_causal_mask"));
   EXPECT_EQ(mha["config"]["kernel_initializer"]["class_name"], "GlorotUniform");
@@ -109,7 +110,8 @@ TEST_F(KerasAttention, WrittenFilesKeepKerasCallFormsAndReadBack) {
     EXPECT_TRUE(at::equal(again->forward(input("mha")), want)) << f;
   }
   Model dense = keras::load_keras_model(file("dense_attention.keras"));
-  for (const auto& l : keras::keras3_model_config(*dense)["config"]["layers"]) {
+  const Json dense_config = keras::keras3_model_config(*dense);
+  for (const auto& l : dense_config["config"]["layers"]) {
     if (l["name"] == "att1") att = l;
   }
   EXPECT_EQ(att["inbound_nodes"][0]["args"][0].size(), 2u);  // Attention([x, x], use_causal_mask=True)
@@ -128,12 +130,11 @@ Json keras3_model(const std::string& cls, Json config, const std::vector<std::pa
   config["name"] = "att";
   Json nodes = Json::array();
   for (const auto& [args, kwargs] : calls) nodes.push_back({{"args", args}, {"kwargs", kwargs}});
-  Json layers = Json::array(
-      {{{"class_name", "InputLayer"},
-        {"config", {{"batch_shape", {nullptr, 5, 4}}, {"dtype", "float32"}, {"name", "x"}}},
-        {"name", "x"},
-        {"inbound_nodes", Json::array()}},
-       {{"class_name", cls}, {"config", config}, {"name", "att"}, {"inbound_nodes", nodes}}});
+  Json layers = Json::array({{{"class_name", "InputLayer"},
+                              {"config", {{"batch_shape", {nullptr, 5, 4}}, {"dtype", "float32"}, {"name", "x"}}},
+                              {"name", "x"},
+                              {"inbound_nodes", Json::array()}},
+                             {{"class_name", cls}, {"config", config}, {"name", "att"}, {"inbound_nodes", nodes}}});
   return {{"class_name", "Functional"},
           {"config",
            {{"name", "m"}, {"layers", layers}, {"input_layers", {{"x", 0, 0}}}, {"output_layers", {{"att", 0, 0}}}}}};
@@ -160,10 +161,12 @@ TEST(KerasAttentionJson, ReadsEveryCallFormOfKerasAndTfKeras2) {
   EXPECT_EQ(model_from_json(tf2)->get_layer("att")->input_shapes().size(), 2u);
   tf2["config"]["layers"][1]["inbound_nodes"] = Json::parse(R"([[["x", 0, 0, {}], ["x", 0, 0, {}], ["x", 0, 0, {}]]])");
   EXPECT_EQ(model_from_json(tf2)->get_layer("att")->input_shapes().size(), 3u);
-  const Model kw = model_from_json(keras3_model(
-      "MultiHeadAttention", kMha, {{Json::array(), {{"query", tensor("x")}, {"value", tensor("x")}, {"training", false}}}}));
+  const Model kw = model_from_json(
+      keras3_model("MultiHeadAttention", kMha,
+                   {{Json::array(), {{"query", tensor("x")}, {"value", tensor("x")}, {"training", false}}}}));
   EXPECT_EQ(kw->output_shape(), (Shape{5, 4}));
-  Json causal = keras3_model("Attention", {{"causal", true}}, {{Json::array({Json::array({tensor("x"), tensor("x")})}), {}}});
+  Json causal =
+      keras3_model("Attention", {{"causal", true}}, {{Json::array({Json::array({tensor("x"), tensor("x")})}), {}}});
   const Json written = layer_to_json(*model_from_json(causal)->get_layer("att"));
   EXPECT_EQ(written["config"]["use_causal_mask"], true);
 }
@@ -183,9 +186,9 @@ TEST(KerasAttentionJson, RefusesCallsTheGraphCannotCarryNamingTheLayer) {
                                       {{"mask", {tensor("x"), nullptr}}}}}))
                 .find("torchfit's graph carries no Keras masks"),
             std::string::npos);
-  EXPECT_NE(json_error(keras3_model("MultiHeadAttention", kMha,
-                                    {{x, {{"value", tensor("x")}, {"use_causal_mask", true}}},
-                                     {x, {{"value", tensor("x")}}}}))
+  EXPECT_NE(json_error(
+                keras3_model("MultiHeadAttention", kMha,
+                             {{x, {{"value", tensor("x")}, {"use_causal_mask", true}}}, {x, {{"value", tensor("x")}}}}))
                 .find("torchfit holds them in the layer, the same for every call"),
             std::string::npos);
   EXPECT_NE(json_error(keras3_model("MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 3}, {"use_gate", true}},

@@ -433,13 +433,13 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       KerasTensor a = MultiHeadAttention(MultiHeadAttentionOptions(2, 3).use_causal_mask(true))->call({x, x});
       KerasTensor v = Dense(DenseOptions(6))->call(x);
       KerasTensor k = Dense(DenseOptions(3))->call(x);
-      KerasTensor b = MultiHeadAttention(
-                          MultiHeadAttentionOptions(2, 3).value_dim(2).output_shape(KerasAxes({5})).use_bias(false))
-                          ->call({a, v, k});                                                             // (5, 5)
-      KerasTensor c = Attention(AttentionOptions().use_scale(true))->call({x, a});                       // (5, 4)
+      KerasTensor b =
+          MultiHeadAttention(MultiHeadAttentionOptions(2, 3).value_dim(2).output_shape(KerasAxes({5})).use_bias(false))
+              ->call({a, v, k});                                                    // (5, 5)
+      KerasTensor c = Attention(AttentionOptions().use_scale(true))->call({x, a});  // (5, 4)
       KerasTensor d = Attention(AttentionOptions().score_mode("concat").use_causal_mask(true))->call({a, x});
-      KerasTensor e = AdditiveAttention()->call({x, v, Dense(DenseOptions(4))->call(x)});                // (5, 6)
-      return Concatenate()->call({b, c, d, e});                                                          // (5, 19)
+      KerasTensor e = AdditiveAttention()->call({x, v, Dense(DenseOptions(4))->call(x)});  // (5, 6)
+      return Concatenate()->call({b, c, d, e});                                            // (5, 19)
     });
   };
   m["einsum_dense"] = [] {  // Keras's forms: a sequence → an image, an image in, "..." on the left and right

@@ -225,8 +225,8 @@ std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlo
     KerasLayerWeights w{layer, {}, {}, {}, {}};
     add_keras3_vars(h5, vars, names, w);
     // A layer made of sublayers keeps its variables in theirs (MultiHeadAttention's query_dense/vars, …).
-    for (const auto& child : names.empty() ? keras_config::keras3_weight_children(cls)
-                                           : std::vector<keras_config::WeightChild>()) {
+    for (const auto& child :
+         names.empty() ? keras_config::keras3_weight_children(cls) : std::vector<keras_config::WeightChild>()) {
       const std::string child_vars = "/layers/" + key + "/" + child.attribute + "/vars";
       if (!h5.exists(child_vars)) {
         throw IoError(h5.name() + ": no weights group " + child_vars + " for layer '" + layer + "' (" + cls + ")");

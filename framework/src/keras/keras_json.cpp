@@ -82,10 +82,12 @@ void read_call_kwargs(const Json& kwargs, const KerasCallArguments& call, std::v
     if (std::find(keywords.begin(), keywords.end(), k) != keywords.end() || v.is_null() || nulls) continue;
     const bool mask = k == "mask" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_mask") == 0);
     if (std::find(names.begin(), names.end(), k) != names.end()) {
-      if (!v.is_boolean()) throw ConfigError(who + ": call argument '" + k + "' must be true or false, got " + v.dump());
+      if (!v.is_boolean())
+        throw ConfigError(who + ": call argument '" + k + "' must be true or false, got " + v.dump());
       flags[k] = v;
     } else if (k == "return_attention_scores" && v == true) {
-      throw ConfigError(who + ": return_attention_scores gives a second output, which torchfit's graph does not "
+      throw ConfigError(who +
+                        ": return_attention_scores gives a second output, which torchfit's graph does not "
                         "carry (one output a layer); call forward_attention in C++ for the scores");
     } else if (mask || is_tensor_json(v)) {
       throw ConfigError(who + ": call argument '" + k + "' " + v.dump().substr(0, 120) +

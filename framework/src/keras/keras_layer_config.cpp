@@ -252,10 +252,8 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
 
 const std::vector<WeightChild>& keras3_weight_children(const std::string& cls) {
   static const std::vector<WeightChild> none;
-  static const std::vector<WeightChild> attention = {{"query_dense", "query"},
-                                                     {"key_dense", "key"},
-                                                     {"value_dense", "value"},
-                                                     {"output_dense", "attention_output"}};
+  static const std::vector<WeightChild> attention = {
+      {"query_dense", "query"}, {"key_dense", "key"}, {"value_dense", "value"}, {"output_dense", "attention_output"}};
   return cls == "MultiHeadAttention" ? attention : none;
 }
 

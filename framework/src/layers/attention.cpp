@@ -32,8 +32,8 @@ at::Tensor BaseAttentionImpl::forward(const at::Tensor& x) {
 Shape BaseAttentionImpl::build_multi_impl(const std::vector<Shape>& shapes) {
   const auto inputs = detail::check_attention_inputs(describe(), shapes);
   if (inputs[0][1] != inputs[2][1]) {
-    throw ConfigError(describe() + ": query and key must have the same features, got query " +
-                      format_shape(inputs[0]) + " and key " + format_shape(inputs[2]));
+    throw ConfigError(describe() + ": query and key must have the same features, got query " + format_shape(inputs[0]) +
+                      " and key " + format_shape(inputs[2]));
   }
   make_weights(inputs[0][1]);
   return {inputs[0][0], inputs[1][1]};
@@ -93,8 +93,9 @@ std::string BaseAttentionImpl::onnx_pairwise_sum(io::OnnxGraph& g, const std::st
 
 std::string BaseAttentionImpl::onnx_feature_sum(io::OnnxGraph& g, const std::string& x, const at::Tensor& w) const {
   using detail::onnx_name;
-  const std::string y = g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "feature_weights"), w.reshape({-1, 1}))},
-                                   {}, onnx_name(*this, "feature_sum"));  // (N, T, S, 1)
+  const std::string y =
+      g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "feature_weights"), w.reshape({-1, 1}))}, {},
+                 onnx_name(*this, "feature_sum"));  // (N, T, S, 1)
   return g.add_node("Squeeze", {y, g.add_int64s(onnx_name(*this, "sum_axes"), {3})}, {}, onnx_name(*this, "Squeeze"));
 }
 
@@ -104,7 +105,8 @@ std::string BaseAttentionImpl::export_onnx(io::OnnxGraph& g, const std::vector<s
   std::string s = onnx_scores(g, in[0], key);
   if (causal_) {
     const at::Tensor bias = detail::causal_bias(input_shapes()[0][0], input_shapes()[1][0]);
-    s = g.add_node("Add", {s, g.add_initializer(onnx_name(*this, "causal_mask"), bias)}, {}, onnx_name(*this, "causal"));
+    s = g.add_node("Add", {s, g.add_initializer(onnx_name(*this, "causal_mask"), bias)}, {},
+                   onnx_name(*this, "causal"));
   }
   s = g.add_node("Softmax", {s}, {{"axis", int64_t{-1}}}, onnx_name(*this, "Softmax"));
   return g.add_node("MatMul", {s, in[1]}, {}, onnx_name(*this, "MatMul"));
@@ -156,7 +158,8 @@ std::string AttentionImpl::onnx_scores(io::OnnxGraph& g, const std::string& q, c
 }
 
 void AttentionImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights, const KerasWeightOptions&) {
-  detail::expect_keras_weight_count(describe(), weights, (scale.defined() ? 1 : 0) + (concat_score_weight.defined() ? 1 : 0));
+  detail::expect_keras_weight_count(describe(), weights,
+                                    (scale.defined() ? 1 : 0) + (concat_score_weight.defined() ? 1 : 0));
   size_t i = 0;
   if (scale.defined()) detail::assign_keras_weight(describe(), scale, weights[i++], "scale");
   if (concat_score_weight.defined())

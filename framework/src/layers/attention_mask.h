@@ -36,8 +36,9 @@ inline std::array<Shape, 3> check_attention_inputs(const std::string& who, const
 inline void check_attention_tensors(const std::string& who, const at::Tensor& q, const at::Tensor& v,
                                     const at::Tensor& k) {
   if (q.dim() != 3 || v.dim() != 3 || k.dim() != 3) {
-    throw ConfigError(who + ": query, value and key must be (N, steps, features), got " + format_sizes(q.sizes().vec()) +
-                      ", " + format_sizes(v.sizes().vec()) + ", " + format_sizes(k.sizes().vec()));
+    throw ConfigError(who + ": query, value and key must be (N, steps, features), got " +
+                      format_sizes(q.sizes().vec()) + ", " + format_sizes(v.sizes().vec()) + ", " +
+                      format_sizes(k.sizes().vec()));
   }
   if (v.size(1) != k.size(1) || q.size(0) != v.size(0) || k.size(0) != v.size(0)) {
     throw ConfigError(who + ": value and key must have the same steps and every input the same batch, got query " +

@@ -14,9 +14,9 @@ namespace torchfit {
 namespace {
 
 // Keras's einsum equations for rank-3 tensors (N, steps, features), attention over the steps.
-constexpr const char* kMhaProject = "abc,cde->abde";  // (N, T, d) · (d, h, k) → (N, T, h, k)
-constexpr const char* kMhaOutput = "abcd,cde->abe";   // (N, T, h, v) · (h, v, E) → (N, T, E)
-constexpr const char* kMhaDot = "aecd,abcd->acbe";    // key (N, S, h, k), query (N, T, h, k) → (N, h, T, S)
+constexpr const char* kMhaProject = "abc,cde->abde";    // (N, T, d) · (d, h, k) → (N, T, h, k)
+constexpr const char* kMhaOutput = "abcd,cde->abe";     // (N, T, h, v) · (h, v, E) → (N, T, E)
+constexpr const char* kMhaDot = "aecd,abcd->acbe";      // key (N, S, h, k), query (N, T, h, k) → (N, h, T, S)
 constexpr const char* kMhaCombine = "acbe,aecd->abcd";  // scores (N, h, T, S), value (N, S, h, v) → (N, T, h, v)
 
 // The attention axes Keras resolves to the default for a sequence: null, 1, −2, [1], [−2].
@@ -26,7 +26,7 @@ bool mha_default_axes(const std::optional<KerasAxes>& axes) {
 }
 
 EinsumDense mha_projection(const std::string& equation, EinsumOutputShape shape, const std::string& bias_axes,
-                       bool use_bias, const std::string& name) {
+                           bool use_bias, const std::string& name) {
   EinsumDenseOptions o(equation, std::move(shape));
   if (use_bias) o.bias_axes(bias_axes);
   o.name(name);
@@ -40,7 +40,7 @@ at::Tensor mha_project(const EinsumDense& dense, const char* equation, const at:
 
 // (N, steps, d) · kernel (d, h, k) + bias as MatMul / Add, Reshape to (N, steps, h, k), Transpose by `perm`.
 std::string mha_onnx_heads(const Layer& l, io::OnnxGraph& g, const std::string& x, const EinsumDense& d,
-                       const std::vector<int64_t>& perm) {
+                           const std::vector<int64_t>& perm) {
   using detail::onnx_name;
   const auto sizes = d->kernel.sizes();
   const at::Tensor w = d->kernel.reshape({sizes[0], sizes[1] * sizes[2]});
@@ -61,7 +61,8 @@ MultiHeadAttentionImpl::MultiHeadAttentionImpl(MultiHeadAttentionOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   if (options.num_heads() <= 0) {
-    throw ConfigError(describe() + ": num_heads must be a positive integer, got " + std::to_string(options.num_heads()));
+    throw ConfigError(describe() + ": num_heads must be a positive integer, got " +
+                      std::to_string(options.num_heads()));
   }
   if (options.key_dim() <= 0) {
     throw ConfigError(describe() + ": key_dim must be a positive integer, got " + std::to_string(options.key_dim()));
@@ -130,7 +131,8 @@ at::Tensor MultiHeadAttentionImpl::forward_attention(const at::Tensor& query, co
   if (!built()) throw ConfigError(describe() + " is not built yet");
   const at::Tensor& key = key_in.defined() ? key_in : value;
   detail::check_attention_tensors(describe(), query, value, key);
-  at::Tensor q = mha_project(query_dense, kMhaProject, query) * (1.0 / std::sqrt(static_cast<double>(options.key_dim())));
+  at::Tensor q =
+      mha_project(query_dense, kMhaProject, query) * (1.0 / std::sqrt(static_cast<double>(options.key_dim())));
   const at::Tensor k = mha_project(key_dense, kMhaProject, key);
   const at::Tensor v = mha_project(value_dense, kMhaProject, value);
   at::Tensor scores = at::einsum(kMhaDot, {k, q});  // (N, h, T, S)
@@ -196,7 +198,7 @@ std::string MultiHeadAttentionImpl::export_onnx(io::OnnxGraph& g, const std::vec
   std::string q = mha_onnx_heads(*this, g, in[0], query_dense, {0, 2, 1, 3});  // (N, h, T, k)
   q = g.add_node("Mul", {q, g.add_scalar(onnx_name(*this, "scale"), 1.0f / std::sqrt(float(options.key_dim())))}, {},
                  onnx_name(*this, "Mul"));
-  const std::string k = mha_onnx_heads(*this, g, key, key_dense, {0, 2, 3, 1});    // (N, h, k, S)
+  const std::string k = mha_onnx_heads(*this, g, key, key_dense, {0, 2, 3, 1});      // (N, h, k, S)
   const std::string v = mha_onnx_heads(*this, g, in[1], value_dense, {0, 2, 1, 3});  // (N, h, S, v)
   std::string s = g.add_node("MatMul", {q, k}, {}, onnx_name(*this, "scores"));
   if (options.use_causal_mask()) {

@@ -74,8 +74,8 @@ std::optional<Shape> opt_shape(const Json& c) {
 std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
   static const std::set<std::string> sequence = {
-      "RNN",           "Bidirectional",      "TimeDistributed", "LSTMCell",          "GRUCell",
-      "SimpleRNNCell", "StackedRNNCells",    "ConvLSTM1D",      "ConvLSTM2D",        "ConvLSTM3D",
+      "RNN",           "Bidirectional",       "TimeDistributed",      "LSTMCell",   "GRUCell",
+      "SimpleRNNCell", "StackedRNNCells",     "ConvLSTM1D",           "ConvLSTM2D", "ConvLSTM3D",
       "Masking",       "GroupQueryAttention", "GroupedQueryAttention"};
   static const std::set<std::string> preprocessing = {"CenterCrop",    "TextVectorization", "StringLookup",
                                                       "IntegerLookup", "CategoryEncoding",  "Hashing",
