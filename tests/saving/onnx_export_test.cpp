@@ -36,6 +36,8 @@ namespace {
 // PReLU with an alpha that is not one per channel (shared_axes other than {1, 2} on an image): exported as
 // relu(x) + alpha·(x − relu(x)) (OpenCV's PRelu takes one slope per channel), whose Mul by the (C, H, W) alpha
 // 4.6 refuses.
+// Attention / AdditiveAttention (concat and additive scores): 4.6 refuses the opset-13 Squeeze (axes as an input)
+// after the MatMul that sums over the features.
 // SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
 // 4.6 wants all six GRU inputs (sequence_lens, initial_h). Bidirectional: the same (its LSTM's opset-13
 // Squeeze, its GRU's inputs; bidirectional_ave is a GRU).
@@ -61,6 +63,7 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "resizing_nearest",
                                                "resizing_pad",
                                                "einsum_dense",
+                                               "attention",
                                                "embedding",
                                                "embedding_image",
                                                "normalization_axes"};

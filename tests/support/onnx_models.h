@@ -12,6 +12,7 @@
 #include <torchfit/layers/activity_regularization.h>
 #include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
+#include <torchfit/layers/attention.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/bidirectional.h>
@@ -38,6 +39,7 @@
 #include <torchfit/layers/lstm.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/multi_head_attention.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>
@@ -451,6 +453,21 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = Rescaling(RescalingOptions(4.0))->call(x);
       x = Embedding(EmbeddingOptions(4, 2))->call(x);  // (2, 3, 2, 2)
       return Reshape(ReshapeOptions({2, 3, 4}))->call(x);
+    });
+  };
+  m["attention"] = [] {  // MultiHeadAttention: self (causal) and cross (key, value_dim, output_shape, no bias);
+                         // Attention dot scaled and concat causal; AdditiveAttention with a key
+    return image_model("attention", {5, 4}, [](KerasTensor x) {
+      KerasTensor a = MultiHeadAttention(MultiHeadAttentionOptions(2, 3).use_causal_mask(true))->call({x, x});
+      KerasTensor v = Dense(DenseOptions(6))->call(x);
+      KerasTensor k = Dense(DenseOptions(3))->call(x);
+      KerasTensor b =
+          MultiHeadAttention(MultiHeadAttentionOptions(2, 3).value_dim(2).output_shape(KerasAxes({5})).use_bias(false))
+              ->call({a, v, k});                                                    // (5, 5)
+      KerasTensor c = Attention(AttentionOptions().use_scale(true))->call({x, a});  // (5, 4)
+      KerasTensor d = Attention(AttentionOptions().score_mode("concat").use_causal_mask(true))->call({a, x});
+      KerasTensor e = AdditiveAttention()->call({x, v, Dense(DenseOptions(4))->call(x)});  // (5, 6)
+      return Concatenate()->call({b, c, d, e});                                            // (5, 19)
     });
   };
   m["einsum_dense"] = [] {  // Keras's forms: a sequence → an image, an image in, "..." on the left and right

@@ -35,6 +35,7 @@
 #include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/affine_transform.h>
+#include <torchfit/layers/attention.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_edges.h>
@@ -66,6 +67,7 @@
 #include <torchfit/layers/initializers.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/keras_axes.h>
+#include <torchfit/layers/keras_call.h>
 #include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/keras_tensor.h>
 #include <torchfit/layers/layer.h>
@@ -74,6 +76,7 @@
 #include <torchfit/layers/lstm.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/multi_head_attention.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/normalization.h>
 #include <torchfit/layers/padding_cropping1d3d.h>

@@ -3,6 +3,7 @@
 // arguments Keras writes and torchfit leaves out.
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_save.h>
+#include <torchfit/layers/keras_call.h>
 #include <torchfit/layers/layer.h>
 #include <torchfit/layers/registry.h>
 #include <torchfit/model/model.h>
@@ -87,6 +88,10 @@ const std::map<std::string, Json>& keras_defaults() {
     t["Dropout"] = {{"seed", nullptr}, {"noise_shape", nullptr}};
     for (const char* c : {"SimpleRNN", "LSTM", "GRU"}) t[c] = recurrent;
     t["Embedding"] = embedding;
+    t["MultiHeadAttention"] = weights({{"kernel", glorot}, {"bias", zeros}}, true);
+    t["MultiHeadAttention"]["seed"] = nullptr;
+    t["Attention"] = {{"seed", nullptr}};
+    t["AdditiveAttention"] = {{"seed", nullptr}};
     return t;
   }();
   return table;
@@ -134,6 +139,9 @@ Json layer_config(const Layer& layer, Json own, const std::string& policy, Flavo
     }
   }
   for (const char* k : {"input_shape", "batch_input_shape", "batch_shape", "name", "trainable", "dtype"}) own.erase(k);
+  if (const auto* call = dynamic_cast<const KerasCallArguments*>(&layer)) {
+    for (const auto& flag : call->keras_call_flags()) own.erase(flag);  // Keras has it in the call's kwargs
+  }
   if (f == Flavour::keras3 && layer.class_name() == "LeakyReLU" && own.contains("alpha")) {
     own["negative_slope"] = own["alpha"];  // Keras 3's name
     own.erase("alpha");
@@ -226,7 +234,44 @@ Json keras_tensor(const ModelImpl& model, const Json& ref) {
           {"config", {{"shape", shape}, {"dtype", "float32"}, {"keras_history", history}}}};
 }
 
+// The call flags of a KerasCallArguments layer that are set (Keras writes the arguments a call passed).
+Json call_flags(const Layer& layer, const KerasCallArguments& call) {
+  Json flags = Json::object();
+  const Json c = layer.config();
+  for (const auto& f : call.keras_call_flags()) {
+    if (c.value(f, false) == true) flags[f] = true;
+  }
+  return flags;
+}
+
+// One node of a KerasCallArguments layer: Keras 3's {"args": [query], "kwargs": {"value": …, "key": …, flags}}
+// ({"args": [[q, v, k]], "kwargs": {flags}} without keywords); tf.keras 2's [[q, n, t, {"value": [v, n, t],
+// …, flags}]] (without keywords: every entry with the flags as its kwargs).
+Json call_node(const ModelImpl& model, const KerasCallArguments& call, const Json& node, Json kwargs, Flavour f) {
+  const auto keywords = call.keras_call_keywords();
+  auto tensor = [&](const Json& ref) {
+    return f == Flavour::keras3 ? keras_tensor(model, ref) : Json::array({ref.at(0), ref.at(1), ref.at(2)});
+  };
+  for (size_t i = 1; i < node.size() && !keywords.empty(); ++i) kwargs[keywords.at(i)] = tensor(node[i]);
+  if (f == Flavour::keras3) {
+    Json tensors = Json::array();
+    for (const auto& ref : node) tensors.push_back(tensor(ref));
+    const Json args = keywords.empty() ? Json::array({tensors}) : Json::array({tensors[0]});
+    return {{"args", args}, {"kwargs", kwargs}};
+  }
+  Json entries = Json::array();
+  for (size_t i = 0; i < (keywords.empty() ? node.size() : 1); ++i) {
+    entries.push_back(Json::array({node[i].at(0), node[i].at(1), node[i].at(2), kwargs}));
+  }
+  return entries;
+}
+
 Json inbound_nodes(const ModelImpl& model, const Layer& layer, const Json& nodes, Flavour f) {
+  if (const auto* call = dynamic_cast<const KerasCallArguments*>(&layer)) {
+    Json out = Json::array();
+    for (const auto& node : nodes) out.push_back(call_node(model, *call, node, call_flags(layer, *call), f));
+    return out;
+  }
   if (f == Flavour::keras2) return nodes;  // torchfit's own form is tf.keras 2's: [[[layer, node, tensor, {}], …]]
   Json out = Json::array();
   for (const auto& node : nodes) {
@@ -249,6 +294,13 @@ Json functional_layer(const ModelImpl& model, const Json& spec, const std::strin
       in.push_back(keras_tensor(model, ref)["config"]["shape"]);
     }
     e = layer_entry(*layer, spec["config"], policy, in.size() == 1 ? in[0] : in, f);
+    const auto* call = dynamic_cast<const KerasCallArguments*>(layer.get());
+    if (call && !call->keras_call_keywords().empty() && e.contains("build_config")) {
+      // Keras 3 builds such a layer from its call's shapes by argument name: build(query_shape, value_shape, …).
+      Json shapes = Json::object();
+      for (size_t i = 0; i < in.size(); ++i) shapes[call->keras_call_keywords().at(i) + "_shape"] = in[i];
+      e["build_config"] = {{"shapes_dict", shapes}};
+    }
   }
   e["name"] = layer->name();
   e["inbound_nodes"] = inbound_nodes(model, *layer, spec["inbound_nodes"], f);

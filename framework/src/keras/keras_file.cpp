@@ -19,6 +19,7 @@
 #include <zip.h>
 
 #include "keras/hdf5_file.h"
+#include "keras/keras_layer_config.h"
 #endif
 
 namespace torchfit::keras {
@@ -207,6 +208,19 @@ std::vector<std::string> wrapper_folders(const nlohmann::json& spec, const std::
   return folders;
 }
 
+// The datasets `names` of the group `vars` (/layers/<key>/…/vars) in their numeric order (0, 1, …, 10),
+// named relative to the layer's group (vars/0, cell/vars/0, query_dense/vars/0).
+void add_keras3_vars(const Hdf5File& h5, const std::string& vars, std::vector<std::string> names,
+                     KerasLayerWeights& w) {
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return a.size() != b.size() ? a.size() < b.size() : a < b;
+  });
+  for (const auto& v : names) {
+    w.names.push_back(vars.substr(vars.find('/', 8) + 1) + "/" + v);
+    add_declared(h5, vars + "/" + v, w);
+  }
+}
+
 // Keras 3 keys: snake_case class name, then _1, _2, … per class in layer order (InputLayer has none).
 std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlohmann::json& config) {
   std::vector<KerasLayerWeights> out;
@@ -234,13 +248,16 @@ std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlo
     for (const auto& folder : folders) {
       // A folder the file lacks holds nothing; the weights' count is checked against the built layer.
       if (folder != vars) names = h5.exists(folder) ? h5.children(folder) : std::vector<std::string>{};
-      std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
-        return a.size() != b.size() ? a.size() < b.size() : a < b;  // 0, 1, …, 10 as numbers
-      });
-      for (const auto& v : names) {
-        w.names.push_back(folder.substr(folder.find('/', 8) + 1) + "/" + v);  // vars/0, cell/vars/0, …
-        add_declared(h5, folder + "/" + v, w);
+      add_keras3_vars(h5, folder, names, w);
+    }
+    // A layer made of sublayers keeps its variables in theirs (MultiHeadAttention's query_dense/vars, …).
+    for (const auto& child :
+         w.names.empty() ? keras_config::keras3_weight_children(cls) : std::vector<keras_config::WeightChild>()) {
+      const std::string child_vars = "/layers/" + key + "/" + child.attribute + "/vars";
+      if (!h5.exists(child_vars)) {
+        throw IoError(h5.name() + ": no weights group " + child_vars + " for layer '" + layer + "' (" + cls + ")");
       }
+      add_keras3_vars(h5, child_vars, h5.children(child_vars), w);
     }
     if (w.names.empty()) continue;
     out.push_back(std::move(w));

@@ -3,6 +3,10 @@
 // model_from_config (model/model_json.h) builds the graph.
 #include <torchfit/keras/keras_json.h>
 
+#include <algorithm>
+
+#include <torchfit/layers/keras_call.h>
+#include <torchfit/layers/registry.h>
 #include <torchfit/model/model_json.h>
 #include <torchfit/runtime/logging.h>
 
@@ -45,6 +49,85 @@ std::vector<TensorRef> node_inputs(const Json& node, const std::string& who) {
   if (!node.empty() && node[0].is_string()) return {tensor_ref(node, who)};  // Keras 1: one flat reference
   for (const auto& t : node) refs.push_back(tensor_ref(t, who));
   return refs;
+}
+
+// A call argument that is a tensor: Keras 3's __keras_tensor__, or tf.keras 2's [name, node, tensor].
+bool is_tensor_json(const Json& v) {
+  if (v.is_object()) return v.value("class_name", Json()) == "__keras_tensor__";
+  return v.is_array() && (v.size() == 3 || v.size() == 4) && v[0].is_string() && v[1].is_number_integer() &&
+         v[2].is_number_integer();
+}
+
+// The kwargs of a layer whose Keras call names its tensors (KerasCallArguments): the keyword tensors, in the
+// layer's order, appended to `refs`; its call flags set in `flags` (false when absent); Keras's masks,
+// attention_mask and return_attention_scores refused; other arguments (training) ignored.
+void read_call_kwargs(const Json& kwargs, const KerasCallArguments& call, std::vector<TensorRef>& refs, Json& flags,
+                      const std::string& who) {
+  const auto keywords = call.keras_call_keywords(), names = call.keras_call_flags();
+  for (const auto& f : names) flags[f] = false;
+  if (!kwargs.is_object()) return;
+  bool missing = false;
+  for (size_t i = refs.size(); i < keywords.size(); ++i) {  // the positional ones fill the first names
+    const std::string& k = keywords[i];
+    if (!kwargs.contains(k) || kwargs[k].is_null()) {
+      missing = true;
+    } else if (missing || !is_tensor_json(kwargs[k])) {
+      throw ConfigError(who + ": call argument '" + k + "' " + kwargs[k].dump() + " is not a tensor after the others");
+    } else {
+      refs.push_back(tensor_ref(kwargs[k], who));
+    }
+  }
+  for (const auto& [k, v] : kwargs.items()) {
+    const bool nulls = v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_null(); });
+    if (std::find(keywords.begin(), keywords.end(), k) != keywords.end() || v.is_null() || nulls) continue;
+    const bool mask = k == "mask" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_mask") == 0);
+    if (std::find(names.begin(), names.end(), k) != names.end()) {
+      if (!v.is_boolean())
+        throw ConfigError(who + ": call argument '" + k + "' must be true or false, got " + v.dump());
+      flags[k] = v;
+    } else if (k == "return_attention_scores" && v == true) {
+      throw ConfigError(who +
+                        ": return_attention_scores gives a second output, which torchfit's graph does not "
+                        "carry (one output a layer); call forward_attention in C++ for the scores");
+    } else if (mask || is_tensor_json(v)) {
+      throw ConfigError(who + ": call argument '" + k + "' " + v.dump().substr(0, 120) +
+                        " is not supported: torchfit's graph carries no Keras masks or mask tensors "
+                        "(use_causal_mask is supported)");
+    }
+  }
+}
+
+// One node of a KerasCallArguments layer: Keras 3's {"args": [q, …], "kwargs": {…}} (positional tensors, then
+// the keyword ones) or tf.keras 2's [[q, n, t, kwargs], …] (its kwargs the same in every entry).
+std::vector<TensorRef> call_inputs(const Json& node, const KerasCallArguments& call, Json& flags,
+                                   const std::string& who) {
+  if (!call.keras_call_keywords().empty() && node.is_object() && node.contains("args") && node["args"].is_array()) {
+    std::vector<TensorRef> refs;
+    for (const auto& a : node["args"]) {
+      if (is_tensor_json(a)) refs.push_back(tensor_ref(a, who));
+    }
+    read_call_kwargs(node.value("kwargs", Json::object()), call, refs, flags, who);
+    if (refs.empty()) throw ConfigError(who + ": inbound node without a tensor argument: " + node.dump());
+    return refs;
+  }
+  std::vector<TensorRef> refs = node_inputs(node, who);
+  if (node.is_object()) {
+    read_call_kwargs(node.value("kwargs", Json::object()), call, refs, flags, who);
+  } else if (node.is_array() && !node.empty() && node[0].is_array() && node[0].size() == 4) {
+    read_call_kwargs(node[0][3], call, refs, flags, who);
+  }
+  return refs;
+}
+
+// A throwaway layer of the translated spec `own`, to read its call signature (null when it is no
+// KerasCallArguments or does not construct: the graph's own build then reports the error).
+std::shared_ptr<Layer> call_signature_layer(const Json& own) {
+  try {
+    auto layer = layer_from_json(own);
+    return dynamic_cast<const KerasCallArguments*>(layer.get()) ? layer : nullptr;
+  } catch (const std::exception&) {
+    return nullptr;
+  }
 }
 
 // input_layers / output_layers: [[name, n, t], …] or (Keras 3, one tensor) [name, n, t].
@@ -110,10 +193,26 @@ Json functional_spec(const Json& spec, keras_config::Findings& findings, bool ch
     if (!spec["inbound_nodes"].is_array()) {
       throw ConfigError(who + ": inbound_nodes must be a list of nodes, got " + spec["inbound_nodes"].dump());
     }
+    const auto probe = spec["inbound_nodes"].empty() ? nullptr : call_signature_layer(own);
+    const auto* call = dynamic_cast<const KerasCallArguments*>(probe.get());
+    Json first_flags;
     for (const auto& node : spec["inbound_nodes"]) {
-      Json refs = Json::array();
-      for (const auto& r : node_inputs(node, who)) refs.push_back(own_ref(r));
+      Json refs = Json::array(), flags = Json::object();
+      for (const auto& r : call ? call_inputs(node, *call, flags, who) : node_inputs(node, who)) {
+        refs.push_back(own_ref(r));
+      }
       inbound.push_back(refs);
+      if (!call) continue;
+      if (!first_flags.is_null() && flags != first_flags) {
+        throw ConfigError(who + ": its calls pass " + first_flags.dump() + " and " + flags.dump() +
+                          "; torchfit holds them in the layer, the same for every call");
+      }
+      first_flags = flags;
+    }
+    if (first_flags.is_object()) {
+      for (const auto& [k, v] : first_flags.items()) {
+        if (v == true) own["config"][k] = true;  // false: the config's own value (tf.keras 2's `causal`)
+      }
     }
   }
   own["name"] = name;

@@ -142,6 +142,15 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
   if (cls == "ThresholdedReLU" && c.contains("theta") && c["theta"].is_null()) {  // Keras 2.15 raises too
     throw ConfigError(who + ": theta must be a number >= 0, got null");
   }
+  if ((cls == "Attention" || cls == "AdditiveAttention") && c.contains("causal")) {  // tf.keras 2.0–2.9's name
+    c["use_causal_mask"] = c["causal"];
+    c.erase("causal");
+  }
+  if (cls == "MultiHeadAttention") {  // Keras 3.10+'s gated attention and sliding window
+    drop_if(c, "use_gate", {false}, who, "gated attention");
+    drop_if(c, "sliding_window", {}, who, "a sliding-window mask");
+    drop_if(c, "flash_attention", {true, false}, who, "");  // the same values
+  }
   if (cls == "Flatten" && channels_first) c["element_order"] = "channels_first";  // Keras 1 "th": no transpose
   if (cls == "Reshape" && channels_first) {
     throw ConfigError(who + ": Reshape in a Keras 1 \"th\" (channels-first) model is not supported");
@@ -260,6 +269,13 @@ Json convert_config(const std::string& cls, Json c, const std::string& who, Find
 }
 
 }  // namespace
+
+const std::vector<WeightChild>& keras3_weight_children(const std::string& cls) {
+  static const std::vector<WeightChild> none;
+  static const std::vector<WeightChild> attention = {
+      {"query_dense", "query"}, {"key_dense", "key"}, {"value_dense", "value"}, {"output_dense", "attention_output"}};
+  return cls == "MultiHeadAttention" ? attention : none;
+}
 
 bool keras1_channels_first(const Json& layer_specs) {
   if (!layer_specs.is_array()) return false;

@@ -33,4 +33,16 @@ bool keras1_channels_first(const nlohmann::json& layer_specs);
 /// Keras 1 BatchNormalization modes 1 and 2, a Reshape in a "th" model).
 nlohmann::json layer_spec(const nlohmann::json& spec, Findings& findings, bool channels_first = false);
 
+/// One sublayer that holds a Keras 3 layer's variables in its .weights.h5 (/layers/<key>/<attribute>/vars):
+/// its attribute name there, and the prefix of its weights in the layer's keras_weight_names (tf.keras 2's
+/// "<layer>/<prefix>/kernel:0").
+struct WeightChild {
+  std::string attribute;
+  std::string prefix;
+};
+/// The sublayers of class `cls` that hold its variables, in the order of its Keras weights (empty: the
+/// layer's own vars): MultiHeadAttention's query_dense, key_dense, value_dense and output_dense
+/// (Keras 3's properties, saved before the private attributes).
+const std::vector<WeightChild>& keras3_weight_children(const std::string& cls);
+
 }  // namespace torchfit::keras_config

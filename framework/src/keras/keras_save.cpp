@@ -25,6 +25,7 @@
 #include <zip.h>
 
 #include "keras/hdf5_writer.h"
+#include "keras/keras_layer_config.h"
 #endif
 
 namespace torchfit::keras {
@@ -50,6 +51,21 @@ void write_layer(Hdf5Writer& h5, const Layer& layer, const std::string& group) {
   std::vector<at::Tensor> weights;
   if (!layer.keras_weight_names().empty()) {
     weights = layer.keras_weights();  // ConfigError naming the layer when its class has no Keras layout
+  }
+  const auto& children = keras_config::keras3_weight_children(layer.class_name());
+  if (!children.empty()) {  // the sublayers' vars (MultiHeadAttention's query_dense/vars, …)
+    const auto names = layer.keras_weight_names();
+    for (const auto& child : children) {
+      const std::string vars = group + "/" + child.attribute + "/vars";
+      h5.group(group + "/" + child.attribute);
+      h5.group(vars);
+      h5.text_attribute(vars, "name", child.prefix);
+      int i = 0;
+      for (size_t w = 0; w < names.size(); ++w) {
+        if (names[w].rfind(child.prefix + "/", 0) == 0) h5.dataset(vars + "/" + std::to_string(i++), weights.at(w));
+      }
+    }
+    return;
   }
   std::string vars = group + "/vars";
   if (weights_in_cell(layer)) {

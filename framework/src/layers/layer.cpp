@@ -188,17 +188,33 @@ void Layer::set_regularizer(const std::string& weight, Regularizer r) {
   regularizers_[weight] = r;
 }
 
+// The layer's own parameter `weight`, or, for a layer made of sublayers (MultiHeadAttention's projections),
+// the parameter of that name of each sublayer (Keras passes a composite layer's regularizers to each).
+namespace {
+std::vector<at::Tensor> regularized_weights(const Layer& layer, const std::string& weight) {
+  if (const auto* w = layer.named_parameters(/*recurse=*/false).find(weight)) return {*w};
+  std::vector<at::Tensor> out;
+  for (const auto& child : layer.children()) {
+    const auto* sub = dynamic_cast<const Layer*>(child.get());
+    if (!sub) continue;
+    if (const auto* w = sub->named_parameters(/*recurse=*/false).find(weight)) out.push_back(*w);
+  }
+  return out;
+}
+}  // namespace
+
 at::Tensor Layer::regularization_loss() const {
   at::Tensor total;
   if (regularizers_.empty() || !built_) return total;
-  auto params = named_parameters(/*recurse=*/false);
   for (const auto& [weight, r] : regularizers_) {
-    const auto* w = params.find(weight);
-    if (!w) throw ConfigError(describe() + " has no weight '" + weight + "' to regularize");
-    at::Tensor term = at::zeros({}, w->options());
-    if (r.l1 != 0.0) term = term + r.l1 * w->abs().sum();
-    if (r.l2 != 0.0) term = term + r.l2 * w->square().sum();
-    total = total.defined() ? total + term : term;
+    const std::vector<at::Tensor> ws = regularized_weights(*this, weight);
+    if (ws.empty()) throw ConfigError(describe() + " has no weight '" + weight + "' to regularize");
+    for (const at::Tensor& w : ws) {
+      at::Tensor term = at::zeros({}, w.options());
+      if (r.l1 != 0.0) term = term + r.l1 * w.abs().sum();
+      if (r.l2 != 0.0) term = term + r.l2 * w.square().sum();
+      total = total.defined() ? total + term : term;
+    }
   }
   return total;
 }

@@ -571,6 +571,9 @@ def run(req):
         return bidirectional(req)
     if op == "time_distributed":
         return time_distributed(req)
+    if op.startswith("attention_"):  # the attention layers (sibling script)
+        from keras_attention_reference import run_attention
+        return run_attention(req)
     if op.startswith("augment_"):  # the image augmentation layers, at given parameters (sibling script)
         from keras_image_augmentation_reference import run_augmentation
         return run_augmentation(req)

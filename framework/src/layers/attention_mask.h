@@ -1,0 +1,94 @@
+#pragma once
+// What the attention layers share (internal): their inputs' checks, Keras's causal mask and the masked
+// softmaxes (attention.cpp, multi_head_attention.cpp).
+#include <array>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include <torchfit/error.h>
+#include <torchfit/layers/shape.h>
+
+namespace torchfit::detail {
+
+/// {query, value, key} per-sample shapes from 2 or 3 inputs (key = value when absent), each a sequence
+/// (steps, features), value and key of the same length. Errors: ConfigError naming `who` and the shapes.
+inline std::array<Shape, 3> check_attention_inputs(const std::string& who, const std::vector<Shape>& shapes) {
+  if (shapes.size() < 2 || shapes.size() > 3) {
+    throw ConfigError(who + " takes {query, value} or {query, value, key}, got " + std::to_string(shapes.size()) +
+                      " input(s): " + format_shapes(shapes));
+  }
+  for (const auto& s : shapes) {
+    if (s.size() != 2) {
+      throw ConfigError(who + ": its inputs must be sequences (steps, features), got " + format_shapes(shapes));
+    }
+  }
+  const Shape& key = shapes.size() == 3 ? shapes[2] : shapes[1];
+  if (key[0] != shapes[1][0]) {
+    throw ConfigError(who + ": value and key must have the same steps, got value " + format_shape(shapes[1]) +
+                      " and key " + format_shape(key));
+  }
+  return {shapes[0], shapes[1], key};
+}
+
+/// The same on tensors (N, steps, features) at forward time (another batch or length than built is fine).
+inline void check_attention_tensors(const std::string& who, const at::Tensor& q, const at::Tensor& v,
+                                    const at::Tensor& k) {
+  if (q.dim() != 3 || v.dim() != 3 || k.dim() != 3) {
+    throw ConfigError(who + ": query, value and key must be (N, steps, features), got " +
+                      format_sizes(q.sizes().vec()) + ", " + format_sizes(v.sizes().vec()) + ", " +
+                      format_sizes(k.sizes().vec()));
+  }
+  if (v.size(1) != k.size(1) || q.size(0) != v.size(0) || k.size(0) != v.size(0)) {
+    throw ConfigError(who + ": value and key must have the same steps and every input the same batch, got query " +
+                      format_sizes(q.sizes().vec()) + ", value " + format_sizes(v.sizes().vec()) + ", key " +
+                      format_sizes(k.sizes().vec()));
+  }
+}
+
+/// Keras's causal mask (_compute_causal_mask): (T, S), true where key step j <= query step i.
+inline at::Tensor causal_mask(int64_t t, int64_t s, const at::TensorOptions& like) {
+  const at::Tensor i = at::arange(t, like.dtype(at::kLong)).unsqueeze(1);
+  const at::Tensor j = at::arange(s, like.dtype(at::kLong)).unsqueeze(0);
+  return i.ge(j);
+}
+
+/// The causal mask as an additive float bias (0 where allowed, −1e9 elsewhere), for ONNX.
+inline at::Tensor causal_bias(int64_t t, int64_t s) {
+  const at::Tensor allowed = causal_mask(t, s, at::TensorOptions());
+  return at::where(allowed, at::zeros({t, s}), at::full({t, s}, -1e9));
+}
+
+/// The boolean mask of one call (T, S) or (N, T, S): `given` (nonzero = may attend; (N, T, S) or (T, S))
+/// and the causal mask when `causal`, combined with a logical and; undefined when neither. Errors:
+/// ConfigError naming `who` for a given mask of another shape.
+inline at::Tensor attention_mask(const std::string& who, const at::Tensor& given, bool causal, int64_t t, int64_t s,
+                                 const at::Tensor& like) {
+  at::Tensor mask;
+  if (given.defined()) {
+    const auto d = given.sizes().vec();
+    const bool ok = (given.dim() == 3 && d[0] == like.size(0) && d[1] == t && d[2] == s) ||
+                    (given.dim() == 2 && d[0] == t && d[1] == s);
+    if (!ok) {
+      throw ConfigError(who + ": attention_mask must be (N, T, S) or (T, S) = (" + std::to_string(like.size(0)) + ", " +
+                        std::to_string(t) + ", " + std::to_string(s) + "), got " + format_sizes(d));
+    }
+    mask = given.to(like.device()).ne(0);
+  }
+  if (causal) {
+    const at::Tensor c = causal_mask(t, s, like.options());
+    mask = mask.defined() ? mask.logical_and(c) : c;
+  }
+  return mask;
+}
+
+/// Keras 3's Softmax with a mask (MultiHeadAttention): masked scores replaced by −1e9, the softmax over
+/// the last axis, masked probabilities set to 0 (a row masked entirely gives zeros).
+inline at::Tensor masked_softmax(const at::Tensor& scores, const at::Tensor& mask) {
+  const at::Tensor neg = at::full({}, -1e9, scores.options());
+  const at::Tensor p = at::softmax(at::where(mask, scores, neg), -1);
+  return at::where(mask, p, at::zeros({}, scores.options()));
+}
+
+}  // namespace torchfit::detail
