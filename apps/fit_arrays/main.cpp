@@ -36,7 +36,8 @@ struct Args {
 };
 
 void add_flags(CLI::App& app, Args& a) {
-  app.add_option("--model-config", a.model_config, "Keras model JSON (a bare name: the shipped ones, e.g. dense_regression.json)")
+  app.add_option("--model-config", a.model_config,
+                 "Keras model JSON (a bare name: the shipped ones, e.g. dense_regression.json)")
       ->required()
       ->transform(CLI::Validator(
           [](std::string& s) -> std::string {
@@ -55,7 +56,8 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--validation-split", a.validation_split,
                  "Fraction in (0, 1) of the samples, the LAST ones (Keras), to validate on")
       ->check(CLI::Range(0.0, 1.0));
-  app.add_option("--validation-x", a.validation_x, "Validation inputs (Keras validation_data; overrides --validation-split)");
+  app.add_option("--validation-x", a.validation_x,
+                 "Validation inputs (Keras validation_data; overrides --validation-split)");
   app.add_option("--validation-y", a.validation_y, "Validation targets")->needs(app.get_option("--validation-x"));
   app.get_option("--validation-x")->needs(app.get_option("--validation-y"));
   app.add_option("--validation-sample-weight", a.validation_sample_weight, "Validation sample weights")
@@ -63,15 +65,21 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--loss", a.loss, "Keras loss name or object (JSON)")->capture_default_str();
   app.add_option("--metrics", a.metrics, "Comma-separated Keras metrics")->capture_default_str();
   app.add_option("--optimizer", a.optimizer, "Keras optimizer name or object (JSON)")->capture_default_str();
-  app.add_option("--lr", a.lr, "Learning rate (default: the optimizer's Keras default)")->check(apps::positive_finite());
+  app.add_option("--lr", a.lr, "Learning rate (default: the optimizer's Keras default)")
+      ->check(apps::positive_finite());
   app.add_option("--class-weight", a.class_weight, "JSON file {\"0\": w0, \"1\": w1, ...} (Keras class_weight)");
   app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(apps::int_range(1));
   apps::add_batch_size_flag(app, a.batch_size, "Samples per batch");
   app.add_flag("--no-shuffle", a.no_shuffle, "Keep the training samples in file order (Keras shuffle=False)");
-  app.add_option("--seed", a.seed, "Seed of the initial weights and the shuffling")->capture_default_str()->check(apps::seed_value());
-  app.add_option("--delimiter", a.delimiter, "CSV field separator (' ' for whitespace-separated text)")->capture_default_str()
+  app.add_option("--seed", a.seed, "Seed of the initial weights and the shuffling")
+      ->capture_default_str()
+      ->check(apps::seed_value());
+  app.add_option("--delimiter", a.delimiter, "CSV field separator (' ' for whitespace-separated text)")
+      ->capture_default_str()
       ->check(CLI::IsMember({",", ";", " ", "\t"}));
-  app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")->capture_default_str()->check(CLI::Range(0, 2));
+  app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
   apps::add_device_flag(app, a.device);
   apps::add_threads_flag(app, a.threads);
 }
@@ -93,17 +101,21 @@ int run(const Args& a) {
   torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());  // Keras order: the file's
   at::manual_seed(a.seed);
   torchfit::Model model = torchfit::keras::model_config_for_data(
-      a.model_config,
-      torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
+      a.model_config, torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
   torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer));
   if (a.lr > 0) optimizer.learning_rate(a.lr);
-  torchfit::Trainer trainer(model, torchfit::CompileOptions().loss(a.loss).metrics(apps::comma_items(a.metrics, "--metrics")).optimizer(optimizer), device);
-  torchfit::FitOptions fit = torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose).validation_split(a.validation_split);
+  torchfit::Trainer trainer(
+      model,
+      torchfit::CompileOptions().loss(a.loss).metrics(apps::comma_items(a.metrics, "--metrics")).optimizer(optimizer),
+      device);
+  torchfit::FitOptions fit =
+      torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose).validation_split(a.validation_split);
   if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));
-  torchfit::ArrayOptions options = torchfit::ArrayOptions().batch_size(a.batch_size).shuffle(!a.no_shuffle).seed(a.seed);
+  torchfit::ArrayOptions options =
+      torchfit::ArrayOptions().batch_size(a.batch_size).shuffle(!a.no_shuffle).seed(a.seed);
   if (!a.validation_x.empty()) {
-    options.validation_data(Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a),
-                                   load(a.validation_sample_weight, a)));
+    options.validation_data(
+        Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a), load(a.validation_sample_weight, a)));
   }
   const torchfit::History history = trainer.fit(train, fit, options);
   std::cout << "final:";
@@ -117,7 +129,8 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   Args a;
-  CLI::App app{"Fit a Keras model config on arrays from .npy/.npz/CSV files (Keras model.fit(x, y, ...)).", "fit_arrays"};
+  CLI::App app{"Fit a Keras model config on arrays from .npy/.npz/CSV files (Keras model.fit(x, y, ...)).",
+               "fit_arrays"};
   add_flags(app, a);
   TORCHFIT_CLI_PARSE(app, argc, argv);
   return apps::run_reporting_errors("fit_arrays", [&] { return run(a); });

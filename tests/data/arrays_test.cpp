@@ -9,11 +9,12 @@
 #include <torchfit/data/arrays.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/error.h>
+#include <torchfit/io/npy.h>
 
 #include "support/python_reference.h"
 #include "support/temp_dir.h"
 
-using namespace torchfit;
+namespace torchfit::arrays_test {
 using data::Arrays;
 
 namespace {
@@ -44,7 +45,7 @@ TEST(Arrays, ValidationSplitTakesTheLastFractionAsKeras3) {
   nlohmann::json cases = nlohmann::json::array();
   for (int64_t n : {2, 3, 7, 10, 100, 442, 1001})
     for (double v : {0.1, 0.2, 0.25, 1.0 / 3, 0.5, 0.7, 0.99}) cases.push_back({{"n", n}, {"v", v}});
-  const auto ref = testing::run_python({"numpy", "math"}, R"(
+  const auto ref = torchfit::testing::run_python({"numpy", "math"}, R"(
 import numpy as np
 out = []
 for c in data:
@@ -55,7 +56,7 @@ for c in data:
     else:
         out.append([idx[:split_at].tolist(), idx[split_at:].tolist()])
 )",
-                                       cases);
+                                                 cases);
   TORCHFIT_REQUIRE_PYTHON(ref);
   for (size_t k = 0; k < cases.size(); ++k) {
     const int64_t n = cases[k]["n"];
@@ -69,40 +70,54 @@ for c in data:
       continue;
     }
     const auto [train, val] = data::train_validation_split(a, v);
-    auto as_vector = [](const at::Tensor& t) { return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()); };
+    auto as_vector = [](const at::Tensor& t) {
+      return std::vector<int64_t>(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel());
+    };
     EXPECT_EQ(as_vector(train.y.contiguous()), ref.out[k][0].get<std::vector<int64_t>>());
     EXPECT_EQ(as_vector(val.y.contiguous()), ref.out[k][1].get<std::vector<int64_t>>());
     EXPECT_TRUE(val.x.squeeze(1).equal(val.y.to(at::kFloat)));  // x, y and the weights split at one index
     EXPECT_TRUE(val.sample_weight.equal(val.y.to(at::kFloat) * 0.5));
   }
   for (double bad : {0.0, 1.0, -0.2, 1.5, std::nan("")}) {
-    EXPECT_NE(config_error([&] { data::train_validation_split(Arrays(at::zeros({10, 1})), bad); }).find("(0, 1)"),
+    EXPECT_NE(config_error([&] {
+                data::train_validation_split(Arrays(at::zeros({10, 1})), bad);
+              }).find("(0, 1)"),
               std::string::npos)
         << bad;
   }
 }
 
 TEST(Arrays, StandardizeChecksLengthsAndCastsToFloat32) {
-  const Arrays ok = data::standardize_arrays(Arrays(at::ones({5, 2}, at::kDouble), at::arange(5), at::ones({5}, at::kDouble)), "fit");
+  const Arrays ok =
+      data::standardize_arrays(Arrays(at::ones({5, 2}, at::kDouble), at::arange(5), at::ones({5}, at::kDouble)), "fit");
   EXPECT_EQ(ok.x.scalar_type(), at::kFloat);
   EXPECT_EQ(ok.y.scalar_type(), at::kLong);  // integer labels kept
   EXPECT_EQ(ok.sample_weight.scalar_type(), at::kFloat);
-  const std::string y_len = config_error([] { data::standardize_arrays(Arrays(at::ones({5, 2}), at::ones({4})), "fit"); });
+  const std::string y_len = config_error([] {
+    data::standardize_arrays(Arrays(at::ones({5, 2}), at::ones({4})), "fit");
+  });
   EXPECT_NE(y_len.find("fit: x has 5 samples but y has 4"), std::string::npos) << y_len;
-  const std::string w_len =
-      config_error([] { data::standardize_arrays(Arrays(at::ones({5, 2}), at::ones({5}), at::ones({6})), "fit"); });
+  const std::string w_len = config_error([] {
+    data::standardize_arrays(Arrays(at::ones({5, 2}), at::ones({5}), at::ones({6})), "fit");
+  });
   EXPECT_NE(w_len.find("but sample_weight has 6"), std::string::npos) << w_len;
-  EXPECT_NE(config_error([] { data::standardize_arrays(Arrays(at::ones({5, 2})), "fit"); }).find("y (the targets)"),
+  EXPECT_NE(config_error([] {
+              data::standardize_arrays(Arrays(at::ones({5, 2})), "fit");
+            }).find("y (the targets)"),
             std::string::npos);
   EXPECT_NO_THROW(data::standardize_arrays(Arrays(at::ones({5, 2})), "predict", false));
-  EXPECT_NE(config_error([] { data::standardize_arrays(Arrays(at::ones({0, 2}), at::ones({0})), "fit"); }).find("no samples"),
+  EXPECT_NE(config_error([] {
+              data::standardize_arrays(Arrays(at::ones({0, 2}), at::ones({0})), "fit");
+            }).find("no samples"),
             std::string::npos);
-  EXPECT_NE(config_error([] { data::standardize_arrays(Arrays(at::ones({3}), at::ones({3}), at::arange(3)), "fit"); })
-                .find("floating-point"),
+  EXPECT_NE(config_error([] {
+              data::standardize_arrays(Arrays(at::ones({3}), at::ones({3}), at::arange(3)), "fit");
+            }).find("floating-point"),
             std::string::npos);
   const at::Tensor nan_w = at::tensor({1.0f, NAN, 1.0f});
-  EXPECT_NE(config_error([&] { data::standardize_arrays(Arrays(at::ones({3}), at::ones({3}), nan_w), "fit"); }).find("NaN"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error([&] { data::standardize_arrays(Arrays(at::ones({3}), at::ones({3}), nan_w), "fit"); }).find("NaN"),
+      std::string::npos);
 }
 
 TEST(Arrays, TensorIteratorKeepsWeightsWithTheirSamples) {
@@ -116,7 +131,9 @@ TEST(Arrays, TensorIteratorKeepsWeightsWithTheirSamples) {
   }
   data::TensorIterator plain(x, at::arange(10), 4);
   EXPECT_FALSE(plain.next().sample_weight.defined());
-  EXPECT_NE(config_error([&] { data::TensorIterator(Arrays(x, at::arange(10), at::ones({9})), 4); }).find("sample_weight has 9"),
+  EXPECT_NE(config_error([&] {
+              data::TensorIterator(Arrays(x, at::arange(10), at::ones({9})), 4);
+            }).find("sample_weight has 9"),
             std::string::npos);
 }
 
@@ -147,8 +164,8 @@ TEST(Arrays, IteratorSplitIsTheArraysSplitAndOthersRefuse) {
 }
 
 TEST(Arrays, LoadArrayReadsCsvNpyAndNpz) {
-  testing::TempDir dir("load_array");
-  const auto ref = testing::run_python({"numpy"}, R"(
+  torchfit::testing::TempDir dir("load_array");
+  const auto ref = torchfit::testing::run_python({"numpy"}, R"(
 import numpy as np
 d = data["dir"]
 x = np.array([[1.5, -2.0, 3.25], [4.0, 5.5, -6.0]], dtype="<f8")
@@ -160,7 +177,7 @@ np.savetxt(d + "/x.csv", x, delimiter=",", header="a,b,c", comments="")
 np.savetxt(d + "/y.csv", np.array([7.0, 8.0]), delimiter=",")
 out = x.tolist()
 )",
-                                       {{"dir", dir.path.string()}});
+                                                 {{"dir", dir.path.string()}});
   TORCHFIT_REQUIRE_PYTHON(ref);
   const at::Tensor want = at::tensor(ref.out.get<std::vector<std::vector<double>>>()[0], at::kDouble);
   const at::Tensor x_npy = data::load_array(dir.file("x.npy"));
@@ -174,7 +191,8 @@ out = x.tolist()
     EXPECT_TRUE(data::load_array(dir.file("xy.npz") + ":y").equal(at::tensor({1, 0}, at::kLong)));
     EXPECT_TRUE(data::load_array(dir.file("one.npz")).equal(x_npy));
     EXPECT_NE(io_error([&] { data::load_array(dir.file("xy.npz")); }).find("holds 2 arrays (x, y)"), std::string::npos);
-    EXPECT_NE(io_error([&] { data::load_array(dir.file("xy.npz") + ":z"); }).find("has no array 'z'"), std::string::npos);
+    EXPECT_NE(io_error([&] { data::load_array(dir.file("xy.npz") + ":z"); }).find("has no array 'z'"),
+              std::string::npos);
   }
   std::ofstream(dir.file("ragged.csv")) << "1,2\n3\n";
   const std::string ragged = io_error([&] { data::load_array(dir.file("ragged.csv")); });
@@ -185,12 +203,13 @@ out = x.tolist()
   std::ofstream(dir.file("gz.csv"), std::ios::binary) << std::string("\x1f\x8b\x08\x00", 4);
   EXPECT_NE(io_error([&] { data::load_array(dir.file("gz.csv")); }).find("gzip-compressed"), std::string::npos);
   std::ofstream(dir.file("header_only.csv")) << "a,b\n";
-  EXPECT_NE(io_error([&] { data::load_array(dir.file("header_only.csv")); }).find("no rows of numbers"), std::string::npos);
+  EXPECT_NE(io_error([&] { data::load_array(dir.file("header_only.csv")); }).find("no rows of numbers"),
+            std::string::npos);
 }
 
 TEST(Arrays, ReadsScikitLearnsDiabetesCsv) {
-  testing::TempDir dir("diabetes");
-  const auto ref = testing::run_python({"numpy", "sklearn.datasets", "gzip"}, R"(
+  torchfit::testing::TempDir dir("diabetes");
+  const auto ref = torchfit::testing::run_python({"numpy", "sklearn.datasets", "gzip"}, R"(
 import gzip, os, sklearn.datasets
 base = os.path.join(os.path.dirname(sklearn.datasets.__file__), "data")
 for name in ["diabetes_data_raw", "diabetes_target"]:
@@ -198,7 +217,7 @@ for name in ["diabetes_data_raw", "diabetes_target"]:
 x, y = sklearn.datasets.load_diabetes(return_X_y=True, scaled=False)
 out = {"shape": list(x.shape), "x_sum": float(x.sum()), "y": y[:5].tolist(), "row0": x[0].tolist()}
 )",
-                                       {{"dir", dir.path.string()}});
+                                                 {{"dir", dir.path.string()}});
   TORCHFIT_REQUIRE_PYTHON(ref);
   const at::Tensor x = data::load_array(dir.file("diabetes_data_raw.csv"), ' ');
   const at::Tensor y = data::load_array(dir.file("diabetes_target.csv"), ' ');
@@ -209,3 +228,5 @@ out = {"shape": list(x.shape), "x_sum": float(x.sum()), "y": y[:5].tolist(), "ro
   const auto y5 = ref.out["y"].get<std::vector<double>>();
   for (size_t i = 0; i < y5.size(); ++i) EXPECT_FLOAT_EQ(y[i].item<float>(), static_cast<float>(y5[i]));
 }
+
+}  // namespace torchfit::arrays_test

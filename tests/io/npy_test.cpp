@@ -13,7 +13,7 @@
 #include "support/python_reference.h"
 #include "support/temp_dir.h"
 
-using namespace torchfit;
+namespace torchfit::npy_test {
 
 namespace {
 
@@ -78,13 +78,13 @@ std::string error_of(const std::function<void()>& f) {
 }  // namespace
 
 TEST(Npy, ReadsEveryDtypeOrderAndVersionNumPyWrites) {
-  testing::TempDir dir("npy");
-  const auto ref = testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
+  torchfit::testing::TempDir dir("npy");
+  const auto ref = torchfit::testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
   TORCHFIT_REQUIRE_PYTHON(ref);
-  const std::map<std::string, at::ScalarType> types = {
-      {"f4", at::kFloat}, {"f8", at::kDouble}, {"f2", at::kHalf}, {"i1", at::kChar}, {"i2", at::kShort},
-      {"i4", at::kInt},   {"i8", at::kLong},   {"u1", at::kByte}, {"u2", at::kInt},  {"u4", at::kLong},
-      {"u8", at::kLong},  {"b1", at::kBool}};
+  const std::map<std::string, at::ScalarType> types = {{"f4", at::kFloat}, {"f8", at::kDouble}, {"f2", at::kHalf},
+                                                       {"i1", at::kChar},  {"i2", at::kShort},  {"i4", at::kInt},
+                                                       {"i8", at::kLong},  {"u1", at::kByte},   {"u2", at::kInt},
+                                                       {"u4", at::kLong},  {"u8", at::kLong},   {"b1", at::kBool}};
   for (const auto& [name, type] : types) {
     const at::Tensor t = io::read_npy(dir.file(name + ".npy"));
     EXPECT_EQ(t.scalar_type(), type) << name;
@@ -93,17 +93,18 @@ TEST(Npy, ReadsEveryDtypeOrderAndVersionNumPyWrites) {
   for (const char* name : {"scalar", "empty", "vector", "fortran", "fortran2d"})
     expect_array(io::read_npy(dir.file(std::string(name) + ".npy")), ref.out[name], name);
   EXPECT_EQ(io::read_npy(dir.file("scalar.npy")).dim(), 0);
-  for (const char* v : {"v1", "v2", "v3"}) expect_array(io::read_npy(dir.file(std::string(v) + ".npy")), ref.out["v"], v);
+  for (const char* v : {"v1", "v2", "v3"})
+    expect_array(io::read_npy(dir.file(std::string(v) + ".npy")), ref.out["v"], v);
 }
 
 TEST(Npy, ReadsNpzStoredAndCompressed) {
   if (!io::npz_available()) {
-    testing::TempDir dir("npz_off");
+    torchfit::testing::TempDir dir("npz_off");
     EXPECT_NE(error_of([&] { io::read_npz(dir.file("a.npz")); }).find("without libzip"), std::string::npos);
     GTEST_SKIP() << "built without libzip";
   }
-  testing::TempDir dir("npz");
-  const auto ref = testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
+  torchfit::testing::TempDir dir("npz");
+  const auto ref = torchfit::testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
   TORCHFIT_REQUIRE_PYTHON(ref);
   const auto plain = io::read_npz(dir.file("plain.npz"));
   ASSERT_EQ(plain.size(), 2u);
@@ -119,13 +120,14 @@ TEST(Npy, ReadsNpzStoredAndCompressed) {
 }
 
 TEST(Npy, BadFilesGiveErrorsNamingTheFile) {
-  testing::TempDir dir("npy_bad");
-  const auto ref = testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
+  torchfit::testing::TempDir dir("npy_bad");
+  const auto ref = torchfit::testing::run_python({"numpy"}, kWriteArrays, {{"dir", dir.path.string()}});
   TORCHFIT_REQUIRE_PYTHON(ref);
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"big_endian", "big-endian"},      {"object", "object array"},     {"structured", "structured dtype"},
-      {"complex", "unsupported dtype"},  {"truncated", "truncated file"}, {"header_cut", "truncated .npy header"},
-      {"no_magic", "not a .npy file"},   {"bad_header", "unexpected key 'shapf'"},
+      {"big_endian", "big-endian"},       {"object", "object array"},
+      {"structured", "structured dtype"}, {"complex", "unsupported dtype"},
+      {"truncated", "truncated file"},    {"header_cut", "truncated .npy header"},
+      {"no_magic", "not a .npy file"},    {"bad_header", "unexpected key 'shapf'"},
       {"missing", "cannot open"}};
   for (const auto& [name, words] : cases) {
     const std::string path = dir.file(name + ".npy");
@@ -135,8 +137,9 @@ TEST(Npy, BadFilesGiveErrorsNamingTheFile) {
   }
   EXPECT_NE(error_of([&] { io::read_npy(dir.file("big_endian.npy")); }).find("astype('<f4')"), std::string::npos);
   // The truncated file: both sizes are named (24 float32 = 96 bytes needed, 89 there).
-  EXPECT_NE(error_of([&] { io::read_npy(dir.file("truncated.npy")); }).find("needs 96 bytes of data, the file holds 89"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { io::read_npy(dir.file("truncated.npy")); }).find("needs 96 bytes of data, the file holds 89"),
+      std::string::npos);
 }
 
 TEST(Npy, HandMadeHeadersAreChecked) {
@@ -156,9 +159,9 @@ TEST(Npy, HandMadeHeadersAreChecked) {
             std::string::npos);
   EXPECT_NE(msg(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }")).find("non-negative"),
             std::string::npos);
-  EXPECT_NE(msg(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }"))
-                .find("too large"),
-            std::string::npos);
+  EXPECT_NE(
+      msg(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999), }")).find("too large"),
+      std::string::npos);
   std::string v9 = npy("{}");
   v9[6] = 9;
   EXPECT_NE(msg(v9).find("version 9.0"), std::string::npos);
@@ -167,3 +170,5 @@ TEST(Npy, HandMadeHeadersAreChecked) {
   big[7] = '\x80';
   EXPECT_NE(msg(npy("{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }", big)).find("2^63"), std::string::npos);
 }
+
+}  // namespace torchfit::npy_test

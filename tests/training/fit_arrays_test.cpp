@@ -15,7 +15,7 @@
 
 #include "support/python_reference.h"
 
-using namespace torchfit;
+namespace torchfit::fit_arrays_test {
 using data::Arrays;
 
 namespace {
@@ -29,7 +29,7 @@ struct StepLosses : Callback {
 
 nlohmann::json parameters_json(Model& model) {
   nlohmann::json p = nlohmann::json::array();
-  for (const auto& t : model->parameters()) p.push_back(testing::to_json(t.detach()));
+  for (const auto& t : model->parameters()) p.push_back(torchfit::testing::to_json(t.detach()));
   return p;
 }
 
@@ -109,16 +109,22 @@ TEST(FitArrays, WeightedRegressionWithValidationSplitMatchesPyTorch) {
   const at::Tensor y = at::randn({13, 2}, gen);
   const at::Tensor w = at::rand({13}, gen) * 2;
   at::manual_seed(3);
-  Trainer t(two_dense(3, 5, 2, "linear"),
-            CompileOptions().loss("mse").metrics({"mae"}).optimizer(OptimizerOptions().name("sgd").learning_rate(0.05)));
-  nlohmann::json input = {{"params", parameters_json(t.model())}, {"x", testing::to_json(x)}, {"y", testing::to_json(y)},
-                          {"w", testing::to_json(w)}, {"lr", 0.05}, {"epochs", 3}, {"loss", "mse"},
+  Trainer t(two_dense(3, 5, 2, "linear"), CompileOptions().loss("mse").metrics({"mae"}).optimizer(
+                                              OptimizerOptions().name("sgd").learning_rate(0.05)));
+  nlohmann::json input = {{"params", parameters_json(t.model())},
+                          {"x", torchfit::testing::to_json(x)},
+                          {"y", torchfit::testing::to_json(y)},
+                          {"w", torchfit::testing::to_json(w)},
+                          {"lr", 0.05},
+                          {"epochs", 3},
+                          {"loss", "mse"},
                           // validation_split 0.25 of 13: floor(13 · 0.75) = 9 train (batches 4, 4, 1), 4 validate
-                          {"batches", ranges(0, 9, 4)}, {"val", ranges(9, 13, 4)}};
+                          {"batches", ranges(0, 9, 4)},
+                          {"val", ranges(9, 13, 4)}};
   auto steps = std::make_shared<StepLosses>();
   const History h = t.fit(Arrays(x, y, w), FitOptions().epochs(3).verbose(0).validation_split(0.25).callbacks({steps}),
                           ArrayOptions().batch_size(4).shuffle(false));
-  const auto ref = testing::run_python({"torch"}, kTorchSteps, input);
+  const auto ref = torchfit::testing::run_python({"torch"}, kTorchSteps, input);
   TORCHFIT_REQUIRE_PYTHON(ref);
   const auto want = ref.out["steps"].get<std::vector<double>>();
   ASSERT_EQ(steps->losses.size(), want.size());
@@ -150,14 +156,20 @@ TEST(FitArrays, ClassWeightBecomesTheSampleWeightAsKeras3) {
   const std::vector<double> cw = {1.0, 3.0, 0.5};
   std::vector<double> w;
   for (int64_t i = 0; i < 10; ++i) w.push_back(cw[labels[i].item<int64_t>()]);  // Keras: class_weight_to_sample_weights
-  nlohmann::json input = {{"params", parameters_json(t.model())}, {"x", testing::to_json(x)},
-                          {"y", testing::to_json(labels.to(at::kFloat))}, {"w", w}, {"lr", 0.1}, {"epochs", 2},
-                          {"loss", "sce"}, {"batches", ranges(0, 10, 3)}, {"val", nlohmann::json::array()}};
+  nlohmann::json input = {{"params", parameters_json(t.model())},
+                          {"x", torchfit::testing::to_json(x)},
+                          {"y", torchfit::testing::to_json(labels.to(at::kFloat))},
+                          {"w", w},
+                          {"lr", 0.1},
+                          {"epochs", 2},
+                          {"loss", "sce"},
+                          {"batches", ranges(0, 10, 3)},
+                          {"val", nlohmann::json::array()}};
   auto steps = std::make_shared<StepLosses>();
   t.fit(Arrays(x, labels),
         FitOptions().epochs(2).verbose(0).class_weight({{0, 1.0}, {1, 3.0}, {2, 0.5}}).callbacks({steps}),
         ArrayOptions().batch_size(3).shuffle(false));
-  const auto ref = testing::run_python({"torch"}, kTorchSteps, input);
+  const auto ref = torchfit::testing::run_python({"torch"}, kTorchSteps, input);
   TORCHFIT_REQUIRE_PYTHON(ref);
   const auto want = ref.out["steps"].get<std::vector<double>>();
   ASSERT_EQ(steps->losses.size(), want.size());
@@ -177,7 +189,7 @@ TEST(FitArrays, LossReductionsWithSampleWeightsFollowKeras3) {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(8);
   const at::Tensor out = at::randn({4, 3, 2}, gen), y = at::randn({4, 3, 2}, gen);
   const at::Tensor w = at::rand({4}, gen);
-  const auto ref = testing::run_python({"numpy"}, R"(
+  const auto ref = torchfit::testing::run_python({"numpy"}, R"(
 import numpy as np
 p, y, w = (np.array(data[k], dtype=np.float32) for k in ("p", "y", "w"))
 v = ((p - y) ** 2).mean(-1)                       # (N, T)
@@ -185,10 +197,13 @@ vw = v * w[:, None]
 out = {"sum_over_batch_size": float(vw.sum() / v.size), "sum": float(vw.sum()),
        "mean_with_sample_weight": float(vw.sum() / np.broadcast_to(w[:, None], v.shape).sum())}
 )",
-                                       {{"p", testing::to_json(out)}, {"y", testing::to_json(y)}, {"w", testing::to_json(w)}});
+                                                 {{"p", torchfit::testing::to_json(out)},
+                                                  {"y", torchfit::testing::to_json(y)},
+                                                  {"w", torchfit::testing::to_json(w)}});
   TORCHFIT_REQUIRE_PYTHON(ref);
   for (const char* r : {"sum_over_batch_size", "sum", "mean_with_sample_weight"}) {
-    const std::string loss = std::string(R"({"class_name": "MeanSquaredError", "config": {"reduction": ")") + r + "\"}}";
+    const std::string loss =
+        std::string(R"({"class_name": "MeanSquaredError", "config": {"reduction": ")") + r + "\"}}";
     const double want = ref.out[r].get<double>();
     EXPECT_NEAR(compute_loss(loss, out, y, false, w).item<double>(), want, 1e-5 * (1 + want)) << r;
     EXPECT_NEAR(compute_loss(loss, out, y, false, w.unsqueeze(1)).item<double>(), want, 1e-5 * (1 + want)) << r;
@@ -247,3 +262,5 @@ TEST(FitArrays, ShuffledFitTrainsAndSplitsBeforeShuffling) {
   EXPECT_LT(h.last("loss"), 1e-2);
   EXPECT_NEAR(h.last("val_loss"), 10000.0, 50.0);
 }
+
+}  // namespace torchfit::fit_arrays_test

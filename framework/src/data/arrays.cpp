@@ -20,7 +20,8 @@ void check_length(const at::Tensor& t, const char* name, int64_t n, const std::s
   if (t.dim() == 0) throw ConfigError(who + ": " + name + " is a scalar; it needs one entry per sample (axis 0)");
   if (t.size(0) != n) {
     throw ConfigError(who + ": x has " + std::to_string(n) + " samples but " + name + " has " +
-                      std::to_string(t.size(0)) + " (Keras: data cardinality is ambiguous; every array needs "
+                      std::to_string(t.size(0)) +
+                      " (Keras: data cardinality is ambiguous; every array needs "
                       "the same number of samples along axis 0)");
   }
 }
@@ -42,7 +43,8 @@ Arrays standardize_arrays(const Arrays& arrays, const std::string& who, bool nee
   const at::Tensor& w = arrays.sample_weight;
   if (w.defined()) {
     if (!at::isFloatingType(w.scalar_type())) {
-      throw ConfigError(who + ": sample_weight must be floating-point, got " + std::string(c10::toString(w.scalar_type())));
+      throw ConfigError(who + ": sample_weight must be floating-point, got " +
+                        std::string(c10::toString(w.scalar_type())));
     }
     if (!at::isfinite(w).all().item<bool>()) throw ConfigError(who + ": sample_weight holds NaN or inf");
   }
@@ -51,15 +53,18 @@ Arrays standardize_arrays(const Arrays& arrays, const std::string& who, bool nee
 
 std::pair<Arrays, Arrays> train_validation_split(const Arrays& arrays, double validation_split) {
   if (!(validation_split > 0.0 && validation_split < 1.0)) {
-    throw ConfigError("validation_split must be a number in (0, 1) (the fraction of the samples to validate "
-                      "on), got " + std::to_string(validation_split));
+    throw ConfigError(
+        "validation_split must be a number in (0, 1) (the fraction of the samples to validate "
+        "on), got " +
+        std::to_string(validation_split));
   }
   const int64_t n = arrays.samples();
   const auto split_at = static_cast<int64_t>(std::floor(static_cast<double>(n) * (1.0 - validation_split)));
   if (split_at == 0 || split_at == n) {
     throw ConfigError("x has " + std::to_string(n) +
                       " samples, which is not sufficient to split it into a validation and training set as "
-                      "specified by validation_split=" + std::to_string(validation_split) +
+                      "specified by validation_split=" +
+                      std::to_string(validation_split) +
                       " (Keras's rule: the first floor(N * (1 - validation_split)) samples train)");
   }
   auto part = [](const at::Tensor& t, int64_t a, int64_t b) { return t.defined() ? t.slice(0, a, b) : t; };
@@ -141,8 +146,8 @@ at::Tensor npz_member(const std::string& path, const std::string& key) {
   for (const auto& kv : arrays) names += (names.empty() ? "" : ", ") + kv.first;
   if (key.empty()) {
     if (arrays.size() == 1) return arrays.begin()->second;
-    throw IoError("'" + path + "' holds " + std::to_string(arrays.size()) + " arrays (" + names +
-                  "); name one as '" + path + ":NAME'");
+    throw IoError("'" + path + "' holds " + std::to_string(arrays.size()) + " arrays (" + names + "); name one as '" +
+                  path + ":NAME'");
   }
   const auto it = arrays.find(key);
   if (it == arrays.end()) throw IoError("'" + path + "' has no array '" + key + "' (it holds: " + names + ")");

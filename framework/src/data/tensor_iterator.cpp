@@ -14,7 +14,11 @@ TensorIterator::TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, b
     : TensorIterator(Arrays(std::move(x), std::move(y)), batch_size, shuffle, seed) {}
 
 TensorIterator::TensorIterator(const Arrays& arrays, int64_t batch_size, bool shuffle, uint64_t seed)
-    : x_(arrays.x), y_(arrays.y), sample_weight_(arrays.sample_weight), batch_size_(batch_size), shuffle_(shuffle),
+    : x_(arrays.x),
+      y_(arrays.y),
+      sample_weight_(arrays.sample_weight),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
       seed_(seed) {
   if (batch_size_ <= 0) throw ConfigError("TensorIterator: batch_size must be > 0, got " + std::to_string(batch_size_));
   if (!x_.defined() || x_.dim() == 0 || x_.size(0) == 0) throw ConfigError("TensorIterator: x has no samples");

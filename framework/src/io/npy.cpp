@@ -28,9 +28,7 @@ struct Header {
   std::vector<int64_t> shape;
 };
 
-[[noreturn]] void fail(const std::string& source, const std::string& what) {
-  throw IoError(source + ": " + what);
-}
+[[noreturn]] void fail(const std::string& source, const std::string& what) { throw IoError(source + ": " + what); }
 
 // A reader of the Python dict literal NumPy writes: {'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }
 class DictReader {
@@ -139,10 +137,10 @@ DType dtype_of(const std::string& descr, const std::string& source) {
   if (code == "O") fail(source, "an object array (dtype '" + descr + "', pickled Python objects) is not read");
   if (order != '<' && order != '|') fail(source, "unsupported byte order in dtype '" + descr + "'");
   static const std::map<std::string, DType> types = {
-      {"f2", {at::kHalf, at::kHalf, 2}},  {"f4", {at::kFloat, at::kFloat, 4}}, {"f8", {at::kDouble, at::kDouble, 8}},
-      {"i1", {at::kChar, at::kChar, 1}},  {"i2", {at::kShort, at::kShort, 2}}, {"i4", {at::kInt, at::kInt, 4}},
-      {"i8", {at::kLong, at::kLong, 8}},  {"u1", {at::kByte, at::kByte, 1}},   {"u2", {at::kShort, at::kInt, 2}},
-      {"u4", {at::kInt, at::kLong, 4}},   {"u8", {at::kLong, at::kLong, 8, true}}, {"b1", {at::kByte, at::kBool, 1}},
+      {"f2", {at::kHalf, at::kHalf, 2}}, {"f4", {at::kFloat, at::kFloat, 4}},     {"f8", {at::kDouble, at::kDouble, 8}},
+      {"i1", {at::kChar, at::kChar, 1}}, {"i2", {at::kShort, at::kShort, 2}},     {"i4", {at::kInt, at::kInt, 4}},
+      {"i8", {at::kLong, at::kLong, 8}}, {"u1", {at::kByte, at::kByte, 1}},       {"u2", {at::kShort, at::kInt, 2}},
+      {"u4", {at::kInt, at::kLong, 4}},  {"u8", {at::kLong, at::kLong, 8, true}}, {"b1", {at::kByte, at::kBool, 1}},
   };
   const auto it = types.find(code);
   if (it == types.end()) {

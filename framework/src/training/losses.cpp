@@ -350,7 +350,8 @@ at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const
   const Loss l = Loss::parse(name);
   if (sample_weight.defined() && (sample_weight.dim() == 0 || sample_weight.size(0) != output.size(0))) {
     throw ConfigError("loss " + l.keras_name() + ": sample_weight has " +
-                      (sample_weight.dim() == 0 ? std::string("no sample axis") : std::to_string(sample_weight.size(0)) + " entries") +
+                      (sample_weight.dim() == 0 ? std::string("no sample axis")
+                                                : std::to_string(sample_weight.size(0)) + " entries") +
                       " for a batch of " + std::to_string(output.size(0)));
   }
   return l.reduce(l.values(output, target, from_logits || l.from_logits()), sample_weight, l.valid_mask(target));

@@ -105,9 +105,10 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
 at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const {
   if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_, sample_weight);
   if (sample_weight.defined()) {
-    throw ConfigError("fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
-                      "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
-                      "sample weights");
+    throw ConfigError(
+        "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
+        "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
+        "sample weights");
   }
   return compute_loss(options_.loss(), out, y, from_logits_, class_sample_weight(options_.loss(), y, class_weight_));
 }

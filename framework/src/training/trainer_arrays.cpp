@@ -31,9 +31,10 @@ History Trainer::fit_split(data::BatchIterator& train, const FitOptions& options
 History Trainer::fit(const data::Arrays& data, const FitOptions& options, const ArrayOptions& arrays) {
   const data::Arrays train = data::standardize_arrays(data, "fit");
   if (!options.class_weight().empty() && train.sample_weight.defined()) {
-    throw ConfigError("fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
-                      "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
-                      "sample weights");
+    throw ConfigError(
+        "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
+        "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
+        "sample weights");
   }
   if (arrays.batch_size() <= 0) {
     throw ConfigError("fit: batch_size must be > 0, got " + std::to_string(arrays.batch_size()));
@@ -42,7 +43,8 @@ History Trainer::fit(const data::Arrays& data, const FitOptions& options, const 
   std::unique_ptr<data::TensorIterator> validation;
   if (arrays.validation_data()) {
     if (opt.validation_data()) {
-      throw ConfigError("fit: validation_data is given twice (as arrays in ArrayOptions and as a source in FitOptions)");
+      throw ConfigError(
+          "fit: validation_data is given twice (as arrays in ArrayOptions and as a source in FitOptions)");
     }
     const data::Arrays v = data::standardize_arrays(*arrays.validation_data(), "fit: validation_data");
     validation = std::make_unique<data::TensorIterator>(v, arrays.batch_size());
