@@ -3,6 +3,7 @@
 /// Everything torchfit offers in one include: layers, Sequential, the data pipeline, training (fit, callbacks,
 /// predict), runtime set-up and checkpoints. torchfit/testing/ (the layer conformance helper) is separate:
 /// it needs GoogleTest.
+#include <torchfit/data/arrays.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/idx.h>
@@ -22,6 +23,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
+#include <torchfit/io/npy.h>
 #include <torchfit/io/onnx_graph.h>
 #include <torchfit/io/tfevents.h>
 #include <torchfit/keras/keras_file.h>

@@ -11,14 +11,39 @@
 namespace torchfit::data {
 
 TensorIterator::TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, bool shuffle, uint64_t seed)
-    : x_(std::move(x)), y_(std::move(y)), batch_size_(batch_size), shuffle_(shuffle), seed_(seed) {
+    : TensorIterator(Arrays(std::move(x), std::move(y)), batch_size, shuffle, seed) {}
+
+TensorIterator::TensorIterator(const Arrays& arrays, int64_t batch_size, bool shuffle, uint64_t seed)
+    : x_(arrays.x),
+      y_(arrays.y),
+      sample_weight_(arrays.sample_weight),
+      batch_size_(batch_size),
+      shuffle_(shuffle),
+      seed_(seed) {
   if (batch_size_ <= 0) throw ConfigError("TensorIterator: batch_size must be > 0, got " + std::to_string(batch_size_));
   if (!x_.defined() || x_.dim() == 0 || x_.size(0) == 0) throw ConfigError("TensorIterator: x has no samples");
-  if (y_.defined() && y_.size(0) != x_.size(0)) {
-    throw ConfigError("TensorIterator: x has " + std::to_string(x_.size(0)) + " samples but y has " +
-                      std::to_string(y_.size(0)));
-  }
+  auto check = [&](const at::Tensor& t, const char* name) {
+    if (t.defined() && (t.dim() == 0 || t.size(0) != x_.size(0))) {
+      throw ConfigError("TensorIterator: x has " + std::to_string(x_.size(0)) + " samples but " + name + " has " +
+                        (t.dim() == 0 ? std::string("none (a scalar)") : std::to_string(t.size(0))));
+    }
+  };
+  check(y_, "y");
+  check(sample_weight_, "sample_weight");
   new_pass();
+}
+
+std::pair<BatchIterator::Ptr, BatchIterator::Ptr> TensorIterator::train_validation_split(double split) const {
+  const auto [train, val] = data::train_validation_split(Arrays(x_, y_, sample_weight_), split);
+  return {std::make_unique<TensorIterator>(train, batch_size_, shuffle_, seed_),
+          std::make_unique<TensorIterator>(val, batch_size_, false, 0)};
+}
+
+std::pair<BatchIterator::Ptr, BatchIterator::Ptr> BatchIterator::train_validation_split(double) const {
+  throw ConfigError(
+      "validation_split is only supported for in-memory arrays (fit on tensors, TensorIterator), as Keras's; "
+      "give validation_data instead (an image folder splits itself: flow_from_directory's validation_split "
+      "and subset)");
 }
 
 void TensorIterator::new_pass() {
@@ -45,9 +70,11 @@ Batch TensorIterator::next() {
   if (shard_count() > 1) b.global_size = end - pos_;
   b.x = x_.index_select(0, idx);
   if (y_.defined()) b.y = y_.index_select(0, idx);
+  if (sample_weight_.defined()) b.sample_weight = sample_weight_.index_select(0, idx);
   if (pin_memory() && b.x.device().is_cpu()) {  // in-memory tensors: the batch is copied once more, pinned
     b.x = b.x.pin_memory();
     if (b.y.defined()) b.y = b.y.pin_memory();
+    if (b.sample_weight.defined()) b.sample_weight = b.sample_weight.pin_memory();
   }
   auto acc = idx.accessor<int64_t, 1>();
   for (int64_t i = 0; i < acc.size(0); ++i) b.indices.push_back(acc[i]);

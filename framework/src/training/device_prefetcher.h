@@ -13,8 +13,9 @@ namespace torchfit::detail {
 /// A batch on the training device, with the sizes the step logs.
 struct DeviceBatch {
   at::Tensor x, y;
-  int64_t size = 0;         ///< samples in this (shard of the) batch
-  int64_t global_size = 0;  ///< samples in the whole batch (data-parallel), else 0
+  at::Tensor sample_weight;  ///< (N) or undefined (data::Batch::sample_weight)
+  int64_t size = 0;          ///< samples in this (shard of the) batch
+  int64_t global_size = 0;   ///< samples in the whole batch (data-parallel), else 0
 };
 
 /// On CUDA, start() copies a batch on a side stream (non_blocking: asynchronous from pinned memory) and

@@ -327,6 +327,9 @@ at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weigh
   at::Tensor w;
   if (sample_weight.defined()) {
     w = sample_weight.to(v.device(), v.scalar_type());
+    // Keras's squeeze_or_expand_to_same_rank: weights (N, 1) for values (N); weights (N) for values (N, T)
+    // weigh every entry of their sample (tf.keras 2's broadcast).
+    while (w.dim() > v.dim() && w.size(-1) == 1) w = w.squeeze(-1);
     while (w.dim() < v.dim()) w = w.unsqueeze(-1);
     v = v * w;
   }
@@ -339,8 +342,19 @@ at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weigh
 }
 
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits) {
+  return compute_loss(name, output, target, from_logits, at::Tensor());
+}
+
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits,
+                        const at::Tensor& sample_weight) {
   const Loss l = Loss::parse(name);
-  return l.reduce(l.values(output, target, from_logits || l.from_logits()), {}, l.valid_mask(target));
+  if (sample_weight.defined() && (sample_weight.dim() == 0 || sample_weight.size(0) != output.size(0))) {
+    throw ConfigError("loss " + l.keras_name() + ": sample_weight has " +
+                      (sample_weight.dim() == 0 ? std::string("no sample axis")
+                                                : std::to_string(sample_weight.size(0)) + " entries") +
+                      " for a batch of " + std::to_string(output.size(0)));
+  }
+  return l.reduce(l.values(output, target, from_logits || l.from_logits()), sample_weight, l.valid_mask(target));
 }
 
 bool loss_uses_logits(const std::string& loss, const std::string& activation) {
@@ -376,8 +390,7 @@ at::Tensor sample_classes(const Loss& l, const at::Tensor& target) {
 
 }  // namespace
 
-at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
-                                 bool from_logits, const at::Tensor& class_weight) {
+at::Tensor class_sample_weight(const std::string& name, const at::Tensor& target, const at::Tensor& class_weight) {
   const Loss l = Loss::parse(name);
   const at::Tensor classes = sample_classes(l, target);
   const int64_t k = class_weight.numel();
@@ -385,10 +398,12 @@ at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& outp
     throw ConfigError("class_weight: a target's class " + std::to_string(classes.max().item<int64_t>()) +
                       " has no weight (" + std::to_string(k) + " weights)");
   }
-  const at::Tensor w = class_weight.to(output.device(), output.scalar_type()).index_select(0, classes);
-  at::Tensor v = l.values(output, target, from_logits || l.from_logits());
-  v = v.reshape({std::max<int64_t>(output.size(0), 1), -1}).mean(1);
-  return (v * w).sum() / static_cast<double>(std::max<int64_t>(output.size(0), 1));
+  return class_weight.to(target.device(), at::kFloat).index_select(0, classes.to(target.device()));
+}
+
+at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
+                                 bool from_logits, const at::Tensor& class_weight) {
+  return compute_loss(name, output, target, from_logits, class_sample_weight(name, target, class_weight));
 }
 
 }  // namespace torchfit

@@ -7,8 +7,6 @@
 #include <cmath>
 #include <limits>
 
-#include <torchfit/runtime/logging.h>
-
 #include <torchfit/error.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/interrupt.h>
@@ -103,9 +101,16 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
   class_weight_ = at::tensor(class_weight_values_, at::kFloat).to(device_);
 }
 
-at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y) const {
-  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_);
-  return compute_weighted_loss(options_.loss(), out, y, from_logits_, class_weight_);
+// Keras 3: class_weight becomes the sample weights (data_adapter_utils.class_weight_to_sample_weights).
+at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const {
+  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_, sample_weight);
+  if (sample_weight.defined()) {
+    throw ConfigError(
+        "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
+        "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
+        "sample weights");
+  }
+  return compute_loss(options_.loss(), out, y, from_logits_, class_sample_weight(options_.loss(), y, class_weight_));
 }
 
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
@@ -120,11 +125,9 @@ void Trainer::set_learning_rate(double lr) {
   for (auto& g : optimizer_->param_groups()) g.options().set_lr(lr);
 }
 
-std::pair<at::Tensor, at::Tensor> Trainer::to_device(const data::Batch& batch) const {
-  if (device_.is_cpu()) return {batch.x, batch.y};
-  at::Tensor x = batch.x.to(device_, /*non_blocking=*/true);
-  at::Tensor y = batch.y.defined() ? batch.y.to(device_, true) : batch.y;
-  return {x, y};
+detail::DeviceBatch Trainer::to_device(const data::Batch& batch) const {
+  auto move = [&](const at::Tensor& t) { return t.defined() && !device_.is_cpu() ? t.to(device_, true) : t; };
+  return {move(batch.x), move(batch.y), move(batch.sample_weight), batch.size(), batch.global_size};
 }
 
 at::Tensor Trainer::model_output(const at::Tensor& x) {
@@ -132,14 +135,20 @@ at::Tensor Trainer::model_output(const at::Tensor& x) {
 }
 
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums) {
-  return compute_step(x, y, metric_sums, 1.0);
+  return train_step(x, y, at::Tensor(), metric_sums);
+}
+
+double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, const at::Tensor& sample_weight,
+                           std::vector<double>* metric_sums) {
+  return compute_step({x, y, sample_weight, x.size(0), 0}, metric_sums, 1.0);
 }
 
 // One step; `loss_scale` multiplies the loss before backward (data-parallel: this shard's share of the
 // global batch, so that the summed gradients are the global batch's mean). An empty shard (the last,
 // partial batch of a pass split over more ranks than it has samples) only takes part in the allreduce.
-double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums,
-                             double loss_scale) {
+double Trainer::compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale) {
+  const at::Tensor& x = batch.x;
+  const at::Tensor& y = batch.y;
   if (data_parallel_) {
     data_parallel_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
   } else {
@@ -156,7 +165,7 @@ double Trainer::compute_step(const at::Tensor& x, const at::Tensor& y, std::vect
   {
     RECORD_USER_SCOPE("torchfit::forward");
     out = model_output(x);
-    loss = training_loss(out, y);
+    loss = training_loss(out, y, batch.sample_weight);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
   }
   {
@@ -194,6 +203,7 @@ void Trainer::pin_sources(data::BatchIterator& train, const FitOptions& opt) con
 
 // ---------------------------------------------------------------- fit
 History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
+  if (options.validation_split() != 0.0) return fit_split(train, options);
   timings_.clear();
   stop_training = false;
   interrupted_ = false;
@@ -338,12 +348,10 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
     data_ms += detail::steady_ms() - t2;
   }
   const double t3 = detail::steady_ms();
-  const at::Tensor& x = batch.x;
-  const at::Tensor& y = batch.y;
   std::vector<double> sums(metrics_->state_size(), 0.0);
   int64_t n = batch.size;
   // Data-parallel: this shard's share of the global batch.
-  double loss = compute_step(x, y, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
+  double loss = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
   runtime::synchronize(device_);
   const double t4 = detail::steady_ms();
   t.allreduce_ms = last_allreduce_ms_;
@@ -390,11 +398,11 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
     if (batch.size() == 0) continue;  // data-parallel: an empty shard of a short last batch
-    auto [x, y] = to_device(batch);
-    at::Tensor out = model_output(x);
+    const detail::DeviceBatch b = to_device(batch);
+    at::Tensor out = model_output(b.x);
     std::vector<double> batch_sums(metrics_->state_size(), 0.0);
-    metrics_->update(out, y, batch_sums);
-    at::Tensor loss = compute_loss(options_.loss(), out, y, from_logits_);
+    metrics_->update(out, b.y, batch_sums);
+    at::Tensor loss = compute_loss(options_.loss(), out, b.y, from_logits_, b.sample_weight);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
     sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }
@@ -409,42 +417,5 @@ at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vec
 }
 
 at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*model_, x, device_); }
-
-void Trainer::save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices) {
-  saving::TrainingState state{model_, optimizer_.get(), options_, position_, class_indices, nullptr};
-  state.class_weight = class_weight_values_;
-  state.preprocessing = preprocessing_;
-  if (loss_scaler_) state.loss_scale = loss_scaler_->state();
-  if (features_->enabled()) {
-    state.optimizer_features = features_->state();
-    state.optimizer_slots = features_->tensors();
-  }
-  saving::save_checkpoint(path, state);
-}
-
-saving::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool load_optimizer) {
-  return load_checkpoint(*saving::Checkpoint::read(path), load_optimizer);
-}
-
-saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer) {
-  const std::string& path = checkpoint.path();
-  saving::CheckpointInfo info = saving::load_checkpoint(
-      checkpoint,
-      saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
-  position_ = info.position;
-  if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
-  if (load_optimizer && (features_->enabled() || !info.optimizer_features.is_null())) {
-    const std::string changed = optimizer_config_changes(info.optimizer_features.value("config", nlohmann::json()),
-                                                         features_->state()["config"]);
-    if (!changed.empty()) torchfit::logger().info("checkpoint '{}': optimizer settings {}", path, changed);
-    features_->load(info.optimizer_features.is_null() ? nlohmann::json::object() : info.optimizer_features,
-                    info.optimizer_slots);
-  }
-  if (!loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) {
-    torchfit::logger().info("checkpoint '{}' holds a loss-scaling state ({}); this run has no loss scaling", path,
-                            info.loss_scale.dump());
-  }
-  return info;
-}
 
 }  // namespace torchfit

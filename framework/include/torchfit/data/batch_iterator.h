@@ -5,12 +5,14 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <torchfit/data/arrays.h>
 #include <torchfit/error.h>
 
 namespace torchfit::data {
@@ -20,6 +22,8 @@ namespace torchfit::data {
 struct Batch {
   at::Tensor x;
   at::Tensor y;
+  /// Each sample's loss weight (N) or (N, ...), float32 (Keras's sample_weight); undefined = 1 each.
+  at::Tensor sample_weight;
   /// Positions of the samples in the source's file list (filenames()[index]).
   std::vector<int64_t> indices;
   /// Time this next() call spent blocked waiting for the batch (ms): the "data wait" of step timing.
@@ -80,6 +84,14 @@ class BatchIterator {
   /// when the source feeds its values as they are.
   virtual nlohmann::json preprocessing() const { return nullptr; }
 
+  /// Keras's validation_split: a source over the first floor(samples · (1 − validation_split)) samples
+  /// (shuffled as this one) and one over the rest (in order), both with this batch size; this source is
+  /// left as it is. Default: refused — as Keras, only in-memory arrays split (TensorIterator; an image
+  /// folder has its own, per class: FlowOptions::validation_split and subset).
+  /// Errors: ConfigError saying so (default), or data::train_validation_split's.
+  using Ptr = std::unique_ptr<BatchIterator>;
+  virtual std::pair<Ptr, Ptr> train_validation_split(double validation_split) const;
+
   /// Data-parallel runs (tf.distribute semantics): from the next batch on, next() returns only shard
   /// `rank` of `world_size` of each batch — samples [m·rank/world_size, m·(rank+1)/world_size) of a batch
   /// of m — while batch_size(), samples(), the order of every pass and the augmentation (keyed by the
@@ -120,10 +132,13 @@ class BatchIterator {
   bool pin_memory_ = false;
 };
 
-/// In-memory source over tensors x (N, ...) and y (N, ...), in order or shuffled per pass with `seed`.
+/// In-memory source over tensors x (N, ...), y (N, ...) and optionally sample_weight (N, ...) (data::Arrays),
+/// in order or shuffled per pass with `seed` (each sample keeps its target and weight).
+/// Errors: ConfigError for batch_size <= 0, x without samples, or y/sample_weight of another length.
 class TensorIterator : public BatchIterator {
  public:
   TensorIterator(at::Tensor x, at::Tensor y, int64_t batch_size, bool shuffle = false, uint64_t seed = 0);
+  TensorIterator(const Arrays& arrays, int64_t batch_size, bool shuffle = false, uint64_t seed = 0);
   Batch next() override;
   int64_t samples() const override { return x_.size(0); }
   int64_t batch_size() const override { return batch_size_; }
@@ -131,10 +146,13 @@ class TensorIterator : public BatchIterator {
   void skip(int64_t batches) override;
   /// Batch size, samples, shuffle and seed.
   StreamConfig stream_config() const override;
+  /// data::train_validation_split of the arrays (the last fraction validates, in order; the first part
+  /// shuffles as this source, with its seed).
+  std::pair<Ptr, Ptr> train_validation_split(double validation_split) const override;
 
  private:
   void new_pass();
-  at::Tensor x_, y_;
+  at::Tensor x_, y_, sample_weight_;
   int64_t batch_size_;
   bool shuffle_;
   uint64_t seed_;

@@ -84,10 +84,24 @@ std::vector<std::string> loss_names();
 /// output's shape. Errors: ConfigError for an unknown name or a target of the wrong shape (naming both shapes).
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits);
 
-/// The loss with Keras's class weights (fit(class_weight=…)): each sample's loss times the weight of its
-/// class (the target's argmax; the 0/1 label for binary; the index for sparse), then the batch's sum
-/// divided by the batch size (Keras's "sum_over_batch_size" reduction; not by the sum of the weights).
-/// `class_weight`: (K) float, one weight per class. Same formulas per sample as compute_loss.
+/// compute_loss with Keras's sample weights (fit(sample_weight=…); keras/src/losses/loss.py
+/// reduce_weighted_values): the loss's values (per sample, or per sample and step for (N, T, K) outputs)
+/// times `sample_weight` ((N), or (N, 1); undefined = unweighted), then the loss's reduction — for the default
+/// sum_over_batch_size Σ w·v / (number of values), NOT / Σ w (that is "mean_with_sample_weight"); "sum": Σ w·v.
+/// Weights (N) for values (N, T) weigh each step of their sample. Errors: as compute_loss; ConfigError when
+/// sample_weight's length is not the batch's.
+at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits,
+                        const at::Tensor& sample_weight);
+
+/// Keras's class_weight_to_sample_weights (keras/src/trainers/data_adapters/data_adapter_utils.py): each
+/// sample's weight is its class's — the class being the target's argmax (one-hot), the 0/1 label (binary)
+/// or the index (sparse). `class_weight`: (K) float, one weight per class. Returns (N) float32.
+/// Errors: ConfigError for an unknown loss or a class index outside the weights (naming both).
+at::Tensor class_sample_weight(const std::string& name, const at::Tensor& target, const at::Tensor& class_weight);
+
+/// The loss with Keras's class weights (fit(class_weight=…)): compute_loss with class_sample_weight as the
+/// sample weights — each sample's loss times its class's weight, the batch's sum divided by the batch size
+/// (Keras's "sum_over_batch_size" reduction; not by the sum of the weights).
 /// Errors: as compute_loss; ConfigError for a class index outside the weights (naming both).
 at::Tensor compute_weighted_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target,
                                  bool from_logits, const at::Tensor& class_weight);

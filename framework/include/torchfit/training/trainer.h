@@ -13,6 +13,7 @@
 #include <torch/optim/optimizer.h>
 #include <nlohmann/json.hpp>
 
+#include <torchfit/data/arrays.h>
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/model/compile.h>
 #include <torchfit/model/model.h>
@@ -34,6 +35,7 @@ class ProcessGroup;
 class DataParallel;
 namespace detail {
 class DevicePrefetcher;
+struct DeviceBatch;
 }  // namespace detail
 
 using saving::TrainingPosition;
@@ -48,8 +50,15 @@ struct FitOptions {
   TORCH_ARG(int, epochs) = 1;
   /// Batches per epoch; 0 ⇒ one pass over the data (ceil(samples / batch_size)).
   TORCH_ARG(int64_t, steps_per_epoch) = 0;
-  /// Validation source (never augmented); nullptr ⇒ no validation.
+  /// Validation source (never augmented); nullptr ⇒ no validation. Batches with sample weights give a
+  /// weighted val_loss (Keras); class_weight does not apply to it.
   TORCH_ARG(IteratorPtr, validation_data) = nullptr;
+  /// Keras's validation_split: the LAST fraction of the training source's samples, in (0, 1), validates —
+  /// taken before shuffling (BatchIterator::train_validation_split; the training part keeps the source's
+  /// shuffling). 0 ⇒ none. Ignored, with a log line, when validation_data is given (Keras: validation_data
+  /// overrides it). Errors: ConfigError for a value outside [0, 1), a source that cannot split (only
+  /// in-memory arrays do, as in Keras), or too few samples for both parts.
+  TORCH_ARG(double, validation_split) = 0.0;
   /// Validation batches at each epoch end; 0 ⇒ one full pass (every image).
   TORCH_ARG(int64_t, validation_steps) = 0;
   /// Called in order after fit()'s own ProgbarLogger and RunLogger (callback.h documents the hooks).
@@ -101,16 +110,31 @@ struct FitOptions {
   /// GradientCompression). Ignored in one process. Errors: ConfigError for another name.
   TORCH_ARG(std::string, gradient_compression) = "none";
   /// Keras `class_weight`: class index → weight, for every class of the model's output (training/class_weight.h
-  /// gives scikit-learn's "balanced" weights). Each training sample's loss is multiplied by its class's
-  /// weight and the batch's sum divided by the batch size (losses.h compute_weighted_loss); the reported
-  /// training loss is that weighted loss; metrics and validation are unweighted (as Keras's `metrics`).
-  /// Empty ⇒ no weights. Errors: ConfigError for a missing class, an index outside the output or a
-  /// weight that is not a finite number ≥ 0.
+  /// gives scikit-learn's "balanced" weights). It becomes each training sample's sample weight, its class's
+  /// weight (Keras 3's class_weight_to_sample_weights; losses.h class_sample_weight): the loss is Σ w·loss /
+  /// batch size; the reported training loss is that weighted loss; metrics and validation are unweighted
+  /// (as Keras's `metrics`). Empty ⇒ no weights. Errors: ConfigError for a missing class, an index outside
+  /// the output, a weight that is not a finite number ≥ 0, or training batches that carry sample weights
+  /// too (Keras 3: "You cannot `class_weight` and `sample_weight` at the same time").
   TORCH_ARG(ClassWeights, class_weight) = {};
 
  public:
   /// Whether fit() continues a saved run (resume_from or resume_checkpoint set).
   bool resumes() const { return !resume_from_.empty() || resume_checkpoint_ != nullptr; }
+};
+
+/// fit/evaluate/predict's arguments for in-memory arrays (Keras Model.fit(x, y, batch_size=…, shuffle=…,
+/// validation_data=(x, y, sample_weight))); the rest is FitOptions (epochs, validation_split, class_weight, …).
+struct ArrayOptions {
+  /// Samples per batch (Keras's default 32); the last batch of a pass is partial.
+  TORCH_ARG(int64_t, batch_size) = 32;
+  /// A new random order of the training samples every epoch (Keras's default true); the validation part
+  /// of validation_split is taken before and never shuffled.
+  TORCH_ARG(bool, shuffle) = true;
+  /// Seed of the shuffling (the same seed, the same batches).
+  TORCH_ARG(uint64_t, seed) = 0;
+  /// Keras's validation_data=(x_val, y_val[, val_sample_weight]); it overrides FitOptions::validation_split.
+  TORCH_ARG(std::optional<data::Arrays>, validation_data) = std::nullopt;
 };
 
 /// A Model (Sequential or functional) compiled with a loss, an optimizer and metrics (keras Model.compile/fit/…).
@@ -135,21 +159,38 @@ class Trainer {
   /// or what the data source or a callback throws (after on_train_error).
   History fit(data::BatchIterator& train, const FitOptions& options = {});
 
+  /// Keras's fit(x, y, sample_weight=…) on in-memory arrays (data/arrays.h; x (N, ...) in LibTorch's
+  /// order): the arrays are checked and floating-point ones cast to float32 (data::standardize_arrays), then
+  /// trained as a TensorIterator with `arrays`' batch size, shuffling and seed — validation_split and
+  /// class_weight as FitOptions says, validation_data from `arrays` (weighted by its sample weights).
+  /// Errors: ConfigError for arrays of different lengths (naming them), batch_size <= 0, validation_data
+  /// given both here and in `options`, class_weight with sample weights, and fit()'s errors.
+  History fit(const data::Arrays& data, const FitOptions& options = {}, const ArrayOptions& arrays = {});
+
   /// Loss and metrics over `steps` batches (0 ⇒ one full pass: every sample, partial last batch
-  /// included), weighted by batch size; eval mode, no autograd. Keys: "loss" and the metric names.
+  /// included), weighted by batch size; eval mode, no autograd. The loss weighs each sample by its batch's
+  /// sample_weight when it has one (Keras). Keys: "loss" and the metric names.
   Logs evaluate(data::BatchIterator& data, int64_t steps = 0);
+  /// evaluate on in-memory arrays (x, y[, sample_weight]) in batches of `batch_size` (Keras's default 32).
+  /// Errors: as fit(Arrays).
+  Logs evaluate(const data::Arrays& data, int64_t batch_size = 32);
 
   /// Model outputs (probabilities (N, K) for a softmax model) for `steps` batches (0 ⇒ one pass); see
   /// torchfit::predict (training/predict.h), which needs no optimizer.
   at::Tensor predict(data::BatchIterator& data, int64_t steps = 0, std::vector<int64_t>* indices = nullptr);
   /// Model outputs for a tensor batch (N, C, H, W).
   at::Tensor predict(const at::Tensor& x);
+  /// Model outputs for in-memory inputs x (N, ...) in batches of `batch_size` (Keras predict(x, batch_size)).
+  at::Tensor predict(const at::Tensor& x, int64_t batch_size);
 
   /// One optimisation step on a batch already on the device; returns the loss (a graph-free scalar)
   /// and adds the batch's metric statistics (MetricSet::update; size metrics().state_size()) to `metric_sums`. With
   /// loss scaling a step whose gradients are not finite is skipped (loss_scale_optimizer()->skipped_steps() counts
   /// them).
   double train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums = nullptr);
+  /// The same with Keras's sample weights (N) for the loss (losses.h compute_loss; undefined = none).
+  double train_step(const at::Tensor& x, const at::Tensor& y, const at::Tensor& sample_weight,
+                    std::vector<double>* metric_sums = nullptr);
 
   /// Saves model, optimizer, position and `class_indices` (saving::save_checkpoint). Errors: IoError.
   void save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices = {});
@@ -208,10 +249,11 @@ class Trainer {
  private:
   struct EpochMeans;
   void pin_sources(data::BatchIterator& train, const FitOptions& opt) const;
-  double compute_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums, double loss_scale);
+  double compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale);
+  History fit_split(data::BatchIterator& train, const FitOptions& options);  // validation_split
   void apply_gradients();  // the optimizer's step, through the loss scaling and OptimizerFeatures
   void set_class_weight(const std::map<int64_t, double>& class_weight);
-  at::Tensor training_loss(const at::Tensor& out, const at::Tensor& y) const;
+  at::Tensor training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const;
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
@@ -219,7 +261,7 @@ class Trainer {
   Logs run_step(data::BatchIterator& train, StepTiming& timing, EpochMeans& means, bool prefetch_next);
   void validate(const FitOptions& opt, Logs& logs);
   bool interrupt_agreed() const;  // Ctrl-C here, or (data-parallel) on any rank at the last step
-  std::pair<at::Tensor, at::Tensor> to_device(const data::Batch& batch) const;
+  detail::DeviceBatch to_device(const data::Batch& batch) const;
   at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
   Model model_;
   CompileOptions options_;

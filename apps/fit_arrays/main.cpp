@@ -1,0 +1,137 @@
+// fit_arrays — Keras's model.fit(x, y, validation_split=…, sample_weight=…) on arrays in files (.npy,
+// .npz members, CSV), for a model given as Keras JSON; prints Keras's progress line and the final metrics.
+//   fit_arrays --model-config dense_regression.json --x x.npy --y y.npy --validation-split 0.2 \
+//              --loss mse --metrics mae --epochs 100
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include <torchfit/data/arrays.h>
+#include <torchfit/keras/model_config_file.h>
+#include <torchfit/runtime/device.h>
+#include <torchfit/runtime/env_info.h>
+#include <torchfit/runtime/logging.h>
+#include <torchfit/runtime/process.h>
+#include <torchfit/training/class_weight.h>
+#include <torchfit/training/metrics.h>
+#include <torchfit/training/optimizers.h>
+#include <torchfit/training/trainer.h>
+
+#include "../common/cli.h"
+
+namespace {
+
+namespace apps = torchfit::apps;
+using torchfit::data::Arrays;
+
+struct Args {
+  std::string model_config, x, y, sample_weight, validation_x, validation_y, validation_sample_weight;
+  std::string loss = "mse", metrics = "mae", optimizer = "adam", class_weight, device = "cpu";
+  std::string delimiter = ",";
+  double validation_split = 0.0, lr = 0.0;
+  int epochs = 1, verbose = 1, threads = 0;
+  int64_t batch_size = 32;
+  bool no_shuffle = false;
+  uint64_t seed = 0;
+};
+
+void add_flags(CLI::App& app, Args& a) {
+  app.add_option("--model-config", a.model_config,
+                 "Keras model JSON (a bare name: the shipped ones, e.g. dense_regression.json)")
+      ->required()
+      ->transform(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              s = torchfit::keras::find_model_config(s);  // the option then holds the path found
+              return "";
+            } catch (const std::exception& e) {
+              return e.what();
+            }
+          },
+          "JSON"));
+  const std::string arrays = "FILE.npy | FILE.npz:NAME | FILE.csv";
+  app.add_option("--x", a.x, "Inputs (N, ...): " + arrays)->required();
+  app.add_option("--y", a.y, "Targets (N, ...): " + arrays)->required();
+  app.add_option("--sample-weight", a.sample_weight, "Per-sample loss weights (N): " + arrays);
+  app.add_option("--validation-split", a.validation_split,
+                 "Fraction in (0, 1) of the samples, the LAST ones (Keras), to validate on")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--validation-x", a.validation_x,
+                 "Validation inputs (Keras validation_data; overrides --validation-split)");
+  app.add_option("--validation-y", a.validation_y, "Validation targets")->needs(app.get_option("--validation-x"));
+  app.get_option("--validation-x")->needs(app.get_option("--validation-y"));
+  app.add_option("--validation-sample-weight", a.validation_sample_weight, "Validation sample weights")
+      ->needs(app.get_option("--validation-x"));
+  app.add_option("--loss", a.loss, "Keras loss name or object (JSON)")->capture_default_str();
+  app.add_option("--metrics", a.metrics, "Comma-separated Keras metrics")->capture_default_str();
+  app.add_option("--optimizer", a.optimizer, "Keras optimizer name or object (JSON)")->capture_default_str();
+  app.add_option("--lr", a.lr, "Learning rate (default: the optimizer's Keras default)")
+      ->check(apps::positive_finite());
+  app.add_option("--class-weight", a.class_weight, "JSON file {\"0\": w0, \"1\": w1, ...} (Keras class_weight)");
+  app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(apps::int_range(1));
+  apps::add_batch_size_flag(app, a.batch_size, "Samples per batch");
+  app.add_flag("--no-shuffle", a.no_shuffle, "Keep the training samples in file order (Keras shuffle=False)");
+  app.add_option("--seed", a.seed, "Seed of the initial weights and the shuffling")
+      ->capture_default_str()
+      ->check(apps::seed_value());
+  app.add_option("--delimiter", a.delimiter, "CSV field separator (' ' for whitespace-separated text)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({",", ";", " ", "\t"}));
+  app.add_option("--verbose", a.verbose, "0 silent, 1 progress bar, 2 one line per epoch")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 2));
+  apps::add_device_flag(app, a.device);
+  apps::add_threads_flag(app, a.threads);
+}
+
+at::Tensor load(const std::string& spec, const Args& a) {
+  return spec.empty() ? at::Tensor() : torchfit::data::load_array(spec, a.delimiter[0]);
+}
+
+// Keras order at the file: an image array (N, H, W, C) becomes LibTorch's (N, C, H, W).
+at::Tensor to_model_order(const at::Tensor& x) { return x.dim() == 4 ? x.permute({0, 3, 1, 2}).contiguous() : x; }
+
+int run(const Args& a) {
+  const int threads = torchfit::runtime::init_process(a.threads);
+  const c10::Device device = torchfit::runtime::parse_device(a.device);
+  std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n";
+  const at::Tensor x = load(a.x, a);
+  const Arrays train(to_model_order(x), load(a.y, a), load(a.sample_weight, a));
+  if (x.dim() < 2) throw apps::UsageError("--x: the inputs need a feature axis, (N, features) or more; got (N)");
+  torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());  // Keras order: the file's
+  at::manual_seed(a.seed);
+  torchfit::Model model = torchfit::keras::model_config_for_data(
+      a.model_config, torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
+  torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer));
+  if (a.lr > 0) optimizer.learning_rate(a.lr);
+  torchfit::Trainer trainer(
+      model,
+      torchfit::CompileOptions().loss(a.loss).metrics(apps::comma_items(a.metrics, "--metrics")).optimizer(optimizer),
+      device);
+  torchfit::FitOptions fit =
+      torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose).validation_split(a.validation_split);
+  if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));
+  torchfit::ArrayOptions options =
+      torchfit::ArrayOptions().batch_size(a.batch_size).shuffle(!a.no_shuffle).seed(a.seed);
+  if (!a.validation_x.empty()) {
+    options.validation_data(
+        Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a), load(a.validation_sample_weight, a)));
+  }
+  const torchfit::History history = trainer.fit(train, fit, options);
+  std::cout << "final:";
+  for (const auto& [name, values] : history.history)
+    if (!values.empty() && name != "lr") std::cout << " " << name << " " << values.back();
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  CLI::App app{"Fit a Keras model config on arrays from .npy/.npz/CSV files (Keras model.fit(x, y, ...)).",
+               "fit_arrays"};
+  add_flags(app, a);
+  TORCHFIT_CLI_PARSE(app, argc, argv);
+  return apps::run_reporting_errors("fit_arrays", [&] { return run(a); });
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# fit_arrays end to end (docs/training.md, "Arrays"): scikit-learn's diabetes data as .npy files, a Dense
+# regression fitted with Keras's validation_split; the validation MSE must beat predicting the training
+# mean (the floor scripts/diabetes_arrays.py prints), and bad input exits with a message naming it.
+set -uo pipefail
+TEST_NAME=fit_arrays source "$(dirname "$0")/common.sh"
+/usr/bin/python3 -c "import sklearn, numpy" 2>/dev/null || { echo "SKIP: python3-sklearn not importable"; exit 0; }
+/usr/bin/python3 "$SRC/scripts/diabetes_arrays.py" "$WORK" >"$WORK/floor" || fail "diabetes_arrays.py failed"
+cat "$WORK/floor"
+mean_mse=$(sed -n 's/^predicting the training mean: val_mse \([0-9.]*\).*/\1/p' "$WORK/floor")
+F=("$BIN/fit_arrays" --model-config dense_regression.json --y "$WORK/y.npy" --threads 1
+   --validation-split 0.2 --loss mse --metrics mae --optimizer adam --lr 0.003 --epochs 40 --verbose 2)
+"${F[@]}" --x "$WORK/x.npy" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "fit_arrays exited $?"; }
+grep -q "^12/12 - .* - loss: .* - mae: .* - val_loss: .* - val_mae: " "$WORK/out" || { cat "$WORK/out"; fail "no Keras progress line"; }
+val=$(sed -n 's/^final:.* val_loss \([0-9.e+]*\).*/\1/p' "$WORK/out")
+[ -n "$val" ] || { cat "$WORK/out"; fail "no final val_loss"; }
+awk -v v="$val" -v m="$mean_mse" 'BEGIN { exit !(v < 0.7 * m) }' || fail "val_loss $val is not below 0.7 x the mean's $mean_mse"
+# Sample weights of another length, a split outside (0, 1), an unreadable array file.
+/usr/bin/python3 -c "import numpy as np; np.save('$WORK/w.npy', np.ones(100, dtype='<f4'))"
+expect_exit 1 "x has 442 samples but sample_weight has 100" "${F[@]}" --x "$WORK/x.npy" --sample-weight "$WORK/w.npy"
+expect_exit 2 "validation-split" "${F[@]}" --x "$WORK/x.npy" --validation-split 1.5
+head -c 60 "$WORK/x.npy" >"$WORK/cut.npy"
+expect_exit 1 "cut.npy" "${F[@]}" --x "$WORK/cut.npy"
+echo "PASS"
