@@ -188,6 +188,20 @@ void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPat
   }
 }
 
+void check_folder_replaces_none(const FlagPath& folder, const std::vector<FlagPath>& kept) {
+  std::error_code ec;
+  const fs::path out = fs::weakly_canonical(fs::absolute(folder.second), ec);
+  for (const auto& [flag, path] : kept) {
+    if (path.empty()) continue;
+    const fs::path k = fs::weakly_canonical(fs::absolute(path), ec);
+    const auto [o_end, k_end] = std::mismatch(out.begin(), out.end(), k.begin(), k.end());
+    if (o_end == out.end() || (std::next(o_end) == out.end() && o_end->empty())) {
+      throw UsageError(folder.first + " '" + folder.second + "' would replace " + flag + " '" + path +
+                       "' (the folder is written whole)");
+    }
+  }
+}
+
 // Why `s` cannot be written as an output path, or "": too long, a symlink loop, a folder that cannot be
 // searched (EACCES), or a parent that is a file. Checked once the path itself can be looked up.
 std::string output_path_problem(const std::string& s, fs::file_status* st) {

@@ -110,6 +110,12 @@ using FlagPath = std::pair<std::string, std::string>;
 void check_output_is_not_input(const FlagPath& output, const std::vector<FlagPath>& input_files,
                                const std::vector<FlagPath>& input_dirs, bool new_files_too = false);
 
+/// Refuses a folder output that replaces the folder whole (a TF.js model: `train_cnn --save-keras DIR/`) when it
+/// is, or holds, one of `kept` (the run folder, the data): compared after resolving "..", symlinks and relative
+/// paths. Errors: UsageError, e.g. "--save-keras 'run/' would replace --run-dir 'run' (the folder is written
+/// whole)".
+void check_folder_replaces_none(const FlagPath& folder, const std::vector<FlagPath>& kept);
+
 /// A bad flag value found after parsing (exit status 2), e.g. one that needs the data to check.
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;

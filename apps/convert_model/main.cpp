@@ -25,6 +25,7 @@
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/saving/onnx.h>
+#include <torchfit/training/keras_optimizer_state.h>
 
 using namespace torchfit;
 
@@ -100,6 +101,16 @@ Model load(const Args& a, saving::CheckpointInfo& info) {
                     "on it, a Dense after a Flatten, needs --input-size)");
 }
 
+// A checkpoint's optimizer variables, for Keras files; none (a warning says why) where they cannot be written.
+std::optional<keras::KerasOptimizerState> optimizer_variables(const Args& a, Model& model) {
+  try {
+    return checkpoint_optimizer_state(a.in, model);
+  } catch (const ConfigError& e) {
+    std::cerr << "warning: " << a.out << ": written without the optimizer's variables: " << e.what() << "\n";
+    return std::nullopt;
+  }
+}
+
 int run(const Args& a) {
   apps::check_output_is_not_input({"OUT", a.out}, {{"IN", a.in}, {"--architecture", a.architecture}}, {});
   if (a.opset_given && !ends_with(a.out, ".onnx")) {
@@ -128,6 +139,7 @@ int run(const Args& a) {
       options.compile = info.compile;
       const auto features = info.optimizer_features;  // the optimizer's whole Keras config, when saved
       if (features.is_object() && features.contains("config")) options.compile["optimizer"] = features["config"];
+      if (!keras::is_keras_file(a.in)) options.optimizer = optimizer_variables(a, model);
     }
     const std::string kind = keras::save_keras_file(*model, a.out, options);
     std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) → " << a.out << " (" << kind

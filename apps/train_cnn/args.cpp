@@ -25,7 +25,10 @@ CLI::Validator keras_output() {
       [](std::string& s) -> std::string {
         if (torchfit::keras::keras_output_kind(s).empty())
           return "'" + s + "' names no Keras format (.keras, .h5, .weights.h5, or a TF.js folder ending in /)";
-        return !s.empty() && s.back() == '/' ? output_directory()(s) : output_file()(s);
+        if (!s.empty() && s.back() == '/') return output_directory()(s);
+        const fs::path parent = fs::path(s).parent_path();
+        if (!parent.empty() && !fs::is_directory(parent)) return "the folder '" + parent.string() + "' does not exist";
+        return output_file()(s);
       },
       "FILE|DIR/");
 }

@@ -12,7 +12,6 @@
 #include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
-#include <torchfit/keras/keras_save.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/model/clone_model.h>
 #include <torchfit/model/seed_cnn.h>
@@ -22,6 +21,7 @@
 #include <torchfit/runtime/process.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/data_parallel.h>
+#include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/run_logger.h>
@@ -204,6 +204,14 @@ RunLoggerOptions prepare_outputs(Args& a, const Sources& s, const c10::Device& d
                                     {{"--model-config", a.model_config}, {"--load-model", a.load_model}},
                                     {{"--data", a.data}}, /*new_files_too=*/true);
   }
+  if (!a.save_keras.empty() && a.save_keras.back() == '/') {
+    apps::check_folder_replaces_none(
+        {"--save-keras", a.save_keras},
+        {{"--run-dir", a.run_dir}, {"--checkpoint", checkpoint_folder(a)}, {"--data", a.data}});
+  } else if (!a.save_keras.empty()) {
+    apps::check_output_is_not_input({"--save-keras", a.save_keras}, {{"--checkpoint", a.checkpoint}},
+                                    {{"--data", a.data}}, true);
+  }
   RunLoggerOptions options(a.run_dir);
   options.run_info(run_arguments(a, s))
       .also_lock(a.no_checkpoint ? std::vector<std::string>{} : std::vector<std::string>{checkpoint_folder(a)});
@@ -274,13 +282,7 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                  "weights kept beside them\n";
   }
   if (!a.save_keras.empty()) {
-    const CompileOptions c = compile_options(a, optimizer);
-    keras::KerasSaveOptions options;  // the run's compile settings, as its checkpoint records them
-    options.compile = {{"loss", c.loss()},
-                       {"metrics", c.metrics()},
-                       {"optimizer", optimizer_config(c.optimizer(), resolved_learning_rate(c.optimizer()))}};
-    const std::string kind = keras::save_keras_file(*model, a.save_keras, options);
-    std::cout << "Keras file: " << a.save_keras << " (" << kind << ")\n";
+    std::cout << "Keras file: " << a.save_keras << " (" << save_keras_file(trainer, a.save_keras) << ")\n";
   }
   const TimingReport timing = report_timing(trainer);
   std::cout << timing.text;

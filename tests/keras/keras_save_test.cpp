@@ -6,15 +6,19 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
+#include <torchfit/data/batch_iterator.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_save.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/model/model.h>
+#include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/optimizers.h>
+#include <torchfit/training/trainer.h>
 
 #include "support/keras_reference.h"
 #include "support/onnx_models.h"
@@ -140,6 +144,67 @@ TEST(KerasSave, CompileSettingsAreWrittenAsKerasWritesThem) {
   EXPECT_EQ(keras::keras_file_optimizer(h5)->name(), "adam");
   options.compile["optimizer"]["name"] = "adamx";
   EXPECT_THROW(keras::save_keras_model(*model, dir.file("bad.keras"), options), ConfigError);
+}
+
+// `model` after one update of `optimizer` on a random batch of 4 (one-hot targets of its outputs).
+Trainer trained_once(Model model, const OptimizerOptions& optimizer) {
+  Trainer trainer(model, CompileOptions().loss("categorical_crossentropy").optimizer(optimizer));
+  const at::Tensor x = input_of(model, 4, 11);
+  const int64_t classes = model->output_shape().back();
+  data::TensorIterator batches(x, at::one_hot(at::arange(4) % classes, classes).to(at::kFloat), 4);
+  trainer.fit(batches, FitOptions().epochs(1).verbose(0));
+  return trainer;
+}
+
+TEST(KerasSave, OptimizerVariablesAreWrittenAsKerasWritesThem) {
+  SKIP_WITHOUT_WRITERS();
+  const std::string dir_real = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/";
+  if (!std::filesystem::exists(dir_real)) GTEST_SKIP() << "../shared/keras_models is absent (a user's clone has none)";
+  TempDir dir("keras_save");
+  // Keras 3.15's file (Adam, 8 trainable weights: iterations, learning rate, then momentum and velocity of
+  // each weight in turn) and tf.keras 2.4's ResNet-8 (Adam: iter, every m, every v; BatchNormalization's
+  // moving statistics have none), each trained one step from its own weights and written back.
+  for (const std::string file : {"seq_cnn_mnist_keras3151.keras", "resnet8_cifar10_tfkeras240.h5"}) {
+    SCOPED_TRACE(file);
+    const bool h5 = file.size() > 3 && file.substr(file.size() - 3) == ".h5";
+    Trainer trainer = trained_once(keras::load_keras_model(dir_real + file), OptimizerOptions().learning_rate(1e-3));
+    const std::string out = dir.file(h5 ? "adam.h5" : "adam.keras");
+    EXPECT_EQ(save_keras_file(trainer, out), h5 ? "tf.keras 2 HDF5 model" : "Keras 3 model");
+    const json r = run_reference("optimizer", {"adam", dir_real + file, out});
+    EXPECT_TRUE(r.at("structure").empty()) << r.dump(1);  // names, shapes, dtypes, attributes as Keras's
+    EXPECT_EQ(r.at("iterations"), 1);
+    if (!h5) EXPECT_NEAR(r.at("learning_rate").get<double>(), 1e-3, 1e-10);
+    EXPECT_EQ(r.at("weights"), h5 ? 34 : 8);
+    EXPECT_LT(r.at("moment_err").get<double>(), 1e-5);  // m and v of one gradient
+    EXPECT_EQ(r.at("sign_agree").get<double>(), 1.0);   // in each weight's Keras layout
+  }
+}
+
+TEST(KerasSave, SgdMomentumIsWrittenInKerasFormAndUnwritableOptimizersAreNamed) {
+  SKIP_WITHOUT_WRITERS();
+  const std::string real = std::string(TORCHFIT_SOURCE_DIR) + "/../shared/keras_models/seq_cnn_mnist_keras3151.keras";
+  if (!std::filesystem::exists(real)) GTEST_SKIP() << "../shared/keras_models is absent (a user's clone has none)";
+  TempDir dir("keras_save");
+  Trainer sgd =
+      trained_once(keras::load_keras_model(real), OptimizerOptions().name("sgd").learning_rate(0.1).momentum(0.9));
+  save_keras_file(sgd, dir.file("sgd.keras"));
+  const json r = run_reference("optimizer", {"sgd", real, dir.file("sgd.keras")});
+  EXPECT_EQ(r.at("weights"), 8);
+  EXPECT_EQ(r.at("iterations"), 1);
+  EXPECT_NEAR(r.at("learning_rate").get<double>(), 0.1, 1e-8);
+  EXPECT_LT(r.at("momentum_err").get<double>(), 1e-6);  // Keras's m = -lr g is the first update itself
+  // Adagrad's variables are not written: the file is written without them, and the reason names it.
+  Trainer adagrad = trained_once(keras::load_keras_model(real), OptimizerOptions().name("adagrad"));
+  try {
+    keras_optimizer_state(adagrad.optimizer(), adagrad.compile_options().optimizer(), 1);
+    ADD_FAILURE() << "adagrad's variables were written";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'adagrad'"), std::string::npos) << e.what();
+  }
+  save_keras_file(adagrad, dir.file("adagrad.keras"));
+  const json w = run_reference("structure", {real, dir.file("adagrad.keras")});
+  EXPECT_TRUE(w.at("weights").empty()) << w.dump(1);  // the model's weights as ever
+  EXPECT_THROW(keras_optimizer_state(adagrad.optimizer(), OptimizerOptions().use_ema(true), 1), ConfigError);
 }
 
 // Image models covering the layers the NumPy reader evaluates: Sequential and functional (branches,
@@ -329,6 +394,90 @@ TEST(KerasSave, TfjsExportsReadBackIntoTorchfitAndBadShardsAreNamed) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("group1-shard1of1.bin"), std::string::npos) << e.what();
   }
+}
+
+// The shard bytes of a TF.js folder's model.json weights, each entry's own.
+std::vector<std::string> tfjs_entry_bytes(const json& specs, const std::string& data) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (const auto& w : specs) {
+    size_t n = 4;
+    for (int64_t d : w.at("shape").get<std::vector<int64_t>>()) n *= static_cast<size_t>(d);
+    out.push_back(data.substr(at, n));
+    at += n;
+  }
+  return out;
+}
+
+TEST(KerasSave, TfjsWeightsAreMatchedByNameAsTensorFlowJsMatchesThem) {
+  if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip";
+  TempDir dir("keras_save");
+  Model model = testing::onnx_test_models().at("batch_normalization")();
+  testing::randomize_weights(model, 3);
+  const std::string web = dir.file("web");
+  keras::save_tfjs_model(*model, web);
+  std::ifstream in(web + "/model.json");
+  json manifest = json::parse(in);
+  json& specs = manifest["weightsManifest"][0]["weights"];
+  std::ifstream shard_in(web + "/group1-shard1of1.bin", std::ios::binary);
+  const std::string data((std::istreambuf_iterator<char>(shard_in)), std::istreambuf_iterator<char>());
+  auto bytes = tfjs_entry_bytes(specs, data);
+  // Each layer's entries in reverse (beta before gamma, bias before kernel): still a valid TF.js model.
+  std::vector<size_t> order;
+  for (size_t i = 0; i < specs.size();) {
+    size_t j = i;
+    const auto layer = [&](size_t k) {
+      return specs[k]["name"].get<std::string>().substr(0, specs[k]["name"].get<std::string>().find('/'));
+    };
+    while (j < specs.size() && layer(j) == layer(i)) ++j;
+    for (size_t k = j; k > i; --k) order.push_back(k - 1);
+    i = j;
+  }
+  json reordered = json::array();
+  std::string shard;
+  for (size_t k : order) {
+    reordered.push_back(specs[k]);
+    shard += bytes[k];
+  }
+  specs = reordered;
+  std::ofstream(web + "/model.json") << manifest.dump();
+  std::ofstream(web + "/group1-shard1of1.bin", std::ios::binary) << shard;
+  const at::Tensor x = input_of(model, 2, 5);
+  EXPECT_TRUE(at::allclose(keras::load_keras_model(web)->forward(x), model->forward(x), 0, 0));
+  // A name the layer has not is refused (TF.js refuses it), naming the weight.
+  std::string bad = specs[0]["name"].get<std::string>() + "X";
+  specs[0]["name"] = bad;
+  std::ofstream(web + "/model.json") << manifest.dump();
+  try {
+    keras::load_keras_model(web);
+    ADD_FAILURE() << "an unknown weight name was read";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + bad + "'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KerasSave, AFolderHoldingOtherFilesIsNotReplacedAndNonFiniteWeightsAreNotWritten) {
+  if (!keras::keras_import_available()) GTEST_SKIP() << "built without HDF5 and libzip";
+  TempDir dir("keras_save");
+  Model model = testing::onnx_test_models().at("seed_cnn")();
+  std::filesystem::create_directories(dir.file("user"));
+  std::ofstream(dir.file("user/notes.txt")) << "important";
+  try {
+    keras::save_tfjs_model(*model, dir.file("user"));
+    ADD_FAILURE() << "a folder holding other files was replaced";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("'notes.txt'"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(std::filesystem::exists(dir.file("user/notes.txt")));
+  {
+    torch::NoGradGuard no_grad;
+    model->parameters().front().view(-1)[0] = std::nan("");
+  }
+  EXPECT_THROW(keras::save_keras_model(*model, dir.file("nan.keras")), NumericError);
+  EXPECT_THROW(keras::save_keras_h5(*model, dir.file("nan.h5")), NumericError);
+  EXPECT_THROW(keras::save_tfjs_model(*model, dir.file("nan_web")), NumericError);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("nan.keras")));
+  EXPECT_FALSE(std::filesystem::exists(dir.file("nan_web")));
 }
 
 TEST(KerasSave, EveryTestModelReadsBackToTheSamePredictions) {

@@ -60,6 +60,10 @@ import json, sys, zipfile
 c = json.loads(zipfile.ZipFile(sys.argv[1]).read("config.json"))["compile_config"]
 assert c["optimizer"]["module"] == "keras.optimizers" and c["optimizer"]["class_name"] == "Adam", c
 assert "learning_rate" in c["optimizer"]["config"] and c["loss"], c
+import h5py, io
+z = zipfile.ZipFile(sys.argv[1]).read("model.weights.h5")
+g = h5py.File(io.BytesIO(z), "r")["optimizer/vars"]  # Adam's variables from the checkpoint's optimizer state
+assert g.attrs["name"] == "adam" and len(g) == 2 + 2 * 10, (dict(g.attrs), len(g))
 PYEOF
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed.weights.h5" >"$WORK/out" 2>&1 || { cat "$WORK/out"; fail "→ .weights.h5"; }
 "$BIN/convert_model" "$WORK/seed_cnn.ckpt" "$WORK/seed_arch.json" >/dev/null 2>&1 || fail "→ architecture JSON"

@@ -81,6 +81,25 @@ expect_exit 2 "--save-keras: '$WORK/m.onnx' names no Keras format" "$BIN/train_c
 expect_exit 0 "Keras file: $WORK/trained.keras (Keras 3 model)" "$BIN/train_cnn" --data "$WORK/data" --device cpu \
   --epochs 1 --steps-per-epoch 2 --batch-size 8 --target-size 32 --validation-steps 1 --run-dir "$WORK/run_keras" \
   --seed 1 --save-keras "$WORK/trained.keras"
+# --save-keras refused before training: a TF.js folder that would replace the run folder (written whole), the
+# checkpoint's own path, a file in a folder that does not exist.
+SMALL=(--device cpu --epochs 1 --steps-per-epoch 1 --batch-size 8 --target-size 32 --validation-steps 1)
+expect_exit 2 "would replace --run-dir" "$BIN/train_cnn" --data "$WORK/data" "${SMALL[@]}" --run-dir "$WORK/rk" \
+  --save-keras "$WORK/rk/"
+expect_exit 2 "is the --checkpoint file" "$BIN/train_cnn" --data "$WORK/data" "${SMALL[@]}" --run-dir "$WORK/rk2" \
+  --checkpoint "$WORK/c.keras" --save-keras "$WORK/c.keras"
+expect_exit 2 "does not exist" "$BIN/train_cnn" --data "$WORK/data" --save-keras "$WORK/nodir/m.keras" --dry-run
+# With Adam's variables after the run's 2 updates: iterations, the rate, momentum and velocity of the seed CNN's
+# 10 weights (read with h5py when the machine has it).
+if /usr/bin/python3 -c "import h5py" 2>/dev/null; then
+  /usr/bin/python3 - "$WORK/trained.keras" <<'PYEOF' || fail "the --save-keras file lacks Adam's variables"
+import io, sys, zipfile
+import h5py, numpy as np
+g = h5py.File(io.BytesIO(zipfile.ZipFile(sys.argv[1]).read("model.weights.h5")), "r")["optimizer/vars"]
+assert g.attrs["name"] == "adam" and len(g) == 2 + 2 * 10, (dict(g.attrs), len(g))
+assert int(np.array(g["0"])) == 2 and g["0"].dtype == np.int64, np.array(g["0"])
+PYEOF
+fi
 "$BIN/predict_cnn" --model "$WORK/run_keras/model.ckpt" --data "$WORK/data/pred" --output "$WORK/p_ckpt.csv" \
   --rescale 1/255 >/dev/null 2>&1 || fail "predict_cnn with the checkpoint"
 "$BIN/predict_cnn" --model "$WORK/trained.keras" --data "$WORK/data/pred" --output "$WORK/p_keras.csv" \

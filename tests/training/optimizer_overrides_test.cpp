@@ -56,11 +56,11 @@ TEST(OptimizerOverrides, AnotherUpdateRuleKeepsTheSavedRateClippingAndEmaUnlessI
   EXPECT_EQ(o.clipnorm(), 1.0);
   EXPECT_TRUE(o.use_ema());
   EXPECT_EQ(o.gradient_accumulation_steps(), 2);
-  ov.update_rule = OptimizerOptions::from_keras(nlohmann::json::parse(
-      R"({"class_name": "AdamW", "config": {"learning_rate": 0.5}})"));
+  ov.update_rule = OptimizerOptions::from_keras(
+      nlohmann::json::parse(R"({"class_name": "AdamW", "config": {"learning_rate": 0.5}})"));
   o = resumed_optimizer_options(info, ov);
   EXPECT_EQ(o.name(), "adamw");
-  EXPECT_DOUBLE_EQ(o.learning_rate(), 0.5);                     // its own rate
+  EXPECT_DOUBLE_EQ(o.learning_rate(), 0.5);                      // its own rate
   EXPECT_EQ(o.weight_decay(), OptimizerOptions::kKerasDefault);  // another name: AdamW's own default
   ov.learning_rate = 0.1;                                        // a rate given on top of the rule: it wins
   ov.given = OptimizerOptions().weight_decay(0.3);

@@ -133,6 +133,7 @@
 #include <torchfit/training/early_stopping.h>
 #include <torchfit/training/fused_adam.h>
 #include <torchfit/training/history.h>
+#include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/keras_optimizers.h>
 #include <torchfit/training/learning_rate_scheduler.h>
 #include <torchfit/training/logs.h>

@@ -8,16 +8,19 @@
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/layers/layer.h>
+#include <torchfit/layers/shape.h>
 #include <torchfit/model/model.h>
 #include <torchfit/model/sequential.h>
 
 #include <cctype>
 #include <filesystem>
+#include <regex>
 #include <set>
 
 #include <unistd.h>
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/grad_mode.h>
 
 #include "keras/keras_variables.h"
 
@@ -29,6 +32,21 @@
 #endif
 
 namespace torchfit::keras {
+
+namespace {
+
+// Every weight of `model` finite: else NumericError naming the file and the weight (a Keras file is never
+// written with nan/inf, as a checkpoint is not).
+void check_finite(const ModelImpl& model, const std::string& path) {
+  for (const auto& p : model.named_parameters(true)) {
+    if (!at::isfinite(p.value()).all().item<bool>()) {
+      throw NumericError("'" + path + "': weight '" + p.key() +
+                         "' holds non-finite values (nan/inf); a Keras file is never written with them");
+    }
+  }
+}
+
+}  // namespace
 
 #if TORCHFIT_HAVE_KERAS_IMPORT
 namespace {
@@ -76,8 +94,107 @@ void write_layer(Hdf5Writer& h5, const Layer& layer, const std::string& group) {
   for (size_t i = 0; i < weights.size(); ++i) h5.dataset(vars + "/" + std::to_string(i), weights[i]);
 }
 
+// A layer's parameters set to probe values, put back on destruction (the writers read slots through the
+// layer's own Keras weight layout: a slot in a parameter's place comes out in its weight's layout).
+class ParameterProbe {
+ public:
+  explicit ParameterProbe(const Layer& layer) : layer_(layer), params_(layer.parameters()) {
+    for (const auto& p : params_) saved_.push_back(p.detach().clone());
+  }
+  ~ParameterProbe() {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < params_.size(); ++i) params_[i].detach().copy_(saved_[i]);
+  }
+  ParameterProbe(const ParameterProbe&) = delete;
+  ParameterProbe& operator=(const ParameterProbe&) = delete;
+  // keras_weights() with every parameter zero except `p`, which holds `value`.
+  std::vector<at::Tensor> keras_weights_with(const at::Tensor& p, const at::Tensor& value) {
+    torch::NoGradGuard no_grad;
+    for (auto& q : params_) q.detach().zero_();
+    p.detach().copy_(value);
+    return layer_.keras_weights();
+  }
+  const std::vector<at::Tensor>& parameters() const { return params_; }
+
+ private:
+  const Layer& layer_;
+  std::vector<at::Tensor> params_, saved_;
+};
+
+// One trainable weight: its layer, its index in keras_weights() and its Keras name.
+struct TrainableWeight {
+  const Layer* layer;
+  size_t index;
+  at::Tensor parameter;
+};
+
+// The layer's trainable weights in Keras's order: each trainable parameter and the one Keras weight it fills
+// (found by setting it alone to ones). Errors: ConfigError naming the layer when a parameter fills none or
+// several Keras weights, or two parameters one.
+std::vector<TrainableWeight> trainable_weights(const Layer& layer) {
+  ParameterProbe probe(layer);
+  std::map<size_t, TrainableWeight> by_index;
+  for (const auto& p : probe.parameters()) {
+    if (!p.requires_grad() || p.numel() == 0) continue;
+    const auto w = probe.keras_weights_with(p, at::ones_like(p));
+    std::vector<size_t> filled;
+    for (size_t i = 0; i < w.size(); ++i)
+      if (w[i].numel() > 0 && w[i].ne(0).any().item<bool>()) filled.push_back(i);
+    if (filled.size() != 1 || by_index.count(filled[0])) {
+      throw ConfigError("layer '" + layer.name() + "' (" + layer.class_name() + ")" + ": a parameter of shape " +
+                        format_shape(p.sizes().vec()) +
+                        " does not fill exactly one Keras weight, so its optimizer slots have no Keras layout");
+    }
+    by_index.emplace(filled[0], TrainableWeight{&layer, filled[0], p});
+  }
+  std::vector<TrainableWeight> out;
+  for (auto& [i, w] : by_index) out.push_back(w);
+  return out;
+}
+
+// Keras's model.trainable_variables: model.layers' trainable weights in turn.
+std::vector<TrainableWeight> model_trainable_weights(const ModelImpl& model) {
+  std::vector<TrainableWeight> out;
+  for (const auto& layer : model.layers()) {
+    if (layer->keras_weight_names().empty()) continue;
+    for (auto& w : trainable_weights(*layer)) out.push_back(w);
+  }
+  return out;
+}
+
+// The slot `name` of `w`, in its Keras weight's layout. Errors: ConfigError naming the layer without it.
+at::Tensor keras_slot(const KerasOptimizerState& state, const TrainableWeight& w, const std::string& name) {
+  const auto it = state.slots.find(w.parameter.unsafeGetTensorImpl());
+  if (it == state.slots.end() || !it->second.count(name)) {
+    throw ConfigError("layer '" + w.layer->name() + "' (" + w.layer->class_name() + ")" + ": the optimizer holds no '" +
+                      name + "' slot for its weight '" + w.layer->keras_weight_names()[w.index] +
+                      "' (a parameter the optimizer does not train)");
+  }
+  ParameterProbe probe(*w.layer);
+  return probe.keras_weights_with(w.parameter, it->second.at(name).to(w.parameter.options()))[w.index];
+}
+
+// Keras 3's optimizer.variables (KerasOptimizerState): iterations, the rate, then the slot groups.
+std::vector<at::Tensor> keras3_optimizer_variables(const ModelImpl& model, const KerasOptimizerState& state) {
+  std::vector<at::Tensor> vars = {at::scalar_tensor(state.iterations, at::kLong)};
+  if (state.learning_rate) vars.push_back(at::scalar_tensor(*state.learning_rate, at::kFloat));
+  const auto weights = model_trainable_weights(model);
+  for (const auto& group : state.groups)
+    for (const auto& w : weights)
+      for (const auto& name : group) vars.push_back(keras_slot(state, w, name));
+  return vars;
+}
+
+void write_optimizer(Hdf5Writer& h5, const ModelImpl& model, const KerasOptimizerState& state) {
+  h5.group("/optimizer/vars");
+  h5.text_attribute("/optimizer/vars", "name", keras_snake_case(state.class_name));
+  const auto vars = keras3_optimizer_variables(model, state);
+  for (size_t i = 0; i < vars.size(); ++i) h5.dataset("/optimizer/vars/" + std::to_string(i), vars[i]);
+}
+
 // model.weights.h5: the model's own (empty) vars, then each layer under its Keras 3 key.
-std::string weights_file(const ModelImpl& model, const std::string& name) {
+std::string weights_file(const ModelImpl& model, const std::string& name,
+                         const std::optional<KerasOptimizerState>& optimizer = std::nullopt) {
   Hdf5Writer h5(name);
   h5.group("/vars");
   h5.text_attribute("/vars", "name", model.model_name());
@@ -90,6 +207,7 @@ std::string weights_file(const ModelImpl& model, const std::string& name) {
     const int n = seen[base]++;
     write_layer(h5, *layer, "/layers/" + (n == 0 ? base : base + "_" + std::to_string(n)));
   }
+  if (optimizer) write_optimizer(h5, model, *optimizer);
   return h5.bytes();
 }
 
@@ -110,6 +228,34 @@ std::vector<std::string> keras2_weight_names(const Layer& layer) {
   std::vector<std::string> names;
   keras2_weight_names(layer, layer.name() + "/", names);
   return names;
+}
+
+// tf.keras 2's /optimizer_weights (hdf5_format.save_optimizer_weights_to_hdf5_group): "<Class>/iter:0", then
+// each slot kind of every weight in turn, named "<Class>/<weight name without :0>/<slot>:0".
+void write_keras2_optimizer(Hdf5Writer& h5, const ModelImpl& model, const KerasOptimizerState& state) {
+  const std::string root = "/optimizer_weights/", prefix = state.class_name + "/";
+  std::vector<std::pair<std::string, at::Tensor>> vars = {
+      {prefix + "iter:0", at::scalar_tensor(state.iterations, at::kLong)}};
+  const auto weights = model_trainable_weights(model);
+  for (const auto& group : state.groups) {
+    for (const auto& slot : group) {
+      const auto name = state.keras2_names.find(slot);
+      if (name == state.keras2_names.end()) continue;
+      for (const auto& w : weights) {
+        const std::string weight = keras2_weight_names(*w.layer)[w.index];
+        vars.emplace_back(prefix + weight.substr(0, weight.size() - 2) + "/" + name->second + ":0",
+                          keras_slot(state, w, slot));
+      }
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, value] : vars) {
+    const std::string path = root + name;
+    h5.group(path.substr(0, path.rfind('/')));
+    h5.dataset(path, value);
+    names.push_back(name);
+  }
+  h5.bytes_list_attribute("/optimizer_weights", "weight_names", names);
 }
 
 // tf.keras 2's full-model HDF5 (hdf5_format.save_model_to_hdf5): the root's keras_version, backend and
@@ -142,6 +288,7 @@ std::string keras2_h5_file(const ModelImpl& model, const std::string& name, cons
   h5.text_attribute("/model_weights", "backend", "tensorflow");
   h5.text_attribute("/model_weights", "keras_version", kKeras2WriteVersion);
   h5.bytes_list_attribute("/model_weights", "layer_names", layer_names);
+  if (options.optimizer) write_keras2_optimizer(h5, model, *options.optimizer);
   return h5.bytes();
 }
 
@@ -179,21 +326,24 @@ void write_zip(const std::string& path, const std::vector<std::pair<std::string,
 }  // namespace
 
 void save_keras_model(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options) {
+  check_finite(model, path);
   nlohmann::json config = keras3_model_config(model);
   if (!options.compile.is_null()) config["compile_config"] = keras_compile_config(options.compile);
   const nlohmann::json metadata = {{"keras_version", kKerasWriteVersion}, {"date_saved", date_saved()}};
   const std::vector<std::pair<std::string, std::string>> entries = {
       {"metadata.json", metadata.dump()},
       {"config.json", config.dump()},
-      {"model.weights.h5", weights_file(model, path + " (model.weights.h5)")}};
+      {"model.weights.h5", weights_file(model, path + " (model.weights.h5)", options.optimizer)}};
   io::write_atomically(path, [&](const std::string& tmp) { write_zip(tmp, entries); });
 }
 
 void save_keras_weights(const ModelImpl& model, const std::string& path) {
+  check_finite(model, path);
   io::write_text_atomically(path, weights_file(model, path));
 }
 
 void save_keras_h5(const ModelImpl& model, const std::string& path, const KerasSaveOptions& options) {
+  check_finite(model, path);
   io::write_text_atomically(path, keras2_h5_file(model, path, options));
 }
 
@@ -402,6 +552,23 @@ void check_tfjs_name(const Layer& layer) {
   }
 }
 
+// An existing `target` folder holds a TF.js model only (model.json and its groupN-shardMofK.bin shards): the
+// export replaces the whole folder, so anything else there would go with it. Errors: ConfigError naming the
+// folder and the first other entry.
+void check_replaceable(const std::filesystem::path& target, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(target, ec)) return;
+  static const std::regex shard("group[0-9]+-shard[0-9]+of[0-9]+\\.bin");
+  for (const auto& entry : fs::directory_iterator(target, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "model.json" || (entry.is_regular_file(ec) && std::regex_match(name, shard))) continue;
+    throw ConfigError("the TF.js model folder '" + dir + "' holds '" + name +
+                      "', which is not part of a TF.js model: the export replaces the whole folder, so write it "
+                      "to a new or empty folder, or to one that holds a TF.js model only");
+  }
+}
+
 // The shards and model.json in `dir`, model.json last: each named shard is written before it is named.
 void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, const nlohmann::json& specs,
                        const std::string& data) {
@@ -424,6 +591,7 @@ void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, c
 }  // namespace
 
 void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
+  check_finite(model, dir);
   for (const auto& layer : model.layers()) {
     check_tfjs_layer(*layer);
     check_tfjs_name(*layer);
@@ -439,6 +607,7 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path target = fs::path(dir).lexically_normal();
   const fs::path parent = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  check_replaceable(target, dir);
   std::error_code ec;
   fs::create_directories(parent, ec);
   if (ec) throw IoError("cannot create the folder '" + parent.string() + "' of the TF.js model: " + ec.message());

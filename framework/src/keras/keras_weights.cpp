@@ -59,6 +59,42 @@ void check_declared(const KerasFile& file, const Layer& layer, const KerasLayerW
   }
 }
 
+// A TF.js manifest names each weight "<layer>/<weight>" (or "<layer>/<cell>/<weight>") and TF.js loads them
+// by those names, in any order: `stored` put in the order of the layer's keras_weight_names(). Other files keep
+// Keras's own order (weight_names, vars/<i>). Errors: ConfigError naming the file, layer and the weight the
+// layer has no such name for, or a name given twice.
+KerasLayerWeights in_layer_order(const KerasFile& file, const Layer& layer, const KerasLayerWeights& stored) {
+  if (file.kind != "tfjs") return stored;
+  const std::vector<std::string> want = layer.keras_weight_names();
+  const std::string at = who(file, stored.layer, layer.class_name());
+  std::vector<int> slot(stored.names.size(), -1);
+  for (size_t j = 0; j < stored.names.size(); ++j) {
+    const std::string& n = stored.names[j];
+    const std::string own = n.substr(n.find('/') + 1);
+    for (size_t i = 0; i < want.size() && slot[j] < 0; ++i) {
+      const bool match =
+          own == want[i] || (own.size() > want[i].size() &&
+                             own.compare(own.size() - want[i].size() - 1, std::string::npos, "/" + want[i]) == 0);
+      if (match) slot[j] = static_cast<int>(i);
+    }
+    std::string names;
+    for (const auto& w : want) names += (names.empty() ? "" : ", ") + w;
+    if (slot[j] < 0) throw ConfigError(at + ": weight '" + n + "' is none of the layer's (" + names + ")");
+    for (size_t k = 0; k < j; ++k)
+      if (slot[k] == slot[j]) throw ConfigError(at + ": weight '" + want[slot[j]] + "' is given twice");
+  }
+  if (stored.names.size() != want.size()) return stored;  // check_declared names the count
+  KerasLayerWeights out = stored;
+  for (size_t j = 0; j < slot.size(); ++j) {
+    const auto i = static_cast<size_t>(slot[j]);
+    out.names[i] = stored.names[j];
+    out.paths[i] = stored.paths[j];
+    out.shapes[i] = stored.shapes[j];
+    out.dtypes[i] = stored.dtypes[j];
+  }
+  return out;
+}
+
 bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, bool channels_first) {
   if (file.keras_major() != 1) return false;  // Keras 2's Theano backend convolves without the flip
   std::string backend = !options.keras1_backend.empty() ? options.keras1_backend : file.backend;
@@ -71,9 +107,9 @@ bool flips_kernels(const KerasFile& file, const KerasImportOptions& options, boo
 
 // Each weighted layer of the config with the file's weights for it, every declared shape checked against
 // the built layer (check_declared) and every layer of the file matched, before anything is read.
-std::vector<const KerasLayerWeights*> checked_layers(const KerasFile& file, const std::vector<json>& layers,
-                                                     const LayerLookup& get_layer, bool keras1_th) {
-  std::vector<const KerasLayerWeights*> checked;
+std::vector<KerasLayerWeights> checked_layers(const KerasFile& file, const std::vector<json>& layers,
+                                              const LayerLookup& get_layer, bool keras1_th) {
+  std::vector<KerasLayerWeights> checked;
   for (const json& spec : layers) {
     const std::string cls = spec.value("class_name", "");
     const std::string name = spec["config"].value("name", "");
@@ -85,8 +121,8 @@ std::vector<const KerasLayerWeights*> checked_layers(const KerasFile& file, cons
         throw ConfigError(who(file, name, cls) + " has weights but the file holds none for it");
       continue;
     }
-    check_declared(file, *layer, *stored, keras1_th);
-    checked.push_back(stored);
+    checked.push_back(in_layer_order(file, *layer, *stored));
+    check_declared(file, *layer, checked.back(), keras1_th);
   }
   if (checked.size() != file.weights.size()) {
     for (const auto& w : file.weights) {
@@ -105,11 +141,11 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
   const bool channels_first = keras_model_is_channels_first(file.model_config);
   const bool keras1_th = file.keras_major() == 1 && channels_first;
   const bool flip = flips_kernels(file, options, channels_first);
-  for (const KerasLayerWeights* stored : checked_layers(file, layers, get_layer, keras1_th)) {
+  for (const KerasLayerWeights& stored : checked_layers(file, layers, get_layer, keras1_th)) {
     std::vector<at::Tensor> values;  // one layer's data held at a time
-    for (size_t i = 0; i < stored->names.size(); ++i) values.push_back(file.read_weight(*stored, i));
+    for (size_t i = 0; i < stored.names.size(); ++i) values.push_back(file.read_weight(stored, i));
     try {
-      get_layer(stored->layer)->set_keras_weights(values, KerasWeightOptions{keras1_th, flip});  // its own layout
+      get_layer(stored.layer)->set_keras_weights(values, KerasWeightOptions{keras1_th, flip});  // its own layout
     } catch (const ConfigError& e) {
       throw ConfigError(file.path + ": " + e.what());
     }

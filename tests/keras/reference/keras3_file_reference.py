@@ -19,6 +19,13 @@ Usage:
   keras3_file_reference.py h5structure A.h5 B.h5 RESULT.json
       The same for two tf.keras 2 HDF5 models (model.save("x.h5")): root attributes, model_config, and the
       model_weights groups, attributes (layer_names, weight_names), dataset shapes and dtypes.
+  keras3_file_reference.py optimizer RULE A B RESULT.json
+      A: a Keras-written model (.keras or tf.keras 2 .h5) with its optimizer's variables; B: the same
+      architecture written after ONE update of RULE (adam | sgd, momentum) starting from A's weights. RESULT
+      {"structure": [...] (differences of the optimizer groups: names, shapes, dtypes, attributes),
+      "iterations", "learning_rate", "weights": n, "moment_err", "sign_agree", "momentum_err"}: Adam's first
+      update leaves m = (1-b1) g and v = (1-b2) g^2 (so m^2 (1-b2) = v (1-b1)^2) and moves each weight by
+      -lr g/(|g|+eps) (sign(dw) = -sign(m)); SGD's first Keras update is m = -lr g, dw = m.
   keras3_file_reference.py weights MODEL.weights.h5 RESULT.json
       RESULT {"paths": {path: [shape, dtype]}, "names": {vars group: name attribute}}.
 
@@ -376,6 +383,83 @@ def h5_structure(a, b):
     return {"root": root, "config": config, "weights": weights, "values": biggest, "root_types": kinds}
 
 
+def group_items(group):
+    items = {}
+
+    def visit(name, obj):
+        attrs = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in obj.attrs.items()}
+        if isinstance(obj, h5py.Dataset):
+            items[name] = {"attrs": attrs, "shape": list(obj.shape), "dtype": str(obj.dtype)}
+        else:
+            items[name] = {"attrs": attrs}
+
+    group.visititems(visit)
+    items["."] = {"attrs": {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in group.attrs.items()}}
+    return items
+
+
+def keras3_trainable(config, h5):
+    """Keras 3's model.trainable_variables: each layer's vars in order (BatchNormalization: gamma, beta only)."""
+    out = []
+    for layer, ws in zip(config["config"]["layers"], layer_weights(h5, config).values()):
+        c = layer["config"]
+        if layer["class_name"] == "BatchNormalization":
+            ws = ws[: int(c.get("scale", True)) + int(c.get("center", True))]
+        out.extend(np.array(w, np.float64) for w in ws)
+    return out
+
+
+def optimizer_slots(path):
+    """(iterations, learning rate or None, [(weight, [slots])], optimizer group) of a .keras or .h5 file."""
+    if path.endswith(".h5"):
+        h5 = h5py.File(path, "r")
+        g = h5["optimizer_weights"]
+        names = [n.decode() if isinstance(n, bytes) else n for n in g.attrs["weight_names"]]
+        weights, slots = {}, {}
+        for n in names[1:]:
+            base, slot = n[: n.rindex("/")], n[n.rindex("/") + 1:]
+            layer = base[base.index("/") + 1:].split("/")[0]
+            weight = h5["model_weights"][layer][base[base.index("/") + 1:] + ":0"]
+            weights.setdefault(base, np.array(weight, np.float64))
+            slots.setdefault(base, []).append(np.array(g[n], np.float64))
+        return int(np.array(g[names[0]])), None, [(weights[k], slots[k]) for k in weights], g
+    config, h5 = read_keras(path)
+    g = h5["optimizer/vars"]
+    values = [np.array(g[str(i)], np.float64) for i in range(len(g.keys()))]
+    weights = keras3_trainable(config, h5)
+    per = (len(values) - 2) // max(1, len(weights))
+    pairs = [(w, values[2 + i * per: 2 + (i + 1) * per]) for i, w in enumerate(weights)]
+    return int(values[0]), float(values[1]), pairs, g
+
+
+def optimizer_check(rule, a, b):
+    ia, _, before, ga = optimizer_slots(a)
+    it, lr, after, gb = optimizer_slots(b)
+    sa, sb = group_items(ga), group_items(gb)
+    structure = []
+    for k in sorted(set(sa) | set(sb)):
+        if k not in sb:
+            structure.append("missing " + k)
+        elif k not in sa:
+            structure.append("extra " + k)
+        elif sa[k] != sb[k]:
+            structure.append("differs " + k + ": " + json.dumps(sa[k]) + " vs " + json.dumps(sb[k]))
+    out = {"structure": structure, "iterations": it, "learning_rate": lr, "weights": len(after)}
+    moment_err, agree, count, momentum_err = 0.0, 0, 0, 0.0
+    for (w0, _), (w1, slots) in zip(before, after):
+        dw = w1 - w0
+        if rule == "adam":
+            m, v = slots[0], slots[1]
+            moment_err = max(moment_err, float(np.max(np.abs(m * m * 0.001 / 0.01 - v), initial=0) / max(np.max(v), 1e-30)))
+            big = np.abs(m) > 1e-3 * np.max(np.abs(m), initial=0)
+            agree += int(np.sum(np.sign(dw[big]) == -np.sign(m[big])))
+            count += int(np.sum(big))
+        else:
+            momentum_err = max(momentum_err, float(np.max(np.abs(dw - slots[0]), initial=0)))
+    out.update({"moment_err": moment_err, "sign_agree": agree / max(count, 1), "momentum_err": momentum_err})
+    return out
+
+
 def weights_file(path):
     h5 = h5py.File(path, "r")
     paths, names = {}, {}
@@ -404,6 +488,8 @@ def main():
         json.dump(compile_structure(sys.argv[2], sys.argv[3]), open(sys.argv[4], "w"))
     elif mode == "h5structure":
         json.dump(h5_structure(sys.argv[2], sys.argv[3]), open(sys.argv[4], "w"))
+    elif mode == "optimizer":
+        json.dump(optimizer_check(sys.argv[2], sys.argv[3], sys.argv[4]), open(sys.argv[5], "w"))
     elif mode == "weights":
         json.dump(weights_file(sys.argv[2]), open(sys.argv[3], "w"))
     else:

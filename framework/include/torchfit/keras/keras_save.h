@@ -8,8 +8,12 @@
 ///
 /// Every layer writes its own weights through its Keras weight layout (Layer::keras_weights, the inverse
 /// of the import), so a model that imports from Keras exports back to it.
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
 
 namespace torchfit {
@@ -50,13 +54,39 @@ nlohmann::json keras3_model_config(const ModelImpl& model);
 /// Errors: as keras3_model_config.
 nlohmann::json keras2_model_config(const ModelImpl& model);
 
+/// An optimizer's variables as the Keras writers take them (KerasSaveOptions::optimizer; training/
+/// keras_optimizer_state.h reads them off a torch optimizer). Keras 3 saves `optimizer.variables` as
+/// `optimizer/vars/0..n` of model.weights.h5: iterations (int64), the learning rate (float32; not under a
+/// schedule), then per group of slots (Adam: {momentum, velocity}, then {velocity_hat}) the group's slots of
+/// each trainable weight in turn (keras/src/optimizers/base_optimizer.py add_optimizer_variables interleaves
+/// them). tf.keras 2 saves `optimizer_weights` with "<Class>/iter:0", then every weight's slot of one kind
+/// before the next kind ("Adam/conv2d/kernel/m:0" …, then ".../v:0").
+struct KerasOptimizerState {
+  std::string class_name;               ///< Keras's class: "Adam", "AdamW", "SGD", "RMSprop"
+  int64_t iterations = 0;               ///< the updates applied (Keras optimizer.iterations)
+  std::optional<double> learning_rate;  ///< the rate now; none under a schedule (Keras keeps no variable)
+  /// Keras 3's slot names in its build order, grouped as Keras creates them (see above).
+  std::vector<std::vector<std::string>> groups;
+  /// tf.keras 2's name of each slot ("momentum" → "m"); a slot without one is not written to .h5 files.
+  std::map<std::string, std::string> keras2_names;
+  /// Each trainable parameter's slots by Keras 3 name, in the parameter's own (LibTorch) layout, keyed by
+  /// the parameter's TensorImpl; the writers convert them to the layer's Keras layout.
+  std::map<const void*, std::map<std::string, at::Tensor>> slots;
+};
+
 /// What the Keras writers write beside the model.
 struct KerasSaveOptions {
   /// The compile settings, as a torchfit checkpoint records them (saving/checkpoint.h CheckpointInfo::
   /// compile: {"loss", "metrics", "optimizer": {"name", "learning_rate", …}}, Keras's names): written as
   /// Keras 3's compile_config (keras_compile_config) or tf.keras 2's training_config. Null (default): none,
-  /// and Keras loads the model uncompiled. The optimizer's variables (Adam's moments) are not written.
+  /// and Keras loads the model uncompiled.
   nlohmann::json compile;
+  /// The optimizer's variables (Keras's `model.save` writes them for a compiled, trained model; tf.keras 2's
+  /// include_optimizer): none (default), or written to .keras and .h5 files in Keras's layout, each slot in
+  /// its weight's Keras layout and Keras's trainable-variable order (model.layers, each layer's trainable
+  /// weights). Errors: ConfigError naming the layer whose weight layout cannot carry a slot (a Keras weight
+  /// made of two parameters), or a trainable parameter without slots.
+  std::optional<KerasOptimizerState> optimizer;
 };
 
 /// Keras 3's compile_config of `compile` (KerasSaveOptions::compile): {"optimizer": {"module":
