@@ -11,6 +11,7 @@
 #include <torchfit/error.h>
 #include <torchfit/io/npy.h>
 
+#include "support/error_message.h"
 #include "support/python_reference.h"
 #include "support/temp_dir.h"
 
@@ -20,22 +21,10 @@ using data::Arrays;
 namespace {
 
 std::string config_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
+  return testing::error_message<ConfigError>(f, "ConfigError");
 }
 
-std::string io_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const IoError& e) {
-    return e.what();
-  }
-  return "(no IoError)";
-}
+std::string io_error(const std::function<void()>& f) { return testing::error_message<IoError>(f, "IoError"); }
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <torchfit/training/losses.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/error_message.h"
 #include "support/python_reference.h"
 
 namespace torchfit::fit_arrays_test {
@@ -93,12 +94,7 @@ std::vector<std::vector<int64_t>> ranges(int64_t begin, int64_t end, int64_t bat
 }
 
 std::string config_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no ConfigError)";
+  return testing::error_message<ConfigError>(f, "ConfigError");
 }
 
 }  // namespace
