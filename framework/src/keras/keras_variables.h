@@ -22,6 +22,8 @@ inline bool weights_in_cell(const Layer& layer) {
 /// other layers.
 inline std::vector<std::pair<std::string, std::shared_ptr<Layer>>> wrapped_layers(const Layer& layer) {
   std::vector<std::pair<std::string, std::shared_ptr<Layer>>> out;
+  // The wrappers only: a layer built of sublayers (MultiHeadAttention's projections) keeps its own weight names.
+  if (layer.class_name() != "Bidirectional" && layer.class_name() != "TimeDistributed") return out;
   for (const auto& item : layer.named_children()) {
     if (auto l = std::dynamic_pointer_cast<Layer>(item.value())) out.emplace_back(item.key(), std::move(l));
   }
