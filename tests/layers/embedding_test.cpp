@@ -99,7 +99,6 @@ TEST(Embedding, BadArgumentsAreRefusedNamingTheLayer) {
   };
   refused({{"input_dim", 0}, {"output_dim", 3}}, "input_dim");
   refused({{"input_dim", 5}, {"output_dim", -1}}, "output_dim");
-  refused({{"input_dim", 5}, {"output_dim", 3}, {"mask_zero", true}}, "mask_zero");
   Sequential m;
   EXPECT_THROW(m->add(Embedding(EmbeddingOptions(5, 3).input_length(4).input_shape(Shape{6}))), ConfigError);
   Sequential ok;

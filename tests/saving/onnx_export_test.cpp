@@ -66,7 +66,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "attention",
                                                "embedding",
                                                "embedding_image",
-                                               "normalization_axes"};
+                                               "normalization_axes",
+                                               "masking"};
   return models.count(model) > 0;
 }
 

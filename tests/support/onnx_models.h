@@ -37,6 +37,7 @@
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/lstm.h>
+#include <torchfit/layers/masking.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/multi_head_attention.h>
@@ -440,6 +441,12 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
     });
   };
   // TimeDistributed over a sequence of images: Conv2D, MaxPooling2D, Flatten, then Dense per step.
+  m["masking"] = [] {  // Masking's values (steps of zeros stay zeros); Dense passes the mask on, unused
+    return image_model("masking", {4, 3}, [](KerasTensor x) {
+      x = Masking(MaskingOptions().mask_value(0.5))->call(x);
+      return Dense(DenseOptions(2))->call(x);
+    });
+  };
   m["time_distributed"] = [] {
     return image_model("time_distributed", {3, 6, 6, 2}, [](KerasTensor x) {
       x = TimeDistributed(TimeDistributedOptions(Conv2D(Conv2DOptions(3, 3).activation("relu"))))->call(x);

@@ -76,6 +76,7 @@
 #include <torchfit/layers/layer_args.h>
 #include <torchfit/layers/layer_normalization.h>
 #include <torchfit/layers/lstm.h>
+#include <torchfit/layers/masking.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
 #include <torchfit/layers/multi_head_attention.h>

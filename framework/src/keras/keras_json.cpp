@@ -59,8 +59,9 @@ bool is_tensor_json(const Json& v) {
 }
 
 // The kwargs of a layer whose Keras call names its tensors (KerasCallArguments): the keyword tensors, in the
-// layer's order, appended to `refs`; its call flags set in `flags` (false when absent); Keras's masks,
-// attention_mask and return_attention_scores refused; other arguments (training) ignored.
+// layer's order, appended to `refs`; its call flags set in `flags` (false when absent); the inputs' recorded
+// masks skipped (Model derives them); attention_mask and return_attention_scores refused; other arguments
+// (training) ignored.
 void read_call_kwargs(const Json& kwargs, const KerasCallArguments& call, std::vector<TensorRef>& refs, Json& flags,
                       const std::string& who) {
   const auto keywords = call.keras_call_keywords(), names = call.keras_call_flags();
@@ -81,7 +82,11 @@ void read_call_kwargs(const Json& kwargs, const KerasCallArguments& call, std::v
     const bool nulls = v.is_array() && std::all_of(v.begin(), v.end(), [](const Json& e) { return e.is_null(); });
     if (std::find(keywords.begin(), keywords.end(), k) != keywords.end() || v.is_null() || nulls) continue;
     const bool mask = k == "mask" || (k.size() > 5 && k.compare(k.size() - 5, 5, "_mask") == 0);
-    if (std::find(names.begin(), names.end(), k) != names.end()) {
+    // The inputs' Keras masks Keras 3 records in the call (query_mask, value_mask, key_mask, mask): the graph
+    // derives them again from the layers that make them (Embedding mask_zero, Masking).
+    const bool flag = std::find(names.begin(), names.end(), k) != names.end();
+    if (mask && !flag && k != "attention_mask") continue;
+    if (flag) {
       if (!v.is_boolean())
         throw ConfigError(who + ": call argument '" + k + "' must be true or false, got " + v.dump());
       flags[k] = v;
@@ -91,8 +96,8 @@ void read_call_kwargs(const Json& kwargs, const KerasCallArguments& call, std::v
                         "carry (one output a layer); call forward_attention in C++ for the scores");
     } else if (mask || is_tensor_json(v)) {
       throw ConfigError(who + ": call argument '" + k + "' " + v.dump().substr(0, 120) +
-                        " is not supported: torchfit's graph carries no Keras masks or mask tensors "
-                        "(use_causal_mask is supported)");
+                        " is not supported: torchfit's graph carries the masks that Embedding(mask_zero) and Masking "
+                        "make, no mask tensors given in a call (use_causal_mask is supported)");
     }
   }
 }

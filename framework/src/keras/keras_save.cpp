@@ -473,6 +473,7 @@ void check_tfjs_layer(const Layer& layer) {
                                                 "LSTM",
                                                 "LayerNormalization",
                                                 "LeakyReLU",
+                                                "Masking",
                                                 "MaxPooling1D",
                                                 "MaxPooling2D",
                                                 "MaxPooling3D",
@@ -595,6 +596,13 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
   for (const auto& layer : model.layers()) {
     check_tfjs_layer(*layer);
     check_tfjs_name(*layer);
+  }
+  for (const auto& n : model.masked_consumers()) {
+    if (n->layer->class_name() == "GlobalAveragePooling1D") {
+      throw ConfigError("layer '" + n->layer->name() +
+                        "' (GlobalAveragePooling1D): TensorFlow.js averages every "
+                        "step, Keras only the steps its mask keeps; write a .keras, .h5 file instead");
+    }
   }
   nlohmann::json config = keras2_model_config(model);
   tfjs_regularizers(config);

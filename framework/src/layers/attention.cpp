@@ -47,6 +47,11 @@ at::Tensor BaseAttentionImpl::forward_multi(const std::vector<at::Tensor>& xs) {
   return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor());
 }
 
+at::Tensor BaseAttentionImpl::forward_masked(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& masks) {
+  if (xs.size() < 2 || xs.size() > 3 || masks.size() != xs.size()) return forward_multi(xs);
+  return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor(), masks[0], masks[1]);
+}
+
 at::Tensor BaseAttentionImpl::forward_attention(const at::Tensor& query, const at::Tensor& value,
                                                 const at::Tensor& key_in, const at::Tensor& query_mask,
                                                 const at::Tensor& value_mask, at::Tensor* scores_out) {

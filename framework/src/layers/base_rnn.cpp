@@ -79,10 +79,49 @@ at::Tensor RecurrentLayer::run_steps(const at::Tensor& xw, size_t states, const 
   std::vector<at::Tensor> outputs;
   at::Tensor h = state[0];
   for (int64_t t = 0; t < xw.size(1); ++t) {
-    h = step(xw.select(1, t), state);
+    if (!masked()) {
+      h = step(xw.select(1, t), state);
+    } else {  // Keras's rnn() with a mask: where(mask, new, previous) for the output and each state
+      const at::Tensor keep = steps_mask_.select(1, t).unsqueeze(1);
+      const std::vector<at::Tensor> before = state;
+      const at::Tensor out = step(xw.select(1, t), state);
+      for (size_t k = 0; k < states; ++k) state[k] = at::where(keep, state[k], before[k]);
+      h = at::where(keep, out, h);
+    }
     if (s.return_sequences) outputs.push_back(h);
   }
+  if (masked() && s.zero_output_for_mask) {
+    const at::Tensor zero = at::zeros({}, xw.options());
+    if (!s.return_sequences) return at::where(steps_mask_.select(1, xw.size(1) - 1).unsqueeze(1), h, zero);
+    return at::where(steps_mask_.unsqueeze(2), at::stack(outputs, 1), zero);
+  }
   return s.return_sequences ? at::stack(outputs, 1) : h;
+}
+
+int64_t RecurrentLayer::flops_per_sample() const {
+  if (!built() || !kernel.defined()) return 0;
+  return 2 * input_shape()[0] * (kernel.numel() + recurrent_kernel.numel());
+}
+
+at::Tensor RecurrentLayer::compute_mask(const std::vector<at::Tensor>&, const std::vector<at::Tensor>& masks) const {
+  return recurrent().return_sequences && !masks.empty() ? masks[0] : at::Tensor();
+}
+
+at::Tensor RecurrentLayer::forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) {
+  const at::Tensor& x = inputs.at(0);
+  const at::Tensor& mask = masks.at(0);
+  if (!mask.defined()) return forward(x);
+  if (mask.dim() != 2 || x.dim() != 3 || mask.size(0) != x.size(0) || mask.size(1) != x.size(1)) {
+    throw ConfigError(describe() + ": its mask must be (N, steps) = " + format_sizes({x.size(0), x.size(1)}) +
+                      ", got " + format_sizes(mask.sizes().vec()));
+  }
+  const at::Tensor keep = mask.to(x.device(), at::kBool);
+  steps_mask_ = recurrent().go_backwards ? keep.flip(1) : keep;
+  struct Reset {
+    at::Tensor& mask;
+    ~Reset() { mask = at::Tensor(); }
+  } reset{steps_mask_};
+  return forward(x);
 }
 
 at::Tensor RecurrentLayer::sequence_output(const at::Tensor& y) const {

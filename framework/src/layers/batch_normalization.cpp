@@ -61,6 +61,35 @@ at::Tensor BatchNormalizationImpl::forward(const at::Tensor& x) {
   return t == 1 ? y : y.movedim(1, t);
 }
 
+// Keras 3.15's BatchNormalization._moments with a mask: the kept steps' mean and (biased) variance, each sum
+// over Σ mask + 1e-7; the moving statistics move towards them by 1 − momentum.
+at::Tensor BatchNormalizationImpl::forward_masked(const std::vector<at::Tensor>& inputs,
+                                                  const std::vector<at::Tensor>& masks) {
+  const at::Tensor& x = inputs.at(0);
+  if (!(is_training() && trainable()) || !masks.at(0).defined()) return forward(x);
+  const at::Tensor& m = masks[0];
+  if (x.dim() != 3 || tensor_axis_ != 2 || m.dim() != 2 || m.size(0) != x.size(0) || m.size(1) != x.size(1)) {
+    throw ConfigError(describe() +
+                      ": a Keras mask is supported on a sequence (N, steps, features) normalised over "
+                      "its features, got an input " +
+                      format_sizes(x.sizes().vec()) + " with a mask " + format_sizes(m.sizes().vec()));
+  }
+  const at::Tensor keep = m.to(x.device(), at::kBool).unsqueeze(2).expand_as(x);
+  const at::Tensor zero = at::zeros({}, x.options());
+  const at::Tensor weight = keep.to(x.scalar_type()).sum(at::IntArrayRef{0, 1}) + 1e-7;
+  const at::Tensor mean = at::where(keep, x, zero).sum(at::IntArrayRef{0, 1}) / weight;
+  const at::Tensor variance = at::where(keep, x - mean, zero).square().sum(at::IntArrayRef{0, 1}) / weight;
+  {
+    at::NoGradGuard no_grad;
+    const double k = options.momentum();
+    moving_mean.mul_(k).add_(mean.detach().to(moving_mean.dtype()) * (1.0 - k));
+    moving_variance.mul_(k).add_(variance.detach().to(moving_variance.dtype()) * (1.0 - k));
+  }
+  at::Tensor y = (x - mean) * at::rsqrt(variance + options.epsilon());
+  if (gamma.defined()) y = y * gamma;
+  return beta.defined() ? y + beta : y;
+}
+
 // Keras's arguments; axis_order only when it is not Keras 2's order.
 nlohmann::json BatchNormalizationImpl::config() const {
   nlohmann::json c = base_config(options);

@@ -72,6 +72,9 @@ BidirectionalImpl::BidirectionalImpl(BidirectionalOptions opts)
   if (f.return_sequences != b.return_sequences) {
     throw ConfigError(describe() + ": the forward and backward layers must have the same return_sequences");
   }
+  // Keras's force_zero_output_for_mask: masked steps of a returned sequence are zeros in both directions.
+  forward_layer->set_zero_output_for_mask(f.return_sequences);
+  backward_layer->set_zero_output_for_mask(b.return_sequences);
   register_module("forward_layer", forward_layer);
   register_module("backward_layer", backward_layer);
 }
@@ -107,11 +110,18 @@ at::Tensor BidirectionalImpl::merge(const at::Tensor& y, const at::Tensor& y_rev
 }
 
 // Keras's Bidirectional.call: the backward layer's sequence is in processing order, flipped back in time.
-at::Tensor BidirectionalImpl::forward(const at::Tensor& x) {
-  const at::Tensor y = forward_layer->forward(x);
-  at::Tensor y_rev = backward_layer->forward(x);
+at::Tensor BidirectionalImpl::forward(const at::Tensor& x) { return forward_masked({x}, {at::Tensor()}); }
+
+at::Tensor BidirectionalImpl::forward_masked(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& masks) {
+  const at::Tensor y = forward_layer->forward_masked(xs, masks);
+  at::Tensor y_rev = backward_layer->forward_masked(xs, masks);
   if (forward_layer->recurrent().return_sequences) y_rev = y_rev.flip(1);
   return merge(y, y_rev);
+}
+
+at::Tensor BidirectionalImpl::compute_mask(const std::vector<at::Tensor>& xs,
+                                           const std::vector<at::Tensor>& masks) const {
+  return forward_layer->compute_mask(xs, masks);
 }
 
 nlohmann::json BidirectionalImpl::config() const {

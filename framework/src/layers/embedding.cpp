@@ -12,9 +12,6 @@ EmbeddingImpl::EmbeddingImpl(EmbeddingOptions opts) : Layer(keras_class_name, op
     throw ConfigError(describe() + ": input_dim and output_dim must be > 0, got " +
                       std::to_string(options.input_dim()) + " and " + std::to_string(options.output_dim()));
   }
-  if (options.mask_zero()) {
-    throw ConfigError(describe() + ": mask_zero true is not supported (torchfit has no masks; index 0 is a vector)");
-  }
 }
 
 Shape EmbeddingImpl::build_impl(const Shape& in) {
@@ -45,6 +42,12 @@ at::Tensor EmbeddingImpl::forward(const at::Tensor& x) {
   }
   const at::Tensor y = at::embedding(embeddings, indices);
   return y.dim() == 4 ? y.movedim(-1, 1) : y;
+}
+
+at::Tensor EmbeddingImpl::compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>&) const {
+  if (!options.mask_zero()) return {};
+  const at::Tensor& x = inputs.at(0);
+  return (x.dim() == 4 ? x.movedim(1, -1) : x).detach().ne(0);  // on the raw values, as Keras
 }
 
 nlohmann::json EmbeddingImpl::config() const { return base_config(options); }

@@ -30,6 +30,20 @@ at::Tensor GlobalPooling::forward(const at::Tensor& x) {
   return max_ ? x.amax(pooled_dims(), options.keepdims()) : x.mean(pooled_dims(), options.keepdims());
 }
 
+// keras/src/layers/pooling/global_average_pooling1d.py: where(mask, x, 0) summed over the steps / Σ mask.
+at::Tensor GlobalPooling::forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) {
+  const at::Tensor& x = inputs.at(0);
+  if (!supports_masking() || !masks.at(0).defined()) return forward(x);
+  const at::Tensor& m = masks[0];
+  if (m.dim() != 2 || x.dim() != 3 || m.size(0) != x.size(0) || m.size(1) != x.size(1)) {
+    throw ConfigError(describe() + ": its mask must be (N, steps) = " + format_sizes({x.size(0), x.size(1)}) +
+                      ", got " + format_sizes(m.sizes().vec()));
+  }
+  const at::Tensor keep = m.to(x.device(), at::kBool).unsqueeze(2);
+  const at::Tensor sum = at::where(keep, x, at::zeros({}, x.options())).sum(1, options.keepdims());
+  return sum / keep.to(x.scalar_type()).sum(1, options.keepdims());
+}
+
 std::string GlobalPooling::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
   using detail::onnx_name;
   if (spatial_rank_ == 1) {

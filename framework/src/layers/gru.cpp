@@ -38,7 +38,7 @@ std::pair<at::Tensor, at::Tensor> GRUImpl::biases() const {
 
 at::Tensor GRUImpl::forward(const at::Tensor& x) {
   const Masks masks = dropout_masks(x);
-  return fused(masks.state.defined()) ? fused_forward(steps_input(x, masks)) : loop_forward(x, masks);
+  return fused(masks.state.defined() || masked()) ? fused_forward(steps_input(x, masks)) : loop_forward(x, masks);
 }
 
 // at::gru, batch first, one layer, one direction; PyTorch's gates r, z, n are Keras's blocks 1, 0, 2.

@@ -163,6 +163,14 @@ at::Tensor Layer::forward_multi(const std::vector<at::Tensor>& xs) {
   return forward(xs[0]);
 }
 
+at::Tensor Layer::compute_mask(const std::vector<at::Tensor>&, const std::vector<at::Tensor>& masks) const {
+  return supports_masking() && !masks.empty() ? masks[0] : at::Tensor();
+}
+
+at::Tensor Layer::forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>&) {
+  return inputs.size() == 1 && !takes_list() ? forward(inputs[0]) : forward_multi(inputs);
+}
+
 KerasTensor Layer::call(const KerasTensor& x) { return call(std::vector<KerasTensor>{x}); }
 
 KerasTensor Layer::call(const std::vector<KerasTensor>& xs) {

@@ -40,7 +40,7 @@ bool LSTMImpl::fused(bool recurrent_mask) const {
 
 at::Tensor LSTMImpl::forward(const at::Tensor& x) {
   const Masks masks = dropout_masks(x);
-  return fused(masks.state.defined()) ? fused_forward(steps_input(x, masks)) : loop_forward(x, masks);
+  return fused(masks.state.defined() || masked()) ? fused_forward(steps_input(x, masks)) : loop_forward(x, masks);
 }
 
 // at::lstm, batch first, one layer, one direction; PyTorch's gates i, f, g, o are Keras's i, f, c, o.

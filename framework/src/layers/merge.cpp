@@ -1,5 +1,7 @@
 #include <torchfit/layers/merge.h>
 
+#include <algorithm>
+
 #include <torchfit/layers/registry.h>
 
 #include "layers/layer_export.h"
@@ -117,6 +119,57 @@ Shape ConcatenateImpl::build_multi_impl(const std::vector<Shape>& shapes) {
 }
 
 at::Tensor ConcatenateImpl::merge(const std::vector<at::Tensor>& xs) { return at::cat(xs, tensor_dim_); }
+
+namespace {
+
+// A sequence's mask (N, steps) broadcast over its features (N, steps, C); ConfigError for another rank.
+at::Tensor mask_over_features(const Layer& layer, const at::Tensor& mask, const at::Tensor& x) {
+  if (x.dim() != 3 || mask.dim() != 2) {
+    throw ConfigError("layer '" + layer.name() + "' (" + layer.class_name() +
+                      "): Keras masks are supported on sequences (N, steps, features), got an input " +
+                      format_sizes(x.sizes().vec()) + " with a mask " + format_sizes(mask.sizes().vec()));
+  }
+  return mask.to(x.device(), at::kBool).unsqueeze(2).expand_as(x);
+}
+
+}  // namespace
+
+at::Tensor MergeImpl::compute_mask(const std::vector<at::Tensor>&, const std::vector<at::Tensor>& masks) const {
+  at::Tensor out;
+  for (const auto& m : masks) {
+    if (!m.defined()) return {};
+    out = out.defined() ? out.logical_or(m.to(out.device(), at::kBool)) : m.to(at::kBool);
+  }
+  return out;
+}
+
+// keras/src/layers/merging/base_merge.py _apply_merge_op_and_or_mask (Maximum, Minimum).
+at::Tensor MergeImpl::forward_masked(const std::vector<at::Tensor>& xs, const std::vector<at::Tensor>& masks) {
+  if (!merges_masked_steps() || masks.size() != xs.size()) return forward_multi(xs);
+  check_count(xs.size(), "");
+  at::Tensor out = xs[0];
+  at::Tensor out_mask = masks[0].defined() ? mask_over_features(*this, masks[0], xs[0]) : at::Tensor();
+  for (size_t i = 1; i < xs.size(); ++i) {
+    at::Tensor x = xs[i];
+    const at::Tensor m = masks[i].defined() ? mask_over_features(*this, masks[i], x) : at::Tensor();
+    if (m.defined()) x = at::where(m, x, out);
+    if (out_mask.defined()) out = at::where(out_mask, out, x);
+    out_mask = m.defined() && out_mask.defined() ? out_mask.logical_or(m) : at::Tensor();
+    out = merge({out, x});
+  }
+  return out;
+}
+
+at::Tensor ConcatenateImpl::compute_mask(const std::vector<at::Tensor>& xs,
+                                         const std::vector<at::Tensor>& masks) const {
+  if (std::none_of(masks.begin(), masks.end(), [](const at::Tensor& m) { return m.defined(); })) return {};
+  std::vector<at::Tensor> full;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    full.push_back(masks[i].defined() ? mask_over_features(*this, masks[i], xs[i])
+                                      : at::ones(xs[i].sizes(), xs[i].options().dtype(at::kBool)));
+  }
+  return at::cat(full, tensor_dim_).any(-1);
+}
 
 TORCHFIT_REGISTER_LAYER(Add);
 TORCHFIT_REGISTER_LAYER(Subtract);

@@ -125,6 +125,25 @@ at::Tensor MultiHeadAttentionImpl::forward_multi(const std::vector<at::Tensor>& 
   return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor());
 }
 
+// Keras's _compute_attention_mask from the inputs' masks: query (N, T, 1) & value (N, 1, S) & key (N, 1, S),
+// broadcast to (N, T, S); forward_attention ands the causal mask.
+at::Tensor MultiHeadAttentionImpl::forward_masked(const std::vector<at::Tensor>& xs,
+                                                  const std::vector<at::Tensor>& masks) {
+  if (xs.size() < 2 || xs.size() > 3 || masks.size() != xs.size()) return forward_multi(xs);
+  const int64_t n = xs[0].size(0), t = xs[0].size(1), s = xs[1].size(1);
+  at::Tensor allowed = at::ones({n, t, s}, xs[0].options().dtype(at::kBool));
+  for (size_t i = 0; i < masks.size(); ++i) {
+    if (!masks[i].defined()) continue;
+    const at::Tensor m = masks[i].to(xs[0].device(), at::kBool);
+    if (m.dim() != 2 || m.size(0) != n || m.size(1) != xs[i].size(1)) {
+      throw ConfigError(describe() + ": the mask of input " + std::to_string(i) + " must be (N, steps) = " +
+                        format_sizes({n, xs[i].size(1)}) + ", got " + format_sizes(m.sizes().vec()));
+    }
+    allowed = allowed.logical_and(i == 0 ? m.unsqueeze(2) : m.unsqueeze(1));
+  }
+  return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor(), allowed);
+}
+
 at::Tensor MultiHeadAttentionImpl::forward_attention(const at::Tensor& query, const at::Tensor& value,
                                                      const at::Tensor& key_in, const at::Tensor& attention_mask,
                                                      at::Tensor* scores_out) {

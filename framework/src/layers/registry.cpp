@@ -31,7 +31,7 @@ namespace torchfit {
   X(RandomRotation) X(RandomZoom) X(RandomTranslation) X(RandomShear) \
   X(RandomContrast) X(RandomBrightness) X(RandomGrayscale) X(RandomCrop) \
   X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU) X(Bidirectional) X(TimeDistributed) \
-  X(MultiHeadAttention) X(Attention) X(AdditiveAttention)
+  X(MultiHeadAttention) X(Attention) X(AdditiveAttention) X(Masking)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -74,8 +74,8 @@ std::optional<Shape> opt_shape(const Json& c) {
 std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
   static const std::set<std::string> sequence = {
-      "RNN",        "LSTMCell",   "GRUCell", "SimpleRNNCell",       "StackedRNNCells",      "ConvLSTM1D",
-      "ConvLSTM2D", "ConvLSTM3D", "Masking", "GroupQueryAttention", "GroupedQueryAttention"};
+      "RNN",        "LSTMCell",   "GRUCell",    "SimpleRNNCell",       "StackedRNNCells",
+      "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention", "GroupedQueryAttention"};
   static const std::set<std::string> preprocessing = {"CenterCrop",    "TextVectorization", "StringLookup",
                                                       "IntegerLookup", "CategoryEncoding",  "Hashing",
                                                       "Discretization"};

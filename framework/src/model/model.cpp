@@ -9,6 +9,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/max_pooling2d.h>
+#include <torchfit/runtime/logging.h>
 
 namespace torchfit {
 namespace {
@@ -142,6 +143,7 @@ void ModelImpl::plan() {
     steps_.push_back(std::move(s));
   }
   for (auto& s : steps_) s.consumed = uses_[s.out] > 0;
+  carries_masks_ = std::any_of(nodes_.begin(), nodes_.end(), [](const auto& n) { return n->layer->makes_mask(); });
   for (const auto& y : outputs_) uses_[slot_.at(y.node().get())] = -1;  // never freed
   for (size_t i = 0; pool_before_relu_ && i + 1 < steps_.size(); ++i) {
     const Step& a = steps_[i];
@@ -152,6 +154,18 @@ void ModelImpl::plan() {
                           dynamic_cast<const MaxPooling2DImpl*>(b.node->layer.get()) != nullptr;
     if (steps_[i].fuse_pool) ++i;
   }
+}
+
+std::vector<std::shared_ptr<Node>> ModelImpl::masked_consumers() const {
+  std::set<const Node*> masked;  // nodes whose output may carry a mask
+  std::vector<std::shared_ptr<Node>> consumers;
+  for (const auto& n : nodes_) {
+    const bool in = std::any_of(n->inputs.begin(), n->inputs.end(),
+                                [&](const KerasTensor& x) { return masked.count(x.node().get()) > 0; });
+    if (in && n->layer->uses_mask()) consumers.push_back(n);
+    if (n->layer->makes_mask() || (in && n->layer->supports_masking())) masked.insert(n.get());
+  }
+  return consumers;
 }
 
 int ModelImpl::local_node_index(const Node* node) const {
@@ -264,8 +278,41 @@ at::Tensor ModelImpl::prepare_input(const at::Tensor& x, size_t i) const {
               channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Preserve);
 }
 
+// One node's output: its layer's forward (without the output activation for a model output under
+// `logits`), given its inputs' masks when the graph carries them; its output's mask into `masks`.
+at::Tensor ModelImpl::run_step(const Step& s, const std::vector<at::Tensor>& values, std::vector<at::Tensor>& masks,
+                               bool logits) {
+  Layer& layer = *s.node->layer;
+  const bool single = s.in.size() == 1 && !layer.takes_list();
+  std::vector<at::Tensor> xs, ms;
+  bool masked = false;
+  for (size_t k : s.in) {
+    xs.push_back(values[k]);
+    if (carries_masks_) ms.push_back(masks[k]);
+    masked = masked || (carries_masks_ && masks[k].defined());
+  }
+  // A layer whose values use masks has a linear output (the recurrent and attention layers, pooling,
+  // Masking); one with an activation (Dense, Activation) computes without them.
+  const bool without_activation = s.output && logits && layer.output_activation() != "linear";
+  at::Tensor y = without_activation ? (single ? layer.forward_without_activation(xs[0]) : layer.forward_multi(xs))
+                 : masked           ? layer.forward_masked(xs, ms)
+                 : single           ? layer.forward(xs[0])
+                                    : layer.forward_multi(xs);
+  if (masked || (carries_masks_ && layer.makes_mask())) {
+    masks[s.out] = layer.compute_mask(xs, ms);
+    if (masked && !layer.supports_masking() && mask_warned_.insert(layer.name()).second) {
+      torchfit::logger().warn(
+          "layer '{}' ({}) was passed an input with a mask but does not support masking: the layers after "
+          "it do not see the mask (as Keras)",
+          layer.name(), layer.class_name());
+    }
+  }
+  return y;
+}
+
 void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
   std::vector<int> uses = uses_;
+  std::vector<at::Tensor> masks(carries_masks_ ? values.size() : 0);
   auto release = [&](const Step& s) {
     for (size_t slot : s.in) {
       if (uses[slot] > 0 && --uses[slot] == 0) values[slot].reset();
@@ -284,25 +331,11 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
       ++i;
       continue;
     }
-    if (s.output && logits) {
-      at::Tensor h = s.in.size() == 1 && !layer.takes_list() ? layer.forward_without_activation(values[s.in[0]])
-                                                             : layer.forward_multi([&] {
-                                                                 std::vector<at::Tensor> xs;
-                                                                 for (size_t k : s.in) xs.push_back(values[k]);
-                                                                 return xs;
-                                                               }());
-      values[s.out] = h;
-      // Nodes reading this output get it activated, as forward() gives it.
-      if (s.consumed)
-        throw ConfigError(describe() + ": output layer '" + layer.name() +
-                          "' also feeds other layers; run forward() instead of forward_logits()");
-    } else if (s.in.size() == 1 && !layer.takes_list()) {
-      values[s.out] = layer.forward(values[s.in[0]]);
-    } else {
-      std::vector<at::Tensor> xs;
-      for (size_t k : s.in) xs.push_back(values[k]);
-      values[s.out] = layer.forward_multi(xs);
-    }
+    // Nodes reading an output get it activated, as forward() gives it.
+    if (s.output && logits && s.consumed)
+      throw ConfigError(describe() + ": output layer '" + layer.name() +
+                        "' also feeds other layers; run forward() instead of forward_logits()");
+    values[s.out] = run_step(s, values, masks, logits);
     if (layer.activity_regularizer()) {  // on the activated output, as Keras's layer.__call__
       const at::Tensor y =
           s.output && logits ? apply_activation(layer.output_activation(), values[s.out]) : values[s.out];
@@ -311,6 +344,9 @@ void ModelImpl::run_steps(std::vector<at::Tensor>& values, bool logits) {
     }
     release(s);
   }
+  output_masks_.assign(outputs_.size(), at::Tensor());
+  for (size_t i = 0; carries_masks_ && i < outputs_.size(); ++i)
+    output_masks_[i] = masks[slot_.at(outputs_[i].node().get())];
 }
 
 std::vector<at::Tensor> ModelImpl::run(const std::vector<at::Tensor>& xs, bool logits) {

@@ -123,6 +123,10 @@ std::string onnx_model_bytes(const Model& model, const OnnxExportOptions& option
     throw ConfigError("ONNX export: opset " + std::to_string(options.opset) + " is not supported (13 to 17)");
   }
   if (model.is_empty() || model->inputs().empty()) throw ConfigError("ONNX export: the model is empty");
+  if (const auto m = model->masked_consumers(); !m.empty()) {
+    throw ConfigError("ONNX export: layer '" + m[0]->layer->name() + "' (" + m[0]->layer->class_name() +
+                      ") computes with a Keras mask (Embedding mask_zero, Masking), which has no ONNX form here");
+  }
   torch::NoGradGuard no_grad;
   const std::map<const Node*, Shape> probe = dynamic_shapes(model);
   auto probed = [&](const Node* n) { return probe.empty() ? Shape{} : probe.at(n); };

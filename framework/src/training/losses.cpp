@@ -320,7 +320,8 @@ at::Tensor Loss::valid_mask(const at::Tensor& target) const {
   return target != config["ignore_class"].get<int64_t>();
 }
 
-at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weight, const at::Tensor& valid) const {
+at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weight, const at::Tensor& valid,
+                        double epsilon) const {
   if (values.dim() == 0) return values;
   const std::string r = config.value("reduction", std::string("sum_over_batch_size"));
   at::Tensor v = values;
@@ -335,7 +336,7 @@ at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weigh
   }
   // Keras's mask (SparseCategoricalCrossentropy's ignore_class): the mean over the valid entries.
   double count = static_cast<double>(v.numel());
-  if (valid.defined() && (r == "sum_over_batch_size" || r == "mean")) count = valid.sum().item<double>();
+  if (valid.defined() && (r == "sum_over_batch_size" || r == "mean")) count = valid.sum().item<double>() + epsilon;
   if (r == "sum") return v.sum();
   if (r == "mean_with_sample_weight" && w.defined()) return v.sum() / w.expand_as(v).sum().clamp_min(1e-30);
   return count > 0 ? v.sum() / count : v.sum() * 0.0;
@@ -346,7 +347,7 @@ at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const
 }
 
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits,
-                        const at::Tensor& sample_weight) {
+                        const at::Tensor& sample_weight, const at::Tensor& mask) {
   const Loss l = Loss::parse(name);
   if (sample_weight.defined() && (sample_weight.dim() == 0 || sample_weight.size(0) != output.size(0))) {
     throw ConfigError("loss " + l.keras_name() + ": sample_weight has " +
@@ -354,7 +355,16 @@ at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const
                                                 : std::to_string(sample_weight.size(0)) + " entries") +
                       " for a batch of " + std::to_string(output.size(0)));
   }
-  return l.reduce(l.values(output, target, from_logits || l.from_logits()), sample_weight, l.valid_mask(target));
+  const at::Tensor values = l.values(output, target, from_logits || l.from_logits());
+  if (!mask.defined()) return l.reduce(values, sample_weight, l.valid_mask(target));
+  if (mask.sizes() != values.sizes()) {
+    throw ConfigError("loss " + l.keras_name() + ": the output's mask " + format_sizes(mask.sizes().vec()) +
+                      " does not fit its values " + format_sizes(values.sizes().vec()));
+  }
+  const at::Tensor valid = l.valid_mask(target);
+  const at::Tensor keep = mask.to(values.device(), at::kBool);
+  return l.reduce(values * keep.to(values.scalar_type()), sample_weight,
+                  valid.defined() ? keep.logical_and(valid.to(keep.device())) : keep, 1e-7);
 }
 
 bool loss_uses_logits(const std::string& loss, const std::string& activation) {

@@ -102,15 +102,18 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
 }
 
 // Keras 3: class_weight becomes the sample weights (data_adapter_utils.class_weight_to_sample_weights).
+// The output's Keras mask (Embedding mask_zero, Masking) weighs the loss as Keras 3's apply_mask.
 at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const {
-  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_, sample_weight);
+  const at::Tensor mask = model_->output_masks().empty() ? at::Tensor() : model_->output_masks()[0];
+  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_, sample_weight, mask);
   if (sample_weight.defined()) {
     throw ConfigError(
         "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
         "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
         "sample weights");
   }
-  return compute_loss(options_.loss(), out, y, from_logits_, class_sample_weight(options_.loss(), y, class_weight_));
+  return compute_loss(options_.loss(), out, y, from_logits_, class_sample_weight(options_.loss(), y, class_weight_),
+                      mask);
 }
 
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
@@ -402,7 +405,8 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     at::Tensor out = model_output(b.x);
     std::vector<double> batch_sums(metrics_->state_size(), 0.0);
     metrics_->update(out, b.y, batch_sums);
-    at::Tensor loss = compute_loss(options_.loss(), out, b.y, from_logits_, b.sample_weight);
+    const at::Tensor mask = model_->output_masks().empty() ? at::Tensor() : model_->output_masks()[0];
+    at::Tensor loss = compute_loss(options_.loss(), out, b.y, from_logits_, b.sample_weight, mask);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
     sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }

@@ -33,6 +33,8 @@ class ActivationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Activation);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: the activation's operators (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ActivationImpl(ActivationOptions options);

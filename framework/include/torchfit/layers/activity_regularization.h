@@ -31,6 +31,8 @@ class ActivityRegularizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ActivityRegularization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   explicit ActivityRegularizationImpl(ActivityRegularizationOptions options = {});
   at::Tensor forward(const at::Tensor& x) override { return x; }
   /// l1 and l2 as Keras writes them; no "activity_regularizer" (Keras's get_config pops it).

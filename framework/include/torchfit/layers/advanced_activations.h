@@ -34,6 +34,8 @@ class LeakyReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(LeakyReLU);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: LeakyRelu (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit LeakyReLUImpl(LeakyReLUOptions options = {});
@@ -65,6 +67,8 @@ class ELUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ELU);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Elu (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ELUImpl(ELUOptions options = {});
@@ -106,6 +110,8 @@ class ReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ReLU);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Relu / LeakyRelu, or Keras's backend.relu in elementary operators (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ReLUImpl(ReLUOptions options = {});
@@ -139,6 +145,8 @@ class SoftmaxImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Softmax);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Softmax over the tensor axis of the Keras axis (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit SoftmaxImpl(SoftmaxOptions options = {});
@@ -179,6 +187,8 @@ class PReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(PReLU);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: PRelu with alpha shaped to broadcast against the input (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit PReLUImpl(PReLUOptions options = {});
@@ -216,6 +226,8 @@ class ThresholdedReLUImpl : public Layer {
   TORCHFIT_LAYER_CLASS(ThresholdedReLU);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: ThresholdedRelu (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit ThresholdedReLUImpl(ThresholdedReLUOptions options = {});

@@ -59,9 +59,9 @@ struct AdditiveAttentionOptions : LayerOptions<AdditiveAttentionOptions> {
 /// {query, value} or {query, value, key} (key defaults to value), sequences held in Keras's order:
 ///   query (N, T, d), value (N, S, d_v), key (N, S, d) → (N, T, d_v).
 /// scores (N, T, S) from query and key (the subclass's), masked positions − 1e9 (Keras's _apply_scores),
-/// softmax over S, dropout (training), · value. Masks: use_causal_mask; Keras's query and value masks
-/// through forward_attention (C++): torchfit's graph carries no Keras masks, and Keras files that give
-/// them, or ask for return_attention_scores (a second output), are refused.
+/// softmax over S, dropout (training), · value. Masks: use_causal_mask; Keras's query and value masks from
+/// the graph (forward_masked) or through forward_attention (C++); Keras files asking for
+/// return_attention_scores (a second output) are refused.
 /// Errors: ConfigError naming the layer: not 2 or 3 inputs, inputs that are not sequences, value and key of
 /// different lengths, query and key of different features (build); dropout outside [0, 1) (construction).
 class BaseAttentionImpl : public Layer, public KerasCallArguments {
@@ -71,6 +71,11 @@ class BaseAttentionImpl : public Layer, public KerasCallArguments {
   at::Tensor forward(const at::Tensor& x) override;
   /// {query, value} or {query, value, key}, each (N, steps, features).
   at::Tensor forward_multi(const std::vector<at::Tensor>& xs) override;
+  /// With the inputs' Keras masks: the query's and the value's, as forward_attention takes them (Keras's
+  /// Attention uses no key mask); the output carries the query's mask.
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
+  bool supports_masking() const override { return true; }
+  bool uses_mask() const override { return true; }
   /// The attention with Keras's masks: `key` undefined = value; `query_mask` (N, T) zeroes the output's
   /// masked steps, `value_mask` (N, S) keeps masked value steps out (both nonzero = kept, undefined = none);
   /// `scores`, when given, receives the attention distribution (N, T, S) (Keras's return_attention_scores).

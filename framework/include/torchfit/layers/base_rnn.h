@@ -41,7 +41,8 @@ struct RecurrentOptions : LayerOptions<Derived> {
   TORCHFIT_ARG(Derived, bool, stateful) = false;
   /// Keras's unrolling of the loop: accepted, no effect on values.
   TORCHFIT_ARG(Derived, bool, unroll) = false;
-  /// Keras 3's zeroed outputs at masked steps: accepted (torchfit has no masks), no effect.
+  /// Zeros as the output of masked steps (and as the last output when the last step is masked) instead of
+  /// the previous step's output, as Keras 3 (default false; Bidirectional sets it to return_sequences).
   TORCHFIT_ARG(Derived, bool, zero_output_for_mask) = false;
   /// tf.keras 2's (steps, N, C) layout: not supported (true is refused).
   TORCHFIT_ARG(Derived, bool, time_major) = false;
@@ -72,17 +73,31 @@ struct RecurrentOptions : LayerOptions<Derived> {
 struct RecurrentSettings {
   int64_t units = 0;
   double dropout = 0.0, recurrent_dropout = 0.0;
-  bool return_sequences = false, go_backwards = false;
+  bool return_sequences = false, go_backwards = false, zero_output_for_mask = false;
 };
 
 /// The recurrent family. Input Keras (steps, C), held (N, steps, C) → (units), held (N, units), or with
 /// return_sequences (steps, units), held (N, steps, units). The state starts at zeros. Dropout masks
 /// (training only) are drawn once per sequence on the input's device and dtype and reused at every step, as
 /// Keras's DropoutRNNCell.
+/// Masks (Keras's RNN with a mask, keras/src/backend/torch/rnn.py): a masked step leaves the state as it was
+/// and outputs the previous step's output (zeros with zero_output_for_mask); the output carries the mask on
+/// with return_sequences. A masked forward takes the step loop (LibTorch's fused kernels have no masks).
 class RecurrentLayer : public Layer {
  public:
   /// The shared arguments of this layer's options.
   virtual RecurrentSettings recurrent() const = 0;
+  bool supports_masking() const override { return true; }
+  bool uses_mask() const override { return true; }
+  /// The input's mask with return_sequences, else none (Keras's RNN.compute_mask).
+  at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const override;
+  /// forward() with the steps' mask (N, steps) of masks[0]. Errors: ConfigError naming the layer for a mask
+  /// of another shape than the input's (N, steps).
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
+  /// 2 · steps · (kernel + recurrent kernel sizes): the input and state projections of every step.
+  int64_t flops_per_sample() const override;
+  /// Sets zero_output_for_mask in the layer's options (Bidirectional sets its layers' to return_sequences).
+  virtual void set_zero_output_for_mask(bool zero) = 0;
 
   /// Keras's layout as held: kernel (C, g·units), recurrent_kernel (units, g·units), bias (g·units; GRU with
   /// reset_after (2, 3·units)), g the gates (1 SimpleRNN, 4 LSTM, 3 GRU); undefined before build (bias also
@@ -116,12 +131,15 @@ class RecurrentLayer : public Layer {
   Masks dropout_masks(const at::Tensor& x) const;
   /// x (N, steps, C) in processing order (flipped with go_backwards) and times the input mask.
   at::Tensor steps_input(const at::Tensor& x, const Masks& masks) const;
+  /// Whether the forward now running has a steps' mask (forward_masked): the layer then takes its step loop.
+  bool masked() const { return steps_mask_.defined(); }
 
   /// One step of the cell: the step's input projection (N, k·units) and the state (h first, then the
   /// cell's others, e.g. LSTM's carry), updated in place; returns the step's output h (N, units).
   using Step = std::function<at::Tensor(const at::Tensor& xw_t, std::vector<at::Tensor>& state)>;
   /// Runs `step` over the steps of `xw` (N, steps, k·units, in processing order) from `states` zero states
-  /// (N, units); returns the last output or (return_sequences) the outputs stacked (N, steps, units).
+  /// (N, units); returns the last output or (return_sequences) the outputs stacked (N, steps, units). With a
+  /// steps' mask, a masked step keeps every state and repeats the previous output (or gives zeros).
   at::Tensor run_steps(const at::Tensor& xw, size_t states, const Step& step) const;
   /// The output of a fused kernel's sequence `y` (N, steps, units, in processing order): `y` itself or
   /// (without return_sequences) its last step.
@@ -151,6 +169,9 @@ class RecurrentLayer : public Layer {
                              std::vector<io::OnnxAttribute> attributes = {}) const;
   /// The same with onnx_weights().
   std::string onnx_recurrent(io::OnnxGraph& g, const std::string& input) const;
+
+ private:
+  at::Tensor steps_mask_;  // (N, steps) bool in processing order, during forward_masked only
 };
 
 /// A recurrent layer with its options (see RecurrentLayer).
@@ -159,9 +180,14 @@ class RecurrentImpl : public RecurrentLayer {
  public:
   nlohmann::json config() const override { return base_config(options); }
   RecurrentSettings recurrent() const override {
-    return {options.units(), options.dropout(), options.recurrent_dropout(), options.return_sequences(),
-            options.go_backwards()};
+    return {options.units(),
+            options.dropout(),
+            options.recurrent_dropout(),
+            options.return_sequences(),
+            options.go_backwards(),
+            options.zero_output_for_mask()};
   }
+  void set_zero_output_for_mask(bool zero) override { options.zero_output_for_mask(zero); }
   Options options;
 
  protected:

@@ -64,6 +64,12 @@ class BatchNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(BatchNormalization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
+  /// In training, a sequence's Keras mask (N, steps) keeps the masked steps out of the batch statistics
+  /// (Keras 3's masked moments, biased variance); in inference the mask changes nothing. Errors: ConfigError
+  /// naming the layer for a masked input that is not a sequence normalised over its features.
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
   /// ONNX: BatchNormalization with the moving statistics (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit BatchNormalizationImpl(BatchNormalizationOptions options = {});

@@ -59,6 +59,17 @@ class BidirectionalImpl : public Layer {
  public:
   explicit BidirectionalImpl(BidirectionalOptions options);
   at::Tensor forward(const at::Tensor& x) override;
+  /// Both layers over the sequence with its steps' mask (Keras's Bidirectional passes it to each); their
+  /// masked steps are zeros with return_sequences (Keras sets zero_output_for_mask on both to it).
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
+  bool supports_masking() const override { return true; }
+  bool uses_mask() const override { return true; }
+  /// Both layers' (RecurrentLayer::flops_per_sample).
+  int64_t flops_per_sample() const override {
+    return forward_layer->flops_per_sample() + backward_layer->flops_per_sample();
+  }
+  /// The input's mask with return_sequences, else none (Keras 3.15's compute_mask).
+  at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const override;
   nlohmann::json config() const override;
   /// ONNX: one RNN / LSTM / GRU node with direction "bidirectional" (the two layers' weights stacked) between
   /// Transposes to and from (steps, N, C), each direction's output sliced out (its last step without

@@ -42,6 +42,8 @@ class DenseImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Dense);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Gemm (transB = 1) for a vector input, Conv 1×1 for an image, MatMul + Add for other ranks
   /// (+ activation) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;

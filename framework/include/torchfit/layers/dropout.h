@@ -32,6 +32,8 @@ class DropoutImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Dropout);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: none, its input passes through (inference) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit DropoutImpl(DropoutOptions options);

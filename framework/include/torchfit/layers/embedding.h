@@ -19,7 +19,8 @@ struct EmbeddingOptions : LayerOptions<EmbeddingOptions> {
   TORCH_ARG(int64_t, input_dim);
   /// Size of each vector (> 0).
   TORCH_ARG(int64_t, output_dim);
-  /// Keras's index 0 as padding, masked downstream (default false). torchfit has no masks: true is refused.
+  /// Keras's index 0 as padding: the output carries the mask `indices != 0` (N, L) to the layers after it
+  /// (Layer::compute_mask), so index 0 cannot be a word (default false).
   TORCH_ARG(bool, mask_zero) = false;
   /// tf.keras 2's length of the index sequences (default none); when given it must be the input's first axis.
   TORCH_ARG(std::optional<int64_t>, input_length) = std::nullopt;
@@ -43,14 +44,20 @@ struct EmbeddingOptions : LayerOptions<EmbeddingOptions> {
 /// (N, output_dim, H, W); an image (H, W, C) held (N, C, H, W) → (N, H, W, C, output_dim) (Keras order).
 /// Parameters input_dim·output_dim; `embeddings` (input_dim, output_dim), U(−0.05, 0.05) (Keras's
 /// "uniform"); the same layout in Keras. The gradient reaches the embeddings, not the input.
-/// Errors: ConfigError for input_dim or output_dim ≤ 0, mask_zero true, an input_length other than the
-/// input's first axis; IndexError naming the layer and the value for an index < 0 or ≥ input_dim.
+/// mask_zero: the output's Keras mask is `indices != 0` in the input's Keras shape (Keras's compute_mask); the
+/// ONNX export refuses a model where it reaches a layer that computes with it (Model::masked_consumers).
+/// Errors: ConfigError for input_dim or output_dim ≤ 0, an input_length other than the input's first axis; IndexError
+/// naming the layer and the value for an index < 0 or ≥ input_dim.
 class EmbeddingImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Embedding);
 
  public:
   explicit EmbeddingImpl(EmbeddingOptions options);
   at::Tensor forward(const at::Tensor& x) override;
+  bool supports_masking() const override { return true; }
+  bool makes_mask() const override { return options.mask_zero(); }
+  /// With mask_zero: indices != 0, in the input's Keras order (N, L) / (N, H, W); else none.
+  at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const override;
   nlohmann::json config() const override;
   /// ONNX: Cast to int64, Gather (axis 0) of the table, and the moves of an image in or out.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;

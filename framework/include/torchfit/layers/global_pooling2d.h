@@ -37,6 +37,13 @@ class GlobalPooling : public Layer {
   /// ReduceMax over the steps (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   at::Tensor forward(const at::Tensor& x) override;
+  /// GlobalAveragePooling1D takes a Keras mask (N, steps): the mean of the kept steps only, Σ kept / count
+  /// (NaN for a sequence masked entirely, as Keras); the output has no mask. The other classes do not
+  /// support masks (Keras: the mask stops there).
+  bool supports_masking() const override { return spatial_rank_ == 1 && !max_; }
+  bool uses_mask() const override { return supports_masking(); }
+  at::Tensor compute_mask(const std::vector<at::Tensor>&, const std::vector<at::Tensor>&) const override { return {}; }
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
   nlohmann::json config() const override { return base_config(options); }
   GlobalPoolingOptions options;
 

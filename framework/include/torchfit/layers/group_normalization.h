@@ -46,6 +46,8 @@ class GroupNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(GroupNormalization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Reshape to (N, groups, −1), InstanceNormalization, Reshape back, Mul/Add per channel (a Transpose
   /// around them when the channels are not the tensor's axis 1) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;

@@ -90,6 +90,28 @@ class Layer : public torch::nn::Module {
   /// Forward pass on a list of tensors: multi-input layers override it; the default takes a list of one.
   virtual at::Tensor forward_multi(const std::vector<at::Tensor>& xs);
 
+  /// Keras's masks: a bool tensor (N, steps) per sequence, true at the steps that hold data, made by
+  /// Embedding with mask_zero and by Masking and carried along the graph by Model's forward as Keras 3.15
+  /// carries them (Layer.__call__: a layer's call gets its inputs' masks, its output gets compute_mask's).
+  /// Whether the layer passes a mask on (Keras's supports_masking). Default false: the mask stops at this
+  /// layer (Keras warns; Model logs it once per layer).
+  virtual bool supports_masking() const { return false; }
+  /// The output's mask from the inputs and their masks (one per input, an undefined tensor = no mask), as
+  /// Keras's compute_mask. Default: masks[0] when supports_masking(), else none.
+  virtual at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const;
+  /// The forward pass given the inputs' masks (Keras's call(…, mask=…)), at least one of them defined. Layers
+  /// whose values depend on a mask override it (the recurrent, wrapper and attention layers, Masking,
+  /// GlobalAveragePooling1D, Maximum, Minimum, BatchNormalization in training). Default: forward /
+  /// forward_multi, the masks unused.
+  virtual at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks);
+  /// Whether a mask on its inputs changes this layer's values in inference (it overrides forward_masked for
+  /// that): the exporters refuse a model where a mask reaches such a layer and the format has no masks
+  /// (ONNX) or computes otherwise (TensorFlow.js's GlobalAveragePooling1D). Default false.
+  virtual bool uses_mask() const { return false; }
+  /// Whether this layer makes a mask from an unmasked input (Embedding with mask_zero, Masking): Model
+  /// carries masks only through a graph that holds such a layer. Default false.
+  virtual bool makes_mask() const { return false; }
+
   /// Calls the layer on a symbolic tensor (Keras `layer(x)`): builds it for x's shape (or checks that
   /// shape against the one it was built for: a layer called twice is shared, its weights exist once) and
   /// returns the symbolic output of a new node. Errors: ConfigError naming the layer and both shapes.

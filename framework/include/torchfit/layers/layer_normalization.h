@@ -46,6 +46,8 @@ class LayerNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(LayerNormalization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: LayerNormalization (opset 17) or its decomposition (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit LayerNormalizationImpl(LayerNormalizationOptions options = {});

@@ -30,8 +30,17 @@ class MergeImpl : public Layer {
   bool takes_list() const override { return true; }
   at::Tensor forward(const at::Tensor& x) override;
   at::Tensor forward_multi(const std::vector<at::Tensor>& xs) override;
+  /// Keras masks (keras/src/layers/merging/base_merge.py): the output's mask is the logical or of the
+  /// inputs' when every input has one, else none. Maximum and Minimum compute with them (a masked step of
+  /// one input takes the other's value, Keras's _apply_merge_op_and_or_mask); the others ignore them.
+  bool supports_masking() const override { return true; }
+  bool uses_mask() const override { return merges_masked_steps(); }
+  at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const override;
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
 
  protected:
+  /// Whether masked steps take the other inputs' values (Maximum, Minimum). Default false.
+  virtual bool merges_masked_steps() const { return false; }
   /// `min_inputs`..`max_inputs` tensors (max_inputs 0 = unlimited).
   MergeImpl(const char* class_name, const std::string& name, size_t min_inputs, size_t max_inputs);
   Shape build_impl(const Shape& input_shape) override;
@@ -48,7 +57,7 @@ class MergeImpl : public Layer {
 };
 
 // One element-wise merge layer: its class, options, config and merge. y = the operation over the list.
-#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX)                                                       \
+#define TORCHFIT_ELEMENTWISE_MERGE(CLASS, MIN, MAX, MASKED)                                               \
   class CLASS##Impl : public MergeImpl {                                                                  \
     TORCHFIT_LAYER_CLASS(CLASS);                                                                          \
                                                                                                           \
@@ -60,22 +69,23 @@ class MergeImpl : public Layer {
     MergeOptions options;                                                                                 \
                                                                                                           \
    protected:                                                                                             \
+    bool merges_masked_steps() const override { return MASKED; }                                          \
     at::Tensor merge(const std::vector<at::Tensor>& xs) override;                                         \
   };                                                                                                      \
   TORCH_MODULE(CLASS)
 
 /// Add: x0 + x1 + … (2 or more inputs; Keras's keras.layers.Add).
-TORCHFIT_ELEMENTWISE_MERGE(Add, 2, 0);
+TORCHFIT_ELEMENTWISE_MERGE(Add, 2, 0, false);
 /// Subtract: x0 − x1 (exactly 2 inputs).
-TORCHFIT_ELEMENTWISE_MERGE(Subtract, 2, 2);
+TORCHFIT_ELEMENTWISE_MERGE(Subtract, 2, 2, false);
 /// Multiply: x0 · x1 · … element-wise.
-TORCHFIT_ELEMENTWISE_MERGE(Multiply, 2, 0);
+TORCHFIT_ELEMENTWISE_MERGE(Multiply, 2, 0, false);
 /// Average: (x0 + x1 + …) / n.
-TORCHFIT_ELEMENTWISE_MERGE(Average, 2, 0);
+TORCHFIT_ELEMENTWISE_MERGE(Average, 2, 0, false);
 /// Maximum: element-wise maximum.
-TORCHFIT_ELEMENTWISE_MERGE(Maximum, 2, 0);
+TORCHFIT_ELEMENTWISE_MERGE(Maximum, 2, 0, true);
 /// Minimum: element-wise minimum.
-TORCHFIT_ELEMENTWISE_MERGE(Minimum, 2, 0);
+TORCHFIT_ELEMENTWISE_MERGE(Minimum, 2, 0, true);
 #undef TORCHFIT_ELEMENTWISE_MERGE
 
 /// Options of Concatenate.
@@ -103,6 +113,10 @@ class ConcatenateImpl : public MergeImpl {
   nlohmann::json config() const override { return base_config(options); }
   /// ONNX: Concat over the tensor axis of the Keras axis.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// Keras's Concatenate.compute_mask for sequences (N, steps, features): each input's mask (all true for
+  /// an input without one) broadcast over its features, joined along the axis, any over the last axis.
+  /// Errors: ConfigError naming the layer for masked inputs of another rank.
+  at::Tensor compute_mask(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) const override;
   /// The tensor dimension (N, C, H, W order) the Keras axis maps to; valid after build.
   int64_t tensor_dim() const { return tensor_dim_; }
   ConcatenateOptions options;
@@ -152,6 +166,8 @@ class DotImpl : public MergeImpl {
   /// ONNX: (the L2 normalisation: Mul, ReduceSum as ReduceMean·size, Sqrt, Relu, Add, Div), Reshape or
   /// Transpose of each input to (N, P, K) / (N, K, Q), MatMul, Reshape to the output.
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
+  /// None (Keras's Dot.compute_mask).
+  at::Tensor compute_mask(const std::vector<at::Tensor>&, const std::vector<at::Tensor>&) const override { return {}; }
   DotOptions options;
 
  protected:

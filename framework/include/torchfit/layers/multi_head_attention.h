@@ -68,9 +68,9 @@ struct MultiHeadAttentionOptions : LayerOptions<MultiHeadAttentionOptions> {
 /// Keras passes them to each sublayer. Keras weights in Keras's order: query kernel, bias, key, value,
 /// attention_output (tf.keras 2 names "<layer>/query/kernel:0"; Keras 3 keeps them in the sublayers
 /// query_dense, key_dense, value_dense, output_dense).
-/// Masks: use_causal_mask, and an explicit attention_mask through forward_attention (C++); torchfit's graph
-/// carries no Keras masks (query/value/key masks) and no attention_mask input, and Keras files that give
-/// one are refused. return_attention_scores: forward_attention gives the scores; a graph node has one
+/// Masks: use_causal_mask; the inputs' Keras masks from the graph (forward_masked); an explicit
+/// attention_mask through forward_attention (C++) — the graph has no attention_mask input, and Keras files
+/// that give one are refused. return_attention_scores: forward_attention gives the scores; a graph node has one
 /// output, so a Keras file asking for them is refused.
 /// Errors: ConfigError naming the layer for num_heads, key_dim or value_dim <= 0, dropout outside [0, 1),
 /// an output_shape of more than one size, attention_axes other than the default (construction); not 2 or
@@ -85,6 +85,12 @@ class MultiHeadAttentionImpl : public Layer, public KerasCallArguments {
   at::Tensor forward(const at::Tensor& x) override;
   /// {query, value} or {query, value, key}, each (N, steps, features).
   at::Tensor forward_multi(const std::vector<at::Tensor>& xs) override;
+  /// With the inputs' Keras masks (query (N, T), value and key (N, S)): a query step attends to the value
+  /// steps both masks keep (Keras's _compute_attention_mask), with use_causal_mask's too; a masked query step
+  /// attends to nothing (its probabilities are zeros). The output carries the query's mask, as Keras.
+  at::Tensor forward_masked(const std::vector<at::Tensor>& inputs, const std::vector<at::Tensor>& masks) override;
+  bool supports_masking() const override { return true; }
+  bool uses_mask() const override { return true; }
   /// The attention with Keras's optional call arguments: `key` undefined = value; `attention_mask`
   /// (N, T, S) or (T, S), true / nonzero = may attend (combined with use_causal_mask); `scores`, when
   /// given, receives the attention probabilities (N, h, T, S) (Keras's return_attention_scores).

@@ -31,6 +31,8 @@ class GaussianNoiseImpl : public Layer {
   TORCHFIT_LAYER_CLASS(GaussianNoise);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: none, its input passes through (inference) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit GaussianNoiseImpl(GaussianNoiseOptions options);
@@ -61,6 +63,8 @@ struct NoiseDropoutOptions : LayerOptions<NoiseDropoutOptions> {
 /// What the dropout-like noise layers share: the rate check and the pass-through at inference.
 class NoiseDropout : public Layer {
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: none, its input passes through (inference).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   nlohmann::json config() const override { return base_config(options); }

@@ -44,6 +44,8 @@ class NormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Normalization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   explicit NormalizationImpl(NormalizationOptions options = {});
   at::Tensor forward(const at::Tensor& x) override;
   nlohmann::json config() const override { return base_config(options); }

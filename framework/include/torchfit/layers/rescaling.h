@@ -36,6 +36,8 @@ class RescalingImpl : public Layer {
   TORCHFIT_LAYER_CLASS(Rescaling);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Mul (+ Add) (its source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   explicit RescalingImpl(RescalingOptions options);

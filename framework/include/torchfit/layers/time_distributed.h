@@ -44,6 +44,8 @@ class TimeDistributedImpl : public Layer {
  public:
   explicit TimeDistributedImpl(TimeDistributedOptions options);
   at::Tensor forward(const at::Tensor& x) override;
+  /// The steps' mask passes on (Keras 3.15's TimeDistributed); the wrapped layer gets none.
+  bool supports_masking() const override { return true; }
   nlohmann::json config() const override;
   /// ONNX: (Transpose to Keras's order,) Reshape (N, T, …) → (N·T, …), (Transpose to the layer's held
   /// order,) the layer's own nodes, then the same back, the steps T held (onnx_holds_built_size). No

@@ -31,6 +31,8 @@ class UnitNormalizationImpl : public Layer {
   TORCHFIT_LAYER_CLASS(UnitNormalization);
 
  public:
+  /// Passes a Keras mask on unchanged (Keras 3's supports_masking).
+  bool supports_masking() const override { return true; }
   /// ONNX: Mul, one ReduceMean per axis times the count, the 1e-12 floor (Add, Relu, Add), Sqrt, Div (its
   /// source file writes it).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;

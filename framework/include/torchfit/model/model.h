@@ -76,6 +76,17 @@ class ModelImpl : public torch::nn::Module {
   /// layer before it whose output size follows the image size (a Flatten, a Reshape) when there is one.
   std::map<const Node*, Shape> shapes_for(const std::vector<Shape>& input_shapes);
 
+  /// The Keras masks of the last forward's outputs (one per output, bool (N, steps); undefined where an
+  /// output has none): Embedding with mask_zero or Masking made them and every layer on the way passed
+  /// them on (Layer::supports_masking). fit and evaluate weight the loss and metrics by them, as Keras 3.
+  const std::vector<at::Tensor>& output_masks() const { return output_masks_; }
+  /// Whether the graph holds a layer that makes masks (Layer::makes_mask): forward then carries them.
+  bool carries_masks() const { return carries_masks_; }
+  /// The nodes, in topological order, whose layer's values use a mask (Layer::uses_mask) and whose input may
+  /// carry one (a layer that makes masks before it, every layer between passing masks on): what an exporter
+  /// to a format without Keras masks must refuse.
+  std::vector<std::shared_ptr<Node>> masked_consumers() const;
+
   /// Sum of the layers' weight regularization terms and the activity regularization terms of the last
   /// forward (Keras's sum(model.losses), Layer::set_activity_regularizer), added to the loss by fit and
   /// evaluate as Keras does; undefined when no layer has a regularizer.
@@ -155,6 +166,8 @@ class ModelImpl : public torch::nn::Module {
   std::set<std::vector<Shape>> checked_shapes_;  // other input shapes shapes_for() accepted
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& xs, bool logits);
   void run_steps(std::vector<at::Tensor>& values, bool logits);
+  at::Tensor run_step(const Step& s, const std::vector<at::Tensor>& values, std::vector<at::Tensor>& masks,
+                      bool logits);
 
   std::string memory_format_ = "auto";
   bool pool_before_relu_ = true;
@@ -166,6 +179,9 @@ class ModelImpl : public torch::nn::Module {
   std::vector<Step> steps_;
   std::vector<int> uses_;     // consumers per slot (outputs never freed)
   at::Tensor activity_loss_;  // the activity regularizers' terms of the last forward (undefined: none)
+  bool carries_masks_ = false;
+  std::vector<at::Tensor> output_masks_;
+  std::set<std::string> mask_warned_;  // layers that stopped a mask (warned once)
 };
 
 /// Holder of a ModelImpl (as TORCH_MODULE). A Sequential converts to it, so everything that takes a

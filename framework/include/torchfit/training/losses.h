@@ -62,8 +62,10 @@ struct Loss {
   /// The entries that count (SparseCategoricalCrossentropy's targets ≠ ignore_class); undefined = all.
   at::Tensor valid_mask(const at::Tensor& target) const;
   /// The reduction of `values`; `sample_weight` (N) (undefined = none) weighs each sample; `valid`
-  /// (valid_mask) divides sum_over_batch_size by the valid entries' count, as Keras's mask.
-  at::Tensor reduce(const at::Tensor& values, const at::Tensor& sample_weight = {}, const at::Tensor& valid = {}) const;
+  /// (valid_mask) divides sum_over_batch_size by the valid entries' count (+ `epsilon`: Keras's 1e-7 for an
+  /// output's mask), as Keras's mask.
+  at::Tensor reduce(const at::Tensor& values, const at::Tensor& sample_weight = {}, const at::Tensor& valid = {},
+                    double epsilon = 0.0) const;
 };
 
 /// The Keras names Loss::from_json takes (sorted).
@@ -88,10 +90,12 @@ at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const
 /// reduce_weighted_values): the loss's values (per sample, or per sample and step for (N, T, K) outputs)
 /// times `sample_weight` ((N), or (N, 1); undefined = unweighted), then the loss's reduction — for the default
 /// sum_over_batch_size Σ w·v / (number of values), NOT / Σ w (that is "mean_with_sample_weight"); "sum": Σ w·v.
-/// Weights (N) for values (N, T) weigh each step of their sample. Errors: as compute_loss; ConfigError when
-/// sample_weight's length is not the batch's.
+/// Weights (N) for values (N, T) weigh each step of their sample. `mask`: the output's Keras mask (N, T) (Embedding
+/// mask_zero, Masking; Model::output_masks), as Keras 3's apply_mask: masked values count 0 and
+/// sum_over_batch_size divides by the kept values' count (+ 1e-7), not by all. Errors: as compute_loss;
+/// ConfigError when sample_weight's length is not the batch's or the mask's shape is not the values'.
 at::Tensor compute_loss(const std::string& name, const at::Tensor& output, const at::Tensor& target, bool from_logits,
-                        const at::Tensor& sample_weight);
+                        const at::Tensor& sample_weight, const at::Tensor& mask = {});
 
 /// Keras's class_weight_to_sample_weights (keras/src/trainers/data_adapters/data_adapter_utils.py): each
 /// sample's weight is its class's — the class being the target's argmax (one-hot), the 0/1 label (binary)
