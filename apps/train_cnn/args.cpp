@@ -257,8 +257,8 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->excludes(config);
   app.add_option("--load-model", a.load_model,
                  "Start from this model's architecture and weights: a torchfit checkpoint or a Keras .h5/.keras file "
-                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, 3) and its output the "
-                 "data's classes")
+                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, channels of --color-mode) "
+                 "and its output the data's classes")
       ->check(existing_file("model"))
       ->excludes(dense2)
       ->excludes(config)
