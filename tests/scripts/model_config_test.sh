@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # train_cnn --model-config: the shipped seed_cnn.json (found next to the binary) gives the same model as the
-# default, input and last Dense follow the data; a config with newer layers trains; bad configs fail
-# naming the file, layer and field.
+# default, input and last Dense follow the data; a config with newer layers trains; the sequence models train
+# on one channel (--color-mode grayscale) with Keras's parameter counts; bad configs fail naming the file,
+# layer and field.
 set -uo pipefail
 TEST_NAME=model_config source "$(dirname "$0")/common.sh"
 summary() { sed -n '/^Model: /,/^Non-trainable params/p' "$1"; }
@@ -113,6 +114,11 @@ for config in lstm_rows bigru_rows conv1d_gru transformer_patches; do
   diff trained.txt loaded.txt || fail "$config: the saved .keras loads as another model"
 done
 grep -q '"color_mode": "grayscale"' run-lstm_rows/run.json || fail "run.json lacks color_mode"
+# Keras 3's image_dataset_from_directory loader gives the one channel too (values 0-255, as Keras).
+"$BIN/train_cnn" --data data --model-config lstm_rows.json --color-mode grayscale --target-size 28 --loader image_dataset \
+  --epochs 1 --steps-per-epoch 2 --batch-size 8 --validation-steps 1 --run-dir run-dataset --seed 1 --no-checkpoint \
+  >train.log 2>&1 || { cat train.log; fail "lstm_rows.json did not train from --loader image_dataset"; }
+grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "image_dataset: no final progress line"; }
 # --color-mode: the built-in seed CNN at 28x28x1, 2 classes: conv 3·3·1·32 + 32 = 320, conv 18,496,
 # Dense 5·5·64·512 + 512 = 819,712, Dense 32,832, Dense 64·2 + 2 = 130.
 expect_exit 0 "Total params: 871,490" "$BIN/train_cnn" --data data --target-size 28 --color-mode grayscale --dry-run
