@@ -69,6 +69,10 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->check(has_train_folder());
   add_batch_size_flag(app, a.batch_size);
   add_target_size_flag(app, a.target_size);
+  app.add_option("--color-mode", a.color_mode,
+                 "rgb | grayscale | rgba: the images' channels (3, 1, 4) and so the model's input (Keras color_mode)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"rgb", "grayscale", "rgba"}));
   add_workers_flag(app, a.workers);
   app.add_option("--loader", a.loader,
                  "generator (ImageDataGenerator.flow_from_directory: augmented, --rescale) | image_dataset (Keras 3's "
@@ -253,8 +257,8 @@ void add_model_flags(CLI::App& app, Args& a) {
       ->excludes(config);
   app.add_option("--load-model", a.load_model,
                  "Start from this model's architecture and weights: a torchfit checkpoint or a Keras .h5/.keras file "
-                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, 3) and its output the "
-                 "data's classes")
+                 "(new optimizer, epoch 0). Its input must be (--target-size, --target-size, channels of --color-mode) "
+                 "and its output the data's classes")
       ->check(existing_file("model"))
       ->excludes(dense2)
       ->excludes(config)

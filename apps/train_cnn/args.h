@@ -19,6 +19,9 @@ struct Args {
   int64_t steps_per_epoch = 1000;
   int64_t batch_size = 32;
   int64_t target_size = 150;
+  /// --color-mode: "rgb" (3 channels, default) | "grayscale" (1) | "rgba" (4), as Keras's color_mode; the
+  /// model's input is (target_size, target_size, channels)
+  std::string color_mode = "rgb";
   int64_t validation_steps = 10;
   int workers = 0;
   /// --loader: "generator" (ImageDataGenerator.flow_from_directory, augmented) | "image_dataset"

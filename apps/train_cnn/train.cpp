@@ -55,6 +55,7 @@ Sources make_dataset_sources(const Args& a, const fs::path& train_dir, const fs:
   const auto options = data::ImageDatasetOptions()
                            .label_mode("categorical")
                            .image_size({a.target_size, a.target_size})
+                           .color_mode(a.color_mode)
                            .batch_size(a.batch_size)
                            .seed(static_cast<int64_t>(a.seed % 4294967296ull))
                            .workers(a.workers)
@@ -84,6 +85,7 @@ Sources make_sources(const Args& a, bool chief) {
   data::ImageDataGenerator test_gen(data::ImageDataGeneratorOptions().rescale(a.rescale));
   auto flow = data::FlowOptions()
                   .target_size({a.target_size, a.target_size})
+                  .color_mode(a.color_mode)
                   .batch_size(a.batch_size)
                   .class_mode("categorical")
                   .seed(a.seed)
@@ -107,18 +109,23 @@ Sources make_sources(const Args& a, bool chief) {
   return s;
 }
 
+// The model input the data gives, Keras's (H, W, C): --target-size squared, --color-mode's channels.
+Shape input_shape(const Args& a) {
+  const int64_t channels = a.color_mode == "grayscale" ? 1 : a.color_mode == "rgba" ? 4 : 3;
+  return {a.target_size, a.target_size, channels};
+}
+
 // A model with its weights — --load-model's (`flag`) or --resume's — checked against the data's input size
 // and classes and fitted to them as --new-head and --freeze-base say (adapt_to_data).
 Model fitted_to_data(Model model, const Args& a, int64_t classes, const std::string& flag, const std::string& path) {
-  const std::string hint = model->input_shape() != Shape{a.target_size, a.target_size, 3}
-                               ? " (set --target-size to its size; a grayscale model cannot be trained here)"
+  const std::string hint = model->input_shape() != input_shape(a) ? " (set --target-size and --color-mode to its input)"
                            : flag == "--load-model" ? " (add --new-head to replace its classification head)"
                                                     : "";
   std::vector<std::string> changes;
   try {
     model = adapt_to_data(model,
                           AdaptToDataOptions()
-                              .input_shape({a.target_size, a.target_size, 3})
+                              .input_shape(input_shape(a))
                               .classes(classes)
                               .new_head(a.new_head)
                               .freeze_base(a.freeze_base),
@@ -137,12 +144,12 @@ Model make_model(const Args& a, int64_t classes, const saving::Checkpoint* resum
   if (!a.model_config.empty()) {
     std::vector<std::string> changes;
     Model model = keras::model_config_for_data(
-        a.model_config, AdaptToDataOptions().input_shape({a.target_size, a.target_size, 3}).classes(classes), &changes);
+        a.model_config, AdaptToDataOptions().input_shape(input_shape(a)).classes(classes), &changes);
     for (const auto& change : changes) torchfit::logger().info("model config '{}': {}", a.model_config, change);
     return model;
   }
   if (resumed) return fitted_to_data(saving::load_model(*resumed), a, classes, "--resume", a.resume);
-  if (a.load_model.empty()) return seed_cnn(a.target_size, classes, a.dense2_units);
+  if (a.load_model.empty()) return seed_cnn(a.target_size, classes, a.dense2_units, input_shape(a)[2]);
   const InputSize size{a.target_size, a.target_size};
   Model model = fitted_to_data(saving::load_checkpoint_or_keras(a.load_model, "", nullptr, size), a, classes,
                                "--load-model", a.load_model);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # train_cnn --model-config: the shipped seed_cnn.json (found next to the binary) gives the same model as the
-# default, input and last Dense follow the data; a config with newer layers trains; bad configs fail
-# naming the file, layer and field.
+# default, input and last Dense follow the data; a config with newer layers trains; the sequence models train
+# on one channel (--color-mode grayscale) with Keras's parameter counts; bad configs fail naming the file,
+# layer and field.
 set -uo pipefail
 TEST_NAME=model_config source "$(dirname "$0")/common.sh"
 summary() { sed -n '/^Model: /,/^Non-trainable params/p' "$1"; }
@@ -65,6 +66,68 @@ for config in resnet8.json:32 mobilenetv2_tiny.json:32 convnext_block.json:32 co
     || { cat train.log; fail "$config did not train"; }
   grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
 done
+
+# The shipped sequence models read Keras's classic 28x28 grayscale input (--color-mode grayscale: one channel),
+# each image row a time step of 28 values. Parameters by Keras's formulas, 10 classes (d = input features,
+# u = units): LSTM 4·(u·(d + u) + u); GRU with reset_after 3·(u·(d + u) + 2·u); Conv1D k·d·f + f;
+# Dense d·u + u; LayerNormalization 2·d; MultiHeadAttention (h heads, key_dim k, model width m) 3·(m·h·k + h·k)
+# for query/key/value plus h·k·m + m for the output.
+seq_model() {  # seq_model CONFIG TOTAL ROW...: the dry-run summary has Total params TOTAL and each ROW
+  local config=$1 total=$2; shift 2
+  expect_exit 0 "Total params: $total" "$BIN/train_cnn" --data data10 --target-size 28 --color-mode grayscale \
+    --model-config "$config" --dry-run
+  for row in "$@"; do
+    grep -Eq "$row" out || { cat out; fail "$config: no summary row matching '$row'"; }
+  done
+}
+# lstm_rows: LSTM 4·(128·(28 + 128) + 128) = 80,384; Dense 128·10 + 10 = 1,290.
+seq_model lstm_rows.json 81,674 'input_1 \(InputLayer\) +\[\(None, 28, 28, 1\)\]' \
+  'reshape \(Reshape\) +\(None, 28, 28\) +0 ' 'lstm \(LSTM\) +\(None, 128\) +80384 ' 'dense \(Dense\) +\(None, 10\) +1290 '
+# bigru_rows: two GRU(64) 2·3·(64·(28 + 64) + 2·64) = 36,096, concatenated to 128; Dense 1,290.
+seq_model bigru_rows.json 37,386 'bidirectional \(Bidirectional\) +\(None, 128\) +36096 ' \
+  'dense \(Dense\) +\(None, 10\) +1290 '
+# conv1d_gru: Conv1D 3·28·64 + 64 = 5,440 (same: 28 steps), MaxPooling1D 2 → 14 steps,
+# GRU 3·(64·(64 + 64) + 2·64) = 24,960, Dense 64·10 + 10 = 650.
+seq_model conv1d_gru.json 31,050 'conv1d \(Conv1D\) +\(None, 28, 64\) +5440 ' \
+  'max_pooling1d \(MaxPooling1D\) +\(None, 14, 64\) +0 ' 'gru \(GRU\) +\(None, 64\) +24960 ' 'dense \(Dense\) +\(None, 10\) +650 '
+# transformer_patches: 49 patches of 4x4 (Reshape (7, 4, 7, 4), Permute (1, 3, 2, 4), Reshape (49, 16)),
+# Dense 16·64 + 64 = 1,088; MultiHeadAttention 4 heads of 16: 3·(64·64 + 64) + 64·64 + 64 = 16,640;
+# two LayerNormalization 2·64 = 128; FFN Dense 64·128 + 128 = 8,320 and 128·64 + 64 = 8,256; Dense 650.
+seq_model transformer_patches.json 35,210 'permute \(Permute\) +\(None, 7, 7, 4, 4\) +0 ' \
+  'reshape_1 \(Reshape\) +\(None, 49, 16\) +0 ' 'dense \(Dense\) +\(None, 49, 64\) +1088 ' \
+  'multi_head_attention \(MultiHead +\(None, 49, 64\) +16640 ' 'layer_normalization \(LayerNorma +\(None, 49, 64\) +128 ' \
+  'dense_1 \(Dense\) +\(None, 49, 128\) +8320 ' 'dense_2 \(Dense\) +\(None, 49, 64\) +8256 ' \
+  'global_average_pooling1d \(Globa +\(None, 64\) +0 ' 'dense_3 \(Dense\) +\(None, 10\) +650 '
+# Each trains two steps on 2 classes (the last Dense follows them) and its .keras file (--save-keras) has the
+# same summary when loaded back.
+for config in lstm_rows bigru_rows conv1d_gru transformer_patches; do
+  [ -f "$BIN/$config.json" ] || fail "$config.json was not copied next to train_cnn"
+  "$BIN/train_cnn" --data data --model-config "$config.json" --color-mode grayscale --target-size 28 --epochs 1 \
+    --steps-per-epoch 2 --batch-size 8 --validation-steps 1 --run-dir "run-$config" --seed 1 --save-keras "$config.keras" \
+    >train.log 2>&1 || { cat train.log; fail "$config did not train"; }
+  grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
+  grep -q "units 10 -> 2" train.log || { cat train.log; fail "$config: the last Dense did not follow the classes"; }
+  summary train.log >trained.txt
+  expect_exit 0 "Total params" "$BIN/train_cnn" --data data --target-size 28 --color-mode grayscale \
+    --load-model "$config.keras" --dry-run
+  summary out >loaded.txt
+  diff trained.txt loaded.txt || fail "$config: the saved .keras loads as another model"
+done
+grep -q '"color_mode": "grayscale"' run-lstm_rows/run.json || fail "run.json lacks color_mode"
+# Keras 3's image_dataset_from_directory loader gives the one channel too (values 0-255, as Keras).
+"$BIN/train_cnn" --data data --model-config lstm_rows.json --color-mode grayscale --target-size 28 --loader image_dataset \
+  --epochs 1 --steps-per-epoch 2 --batch-size 8 --validation-steps 1 --run-dir run-dataset --seed 1 --no-checkpoint \
+  >train.log 2>&1 || { cat train.log; fail "lstm_rows.json did not train from --loader image_dataset"; }
+grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "image_dataset: no final progress line"; }
+# --color-mode: the built-in seed CNN at 28x28x1, 2 classes: conv 3·3·1·32 + 32 = 320, conv 18,496,
+# Dense 5·5·64·512 + 512 = 819,712, Dense 32,832, Dense 64·2 + 2 = 130.
+expect_exit 0 "Total params: 871,490" "$BIN/train_cnn" --data data --target-size 28 --color-mode grayscale --dry-run
+# An RGB model on one channel: the layer that cannot take it is named; a mode Keras does not have is refused.
+expect_exit 1 "layer 'rows' (Reshape): cannot reshape input (None, 28, 28, 1)" "$BIN/train_cnn" --data data --target-size 28 --color-mode grayscale \
+  --model-config conv1d_rows.json --dry-run
+expect_exit 2 "--color-mode" "$BIN/train_cnn" --data data --color-mode gray --dry-run
+expect_exit 2 "set --target-size and --color-mode to its input" "$BIN/train_cnn" --data data --target-size 28 \
+  --load-model lstm_rows.keras --dry-run
 
 # Keras 1 / Keras 2.0 Sequential JSON (config a bare list, batch_input_shape on the first layer, Keras 1
 # names, "th" ordering): train_cnn sets the data's input and classes on it as on any other format.
