@@ -8,7 +8,7 @@
 namespace torchfit::data {
 namespace {
 
-std::string num(int64_t v) { return std::to_string(v); }
+std::string forecast_num(int64_t v) { return std::to_string(v); }
 
 at::Tensor as_matrix(const at::Tensor& series) {
   if (!series.defined() || (series.dim() != 1 && series.dim() != 2)) {
@@ -37,8 +37,8 @@ ForecastWindows next_step_windows(const at::Tensor& series, const ForecastOption
   at::Tensor s = as_matrix(series);
   const int64_t steps = s.size(0), features = s.size(1);
   if (o.target_column() < 0 || o.target_column() >= features) {
-    throw ConfigError("next_step_windows: target_column " + num(o.target_column()) + " is outside [0, " +
-                      num(features) + ")");
+    throw ConfigError("next_step_windows: target_column " + forecast_num(o.target_column()) + " is outside [0, " +
+                      forecast_num(features) + ")");
   }
   if (!(o.validation_split() > 0.0 && o.validation_split() < 1.0)) {
     throw ConfigError("next_step_windows: validation_split must be in (0, 1), got " +
@@ -48,8 +48,8 @@ ForecastWindows next_step_windows(const at::Tensor& series, const ForecastOption
   const int64_t inputs = steps - delay;
   const auto split = static_cast<int64_t>(std::floor(static_cast<double>(inputs) * (1.0 - o.validation_split())));
   if (o.sequence_length() <= 0 || split - span <= 0 || inputs - split - span <= 0) {
-    throw ConfigError("next_step_windows: a series of " + num(steps) + " steps is too short for windows of " +
-                      num(o.sequence_length()) + " steps (sampling_rate " + num(o.sampling_rate()) +
+    throw ConfigError("next_step_windows: a series of " + forecast_num(steps) + " steps is too short for windows of " +
+                      forecast_num(o.sequence_length()) + " steps (sampling_rate " + forecast_num(o.sampling_rate()) +
                       ") in both the training and the validation part (validation_split " +
                       std::to_string(o.validation_split()) + ")");
   }
@@ -76,8 +76,9 @@ at::Tensor series_column(const at::Tensor& series, int64_t column) {
   }
   const int64_t columns = series.dim() == 1 ? 1 : series.size(1);
   if (column < 0 || column >= columns) {
-    throw ConfigError("series column " + num(column) + " is outside [0, " + num(columns) + ") (the file has " +
-                      num(columns) + " column" + (columns == 1 ? "" : "s") + ", counted from 0)");
+    throw ConfigError("series column " + forecast_num(column) + " is outside [0, " + forecast_num(columns) +
+                      ") (the file has " + forecast_num(columns) + " column" + (columns == 1 ? "" : "s") +
+                      ", counted from 0)");
   }
   return series.dim() == 1 ? series : series.select(1, column).contiguous();
 }
@@ -88,8 +89,8 @@ double last_value_mae(const Arrays& windows, int64_t target_column) {
     throw ConfigError("last_value_mae: needs windows x (N > 0, steps, features) and targets y");
   }
   if (target_column < 0 || target_column >= x.size(2)) {
-    throw ConfigError("last_value_mae: target_column " + num(target_column) + " is outside [0, " + num(x.size(2)) +
-                      ")");
+    throw ConfigError("last_value_mae: target_column " + forecast_num(target_column) + " is outside [0, " +
+                      forecast_num(x.size(2)) + ")");
   }
   return mean_absolute_error(x.select(1, x.size(1) - 1).select(1, target_column), windows.y);
 }
@@ -102,8 +103,8 @@ double mean_absolute_error(const at::Tensor& predictions, const at::Tensor& targ
   const at::Tensor p = predictions.to(at::kDouble).cpu().reshape({predictions.size(0), -1});
   const at::Tensor y = targets.to(at::kDouble).cpu().reshape({targets.size(0), -1});
   if (p.size(1) != y.size(1)) {
-    throw ConfigError("mean_absolute_error: predictions have " + num(p.size(1)) + " values per sample, targets " +
-                      num(y.size(1)));
+    throw ConfigError("mean_absolute_error: predictions have " + forecast_num(p.size(1)) +
+                      " values per sample, targets " + forecast_num(y.size(1)));
   }
   return (p - y).abs().mean().item<double>();
 }
