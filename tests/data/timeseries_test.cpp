@@ -209,8 +209,8 @@ TEST(Timeseries, ArgumentsKerasDoesNotCheckAreRefusedByName) {
   EXPECT_NE(error(data, data, TimeseriesOptions(3).end_index(0)).find("`end_index` must be higher than 0"),
             std::string::npos);
   EXPECT_NE(error(data, data, TimeseriesOptions(3).shuffle(true).seed(-1)).find("eed"), std::string::npos);
-  EXPECT_NE(error(at::tensor(1.0f), {}, TimeseriesOptions(3)).find("`data`"), std::string::npos);
-  EXPECT_NE(error(data, at::tensor(1.0f), TimeseriesOptions(3)).find("`targets`"), std::string::npos);
+  EXPECT_NE(error(at::scalar_tensor(1.0), {}, TimeseriesOptions(3)).find("`data`"), std::string::npos);
+  EXPECT_NE(error(data, at::scalar_tensor(1.0), TimeseriesOptions(3)).find("`targets`"), std::string::npos);
   // Targets shorter than start_index + window: Keras fails in tf.gather; here the targets are named.
   const std::string short_targets = error(data, at::arange(10, at::kFloat), TimeseriesOptions(4).start_index(12));
   EXPECT_NE(short_targets.find("`targets` has 10 entries"), std::string::npos) << short_targets;
