@@ -29,7 +29,7 @@ PKGS=(
   libhdf5-dev libzip-dev
   libopencv-dnn-dev
   dataset-fashion-mnist
-  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py python3-onnx
+  python3-torch python3-keras-preprocessing python3-pil python3-scipy python3-matplotlib python3-numpy python3-sklearn python3-h5py python3-onnx python3-statsmodels
 )
 # Node.js and npm (TensorFlow.js below), from Debian only where no node/npm is installed: a machine may have
 # them from elsewhere, with which Debian's npm conflicts.

@@ -2,11 +2,15 @@
 // .npz members, CSV), for a model given as Keras JSON; prints Keras's progress line and the final metrics.
 //   fit_arrays --model-config dense_regression.json --x x.npy --y y.npy --validation-split 0.2 \
 //              --loss mse --metrics mae --epochs 100
+// With --sequence-length, --x is a time series and the model forecasts its next step from windows of
+// timeseries_dataset_from_array (data/timeseries.h), next to the naive last-value forecast:
+//   fit_arrays --model-config lstm.json --x sunspots.csv --column 1 --sequence-length 12 --epochs 60
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include <torchfit/data/arrays.h>
+#include <torchfit/data/timeseries.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
@@ -33,7 +37,35 @@ struct Args {
   int64_t batch_size = 32;
   bool no_shuffle = false;
   uint64_t seed = 0;
+  // Time-series mode (--sequence-length > 0).
+  int64_t sequence_length = 0, sequence_stride = 1, sampling_rate = 1, column = -1, target_column = 0;
+  bool no_standardize = false;
 };
+
+void add_timeseries_flags(CLI::App& app, Args& a) {
+  app.add_option("--sequence-length", a.sequence_length,
+                 "Time-series mode: --x is a series (T) or (T, F); the model forecasts the step after each "
+                 "window of this many steps (Keras timeseries_dataset_from_array); --y is not given")
+      ->check(apps::int_range(1));
+  app.add_option("--sequence-stride", a.sequence_stride, "Steps between window starts (Keras sequence_stride)")
+      ->capture_default_str()
+      ->check(apps::int_range(1))
+      ->needs(app.get_option("--sequence-length"));
+  app.add_option("--sampling-rate", a.sampling_rate, "Steps between a window's samples (Keras sampling_rate)")
+      ->capture_default_str()
+      ->check(apps::int_range(1))
+      ->needs(app.get_option("--sequence-length"));
+  app.add_option("--column", a.column, "Use only this column of the series file (0-based), e.g. 1 after a year")
+      ->check(apps::int_range(0))
+      ->needs(app.get_option("--sequence-length"));
+  app.add_option("--target-column", a.target_column, "The forecast column of a multi-column series")
+      ->capture_default_str()
+      ->check(apps::int_range(0))
+      ->needs(app.get_option("--sequence-length"));
+  app.add_flag("--no-standardize", a.no_standardize,
+               "Keep the series' units (default: standardized by the training steps' mean and std)")
+      ->needs(app.get_option("--sequence-length"));
+}
 
 void add_flags(CLI::App& app, Args& a) {
   app.add_option("--model-config", a.model_config,
@@ -51,7 +83,7 @@ void add_flags(CLI::App& app, Args& a) {
           "JSON"));
   const std::string arrays = "FILE.npy | FILE.npz:NAME | FILE.csv";
   app.add_option("--x", a.x, "Inputs (N, ...): " + arrays)->required();
-  app.add_option("--y", a.y, "Targets (N, ...): " + arrays)->required();
+  app.add_option("--y", a.y, "Targets (N, ...): " + arrays + " (required unless --sequence-length)");
   app.add_option("--sample-weight", a.sample_weight, "Per-sample loss weights (N): " + arrays);
   app.add_option("--validation-split", a.validation_split,
                  "Fraction in (0, 1) of the samples, the LAST ones (Keras), to validate on")
@@ -82,6 +114,7 @@ void add_flags(CLI::App& app, Args& a) {
       ->check(CLI::Range(0, 2));
   apps::add_device_flag(app, a.device);
   apps::add_threads_flag(app, a.threads);
+  add_timeseries_flags(app, a);
 }
 
 at::Tensor load(const std::string& spec, const Args& a) {
@@ -91,13 +124,59 @@ at::Tensor load(const std::string& spec, const Args& a) {
 // Keras order at the file: an image array (N, H, W, C) becomes LibTorch's (N, C, H, W).
 at::Tensor to_model_order(const at::Tensor& x) { return x.dim() == 4 ? x.permute({0, 3, 1, 2}).contiguous() : x; }
 
+// The training arrays and the validation data: the files as they are, or (--sequence-length) the series cut
+// into next-step windows with their chronological validation part.
+struct Problem {
+  Arrays train;
+  std::optional<Arrays> validation;
+  std::optional<torchfit::data::ForecastWindows> forecast;
+};
+
+Problem arrays_problem(const Args& a) {
+  if (a.y.empty()) throw apps::UsageError("--y is required (the targets), unless --sequence-length cuts a series");
+  const at::Tensor x = load(a.x, a);
+  if (x.dim() < 2) throw apps::UsageError("--x: the inputs need a feature axis, (N, features) or more; got (N)");
+  Problem p{Arrays(to_model_order(x), load(a.y, a), load(a.sample_weight, a)), std::nullopt, std::nullopt};
+  if (!a.validation_x.empty()) {
+    p.validation =
+        Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a), load(a.validation_sample_weight, a));
+  }
+  return p;
+}
+
+Problem series_problem(const Args& a) {
+  if (!a.y.empty() || !a.sample_weight.empty() || !a.validation_x.empty()) {
+    throw apps::UsageError(
+        "--sequence-length: the targets are the series' next steps; --y, --sample-weight and "
+        "--validation-x are not used");
+  }
+  at::Tensor series = load(a.x, a);
+  if (a.column >= 0) series = torchfit::data::series_column(series, a.column);
+  torchfit::data::ForecastOptions o(a.sequence_length);
+  o.sequence_stride(a.sequence_stride).sampling_rate(a.sampling_rate).target_column(a.target_column);
+  o.validation_split(a.validation_split > 0 ? a.validation_split : 0.2).standardize(!a.no_standardize);
+  torchfit::data::ForecastWindows w = torchfit::data::next_step_windows(series, o);
+  std::cout << "series: " << series.size(0) << " steps; windows of " << a.sequence_length
+            << " steps: " << w.train.samples() << " train, " << w.validation.samples() << " validation (the last "
+            << o.validation_split() << " of the steps)\n";
+  return Problem{w.train, w.validation, w};
+}
+
+// The forecast's validation error next to the naive last-value forecast, in the series' units.
+void report_forecast(torchfit::Trainer& trainer, const torchfit::data::ForecastWindows& w, int64_t batch_size) {
+  const at::Tensor predictions = trainer.predict(w.validation.x, batch_size);
+  const double model = torchfit::data::mean_absolute_error(predictions, w.validation.y) * w.scale;
+  const double naive = torchfit::data::last_value_mae(w.validation, w.target_column) * w.scale;
+  std::cout << "forecast: val_mae " << model << " (model) vs " << naive << " (naive last value), ratio "
+            << model / naive << ", over " << w.validation.samples() << " validation windows, in the series' units\n";
+}
+
 int run(const Args& a) {
   const int threads = torchfit::runtime::init_process(a.threads);
   const c10::Device device = torchfit::runtime::parse_device(a.device);
   std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n";
-  const at::Tensor x = load(a.x, a);
-  const Arrays train(to_model_order(x), load(a.y, a), load(a.sample_weight, a));
-  if (x.dim() < 2) throw apps::UsageError("--x: the inputs need a feature axis, (N, features) or more; got (N)");
+  const Problem problem = a.sequence_length > 0 ? series_problem(a) : arrays_problem(a);
+  const at::Tensor& x = problem.train.x;
   torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());  // Keras order: the file's
   at::manual_seed(a.seed);
   torchfit::Model model = torchfit::keras::model_config_for_data(
@@ -108,20 +187,18 @@ int run(const Args& a) {
       model,
       torchfit::CompileOptions().loss(a.loss).metrics(apps::comma_items(a.metrics, "--metrics")).optimizer(optimizer),
       device);
-  torchfit::FitOptions fit =
-      torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose).validation_split(a.validation_split);
+  torchfit::FitOptions fit = torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose);
+  if (!problem.forecast) fit.validation_split(a.validation_split);
   if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));
   torchfit::ArrayOptions options =
       torchfit::ArrayOptions().batch_size(a.batch_size).shuffle(!a.no_shuffle).seed(a.seed);
-  if (!a.validation_x.empty()) {
-    options.validation_data(
-        Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a), load(a.validation_sample_weight, a)));
-  }
-  const torchfit::History history = trainer.fit(train, fit, options);
+  if (problem.validation) options.validation_data(*problem.validation);
+  const torchfit::History history = trainer.fit(problem.train, fit, options);
   std::cout << "final:";
   for (const auto& [name, values] : history.history)
     if (!values.empty() && name != "lr") std::cout << " " << name << " " << values.back();
   std::cout << "\n";
+  if (problem.forecast) report_forecast(trainer, *problem.forecast, a.batch_size);
   return 0;
 }
 

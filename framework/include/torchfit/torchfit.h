@@ -16,6 +16,7 @@
 #include <torchfit/data/numpy_random.h>
 #include <torchfit/data/prefetch_ring.h>
 #include <torchfit/data/random.h>
+#include <torchfit/data/timeseries.h>
 #include <torchfit/distributed/environment.h>
 #include <torchfit/distributed/gradient_reducer.h>
 #include <torchfit/distributed/local_setup.h>
