@@ -295,6 +295,8 @@ OPS = {
     "Resize": resize,
     "Clip": lambda x, lo=None, hi=None, **_: np.clip(x, -np.inf if lo is None else lo, np.inf if hi is None else hi),
     "Greater": lambda a, b, **_: a > b,
+    "Equal": lambda a, b, **_: a == b,
+    "Not": lambda x, **_: np.logical_not(x),
     "Cast": lambda x, to, **_: x.astype(np.float64 if to == onnx.TensorProto.FLOAT else np.int64),
     "Identity": lambda x, **_: x,
     "Einsum": lambda *xs, equation, **_: np.einsum(equation.decode() if isinstance(equation, bytes) else equation, *xs),

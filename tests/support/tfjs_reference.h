@@ -22,7 +22,8 @@ namespace torchfit::testing {
 inline at::Tensor tfjs_prediction(const std::string& dir, const at::Tensor& x, std::string& skip) {
   TempDir work("tfjs_req");
   const at::Tensor keras_x = x.dim() == 4 ? x.permute({0, 2, 3, 1}).contiguous() : x;
-  std::ofstream(work.file("req.json")) << nlohmann::json{{"inputs", nlohmann::json::array({tensor_json(keras_x)})}}.dump();
+  std::ofstream(work.file("req.json"))
+      << nlohmann::json{{"inputs", nlohmann::json::array({tensor_json(keras_x)})}}.dump();
   const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/keras/reference/tfjs_predict.js";
   const std::string cmd = "node '" + script + "' '" + dir + "' '" + work.file("req.json") + "' '" +
                           work.file("out.json") + "' >'" + work.file("log") + "' 2>&1";
