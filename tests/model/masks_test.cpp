@@ -146,6 +146,7 @@ Json attention_weights(Layer& layer, bool mha) {
 }  // namespace
 
 TEST(Masks, TheAttentionLayersTakeTheQueryAndValueMasksAsKeras) {
+  TORCHFIT_REQUIRE_KERAS_REFERENCE();
   at::manual_seed(12);
   const at::Tensor q = padded_sequences(5, {{0, 3}, {1, 1}}).narrow(1, 0, 4);
   const at::Tensor v = padded_sequences(6, {{0, 3}, {0, 4}, {1, 0}});
