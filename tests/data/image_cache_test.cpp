@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +61,28 @@ TEST(ImageCache, ThreadsClaimingTheSameSamplesFillEachSlotOnce) {
   float v = 0;
   EXPECT_EQ(cache.read(63, &v), 1);
   EXPECT_EQ(v, 63.f);
+}
+
+// The over-budget warning counts the samples whose bytes it holds: four threads store 64 KiB images
+// into a budget of five; every round warns "5 of 16" and 16 × 64 KiB (the copy of a large image
+// between the byte count and the sample count once made it report fewer samples at a larger mean).
+TEST(ImageCache, TheOverBudgetWarningsFiguresAgreeWhileThreadsStore) {
+  constexpr int64_t kImage = 64 * 1024;
+  for (int round = 0; round < 40; ++round) {
+    ImageCache cache(16, 5 * kImage + 1, "data/train");
+    ::testing::internal::CaptureStderr();
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&cache] {
+        for (int64_t i = 0; i < 16; ++i)
+          if (cache.claim(i)) cache.store(i, Image{256, 256, 1, std::vector<uint8_t>(kImage, 9)});
+      });
+    for (auto& t : threads) t.join();
+    const std::string err = ::testing::internal::GetCapturedStderr();
+    ASSERT_EQ(cache.cached_samples(), 5) << "round " << round;
+    ASSERT_NE(err.find("reached with 5 of 16 samples cached"), std::string::npos) << "round " << round << ": " << err;
+    ASSERT_NE(err.find("would need about 1048576 bytes"), std::string::npos) << "round " << round << ": " << err;
+  }
 }
 
 TEST(ImageCache, BadArgumentsAreErrors) {

@@ -1,9 +1,10 @@
-// ImageCache: one write-once slot per sample, an atomic byte budget, no lock.
+// ImageCache: one write-once slot per sample, read without a lock; a byte budget under one lock per store.
 #include <torchfit/data/image_cache.h>
 #include <torchfit/error.h>
 #include <torchfit/runtime/logging.h>
 
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 
 namespace torchfit::data {
@@ -61,21 +62,27 @@ void ImageCache::store(int64_t index, const Image& image) {
   if (s.state.load(std::memory_order_acquire) != kSlotFilling)
     throw std::logic_error("ImageCache::store: sample " + std::to_string(index) + " was not claimed");
   const auto bytes = static_cast<int64_t>(image.pixels.size());
-  if (bytes_.fetch_add(bytes) + bytes > max_bytes_) {  // over budget: give the reservation back
-    bytes_.fetch_sub(bytes);
-    s.state.store(kSlotRefused, std::memory_order_release);
-    if (!full_warned_.exchange(true)) warn_full(bytes);
-    return;
+  {
+    // The bytes and the sample count change together, so a refusal's warning sees the samples whose
+    // bytes it counts (with two atomics a worker between the two adds made it report 2 of 3).
+    std::lock_guard<std::mutex> lock(budget_mutex_);
+    if (bytes_.load() + bytes > max_bytes_) {
+      s.state.store(kSlotRefused, std::memory_order_release);
+      if (!full_warned_) warn_full(bytes);
+      full_warned_ = true;
+      return;
+    }
+    bytes_.fetch_add(bytes);
+    cached_samples_.fetch_add(1);
   }
   s.pixels.reset(new uint8_t[image.pixels.size()]);  // not zeroed: overwritten at once
   std::memcpy(s.pixels.get(), image.pixels.data(), image.pixels.size());
   s.size = image.pixels.size();
   s.channels = static_cast<uint8_t>(image.channels);
-  cached_samples_.fetch_add(1);
   s.state.store(kSlotReady, std::memory_order_release);  // publishes pixels, size and channels
 }
 
-void ImageCache::warn_full(int64_t refused_bytes) {
+void ImageCache::warn_full(int64_t refused_bytes) const {
   // At the mean size of the samples cached so far (gray files are cached with one channel).
   const int64_t held = bytes_.load(), n = cached_samples_.load();
   const double mean = n > 0 ? static_cast<double>(held) / static_cast<double>(n) : static_cast<double>(refused_bytes);

@@ -2,10 +2,11 @@
 /// @file image_cache.h
 /// ImageCache — the decoded-image cache of a folder source (tf.data's `cache()` for image folders):
 /// one slot per sample holding its decoded, resized 8-bit image, filled by the first load, read by every
-/// later one, within a byte budget; lock-free for the worker threads that fill and read it.
+/// later one, within a byte budget; lock-free for the worker threads that read it.
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include <torchfit/data/image.h>
@@ -26,11 +27,12 @@ constexpr int64_t kDefaultCacheMaxBytes = int64_t{4} << 30;
 /// resizes before augmenting, so the cached image is the one every pass starts from (the random
 /// augmentation is still drawn and applied per pass). A gray image for an rgb batch is stored with
 /// one channel. The cache keeps the first store of each slot; a slot is written once. The budget is
-/// an atomic byte count (bytes of image data, H·W·channels per sample): a store that would exceed it
+/// a byte count (bytes of image data, H·W·channels per sample), kept with the count of cached samples
+/// under one lock taken once per store (so the warning's figures agree): a store that would exceed it
 /// is refused, the slot stays refused (that sample is decoded on every pass) and the first refusal
 /// logs one warning naming `source` and the budget — a fallback, not an error.
 /// Threads: read, claim and store may be called from any number of threads at once (acquire/release
-/// on the slot state; no lock). Source: the behaviour of tf.data's Dataset.cache() (in memory).
+/// on the slot state; read and claim take no lock, store takes the budget's lock). Source: the behaviour of tf.data's Dataset.cache() (in memory).
 class ImageCache {
  public:
   /// `samples` slots (≥ 0), budget `max_bytes` bytes (≥ 1), `source` names the data in the warning
@@ -67,15 +69,16 @@ class ImageCache {
  private:
   struct Slot;
   Slot& slot(int64_t index) const;
-  void warn_full(int64_t refused_bytes);
+  void warn_full(int64_t refused_bytes) const;
 
   int64_t samples_;
   int64_t max_bytes_;
   std::string source_;
   std::unique_ptr<Slot[]> slots_;
+  std::mutex budget_mutex_;  // guards the changes of bytes_ and cached_samples_ together
   std::atomic<int64_t> bytes_{0};
   std::atomic<int64_t> cached_samples_{0};
-  std::atomic<bool> full_warned_{false};
+  bool full_warned_ = false;  // under budget_mutex_
 };
 
 }  // namespace torchfit::data
