@@ -1,5 +1,6 @@
 #include <torchfit/data/arrays.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -32,14 +33,86 @@ at::Tensor floatx(const at::Tensor& t) {
   return at::isFloatingType(c.scalar_type()) && c.scalar_type() != at::kFloat ? c.to(at::kFloat) : c;
 }
 
+std::vector<at::Tensor> first_and_more(const at::Tensor& first, const std::vector<at::Tensor>& more) {
+  if (!first.defined()) return {};
+  std::vector<at::Tensor> all{first};
+  all.insert(all.end(), more.begin(), more.end());
+  return all;
+}
+
+// Every further input / target through f, the undefined ones refused naming them ("x[1]").
+std::vector<at::Tensor> each_more(const std::vector<at::Tensor>& more, const char* name, int64_t n,
+                                  const std::string& who) {
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < more.size(); ++i) {
+    const std::string label = std::string(name) + "[" + std::to_string(i + 1) + "]";
+    if (!more[i].defined()) throw ConfigError(who + ": " + label + " is not given (an undefined tensor)");
+    check_length(more[i], label.c_str(), n, who);
+    out.push_back(floatx(more[i]));
+  }
+  return out;
+}
+
 }  // namespace
+
+Arrays::Arrays(std::vector<at::Tensor> xs, std::vector<at::Tensor> ys, at::Tensor sample_weight_)
+    : sample_weight(std::move(sample_weight_)) {
+  if (!xs.empty()) {
+    x = xs[0];
+    more_x.assign(xs.begin() + 1, xs.end());
+  }
+  if (!ys.empty()) {
+    y = ys[0];
+    more_y.assign(ys.begin() + 1, ys.end());
+  }
+}
+
+std::vector<at::Tensor> Arrays::inputs() const { return first_and_more(x, more_x); }
+std::vector<at::Tensor> Arrays::targets() const { return first_and_more(y, more_y); }
+
+namespace {
+
+std::vector<at::Tensor> in_order(const std::map<std::string, at::Tensor>& given, const std::vector<std::string>& names,
+                                 const char* what) {
+  std::string listed;
+  for (const auto& n : names) listed += (listed.empty() ? "'" : ", '") + n + "'";
+  for (const auto& [name, t] : given) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw ConfigError("fit: an array is given for the " + std::string(what) + " '" + name +
+                        "', which the model does not have; its " + what + "s are " + listed);
+    }
+  }
+  std::vector<at::Tensor> out;
+  for (const auto& n : names) {
+    const auto it = given.find(n);
+    if (it == given.end()) {
+      throw ConfigError("fit: no array is given for the " + std::string(what) + " '" + n + "' (the model's " + what +
+                        "s are " + listed + ")");
+    }
+    out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace
+
+Arrays arrays_by_name(const std::map<std::string, at::Tensor>& x, const std::map<std::string, at::Tensor>& y,
+                      const std::vector<std::string>& input_names, const std::vector<std::string>& output_names,
+                      at::Tensor sample_weight) {
+  return Arrays(in_order(x, input_names, "input"),
+                y.empty() ? std::vector<at::Tensor>{} : in_order(y, output_names, "output"), std::move(sample_weight));
+}
 
 Arrays standardize_arrays(const Arrays& arrays, const std::string& who, bool need_y) {
   const int64_t n = arrays.samples();
   if (n == 0) throw ConfigError(who + ": x has no samples (it must be a tensor with N > 0 along axis 0)");
   if (need_y && !arrays.y.defined()) throw ConfigError(who + ": y (the targets) is not given");
+  if (!arrays.y.defined() && !arrays.more_y.empty()) throw ConfigError(who + ": y[0] (the first target) is not given");
   check_length(arrays.y, "y", n, who);
   check_length(arrays.sample_weight, "sample_weight", n, who);
+  Arrays out(floatx(arrays.x), floatx(arrays.y), floatx(arrays.sample_weight));
+  out.more_x = each_more(arrays.more_x, "x", n, who);
+  out.more_y = each_more(arrays.more_y, "y", n, who);
   const at::Tensor& w = arrays.sample_weight;
   if (w.defined()) {
     if (!at::isFloatingType(w.scalar_type())) {
@@ -48,7 +121,7 @@ Arrays standardize_arrays(const Arrays& arrays, const std::string& who, bool nee
     }
     if (!at::isfinite(w).all().item<bool>()) throw ConfigError(who + ": sample_weight holds NaN or inf");
   }
-  return Arrays(floatx(arrays.x), floatx(arrays.y), floatx(arrays.sample_weight));
+  return out;
 }
 
 std::pair<Arrays, Arrays> train_validation_split(const Arrays& arrays, double validation_split) {
@@ -68,8 +141,17 @@ std::pair<Arrays, Arrays> train_validation_split(const Arrays& arrays, double va
                       " (Keras's rule: the first floor(N * (1 - validation_split)) samples train)");
   }
   auto part = [](const at::Tensor& t, int64_t a, int64_t b) { return t.defined() ? t.slice(0, a, b) : t; };
+  auto parts = [&](const std::vector<at::Tensor>& ts, int64_t a, int64_t b) {
+    std::vector<at::Tensor> out;
+    for (const auto& t : ts) out.push_back(part(t, a, b));
+    return out;
+  };
   Arrays train(part(arrays.x, 0, split_at), part(arrays.y, 0, split_at), part(arrays.sample_weight, 0, split_at));
   Arrays val(part(arrays.x, split_at, n), part(arrays.y, split_at, n), part(arrays.sample_weight, split_at, n));
+  train.more_x = parts(arrays.more_x, 0, split_at);
+  train.more_y = parts(arrays.more_y, 0, split_at);
+  val.more_x = parts(arrays.more_x, split_at, n);
+  val.more_y = parts(arrays.more_y, split_at, n);
   return {train, val};
 }
 

@@ -17,6 +17,8 @@ TensorIterator::TensorIterator(const Arrays& arrays, int64_t batch_size, bool sh
     : x_(arrays.x),
       y_(arrays.y),
       sample_weight_(arrays.sample_weight),
+      more_x_(arrays.more_x),
+      more_y_(arrays.more_y),
       batch_size_(batch_size),
       shuffle_(shuffle),
       seed_(seed) {
@@ -30,11 +32,16 @@ TensorIterator::TensorIterator(const Arrays& arrays, int64_t batch_size, bool sh
   };
   check(y_, "y");
   check(sample_weight_, "sample_weight");
+  for (size_t i = 0; i < more_x_.size(); ++i) check(more_x_[i], ("x[" + std::to_string(i + 1) + "]").c_str());
+  for (size_t i = 0; i < more_y_.size(); ++i) check(more_y_[i], ("y[" + std::to_string(i + 1) + "]").c_str());
   new_pass();
 }
 
 std::pair<BatchIterator::Ptr, BatchIterator::Ptr> TensorIterator::train_validation_split(double split) const {
-  const auto [train, val] = data::train_validation_split(Arrays(x_, y_, sample_weight_), split);
+  Arrays all(x_, y_, sample_weight_);
+  all.more_x = more_x_;
+  all.more_y = more_y_;
+  const auto [train, val] = data::train_validation_split(all, split);
   return {std::make_unique<TensorIterator>(train, batch_size_, shuffle_, seed_),
           std::make_unique<TensorIterator>(val, batch_size_, false, 0)};
 }
@@ -71,10 +78,14 @@ Batch TensorIterator::next() {
   b.x = x_.index_select(0, idx);
   if (y_.defined()) b.y = y_.index_select(0, idx);
   if (sample_weight_.defined()) b.sample_weight = sample_weight_.index_select(0, idx);
+  for (const auto& t : more_x_) b.more_x.push_back(t.index_select(0, idx));
+  for (const auto& t : more_y_) b.more_y.push_back(t.index_select(0, idx));
   if (pin_memory() && b.x.device().is_cpu()) {  // in-memory tensors: the batch is copied once more, pinned
     b.x = b.x.pin_memory();
     if (b.y.defined()) b.y = b.y.pin_memory();
     if (b.sample_weight.defined()) b.sample_weight = b.sample_weight.pin_memory();
+    for (auto* v : {&b.more_x, &b.more_y})
+      for (auto& t : *v) t = t.pin_memory();
   }
   auto acc = idx.accessor<int64_t, 1>();
   for (int64_t i = 0; i < acc.size(0); ++i) b.indices.push_back(acc[i]);
@@ -85,6 +96,10 @@ Batch TensorIterator::next() {
 StreamConfig TensorIterator::stream_config() const {
   StreamConfig c = BatchIterator::stream_config();
   c["shuffle"] = shuffle_ ? "true" : "false";
+  if (!more_x_.empty() || !more_y_.empty()) {  // several inputs / targets: their count is part of the stream
+    c["inputs"] = std::to_string(1 + more_x_.size());
+    c["targets"] = std::to_string((y_.defined() ? 1 : 0) + more_y_.size());
+  }
   if (shuffle_) c["seed"] = std::to_string(seed_);
   return c;
 }

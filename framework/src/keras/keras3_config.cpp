@@ -347,6 +347,22 @@ Json keras_spec(const Json& given) {
   return given;
 }
 
+// A loss or metric setting as Keras's compile config holds it: one entry, a list per output (or, for
+// metrics, per output a list) or an object by output name, each entry keras_spec'd.
+Json nested_spec(const Json& given) {
+  if (given.is_array()) {
+    Json out = Json::array();
+    for (const auto& e : given) out.push_back(nested_spec(e));
+    return out;
+  }
+  if (given.is_object() && !given.contains("class_name")) {
+    Json out = Json::object();
+    for (const auto& [k, v] : given.items()) out[k] = nested_spec(v);
+    return out;
+  }
+  return keras_spec(given);
+}
+
 const std::map<std::string, std::string>& optimizer_classes() {
   static const std::map<std::string, std::string> m = {
       {"adam", "Adam"},       {"sgd", "SGD"},           {"rmsprop", "RMSprop"},    {"adamw", "AdamW"},
@@ -382,18 +398,18 @@ Json optimizer_object(const Json& settings, Flavour f) {
 
 nlohmann::json keras_compile_config(const nlohmann::json& compile, bool keras2) {
   const Flavour f = keras2 ? Flavour::keras2 : Flavour::keras3;
-  Json metrics = Json::array();
-  for (const auto& m : compile.value("metrics", Json::array())) metrics.push_back(keras_spec(m));
+  const Json metrics = nested_spec(compile.value("metrics", Json::array()));
   const Json optimizer = optimizer_object(compile.value("optimizer", Json::object()), f);
-  const Json loss = keras_spec(compile.value("loss", Json()));
+  const Json loss = nested_spec(compile.value("loss", Json()));
+  const Json weights = compile.value("loss_weights", Json());
   if (keras2) {
     return {{"loss", loss},
             {"metrics", metrics},
             {"weighted_metrics", nullptr},
-            {"loss_weights", nullptr},
+            {"loss_weights", weights},
             {"optimizer_config", optimizer}};
   }
-  return {{"optimizer", optimizer},      {"loss", loss},         {"loss_weights", nullptr},  {"metrics", metrics},
+  return {{"optimizer", optimizer},      {"loss", loss},         {"loss_weights", weights},  {"metrics", metrics},
           {"weighted_metrics", nullptr}, {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", false}};
 }
 

@@ -395,6 +395,18 @@ at::Tensor ModelImpl::forward_logits(const at::Tensor& x) {
   return run({x}, true)[0];
 }
 
+std::vector<std::string> ModelImpl::input_names() const {
+  std::vector<std::string> names;
+  for (const auto& t : inputs_) names.push_back(t.layer()->name());
+  return names;
+}
+
+std::vector<std::string> ModelImpl::output_names() const {
+  std::vector<std::string> names;
+  for (const auto& t : outputs_) names.push_back(t.layer()->name());
+  return names;
+}
+
 std::string ModelImpl::output_activation() const {
   if (outputs_.size() != 1 || is_input_node(*outputs_[0].node())) return "linear";
   return outputs_[0].layer()->output_activation();

@@ -67,7 +67,13 @@ int check_format(const std::string& path, const nlohmann::json& j) {
 }
 
 nlohmann::json compile_json(const CompileOptions& c, double lr) {
-  return {{"loss", c.loss()}, {"metrics", c.metrics()}, {"optimizer", optimizer_hyperparameters(c.optimizer(), lr)}};
+  nlohmann::json j = {
+      {"loss", c.loss()}, {"metrics", c.metrics()}, {"optimizer", optimizer_hyperparameters(c.optimizer(), lr)}};
+  // A model with several outputs: its per-output settings as given (training/compiled_outputs.h).
+  if (!c.output_losses().is_null()) j["output_losses"] = c.output_losses();
+  if (!c.loss_weights().is_null()) j["loss_weights"] = c.loss_weights();
+  if (!c.output_metrics().is_null()) j["output_metrics"] = c.output_metrics();
+  return j;
 }
 
 void open_archive(const std::string& path, torch::serialize::InputArchive& archive) {

@@ -35,20 +35,16 @@ bool DevicePrefetcher::asynchronous() const { return cuda_ != nullptr; }
 
 void DevicePrefetcher::start(data::Batch batch) {
   if (pending_) throw std::logic_error("DevicePrefetcher::start: a batch is already pending");
-  batch_ = DeviceBatch{batch.x, batch.y, batch.sample_weight, batch.size(), batch.global_size};
+  batch_ = DeviceBatch::of(batch);
   pending_ = true;
 #ifdef TORCHFIT_WITH_CUDA
   if (!cuda_) return;
   c10::cuda::CUDAStreamGuard on_side(cuda_->side);
-  if (batch_.x.defined()) batch_.x = batch_.x.to(device_, /*non_blocking=*/true);
-  if (batch_.y.defined()) batch_.y = batch_.y.to(device_, /*non_blocking=*/true);
-  if (batch_.sample_weight.defined()) batch_.sample_weight = batch_.sample_weight.to(device_, /*non_blocking=*/true);
+  batch_.each([&](const at::Tensor& t) { return t.to(device_, /*non_blocking=*/true); });
   cuda_->copied.record(cuda_->side);
 #else
   if (!device_.is_cpu()) {  // a non-CPU device in a build without CUDA code: plain copies
-    if (batch_.x.defined()) batch_.x = batch_.x.to(device_);
-    if (batch_.y.defined()) batch_.y = batch_.y.to(device_);
-    if (batch_.sample_weight.defined()) batch_.sample_weight = batch_.sample_weight.to(device_);
+    batch_.each([&](const at::Tensor& t) { return t.to(device_); });
   }
 #endif
 }
@@ -62,9 +58,10 @@ DeviceBatch DevicePrefetcher::take() {
     cuda_->copied.block(current);  // the compute stream waits; the trainer's synchronize() times the wait
     // Allocated on the side stream, used on the compute stream: the caching allocator must not hand
     // their memory out again before the compute stream is done with them.
-    if (batch_.x.defined()) batch_.x.record_stream(current);
-    if (batch_.y.defined()) batch_.y.record_stream(current);
-    if (batch_.sample_weight.defined()) batch_.sample_weight.record_stream(current);
+    batch_.each([&](const at::Tensor& t) {
+      t.record_stream(current);
+      return t;
+    });
   }
 #endif
   return std::move(batch_);

@@ -111,9 +111,11 @@ keras::KerasOptimizerState checkpoint_optimizer_state(const std::string& path, M
 std::string save_keras_file(Trainer& trainer, const std::string& path) {
   const CompileOptions& c = trainer.compile_options();
   keras::KerasSaveOptions options;  // the run's compile settings, as its checkpoint records them
-  options.compile = {{"loss", c.loss()},
-                     {"metrics", c.metrics()},
+  // Several outputs: Keras's per-output lists or objects (compile(loss=[…], loss_weights=…, metrics=…)).
+  options.compile = {{"loss", c.output_losses().is_null() ? nlohmann::json(c.loss()) : c.output_losses()},
+                     {"metrics", c.output_metrics().is_null() ? nlohmann::json(c.metrics()) : c.output_metrics()},
                      {"optimizer", optimizer_config(c.optimizer(), resolved_learning_rate(c.optimizer()))}};
+  if (!c.loss_weights().is_null()) options.compile["loss_weights"] = c.loss_weights();
   try {
     options.optimizer =
         keras_optimizer_state(trainer.optimizer(), c.optimizer(), trainer.optimizer_features().iterations());

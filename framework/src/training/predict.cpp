@@ -14,14 +14,26 @@ void move_to(ModelImpl& model, c10::Device device) {
   if (params.empty() || params.front().device() != device) model.to(device);
 }
 
-at::Tensor forward_eval(ModelImpl& model, const at::Tensor& x, c10::Device device) {
+std::vector<at::Tensor> forward_eval(ModelImpl& model, const std::vector<at::Tensor>& xs, c10::Device device) {
   at::NoGradGuard no_grad;
   move_to(model, device);
   const bool was_training = model.is_training();
   model.eval();
-  at::Tensor out = model.forward(x.to(device)).to(at::kCPU);
+  std::vector<at::Tensor> on_device;
+  for (const auto& x : xs) on_device.push_back(x.to(device));
+  std::vector<at::Tensor> out = model.forward_multi(on_device);
+  for (auto& o : out) o = o.to(at::kCPU);
   if (was_training) model.train();
   return out;
+}
+
+at::Tensor forward_eval(ModelImpl& model, const at::Tensor& x, c10::Device device) {
+  if (model.inputs().size() != 1 || model.outputs().size() != 1) {
+    throw ConfigError("predict: a batch tensor is for a model with one input and one output; this one has " +
+                      std::to_string(model.inputs().size()) + " inputs and " + std::to_string(model.outputs().size()) +
+                      " outputs (predict_outputs on a source with every input)");
+  }
+  return forward_eval(model, std::vector<at::Tensor>{x}, device)[0];
 }
 
 // Row of the first sample whose output holds NaN or ±inf (-1 when all are finite), and that value.
@@ -52,21 +64,23 @@ at::Tensor predict(ModelImpl& model, const at::Tensor& x, c10::Device device) {
   return out;
 }
 
-at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device device, int64_t steps,
-                   std::vector<int64_t>* indices) {
+std::vector<at::Tensor> predict_outputs(ModelImpl& model, data::BatchIterator& source, c10::Device device,
+                                        int64_t steps, std::vector<int64_t>* indices) {
   if (steps < 0) throw ConfigError("predict: steps must be >= 0, got " + std::to_string(steps));
   if (steps == 0) {
     source.reset();
     steps = source.batches_per_pass();
   }
-  std::vector<at::Tensor> outs;
+  std::vector<std::vector<at::Tensor>> outs(model.outputs().size());
   if (indices) indices->clear();
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
-    outs.push_back(forward_eval(model, batch.x, device));
-    std::string value;
-    const int64_t row = first_non_finite_row(outs.back(), &value);
-    if (row >= 0) {
+    const std::vector<at::Tensor> out = forward_eval(model, batch.inputs(), device);
+    for (size_t i = 0; i < out.size(); ++i) {
+      outs[i].push_back(out[i]);
+      std::string value;
+      const int64_t row = first_non_finite_row(out[i], &value);
+      if (row < 0) continue;
       const int64_t sample = row < static_cast<int64_t>(batch.indices.size()) ? batch.indices[row] : row;
       const auto files = source.filenames();
       const std::string name = "sample " + std::to_string(sample);
@@ -77,7 +91,18 @@ at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device de
     }
     if (indices) indices->insert(indices->end(), batch.indices.begin(), batch.indices.end());
   }
-  return at::cat(outs, 0);
+  std::vector<at::Tensor> result;
+  for (const auto& o : outs) result.push_back(at::cat(o, 0));
+  return result;
+}
+
+at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device device, int64_t steps,
+                   std::vector<int64_t>* indices) {
+  if (model.outputs().size() != 1) {
+    throw ConfigError("predict: the model has " + std::to_string(model.outputs().size()) +
+                      " outputs; predict_outputs returns each of them");
+  }
+  return predict_outputs(model, source, device, steps, indices)[0];
 }
 
 }  // namespace torchfit

@@ -37,7 +37,7 @@ struct Trainer::EpochMeans {
     seen += n;
   }
   /// "loss" and the metric names; nan when no step ran (a resumed epoch that was already complete).
-  Logs logs(const MetricSet& metrics) const {
+  Logs logs(const CompiledOutputs& metrics) const {
     const double none = std::numeric_limits<double>::quiet_NaN();
     Logs out = metrics.results(metric_sums);
     if (seen == 0)
@@ -52,11 +52,7 @@ Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
   runtime::init_process();
   check_loss(options_.loss());
   if (model_->layers().empty()) throw ConfigError("Trainer: the model has no layers");
-  from_logits_ = loss_uses_logits(options_.loss(), model_->output_activation());
-  const auto& out_shape = model_->output_shape();
-  metrics_ = std::make_shared<MetricSet>(options_.metrics(), options_.loss(), from_logits_,
-                                         out_shape.empty() ? 1 : out_shape.back());
-  metric_names_ = metrics_->names();  // the log names: Keras's name of a metric object, name_i per element
+  outputs_ = std::make_shared<CompiledOutputs>(options_, *model_);  // losses and metrics per output, their log names
   mixed_precision::check_supported(model_->dtype_policy(), device_);
   model_->to(device_);
   prefetcher_ = std::make_shared<detail::DevicePrefetcher>(device_);
@@ -91,6 +87,11 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
   class_weight_ = at::Tensor();
   class_weight_values_.clear();
   if (weights.empty()) return;
+  if (outputs_->outputs() > 1) {
+    throw ConfigError(
+        "fit: class_weight is for a model with one output (Keras 3: \"`class_weight` is only "
+        "supported for Models with a single output\"); give sample weights instead");
+  }
   const auto& shape = model_->output_shape();
   const int64_t k = shape.empty() ? 1 : std::max<int64_t>(shape.back(), 2);  // one sigmoid unit: classes 0, 1
   try {
@@ -103,17 +104,16 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
 
 // Keras 3: class_weight becomes the sample weights (data_adapter_utils.class_weight_to_sample_weights).
 // The output's Keras mask (Embedding mask_zero, Masking) weighs the loss as Keras 3's apply_mask.
-at::Tensor Trainer::training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const {
-  const at::Tensor mask = model_->output_masks().empty() ? at::Tensor() : model_->output_masks()[0];
-  if (!class_weight_.defined()) return compute_loss(options_.loss(), out, y, from_logits_, sample_weight, mask);
-  if (sample_weight.defined()) {
+at::Tensor Trainer::training_loss(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys,
+                                  const at::Tensor& sample_weight, std::vector<double>* state) const {
+  const std::vector<at::Tensor>& masks = model_->output_masks();
+  if (class_weight_.defined() && sample_weight.defined()) {
     throw ConfigError(
         "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
         "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
         "sample weights");
   }
-  return compute_loss(options_.loss(), out, y, from_logits_, class_sample_weight(options_.loss(), y, class_weight_),
-                      mask);
+  return outputs_->total_loss(outs, ys, sample_weight, masks, class_weight_, state);
 }
 
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
@@ -129,12 +129,13 @@ void Trainer::set_learning_rate(double lr) {
 }
 
 detail::DeviceBatch Trainer::to_device(const data::Batch& batch) const {
-  auto move = [&](const at::Tensor& t) { return t.defined() && !device_.is_cpu() ? t.to(device_, true) : t; };
-  return {move(batch.x), move(batch.y), move(batch.sample_weight), batch.size(), batch.global_size};
+  detail::DeviceBatch b = detail::DeviceBatch::of(batch);
+  if (!device_.is_cpu()) b.each([&](const at::Tensor& t) { return t.to(device_, true); });
+  return b;
 }
 
-at::Tensor Trainer::model_output(const at::Tensor& x) {
-  return from_logits_ ? model_->forward_logits(x) : model_->forward(x);
+std::vector<at::Tensor> Trainer::model_outputs(const std::vector<at::Tensor>& xs) {
+  return model_->forward_multi(xs, outputs_->logits());
 }
 
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums) {
@@ -143,7 +144,12 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector
 
 double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, const at::Tensor& sample_weight,
                            std::vector<double>* metric_sums) {
-  return compute_step({x, y, sample_weight, x.size(0), 0}, metric_sums, 1.0);
+  detail::DeviceBatch batch;
+  batch.x = x;
+  batch.y = y;
+  batch.sample_weight = sample_weight;
+  batch.size = x.size(0);
+  return compute_step(batch, metric_sums, 1.0);
 }
 
 // One step; `loss_scale` multiplies the loss before backward (data-parallel: this shard's share of the
@@ -151,7 +157,6 @@ double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, const at::T
 // partial batch of a pass split over more ranks than it has samples) only takes part in the allreduce.
 double Trainer::compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale) {
   const at::Tensor& x = batch.x;
-  const at::Tensor& y = batch.y;
   if (data_parallel_) {
     data_parallel_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
   } else {
@@ -164,11 +169,13 @@ double Trainer::compute_step(const detail::DeviceBatch& batch, std::vector<doubl
     return 0.0;
   }
   // Named scopes for LibTorch's profiler (bench_step --profile); free when no profiler runs.
-  at::Tensor out, loss;
+  std::vector<at::Tensor> outs;
+  const std::vector<at::Tensor> ys = batch.targets();
+  at::Tensor loss;
   {
     RECORD_USER_SCOPE("torchfit::forward");
-    out = model_output(x);
-    loss = training_loss(out, y, batch.sample_weight);
+    outs = model_outputs(batch.inputs());
+    loss = training_loss(outs, ys, batch.sample_weight, metric_sums);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
   }
   {
@@ -181,7 +188,10 @@ double Trainer::compute_step(const detail::DeviceBatch& batch, std::vector<doubl
     RECORD_USER_SCOPE("torchfit::optimizer");
     apply_gradients();
   }
-  if (metric_sums) metrics_->update(out.detach(), y, *metric_sums);
+  if (metric_sums) {
+    for (auto& o : outs) o = o.detach();
+    outputs_->update(outs, ys, *metric_sums);
+  }
   return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
@@ -310,7 +320,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
                           const FitParams& params, CallbackList& callbacks) {
   model_->train();
   EpochMeans means;
-  means.metric_sums.assign(metrics_->state_size(), 0.0);
+  means.metric_sums.assign(outputs_->state_size(), 0.0);
   for (int64_t step = first_step; step <= params.steps; ++step) {
     StepTiming t;
     t.epoch = epoch + 1;
@@ -335,7 +345,7 @@ Logs Trainer::train_epoch(data::BatchIterator& train, int epoch, int64_t first_s
       break;
     }
   }
-  return means.logs(*metrics_);
+  return means.logs(*outputs_);
 }
 
 Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& means, bool prefetch_next) {
@@ -351,7 +361,7 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
     data_ms += detail::steady_ms() - t2;
   }
   const double t3 = detail::steady_ms();
-  std::vector<double> sums(metrics_->state_size(), 0.0);
+  std::vector<double> sums(outputs_->state_size(), 0.0);
   int64_t n = batch.size;
   // Data-parallel: this shard's share of the global batch.
   double loss = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
@@ -360,9 +370,9 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   t.allreduce_ms = last_allreduce_ms_;
   if (data_parallel_) data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
   means.add(loss, sums, n);
-  Logs logs = means.logs(*metrics_);
+  Logs logs = means.logs(*outputs_);
   logs["batch_loss"] = loss;
-  for (const auto& [name, value] : metrics_->results(sums, "batch_")) logs[name] = value;
+  for (const auto& [name, value] : outputs_->results(sums, "batch_")) logs[name] = value;
   t.size = n;
   t.data_ms = data_ms;
   t.h2d_ms = t2 - t1;
@@ -397,23 +407,22 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   const bool was_training = model_->is_training();
   model_->eval();
   EpochMeans sums;
-  sums.metric_sums.assign(metrics_->state_size(), 0.0);
+  sums.metric_sums.assign(outputs_->state_size(), 0.0);
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
     if (batch.size() == 0) continue;  // data-parallel: an empty shard of a short last batch
     const detail::DeviceBatch b = to_device(batch);
-    at::Tensor out = model_output(b.x);
-    std::vector<double> batch_sums(metrics_->state_size(), 0.0);
-    metrics_->update(out, b.y, batch_sums);
-    const at::Tensor mask = model_->output_masks().empty() ? at::Tensor() : model_->output_masks()[0];
-    at::Tensor loss = compute_loss(options_.loss(), out, b.y, from_logits_, b.sample_weight, mask);
+    const std::vector<at::Tensor> outs = model_outputs(b.inputs()), ys = b.targets();
+    std::vector<double> batch_sums(outputs_->state_size(), 0.0);
+    outputs_->update(outs, ys, batch_sums);
+    at::Tensor loss = outputs_->total_loss(outs, ys, b.sample_weight, model_->output_masks(), {}, &batch_sums);
     if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
     sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
   }
   if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
-  return sums.logs(*metrics_);
+  return sums.logs(*outputs_);
 }
 
 at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vector<int64_t>* indices) {
@@ -421,5 +430,10 @@ at::Tensor Trainer::predict(data::BatchIterator& source, int64_t steps, std::vec
 }
 
 at::Tensor Trainer::predict(const at::Tensor& x) { return torchfit::predict(*model_, x, device_); }
+
+std::vector<at::Tensor> Trainer::predict_outputs(data::BatchIterator& source, int64_t steps,
+                                                 std::vector<int64_t>* indices) {
+  return torchfit::predict_outputs(*model_, source, device_, steps, indices);
+}
 
 }  // namespace torchfit

@@ -60,6 +60,13 @@ Logs Trainer::evaluate(const data::Arrays& data, int64_t batch_size) {
   return evaluate(source, 0);
 }
 
+std::vector<at::Tensor> Trainer::predict_outputs(const data::Arrays& x, int64_t batch_size) {
+  if (batch_size <= 0) throw ConfigError("predict: batch_size must be > 0, got " + std::to_string(batch_size));
+  data::Arrays inputs(x.inputs(), {});
+  data::TensorIterator source(data::standardize_arrays(inputs, "predict", false), batch_size);
+  return predict_outputs(source, 0);
+}
+
 at::Tensor Trainer::predict(const at::Tensor& x, int64_t batch_size) {
   if (batch_size <= 0) throw ConfigError("predict: batch_size must be > 0, got " + std::to_string(batch_size));
   data::TensorIterator source(data::standardize_arrays(data::Arrays(x), "predict", false), batch_size);

@@ -24,6 +24,9 @@ struct Batch {
   at::Tensor y;
   /// Each sample's loss weight (N) or (N, ...), float32 (Keras's sample_weight); undefined = 1 each.
   at::Tensor sample_weight;
+  /// Inputs 2… and targets 2… of a model with several inputs / outputs (Keras's fit(x=[a, b], y=[c, d])),
+  /// in the model's input / output order: x and y are the first. Empty for one input / output.
+  std::vector<at::Tensor> more_x, more_y;
   /// Positions of the samples in the source's file list (filenames()[index]).
   std::vector<int64_t> indices;
   /// Time this next() call spent blocked waiting for the batch (ms): the "data wait" of step timing.
@@ -31,6 +34,17 @@ struct Batch {
   /// Samples of the whole batch this one is a shard of (BatchIterator::shard); 0 = not sharded (size()).
   int64_t global_size = 0;
   int64_t size() const { return x.defined() ? x.size(0) : 0; }
+  /// Every input {x, more_x…} / target {y, more_y…} (empty where x / y is undefined).
+  std::vector<at::Tensor> inputs() const { return all_of(x, more_x); }
+  std::vector<at::Tensor> targets() const { return all_of(y, more_y); }
+
+ private:
+  static std::vector<at::Tensor> all_of(const at::Tensor& first, const std::vector<at::Tensor>& more) {
+    if (!first.defined()) return {};
+    std::vector<at::Tensor> all{first};
+    all.insert(all.end(), more.begin(), more.end());
+    return all;
+  }
 };
 
 /// [begin, end) of shard `rank` of `count` within a batch of `m` samples: [m·rank/count, m·(rank+1)/count)
@@ -132,8 +146,9 @@ class BatchIterator {
   bool pin_memory_ = false;
 };
 
-/// In-memory source over tensors x (N, ...), y (N, ...) and optionally sample_weight (N, ...) (data::Arrays),
-/// in order or shuffled per pass with `seed` (each sample keeps its target and weight).
+/// In-memory source over tensors x (N, ...), y (N, ...) and optionally sample_weight (N, ...) (data::Arrays,
+/// with its further inputs and targets for a model with several), in order or shuffled per pass with `seed`
+/// (each sample keeps its targets and weight).
 /// Errors: ConfigError for batch_size <= 0, x without samples, or y/sample_weight of another length.
 class TensorIterator : public BatchIterator {
  public:
@@ -153,6 +168,7 @@ class TensorIterator : public BatchIterator {
  private:
   void new_pass();
   at::Tensor x_, y_, sample_weight_;
+  std::vector<at::Tensor> more_x_, more_y_;
   int64_t batch_size_;
   bool shuffle_;
   uint64_t seed_;

@@ -32,7 +32,8 @@ constexpr int64_t kDefaultCacheMaxBytes = int64_t{4} << 30;
 /// is refused, the slot stays refused (that sample is decoded on every pass) and the first refusal
 /// logs one warning naming `source` and the budget — a fallback, not an error.
 /// Threads: read, claim and store may be called from any number of threads at once (acquire/release
-/// on the slot state; read and claim take no lock, store takes the budget's lock). Source: the behaviour of tf.data's Dataset.cache() (in memory).
+/// on the slot state; read and claim take no lock, store takes the budget's lock). Source: the behaviour of tf.data's
+/// Dataset.cache() (in memory).
 class ImageCache {
  public:
   /// `samples` slots (≥ 0), budget `max_bytes` bytes (≥ 1), `source` names the data in the warning

@@ -287,6 +287,18 @@ struct CompileOptions {
   /// accuracy | categorical_accuracy | sparse_categorical_accuracy | binary_accuracy |
   /// top_k_categorical_accuracy; printed under the name given ("accuracy" resolves by loss, as Keras).
   TORCH_ARG(std::vector<std::string>, metrics) = {};
+  /// A model with several outputs (Keras's compile(loss=[…]) or compile(loss={…})): one loss per output, a
+  /// JSON list in the model's output order or an object output name → loss (each entry a loss name, a Keras
+  /// loss object, or null: no loss for that output). Null (default): `loss` for every output.
+  /// training/compiled_outputs.h resolves it; checkpoints and run.json record it.
+  TORCH_ARG(nlohmann::json, output_losses) = nullptr;
+  /// Keras's loss_weights: null (1 each, default), a number (one output), a JSON list in output order or an
+  /// object output name → weight. The total loss is Σ weight · loss of each output.
+  TORCH_ARG(nlohmann::json, loss_weights) = nullptr;
+  /// A model with several outputs: each output's metrics, a JSON list in output order (an entry: a metric
+  /// name or object, a list of them, or null) or an object output name → metric(s); logged as
+  /// "<output>_<metric>". Null (default): `metrics`, which for several outputs gives one metric per output.
+  TORCH_ARG(nlohmann::json, output_metrics) = nullptr;
   /// Dynamic loss scaling (LossScaleOptimizer). Unset ⇒ on with Keras's defaults when the model's dtype
   /// policy is mixed_float16 (as Keras's compile wraps the optimizer), off otherwise; set ⇒ on with these
   /// settings whatever the policy.

@@ -60,6 +60,9 @@ class ModelImpl : public torch::nn::Module {
   const std::vector<std::shared_ptr<Node>>& nodes() const { return nodes_; }
   const std::vector<KerasTensor>& inputs() const { return inputs_; }
   const std::vector<KerasTensor>& outputs() const { return outputs_; }
+  /// Keras's model.input_names / model.output_names: the layer name of each input / output, in order.
+  std::vector<std::string> input_names() const;
+  std::vector<std::string> output_names() const;
   /// Whether the graph is a chain (one input, each node feeding the next): Sequential's layout.
   bool is_chain() const;
 

@@ -19,6 +19,7 @@
 #include <torchfit/model/model.h>
 #include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/callback.h>
+#include <torchfit/training/compiled_outputs.h>
 #include <torchfit/training/history.h>
 #include <torchfit/training/loss_scale_optimizer.h>
 #include <torchfit/training/metrics.h>
@@ -180,6 +181,12 @@ class Trainer {
   at::Tensor predict(data::BatchIterator& data, int64_t steps = 0, std::vector<int64_t>* indices = nullptr);
   /// Model outputs for a tensor batch (N, C, H, W).
   at::Tensor predict(const at::Tensor& x);
+  /// Every output of a model with one or several inputs and outputs (Keras's predict returning a list), for
+  /// `steps` batches of `data` (0 ⇒ one pass); training/predict.h predict_outputs.
+  std::vector<at::Tensor> predict_outputs(data::BatchIterator& data, int64_t steps = 0,
+                                          std::vector<int64_t>* indices = nullptr);
+  /// Every output for in-memory inputs (Arrays' x and more_x; targets ignored) in batches of `batch_size`.
+  std::vector<at::Tensor> predict_outputs(const data::Arrays& x, int64_t batch_size = 32);
   /// Model outputs for in-memory inputs x (N, ...) in batches of `batch_size` (Keras predict(x, batch_size)).
   at::Tensor predict(const at::Tensor& x, int64_t batch_size);
 
@@ -207,11 +214,14 @@ class Trainer {
   const LossScaleOptimizer* loss_scale_optimizer() const { return loss_scaler_.get(); }
   const CompileOptions& compile_options() const { return options_; }
   const c10::Device& device() const { return device_; }
-  /// The metrics' log names (MetricSet::names: a name as the user gave it, a metric object's Keras name,
-  /// name_i for each element of a vector value).
-  const std::vector<std::string>& metric_names() const { return metric_names_; }
-  /// The compiled metrics (statistics and values).
-  const MetricSet& metrics() const { return *metrics_; }
+  /// The log names besides "loss" (CompiledOutputs::names: for one output the metric names as MetricSet
+  /// gives them — a name as the user gave it, a metric object's Keras name, name_i for each element of a
+  /// vector value; for several outputs "<output>_<metric>" and "<output>_loss").
+  const std::vector<std::string>& metric_names() const { return outputs_->names(); }
+  /// The compiled metrics of the first (or only) output (statistics and values).
+  const MetricSet& metrics() const { return outputs_->metrics(0); }
+  /// compile()'s losses, weights and metrics per output.
+  const CompiledOutputs& compiled_outputs() const { return *outputs_; }
 
   double learning_rate() const;
   /// Errors: ConfigError unless lr is a finite number > 0, or when the optimizer follows a learning-rate
@@ -253,7 +263,8 @@ class Trainer {
   History fit_split(data::BatchIterator& train, const FitOptions& options);  // validation_split
   void apply_gradients();  // the optimizer's step, through the loss scaling and OptimizerFeatures
   void set_class_weight(const std::map<int64_t, double>& class_weight);
-  at::Tensor training_loss(const at::Tensor& out, const at::Tensor& y, const at::Tensor& sample_weight) const;
+  at::Tensor training_loss(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys,
+                           const at::Tensor& sample_weight, std::vector<double>* state) const;
   FitParams fit_params(data::BatchIterator& train, FitOptions& opt);
   std::vector<CallbackPtr> fit_callbacks(const FitOptions& opt, const CallbackPtr& history) const;
   Logs train_epoch(data::BatchIterator& train, int epoch, int64_t first_step, const FitOptions& opt,
@@ -262,7 +273,7 @@ class Trainer {
   void validate(const FitOptions& opt, Logs& logs);
   bool interrupt_agreed() const;  // Ctrl-C here, or (data-parallel) on any rank at the last step
   detail::DeviceBatch to_device(const data::Batch& batch) const;
-  at::Tensor model_output(const at::Tensor& x);  // logits when the loss uses them
+  std::vector<at::Tensor> model_outputs(const std::vector<at::Tensor>& xs);  // logits when the losses use them
   Model model_;
   CompileOptions options_;
   c10::Device device_;
@@ -273,9 +284,7 @@ class Trainer {
   std::vector<double> class_weight_values_;
   nlohmann::json preprocessing_;  // the training source's (BatchIterator::preprocessing), saved in checkpoints
   std::shared_ptr<detail::DevicePrefetcher> prefetcher_;  // CUDA: the next batch's copy overlaps the step
-  std::vector<std::string> metric_names_;
-  std::shared_ptr<MetricSet> metrics_;
-  bool from_logits_ = false;
+  std::shared_ptr<CompiledOutputs> outputs_;              // losses, weights and metrics per output
   std::vector<StepTiming> timings_;
   TrainingPosition position_;
   bool interrupted_ = false;
