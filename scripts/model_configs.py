@@ -8,6 +8,9 @@ model.to_json() layout (class_name "Functional", inbound_nodes lists, input_laye
   mobilenetv2_tiny.json a small MobileNetV2-style model: inverted residual blocks (1x1 expansion,
                         ReLU(6), ZeroPadding2D + strided DepthwiseConv2D, linear 1x1 projection, Add
                         where the shape is kept), GlobalAveragePooling2D, Dropout, Dense.
+  fashion_two_heads.json a small CNN with two outputs for Fashion-MNIST (28x28x1): "cls", the 10 classes
+                        (softmax), and "footwear", sandal/sneaker/ankle boot or not (sigmoid), on one trunk;
+                        fit_arrays trains it with a loss per output and loss_weights (docs/training.md).
   convnext_block.json   a ConvNeXt-style model: a 4x4/4 stem with LayerNormalization, two blocks of
                         DepthwiseConv2D 7x7 -> LayerNormalization -> Dense 4x (GELU) -> Dense over the
                         channels with a residual Add, GlobalAveragePooling2D, LayerNormalization, Dense.
@@ -38,13 +41,14 @@ class Graph:
         self.layers.append({"class_name": cls, "config": config, "name": name, "inbound_nodes": nodes})
         return name
 
-    def __call__(self, cls, inbound, **config):
-        return self._add(cls, config, inbound if isinstance(inbound, list) else [inbound])
+    def __call__(self, cls, inbound, name=None, **config):
+        return self._add(cls, config, inbound if isinstance(inbound, list) else [inbound], name)
 
     def to_json(self, output):
+        outputs = output if isinstance(output, list) else [output]
         return {"class_name": "Functional",
                 "config": {"name": self.name, "layers": self.layers,
-                           "input_layers": [[self.input, 0, 0]], "output_layers": [[output, 0, 0]]},
+                           "input_layers": [[self.input, 0, 0]], "output_layers": [[o, 0, 0] for o in outputs]},
                 "keras_version": "2.4.0", "backend": "tensorflow"}
 
 
@@ -135,12 +139,29 @@ def convnext_block(classes=10, width=32, blocks=2):
     return g.to_json(out)
 
 
+def dense(g, x, units, activation, name=None):
+    return g("Dense", x, name=name, units=units, activation=activation, use_bias=True,
+             kernel_initializer={"class_name": "GlorotUniform", "config": {"seed": None}},
+             bias_initializer={"class_name": "Zeros", "config": {}})
+
+
+def fashion_two_heads():
+    g = Graph("fashion_two_heads", [28, 28, 1])
+    x = conv(g, g.input, 16, 3, activation="relu")
+    x = g("MaxPooling2D", x, pool_size=[2, 2], strides=[2, 2], padding="valid", data_format="channels_last")
+    x = conv(g, x, 32, 3, activation="relu")
+    x = g("MaxPooling2D", x, pool_size=[2, 2], strides=[2, 2], padding="valid", data_format="channels_last")
+    x = g("Flatten", x, data_format="channels_last")
+    x = dense(g, x, 64, "relu", name="features")
+    return g.to_json([dense(g, x, 10, "softmax", name="cls"), dense(g, x, 1, "sigmoid", name="footwear")])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, model in (("resnet8.json", resnet8()), ("mobilenetv2_tiny.json", mobilenetv2_tiny()),
-                        ("convnext_block.json", convnext_block())):
+                        ("convnext_block.json", convnext_block()), ("fashion_two_heads.json", fashion_two_heads())):
         path = os.path.join(sys.argv[1], name)
         with open(path + ".tmp", "w") as f:
             json.dump(model, f, indent=1)

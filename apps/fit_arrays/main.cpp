@@ -5,12 +5,17 @@
 // With --sequence-length, --x is a time series and the model forecasts its next step from windows of
 // timeseries_dataset_from_array (data/timeseries.h), next to the naive last-value forecast:
 //   fit_arrays --model-config lstm.json --x sunspots.csv --column 1 --sequence-length 12 --epochs 60
+// A model with several inputs and outputs takes one --x per input and one --y per output, in the model's
+// order, and per-output losses, weights and metrics as JSON (Keras's compile(loss=[…], loss_weights=…)):
+//   fit_arrays --model-config two_heads.json --x img.npy --x meta.npy --y cls.npy --y flag.npy \
+//              --loss '["sparse_categorical_crossentropy", "binary_crossentropy"]' --loss-weights '[1, 0.5]'
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include <torchfit/data/arrays.h>
 #include <torchfit/data/timeseries.h>
+#include <torchfit/keras/keras_json.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/runtime/device.h>
 #include <torchfit/runtime/env_info.h>
@@ -29,8 +34,10 @@ namespace apps = torchfit::apps;
 using torchfit::data::Arrays;
 
 struct Args {
-  std::string model_config, x, y, sample_weight, validation_x, validation_y, validation_sample_weight;
+  std::string model_config, sample_weight, validation_sample_weight;
+  std::vector<std::string> x, y, validation_x, validation_y;  // one per model input / output
   std::string loss = "mse", metrics = "mae", optimizer = "adam", class_weight, device = "cpu";
+  std::string loss_weights, output_metrics;
   std::string delimiter = ",";
   double validation_split = 0.0, lr = 0.0;
   int epochs = 1, verbose = 1, threads = 0;
@@ -82,8 +89,14 @@ void add_flags(CLI::App& app, Args& a) {
           },
           "JSON"));
   const std::string arrays = "FILE.npy | FILE.npz:NAME | FILE.csv";
-  app.add_option("--x", a.x, "Inputs (N, ...): " + arrays)->required();
-  app.add_option("--y", a.y, "Targets (N, ...): " + arrays + " (required unless --sequence-length)");
+  app.add_option("--x", a.x, "Inputs (N, ...): " + arrays + "; once per input of a model with several, in its order")
+      ->required()
+      ->take_all();
+  app.add_option("--y", a.y,
+                 "Targets (N, ...): " + arrays +
+                     "; once per output, in the model's order (required unless "
+                     "--sequence-length)")
+      ->take_all();
   app.add_option("--sample-weight", a.sample_weight, "Per-sample loss weights (N): " + arrays);
   app.add_option("--validation-split", a.validation_split,
                  "Fraction in (0, 1) of the samples, the LAST ones (Keras), to validate on")
@@ -94,8 +107,17 @@ void add_flags(CLI::App& app, Args& a) {
   app.get_option("--validation-x")->needs(app.get_option("--validation-y"));
   app.add_option("--validation-sample-weight", a.validation_sample_weight, "Validation sample weights")
       ->needs(app.get_option("--validation-x"));
-  app.add_option("--loss", a.loss, "Keras loss name or object (JSON)")->capture_default_str();
-  app.add_option("--metrics", a.metrics, "Comma-separated Keras metrics")->capture_default_str();
+  app.add_option("--loss", a.loss,
+                 "Keras loss name or object (JSON), for every output; or a JSON list (one per output, in order) or "
+                 "object {output name: loss} for a model with several outputs")
+      ->capture_default_str();
+  app.add_option("--loss-weights", a.loss_weights,
+                 "Keras loss_weights as JSON: a number, a list in output order or {output name: weight}");
+  app.add_option("--metrics", a.metrics, "Comma-separated Keras metrics (several outputs: one per output, in order)")
+      ->capture_default_str();
+  app.add_option("--output-metrics", a.output_metrics,
+                 "Several outputs: the metrics per output as JSON, a list in output order (entries a metric or a "
+                 "list) or {output name: metric(s)}; replaces --metrics");
   app.add_option("--optimizer", a.optimizer, "Keras optimizer name or object (JSON)")->capture_default_str();
   app.add_option("--lr", a.lr, "Learning rate (default: the optimizer's Keras default)")
       ->check(apps::positive_finite());
@@ -124,6 +146,43 @@ at::Tensor load(const std::string& spec, const Args& a) {
 // Keras order at the file: an image array (N, H, W, C) becomes LibTorch's (N, C, H, W).
 at::Tensor to_model_order(const at::Tensor& x) { return x.dim() == 4 ? x.permute({0, 3, 1, 2}).contiguous() : x; }
 
+// The arrays of the files given for each input and output: inputs in the model's order (Keras order at
+// the file), targets as they are.
+Arrays load_arrays(const std::vector<std::string>& xs, const std::vector<std::string>& ys, const std::string& weights,
+                   const Args& a) {
+  std::vector<at::Tensor> inputs, targets;
+  for (const auto& spec : xs) inputs.push_back(to_model_order(load(spec, a)));
+  for (const auto& spec : ys) targets.push_back(load(spec, a));
+  return Arrays(inputs, targets, load(weights, a));
+}
+
+// --loss, --loss-weights, --output-metrics as compile() takes them: a JSON list or object --loss gives one
+// loss per output.
+torchfit::CompileOptions compile_options(const Args& a) {
+  auto json = [](const std::string& text, const char* flag) {
+    try {
+      return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw apps::UsageError(std::string(flag) + ": not valid JSON (" + e.what() + "): " + text);
+    }
+  };
+  torchfit::CompileOptions c;
+  if (!a.loss.empty() && a.loss.front() == '[') {
+    c.output_losses(json(a.loss, "--loss"));
+  } else if (!a.loss.empty() && a.loss.front() == '{' && !json(a.loss, "--loss").contains("class_name")) {
+    c.output_losses(json(a.loss, "--loss"));  // {output name: loss}; a Keras loss object has a class_name
+  } else {
+    c.loss(a.loss);
+  }
+  if (!a.loss_weights.empty()) c.loss_weights(json(a.loss_weights, "--loss-weights"));
+  if (!a.output_metrics.empty()) {
+    c.output_metrics(json(a.output_metrics, "--output-metrics"));
+  } else {
+    c.metrics(apps::comma_items(a.metrics, "--metrics"));
+  }
+  return c;
+}
+
 // The training arrays and the validation data: the files as they are, or (--sequence-length) the series cut
 // into next-step windows with their chronological validation part.
 struct Problem {
@@ -134,23 +193,27 @@ struct Problem {
 
 Problem arrays_problem(const Args& a) {
   if (a.y.empty()) throw apps::UsageError("--y is required (the targets), unless --sequence-length cuts a series");
-  const at::Tensor x = load(a.x, a);
-  if (x.dim() < 2) throw apps::UsageError("--x: the inputs need a feature axis, (N, features) or more; got (N)");
-  Problem p{Arrays(to_model_order(x), load(a.y, a), load(a.sample_weight, a)), std::nullopt, std::nullopt};
+  Problem p{load_arrays(a.x, a.y, a.sample_weight, a), std::nullopt, std::nullopt};
+  for (const auto& x : p.train.inputs())
+    if (x.dim() < 2) throw apps::UsageError("--x: the inputs need a feature axis, (N, features) or more; got (N)");
   if (!a.validation_x.empty()) {
-    p.validation =
-        Arrays(to_model_order(load(a.validation_x, a)), load(a.validation_y, a), load(a.validation_sample_weight, a));
+    if (a.validation_x.size() != a.x.size() || a.validation_y.size() != a.y.size()) {
+      throw apps::UsageError("--validation-x/--validation-y: give as many as --x and --y (" +
+                             std::to_string(a.x.size()) + " and " + std::to_string(a.y.size()) + ")");
+    }
+    p.validation = load_arrays(a.validation_x, a.validation_y, a.validation_sample_weight, a);
   }
   return p;
 }
 
 Problem series_problem(const Args& a) {
+  if (a.x.size() != 1) throw apps::UsageError("--sequence-length: give one --x, the series");
   if (!a.y.empty() || !a.sample_weight.empty() || !a.validation_x.empty()) {
     throw apps::UsageError(
         "--sequence-length: the targets are the series' next steps; --y, --sample-weight and "
         "--validation-x are not used");
   }
-  at::Tensor series = load(a.x, a);
+  at::Tensor series = load(a.x[0], a);
   if (a.column >= 0) series = torchfit::data::series_column(series, a.column);
   torchfit::data::ForecastOptions o(a.sequence_length);
   o.sequence_stride(a.sequence_stride).sampling_rate(a.sampling_rate).target_column(a.target_column);
@@ -171,6 +234,15 @@ void report_forecast(torchfit::Trainer& trainer, const torchfit::data::ForecastW
             << model / naive << ", over " << w.validation.samples() << " validation windows, in the series' units\n";
 }
 
+// Whether a Keras functional config lists several input or output layers (a list of [name, node, tensor]).
+bool several_inputs_or_outputs(const nlohmann::json& model) {
+  const nlohmann::json c = model.value("config", nlohmann::json::object());
+  auto count = [&](const char* key) {
+    return c.contains(key) && c[key].is_array() && !c[key].empty() && c[key][0].is_array() ? c[key].size() : 1;
+  };
+  return count("input_layers") > 1 || count("output_layers") > 1;
+}
+
 int run(const Args& a) {
   const int threads = torchfit::runtime::init_process(a.threads);
   const c10::Device device = torchfit::runtime::parse_device(a.device);
@@ -179,14 +251,16 @@ int run(const Args& a) {
   const at::Tensor& x = problem.train.x;
   torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());  // Keras order: the file's
   at::manual_seed(a.seed);
-  torchfit::Model model = torchfit::keras::model_config_for_data(
-      a.model_config, torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
+  // One input and output: the config adapted to the file's shape; several: the config as it is.
+  const nlohmann::json config = torchfit::keras::read_model_config(a.model_config);
+  torchfit::Model model =
+      several_inputs_or_outputs(config)
+          ? torchfit::model_from_json(config)
+          : torchfit::keras::model_config_for_data(
+                a.model_config, torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
   torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer));
   if (a.lr > 0) optimizer.learning_rate(a.lr);
-  torchfit::Trainer trainer(
-      model,
-      torchfit::CompileOptions().loss(a.loss).metrics(apps::comma_items(a.metrics, "--metrics")).optimizer(optimizer),
-      device);
+  torchfit::Trainer trainer(model, compile_options(a).optimizer(optimizer), device);
   torchfit::FitOptions fit = torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose);
   if (!problem.forecast) fit.validation_split(a.validation_split);
   if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));

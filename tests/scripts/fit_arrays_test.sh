@@ -21,4 +21,26 @@ expect_exit 1 "x has 442 samples but sample_weight has 100" "${F[@]}" --x "$WORK
 expect_exit 2 "validation-split" "${F[@]}" --x "$WORK/x.npy" --validation-split 1.5
 head -c 60 "$WORK/x.npy" >"$WORK/cut.npy"
 expect_exit 1 "cut.npy" "${F[@]}" --x "$WORK/cut.npy"
+# Two outputs (docs/training.md, "Several inputs and outputs"): Fashion-MNIST's class and footwear heads on
+# 3,000 real training images, Keras 3's log names, both heads above their trivial floors on 1,000 test images.
+FA="$WORK/fashion"
+/usr/bin/python3 "$SRC/scripts/fashion_arrays.py" "$FA" --train 3000 --test 1000 || fail "fashion_arrays.py failed"
+T=("$BIN/fit_arrays" --model-config fashion_two_heads.json --threads 2 --batch-size 32 --epochs 2 --verbose 2
+   --x "$FA/x_train.npy" --y "$FA/cls_train.npy" --y "$FA/footwear_train.npy"
+   --validation-x "$FA/x_test.npy" --validation-y "$FA/cls_test.npy" --validation-y "$FA/footwear_test.npy"
+   --output-metrics '{"cls": "accuracy", "footwear": "accuracy"}')
+"${T[@]}" --loss '["sparse_categorical_crossentropy", "binary_crossentropy"]' --loss-weights '[1.0, 0.5]' \
+  >"$WORK/two" 2>&1 || { cat "$WORK/two"; fail "fit_arrays with two outputs exited $?"; }
+cat "$WORK/two"
+grep -q "^94/94 - .* - loss: .* - cls_accuracy: .* - footwear_accuracy: .* - cls_loss: .* - footwear_loss: .* - val_loss: .* - val_cls_accuracy: .* - val_footwear_loss: " "$WORK/two" \
+  || fail "no progress line with Keras 3's per-output names"
+cls_acc=$(sed -n 's/^final:.* val_cls_accuracy \([0-9.e+-]*\).*/\1/p' "$WORK/two")
+foot_acc=$(sed -n 's/^final:.* val_footwear_accuracy \([0-9.e+-]*\).*/\1/p' "$WORK/two")
+awk -v c="$cls_acc" -v f="$foot_acc" 'BEGIN { exit !(c > 0.6 && f > 0.9) }' \
+  || fail "val_cls_accuracy $cls_acc (10 classes: chance 0.1) or val_footwear_accuracy $foot_acc (floor 0.7) too low"
+expect_exit 1 "output_losses has 1 entries but the model has 2 outputs ('cls', 'footwear')" "${T[@]}" --loss '["mse"]'
+expect_exit 1 "names the output 'shoes', which the model does not have" "${T[@]}" --loss '{"shoes": "mse"}'
+expect_exit 2 "--loss-weights: not valid JSON" "${T[@]}" --loss-weights '[1,'
+expect_exit 1 "but the batch has 1 targets" "$BIN/fit_arrays" --model-config fashion_two_heads.json --epochs 1 \
+  --x "$FA/x_test.npy" --y "$FA/cls_test.npy" --loss sparse_categorical_crossentropy --metrics ''
 echo "PASS"
