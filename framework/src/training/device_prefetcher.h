@@ -22,6 +22,17 @@ struct DeviceBatch {
   static DeviceBatch of(const data::Batch& b) {
     return {b.x, b.y, b.sample_weight, b.size(), b.global_size, b.more_x, b.more_y};
   }
+  /// The batch as data::Batch (its tensors on the device; no sample indices).
+  data::Batch as_batch() const {
+    data::Batch b;
+    b.x = x;
+    b.y = y;
+    b.sample_weight = sample_weight;
+    b.more_x = more_x;
+    b.more_y = more_y;
+    b.global_size = global_size;
+    return b;
+  }
   /// Applies `f` (Tensor → Tensor) to every defined tensor of the batch.
   template <typename F>
   void each(F&& f) {

@@ -31,10 +31,16 @@ struct Trainer::EpochMeans {
   std::vector<double> metric_sums;  // MetricSet statistics: sums over the steps (and ranks)
   int64_t seen = 0;
 
+  std::map<std::string, double> value_sums;  // a custom step's values besides "loss": Σ n · value
+
   void add(double loss, const std::vector<double>& batch_metric_sums, int64_t n) {
     loss_sum += loss * static_cast<double>(n);
     for (size_t i = 0; i < metric_sums.size(); ++i) metric_sums[i] += batch_metric_sums[i];
     seen += n;
+  }
+  void add_values(const Logs& values, int64_t n) {
+    for (const auto& [name, v] : values)
+      if (name != "loss") value_sums[name] += v * static_cast<double>(n);
   }
   /// "loss" and the metric names; nan when no step ran (a resumed epoch that was already complete).
   Logs logs(const CompiledOutputs& metrics) const {
@@ -42,10 +48,13 @@ struct Trainer::EpochMeans {
     Logs out = metrics.results(metric_sums);
     if (seen == 0)
       for (auto& kv : out) kv.second = none;
+    for (const auto& [name, sum] : value_sums) out[name] = seen > 0 ? sum / static_cast<double>(seen) : none;
     out["loss"] = seen > 0 ? loss_sum / static_cast<double>(seen) : none;
     return out;
   }
 };
+
+Trainer::~Trainer() = default;
 
 Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
     : model_(std::move(model)), options_(std::move(options)), device_(device) {
@@ -72,17 +81,6 @@ Trainer::Trainer(Model model, CompileOptions options, c10::Device device)
   }
 }
 
-void Trainer::apply_gradients() {
-  if (!features_->before_update()) return;  // accumulating gradients
-  bool applied = true;
-  if (loss_scaler_) {
-    applied = loss_scaler_->step();  // skips the step when a gradient is not finite
-  } else {
-    optimizer_->step();
-  }
-  if (applied) features_->after_update();
-}
-
 void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
   class_weight_ = at::Tensor();
   class_weight_values_.clear();
@@ -102,20 +100,6 @@ void Trainer::set_class_weight(const std::map<int64_t, double>& weights) {
   class_weight_ = at::tensor(class_weight_values_, at::kFloat).to(device_);
 }
 
-// Keras 3: class_weight becomes the sample weights (data_adapter_utils.class_weight_to_sample_weights).
-// The output's Keras mask (Embedding mask_zero, Masking) weighs the loss as Keras 3's apply_mask.
-at::Tensor Trainer::training_loss(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys,
-                                  const at::Tensor& sample_weight, std::vector<double>* state) const {
-  const std::vector<at::Tensor>& masks = model_->output_masks();
-  if (class_weight_.defined() && sample_weight.defined()) {
-    throw ConfigError(
-        "fit: class_weight and sample_weight cannot be given together (Keras 3: \"You cannot "
-        "`class_weight` and `sample_weight` at the same time\"); fold the class weights into the "
-        "sample weights");
-  }
-  return outputs_->total_loss(outs, ys, sample_weight, masks, class_weight_, state);
-}
-
 double Trainer::learning_rate() const { return optimizer_->param_groups().at(0).options().get_lr(); }
 
 void Trainer::set_learning_rate(double lr) {
@@ -132,67 +116,6 @@ detail::DeviceBatch Trainer::to_device(const data::Batch& batch) const {
   detail::DeviceBatch b = detail::DeviceBatch::of(batch);
   if (!device_.is_cpu()) b.each([&](const at::Tensor& t) { return t.to(device_, true); });
   return b;
-}
-
-std::vector<at::Tensor> Trainer::model_outputs(const std::vector<at::Tensor>& xs) {
-  return model_->forward_multi(xs, outputs_->logits());
-}
-
-double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, std::vector<double>* metric_sums) {
-  return train_step(x, y, at::Tensor(), metric_sums);
-}
-
-double Trainer::train_step(const at::Tensor& x, const at::Tensor& y, const at::Tensor& sample_weight,
-                           std::vector<double>* metric_sums) {
-  detail::DeviceBatch batch;
-  batch.x = x;
-  batch.y = y;
-  batch.sample_weight = sample_weight;
-  batch.size = x.size(0);
-  return compute_step(batch, metric_sums, 1.0);
-}
-
-// One step; `loss_scale` multiplies the loss before backward (data-parallel: this shard's share of the
-// global batch, so that the summed gradients are the global batch's mean). An empty shard (the last,
-// partial batch of a pass split over more ranks than it has samples) only takes part in the allreduce.
-double Trainer::compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale) {
-  const at::Tensor& x = batch.x;
-  if (data_parallel_) {
-    data_parallel_->zero_grad();  // the gradients are views into its buffer: zeroed, never reset
-  } else {
-    // Gradients set to none rather than zero-filled: backward writes fresh gradient tensors.
-    for (auto& p : model_->parameters()) p.mutable_grad().reset();
-  }
-  if (x.size(0) == 0) {
-    last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
-    apply_gradients();
-    return 0.0;
-  }
-  // Named scopes for LibTorch's profiler (bench_step --profile); free when no profiler runs.
-  std::vector<at::Tensor> outs;
-  const std::vector<at::Tensor> ys = batch.targets();
-  at::Tensor loss;
-  {
-    RECORD_USER_SCOPE("torchfit::forward");
-    outs = model_outputs(batch.inputs());
-    loss = training_loss(outs, ys, batch.sample_weight, metric_sums);
-    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
-  }
-  {
-    RECORD_USER_SCOPE("torchfit::backward");
-    at::Tensor scaled = loss_scale == 1.0 ? loss : loss * loss_scale;
-    (loss_scaler_ ? loss_scaler_->scale_loss(scaled) : scaled).backward();
-    last_allreduce_ms_ = data_parallel_ ? data_parallel_->finish_gradients() : 0.0;
-  }
-  {
-    RECORD_USER_SCOPE("torchfit::optimizer");
-    apply_gradients();
-  }
-  if (metric_sums) {
-    for (auto& o : outs) o = o.detach();
-    outputs_->update(outs, ys, *metric_sums);
-  }
-  return loss.item<double>() + 0.0;  // + 0.0 turns a loss of -0 (a product with 0) into 0, as Keras reports it
 }
 
 // ---------------------------------------------------------------- data-parallel (data_parallel.h)
@@ -221,7 +144,8 @@ History Trainer::fit(data::BatchIterator& train, const FitOptions& options) {
   stop_training = false;
   interrupted_ = false;
   interrupt_signal_ = 0;
-  prefetcher_->clear();      // a batch taken ahead by an interrupted fit() is not carried over
+  prefetcher_->clear();  // a batch taken ahead by an interrupted fit() is not carried over
+  custom_names_ = step_names();
   FitOptions opt = options;  // resume_from sets initial_epoch and initial_step
   if (opt.process_group()) {
     data_parallel_ = std::make_shared<DataParallel>(opt.process_group(), train, opt.validation_data());
@@ -364,14 +288,18 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   std::vector<double> sums(outputs_->state_size(), 0.0);
   int64_t n = batch.size;
   // Data-parallel: this shard's share of the global batch.
-  double loss = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
+  const Logs values = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
+  double loss = values.at("loss");
   runtime::synchronize(device_);
   const double t4 = detail::steady_ms();
   t.allreduce_ms = last_allreduce_ms_;
   if (data_parallel_) data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
   means.add(loss, sums, n);
+  means.add_values(values, n);
   Logs logs = means.logs(*outputs_);
   logs["batch_loss"] = loss;
+  for (const auto& [name, value] : values)
+    if (name != "loss") logs["batch_" + name] = value;
   for (const auto& [name, value] : outputs_->results(sums, "batch_")) logs[name] = value;
   t.size = n;
   t.data_ms = data_ms;
@@ -404,22 +332,30 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     steps = source.batches_per_pass();
   }
   at::NoGradGuard no_grad;
-  const bool was_training = model_->is_training();
+  custom_names_ = step_names();
+  struct Mode {  // eval mode and the test steps' loss while evaluating, restored however it ends
+    Trainer& t;
+    bool was_training, was_evaluating;
+    ~Mode() {
+      if (was_training) t.model_->train();
+      t.evaluating_ = was_evaluating;
+      t.step_sums_ = nullptr;
+    }
+  } mode{*this, model_->is_training(), evaluating_};
   model_->eval();
+  evaluating_ = true;
   EpochMeans sums;
   sums.metric_sums.assign(outputs_->state_size(), 0.0);
   for (int64_t s = 0; s < steps; ++s) {
     data::Batch batch = source.next();
     if (batch.size() == 0) continue;  // data-parallel: an empty shard of a short last batch
-    const detail::DeviceBatch b = to_device(batch);
-    const std::vector<at::Tensor> outs = model_outputs(b.inputs()), ys = b.targets();
     std::vector<double> batch_sums(outputs_->state_size(), 0.0);
-    outputs_->update(outs, ys, batch_sums);
-    at::Tensor loss = outputs_->total_loss(outs, ys, b.sample_weight, model_->output_masks(), {}, &batch_sums);
-    if (at::Tensor reg = model_->regularization_loss(); reg.defined()) loss = loss + reg;  // Keras: + sum(model.losses)
-    sums.add(loss.item<double>() + 0.0, batch_sums, batch.size());
+    step_sums_ = &batch_sums;
+    const Logs values = test_step(to_device(batch).as_batch());
+    step_sums_ = nullptr;
+    sums.add(step_loss(values, "test_step"), batch_sums, batch.size());
+    sums.add_values(values, batch.size());
   }
-  if (was_training) model_->train();
   if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
   return sums.logs(*outputs_);

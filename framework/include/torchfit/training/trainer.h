@@ -152,6 +152,9 @@ struct ArrayOptions {
 class Trainer {
  public:
   Trainer(Model model, CompileOptions options, c10::Device device = c10::Device(c10::kCPU));
+  virtual ~Trainer();
+  Trainer(Trainer&&) = default;
+  Trainer& operator=(Trainer&&) = default;
 
   /// Trains for epochs × steps; returns the per-epoch History. Everything it reports goes through
   /// callbacks, called in this order: ProgbarLogger (verbose > 0), the options' callbacks (a RunLogger
@@ -199,6 +202,24 @@ class Trainer {
   double train_step(const at::Tensor& x, const at::Tensor& y, const at::Tensor& sample_weight,
                     std::vector<double>* metric_sums = nullptr);
 
+  /// Keras 3's "customizing what happens in fit()": the step fit() runs on each training batch (on the
+  /// training device; inputs Batch::inputs(), targets Batch::targets()). A subclass overrides it to compute
+  /// its own losses — with call_model, compiled_loss and minimize below, or its own autograd and optimizers —
+  /// and returns the batch's values by name: "loss" (required: the progress line's first value) and the
+  /// names step_names() lists. fit() keeps everything else: the progress line, callbacks (History,
+  /// EarlyStopping on any returned name, ModelCheckpoint), run files, checkpoints and exact resume; each
+  /// epoch's value of a name is the mean of its batch values weighted by the batch sizes (Keras's Mean
+  /// trackers). Default: the compiled step (each output's loss and weight, the regularization losses, one
+  /// optimizer update, the compiled metrics). Errors: ConfigError when an override returns no "loss".
+  /// In a data-parallel run the values other than "loss" are the rank's own.
+  virtual Logs train_step(const data::Batch& batch);
+  /// The step evaluate() (and fit's validation) runs on each batch, in eval mode without autograd; as
+  /// train_step, "loss" required. Default: the compiled losses and metrics.
+  virtual Logs test_step(const data::Batch& batch);
+  /// The names besides "loss" an overridden train_step/test_step returns, in the order the progress line
+  /// and the run files show them; empty (default) = the compiled metric names (metric_names()).
+  virtual std::vector<std::string> step_names() const { return {}; }
+
   /// Saves model, optimizer, position and `class_indices` (saving::save_checkpoint). Errors: IoError.
   void save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices = {});
   /// Loads weights, the optimizer's state and learning rate (when `load_optimizer` and the saved
@@ -214,10 +235,13 @@ class Trainer {
   const LossScaleOptimizer* loss_scale_optimizer() const { return loss_scaler_.get(); }
   const CompileOptions& compile_options() const { return options_; }
   const c10::Device& device() const { return device_; }
-  /// The log names besides "loss" (CompiledOutputs::names: for one output the metric names as MetricSet
+  /// The log names besides "loss": step_names() of a custom step, else CompiledOutputs::names (for one
+  /// output the metric names as MetricSet
   /// gives them — a name as the user gave it, a metric object's Keras name, name_i for each element of a
   /// vector value; for several outputs "<output>_<metric>" and "<output>_loss").
-  const std::vector<std::string>& metric_names() const { return outputs_->names(); }
+  const std::vector<std::string>& metric_names() const {
+    return custom_names_.empty() ? outputs_->names() : custom_names_;
+  }
   /// The compiled metrics of the first (or only) output (statistics and values).
   const MetricSet& metrics() const { return outputs_->metrics(0); }
   /// compile()'s losses, weights and metrics per output.
@@ -256,10 +280,27 @@ class Trainer {
   /// fit(); {"world_size": 1} otherwise (RunLogger writes it into run.json).
   nlohmann::json distributed_info() const;
 
+ protected:
+  /// For a custom train_step/test_step: the model's outputs for the batch's inputs, one per output, in the
+  /// model's current mode — logits where the compiled losses take them (CompiledOutputs::logits()).
+  std::vector<at::Tensor> call_model(const data::Batch& batch);
+  /// The compiled total loss of `outputs` against the batch's targets and sample weights (Σ weight · loss
+  /// per output, the masks, class_weight during fit) plus the model's regularization losses — Keras 3's
+  /// compute_loss. Adds the per-output losses to the step's statistics. Errors: as CompiledOutputs.
+  at::Tensor compiled_loss(const data::Batch& batch, const std::vector<at::Tensor>& outputs);
+  /// Keras's optimizer step on the gradients of `loss`: the gradients reset, backward (through the loss
+  /// scaling and the data-parallel share of the global batch), the allreduce, the update through
+  /// OptimizerFeatures (accumulation, clipping, EMA). Call once per optimizer step.
+  void minimize(const at::Tensor& loss);
+  /// Adds the compiled metrics of `outputs` to the step's statistics (the default steps call it).
+  void update_metrics(const data::Batch& batch, const std::vector<at::Tensor>& outputs);
+
  private:
   struct EpochMeans;
+  double step_loss(const Logs& values, const char* step) const;
   void pin_sources(data::BatchIterator& train, const FitOptions& opt) const;
-  double compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale);
+  Logs compute_step(const detail::DeviceBatch& batch, std::vector<double>* metric_sums, double loss_scale);
+  void reset_gradients();
   History fit_split(data::BatchIterator& train, const FitOptions& options);  // validation_split
   void apply_gradients();  // the optimizer's step, through the loss scaling and OptimizerFeatures
   void set_class_weight(const std::map<int64_t, double>& class_weight);
@@ -285,6 +326,10 @@ class Trainer {
   nlohmann::json preprocessing_;  // the training source's (BatchIterator::preprocessing), saved in checkpoints
   std::shared_ptr<detail::DevicePrefetcher> prefetcher_;  // CUDA: the next batch's copy overlaps the step
   std::shared_ptr<CompiledOutputs> outputs_;              // losses, weights and metrics per output
+  std::vector<std::string> custom_names_;                 // step_names() of a custom step (set by fit and evaluate)
+  std::vector<double>* step_sums_ = nullptr;              // the running step's metric statistics (default steps)
+  double step_share_ = 1.0;                               // the running step's data-parallel share of the loss
+  bool evaluating_ = false;                               // inside evaluate(): no class weights in compiled_loss
   std::vector<StepTiming> timings_;
   TrainingPosition position_;
   bool interrupted_ = false;
