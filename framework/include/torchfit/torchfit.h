@@ -130,6 +130,7 @@
 #include <torchfit/training/callbacks.h>
 #include <torchfit/training/class_weight.h>
 #include <torchfit/training/classification_report.h>
+#include <torchfit/training/compiled_outputs.h>
 #include <torchfit/training/csv_logger.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/early_stopping.h>
