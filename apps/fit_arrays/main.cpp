@@ -38,6 +38,7 @@ struct Args {
   std::vector<std::string> x, y, validation_x, validation_y;  // one per model input / output
   std::string loss = "mse", metrics = "mae", optimizer = "adam", class_weight, device = "cpu";
   std::string loss_weights, output_metrics;
+  bool metrics_given = false;  // --metrics on the command line (its default "mae" is for one output)
   std::string delimiter = ",";
   double validation_split = 0.0, lr = 0.0;
   int epochs = 1, verbose = 1, threads = 0;
@@ -158,7 +159,7 @@ Arrays load_arrays(const std::vector<std::string>& xs, const std::vector<std::st
 
 // --loss, --loss-weights, --output-metrics as compile() takes them: a JSON list or object --loss gives one
 // loss per output.
-torchfit::CompileOptions compile_options(const Args& a) {
+torchfit::CompileOptions compile_options(const Args& a, bool several_outputs) {
   auto json = [](const std::string& text, const char* flag) {
     try {
       return nlohmann::json::parse(text);
@@ -176,8 +177,9 @@ torchfit::CompileOptions compile_options(const Args& a) {
   }
   if (!a.loss_weights.empty()) c.loss_weights(json(a.loss_weights, "--loss-weights"));
   if (!a.output_metrics.empty()) {
+    if (a.metrics_given) throw apps::UsageError("--metrics and --output-metrics are both given; give one");
     c.output_metrics(json(a.output_metrics, "--output-metrics"));
-  } else {
+  } else if (!several_outputs || a.metrics_given) {  // several outputs: no metrics unless asked for
     c.metrics(apps::comma_items(a.metrics, "--metrics"));
   }
   return c;
@@ -260,7 +262,15 @@ int run(const Args& a) {
                 a.model_config, torchfit::AdaptToDataOptions().input_shape(input).architecture_only(true));
   torchfit::OptimizerOptions optimizer = torchfit::OptimizerOptions::from_keras(nlohmann::json(a.optimizer));
   if (a.lr > 0) optimizer.learning_rate(a.lr);
-  torchfit::Trainer trainer(model, compile_options(a).optimizer(optimizer), device);
+  const bool several_outputs = model->outputs().size() > 1;
+  if (several_outputs || model->inputs().size() > 1) {  // the files' order is the model's: say which is which
+    const auto inputs = model->input_names(), outputs = model->output_names();
+    for (size_t i = 0; i < a.x.size() && i < inputs.size(); ++i)
+      std::cout << "input " << inputs[i] << " <- " << a.x[i] << "\n";
+    for (size_t i = 0; i < a.y.size() && i < outputs.size(); ++i)
+      std::cout << "target " << outputs[i] << " <- " << a.y[i] << "\n";
+  }
+  torchfit::Trainer trainer(model, compile_options(a, several_outputs).optimizer(optimizer), device);
   torchfit::FitOptions fit = torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose);
   if (!problem.forecast) fit.validation_split(a.validation_split);
   if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));
@@ -284,5 +294,6 @@ int main(int argc, char** argv) {
                "fit_arrays"};
   add_flags(app, a);
   TORCHFIT_CLI_PARSE(app, argc, argv);
+  a.metrics_given = app.count("--metrics") > 0;
   return apps::run_reporting_errors("fit_arrays", [&] { return run(a); });
 }

@@ -42,5 +42,7 @@ expect_exit 1 "output_losses has 1 entries but the model has 2 outputs ('cls', '
 expect_exit 1 "names the output 'shoes', which the model does not have" "${T[@]}" --loss '{"shoes": "mse"}'
 expect_exit 2 "--loss-weights: not valid JSON" "${T[@]}" --loss-weights '[1,'
 expect_exit 1 "but the batch has 1 targets" "$BIN/fit_arrays" --model-config fashion_two_heads.json --epochs 1 \
-  --x "$FA/x_test.npy" --y "$FA/cls_test.npy" --loss sparse_categorical_crossentropy --metrics ''
+  --x "$FA/x_test.npy" --y "$FA/cls_test.npy" --loss sparse_categorical_crossentropy
+expect_exit 2 "--metrics and --output-metrics are both given" "${T[@]}" --metrics accuracy,accuracy
+grep -q "^target footwear <- $FA/footwear_train.npy" "$WORK/two" || fail "fit_arrays does not say which --y is which output"
 echo "PASS"

@@ -290,7 +290,7 @@ TEST(MultiOutput, BadSettingsAndDataAreErrorsNamingTheOutput) {
             std::string::npos);
   EXPECT_NE(config_error([&] {
               Trainer(two_heads(), CompileOptions().output_losses({"mse", "no_such_loss"}).optimizer(sgd));
-            }).find("no_such_loss"),
+            }).find("the loss of output 'flag': unknown loss 'no_such_loss'"),
             std::string::npos);
   Trainer t(two_heads(), CompileOptions().loss("mse").optimizer(sgd));
   EXPECT_NE(config_error([&] {

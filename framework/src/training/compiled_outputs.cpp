@@ -137,7 +137,12 @@ void CompiledOutputs::resolve_losses(const CompileOptions& options) {
   bool any = false;
   for (const auto& h : heads_) {
     if (h.loss.empty()) continue;
-    check_loss(h.loss);
+    try {
+      check_loss(h.loss);
+    } catch (const ConfigError& e) {
+      if (heads_.size() == 1) throw;
+      throw ConfigError("compile: the loss of output '" + h.name + "': " + e.what());
+    }
     any = true;
   }
   if (!any) throw ConfigError("compile: no output has a loss (output_losses gives none)");
