@@ -17,8 +17,8 @@ struct DeviceBatch {
   int64_t size = 0;                        ///< samples in this (shard of the) batch
   int64_t global_size = 0;                 ///< samples in the whole batch (data-parallel), else 0
   std::vector<at::Tensor> more_x, more_y;  ///< data::Batch's further inputs and targets
-  std::vector<at::Tensor> inputs() const { return all_of(x, more_x); }
-  std::vector<at::Tensor> targets() const { return all_of(y, more_y); }
+  std::vector<at::Tensor> inputs() const { return as_batch().inputs(); }
+  std::vector<at::Tensor> targets() const { return as_batch().targets(); }
   static DeviceBatch of(const data::Batch& b) {
     return {b.x, b.y, b.sample_weight, b.size(), b.global_size, b.more_x, b.more_y};
   }
@@ -41,14 +41,6 @@ struct DeviceBatch {
     for (auto* v : {&more_x, &more_y})
       for (auto& t : *v)
         if (t.defined()) t = f(t);
-  }
-
- private:
-  static std::vector<at::Tensor> all_of(const at::Tensor& first, const std::vector<at::Tensor>& more) {
-    if (!first.defined()) return {};
-    std::vector<at::Tensor> all{first};
-    all.insert(all.end(), more.begin(), more.end());
-    return all;
   }
 };
 
