@@ -88,6 +88,38 @@ TEST(ClassWeight, FitTrainsOnTheWeightedLossAndRecordsTheWeights) {
   EXPECT_THROW(t.fit(train, FitOptions().verbose(0).class_weight({{0, 1.0}, {1, 3.0}})), ConfigError);
 }
 
+// Keras 3 turns class_weight into sample weights, so weighted_metrics see them while training (and
+// validation, without class weights, does not): one full batch, its accuracy before the update.
+TEST(ClassWeight, WeightedMetricsSeeTheClassWeightsAsSampleWeights) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(3);
+  const at::Tensor x = at::randn({16, 4}, gen);
+  const at::Tensor labels = at::arange(16) % 3;
+  const at::Tensor y = at::one_hot(labels, 3).to(at::kFloat);
+  at::manual_seed(2);
+  Trainer t(
+      torchfit::testing::tiny_mlp(),
+      CompileOptions().optimizer(OptimizerOptions().name("sgd")).metrics({"accuracy"}).weighted_metrics({"accuracy"}));
+  EXPECT_EQ(t.metric_names(), (std::vector<std::string>{"accuracy", "weighted_accuracy"}));
+  const at::Tensor hit = t.model()->forward_logits(x).argmax(1).eq(labels).to(at::kDouble);
+  const at::Tensor cw = at::tensor({1.0, 3.0, 0.5}, at::kDouble).index_select(0, labels);
+  struct Last : Callback {
+    Logs logs;
+    void on_epoch_end(int, const Logs& l) override { logs = l; }
+  };
+  auto last = std::make_shared<Last>();
+  data::TensorIterator train(x, y, 16, false, 0), val(x, y, 16, false, 0);
+  t.fit(train, FitOptions()
+                   .epochs(1)
+                   .verbose(0)
+                   .class_weight({{0, 1.0}, {1, 3.0}, {2, 0.5}})
+                   .callbacks({last})
+                   .validation_data(&val));
+  EXPECT_NEAR(last->logs.at("accuracy"), hit.mean().item<double>(), 1e-12);
+  EXPECT_NEAR(last->logs.at("weighted_accuracy"), (hit * cw).sum().item<double>() / cw.sum().item<double>(), 1e-12);
+  EXPECT_NE(last->logs.at("weighted_accuracy"), last->logs.at("accuracy"));
+  EXPECT_EQ(last->logs.at("val_weighted_accuracy"), last->logs.at("val_accuracy"));  // no weights there
+}
+
 TEST(ClassWeight, JsonFileByNameOrIndex) {
   torchfit::testing::TempDir dir("class_weight");
   std::ofstream(dir.file("w.json")) << R"({"cat": 1.5, "1": 4})";

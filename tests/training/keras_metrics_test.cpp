@@ -10,6 +10,7 @@
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/trainer.h>
 
+#include "support/error_message.h"
 #include "support/python_reference.h"
 #include "support/tiny_model.h"
 
@@ -270,6 +271,98 @@ TEST(KerasMetrics, EveryMetricEqualsKerasAndScikitLearnOverTwoBatchesAndOne) {
                           metric_sklearn_tolerance(request["cases"][i]), what + " (vs scikit-learn)");
     }
   }
+}
+
+// Keras's weighted_metrics: every metric of the catalogue with sample weights (N) in [0, 2), a few of them 0,
+// against the reference's weighted formulas and scikit-learn's sample_weight.
+TEST(KerasMetrics, EveryMetricWeighedBySampleWeightsEqualsKerasAndScikitLearn) {
+  const auto data = make_metric_data();
+  const auto all = metric_cases();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(77);
+  std::map<std::string, at::Tensor> weights;
+  Json request{{"data", Json::object()}, {"cases", Json::array()}};
+  for (const auto& [name, d] : data) {
+    at::Tensor w = at::rand({d.p.size(0)}, gen) * 2;
+    w.index_put_({at::arange(0, d.p.size(0), 7)}, 0.0);  // zero weights drop their samples
+    weights[name] = w;
+    const at::Tensor ref_true = d.loss == "sparse_categorical_crossentropy" ? d.y : d.y.reshape({d.y.size(0), -1});
+    request["data"][name] = {{"y_true", to_json(ref_true)}, {"y_pred", to_json(d.p)}, {"sample_weight", to_json(w)}};
+  }
+  for (const auto& c : all) {
+    Json j = metric_reference_case(c);
+    j["weighted"] = true;
+    request["cases"].push_back(j);
+  }
+  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
+  const auto r = run_python({"numpy", "sklearn", "importlib.util"},
+                            "spec = importlib.util.spec_from_file_location('ref', '" + script +
+                                "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
+                                "out = ref.compute(data)\n",
+                            request);
+  TORCHFIT_REQUIRE_PYTHON(r);
+  size_t differ = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const MetricCase& c = all[i];
+    const std::string what = c.spec + " on " + c.data + " (weighted)";
+    const MetricData& d = data.at(c.data);
+    const at::Tensor& w = weights.at(c.data);
+    MetricSet m({c.spec}, d.loss, false, d.p.size(1));
+    std::vector<double> two, one;
+    m.update(d.p.slice(0, 0, 23), d.y.slice(0, 0, 23), two, w.slice(0, 0, 23));
+    m.update(d.p.slice(0, 23), d.y.slice(0, 23), two, w.slice(0, 23));
+    m.update(d.p, d.y, one, w);
+    const Json got = logged_values(m.results(two), c.log_name);
+    expect_metric_close(got, r.out["keras"][i], 2e-6, what + " vs Keras");
+    expect_metric_close(got, logged_values(m.results(one), c.log_name), 1e-6, what + " (streaming)");
+    if (!r.out["sklearn"][i].is_null()) {
+      expect_metric_close(got, r.out["sklearn"][i], metric_sklearn_tolerance(request["cases"][i]),
+                          what + " vs scikit-learn");
+    }
+    std::vector<double> plain;
+    m.update(d.p, d.y, plain);
+    differ += logged_values(m.results(plain), c.log_name) != got ? 1 : 0;
+  }
+  EXPECT_GT(differ, all.size() * 3 / 4) << "the weights change almost every metric";
+}
+
+// Per-pixel weights (N, H, W) on images (N, C, H, W): a weighted accuracy and MeanIoU against the
+// reference on the flattened pixels with each pixel's weight.
+TEST(KerasMetrics, PerPixelSampleWeightsWeighEachPixel) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(5);
+  const at::Tensor p = at::randn({3, 4, 5, 6}, gen).softmax(1);
+  const at::Tensor y = at::randint(4, {3, 5, 6}, gen);
+  const at::Tensor w = at::rand({3, 5, 6}, gen);
+  const Json iou = metric_object("MeanIoU", {{"num_classes", 4}, {"sparse_y_pred", false}});
+  MetricSet m({"accuracy", iou.dump()}, "sparse_categorical_crossentropy", false, 4);
+  std::vector<double> state;
+  m.update(p, y, state, w);
+  const Logs got = m.results(state);
+  const at::Tensor rows = p.movedim(1, -1).reshape({-1, 4});
+  Json request{{"data",
+                {{"px",
+                  {{"y_true", to_json(y.reshape({-1}))},
+                   {"y_pred", to_json(rows)},
+                   {"sample_weight", to_json(w.reshape({-1}))}}}}},
+               {"cases",
+                {{{"class_name", "SparseCategoricalAccuracy"}, {"data", "px"}, {"weighted", true}},
+                 {{"class_name", "MeanIoU"}, {"config", iou["config"]}, {"data", "px"}, {"weighted", true}}}}};
+  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
+  const auto r = run_python({"numpy", "importlib.util"},
+                            "spec = importlib.util.spec_from_file_location('ref', '" + script +
+                                "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
+                                "out = ref.compute(data)\n",
+                            request);
+  TORCHFIT_REQUIRE_PYTHON(r);
+  // Keras's Mean: each image's mean of w·v over its mean w; equal pixel counts make it Σ w·v / Σ w.
+  EXPECT_NEAR(got.at("accuracy"), r.out["keras"][0].get<double>(), 2e-6);
+  EXPECT_NEAR(got.at("mean_io_u"), r.out["keras"][1].get<double>(), 2e-6);
+  std::vector<double> unweighted;
+  m.update(p, y, unweighted);
+  EXPECT_GT(std::abs(m.results(unweighted).at("accuracy") - got.at("accuracy")), 1e-4);
+  // Weights of another shape name both shapes.
+  std::vector<double> bad;
+  const std::string e = torchfit::testing::error_message<ConfigError>([&] { m.update(p, y, bad, at::ones({3, 7})); });
+  EXPECT_NE(e.find("sample_weight (3, 7) does not fit the output (3, 4, 5, 6)"), std::string::npos) << e;
 }
 
 TEST(KerasMetrics, LogitsFromTheTrainerGiveTheValuesOfTheProbabilities) {

@@ -1,9 +1,13 @@
 // Losses and metrics: stable cross-entropy, Keras clipping, metric resolution.
 #include <gtest/gtest.h>
 
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <torchfit/error.h>
 #include <torchfit/training/losses.h>
 #include <torchfit/training/metrics.h>
+
+#include "support/python_reference.h"
 
 using namespace torchfit;
 
@@ -279,4 +283,40 @@ TEST(KerasLosses, SampleWeightsAndReductionsAsKeras) {
   EXPECT_NEAR(
       Loss::parse(R"({"class_name": "MeanAbsoluteError", "config": {"reduction": "sum"}})").reduce(v, w).item<double>(),
       13.0, 1e-6);
+}
+
+// Segmentation (Keras's per-pixel sample_weight): logits (N, C, H, W), class ids (N, H, W), weights (N, H, W):
+// each pixel's loss times its weight, summed over every pixel's count (sum_over_batch_size) or over the
+// weights (mean_with_sample_weight) — against PyTorch's per-pixel cross-entropy.
+TEST(KerasLosses, PerPixelSampleWeightsWeighEachPixelAsPyTorch) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(12);
+  const at::Tensor z = at::randn({2, 3, 4, 5}, gen);
+  const at::Tensor y = at::randint(3, {2, 4, 5}, gen);
+  const at::Tensor w = at::rand({2, 4, 5}, gen) * 3;
+  const double got = compute_loss("sparse_categorical_crossentropy", z, y, true, w).item<double>();
+  const double by_weights =
+      compute_loss(
+          R"({"class_name": "SparseCategoricalCrossentropy", "config": {"reduction": "mean_with_sample_weight"}})", z,
+          y, true, w)
+          .item<double>();
+  const auto r = torchfit::testing::run_python(
+      {"torch"},
+      "import torch\nz = torch.tensor(data['z']); y = torch.tensor(data['y']).long(); w = torch.tensor(data['w'])\n"
+      "v = torch.nn.functional.cross_entropy(z, y, reduction='none') * w\n"
+      "out = [(v.sum() / v.numel()).item(), (v.sum() / w.sum()).item()]\n",
+      {{"z", torchfit::testing::to_json(z)},
+       {"y", torchfit::testing::to_json(y)},
+       {"w", torchfit::testing::to_json(w)}});
+  TORCHFIT_REQUIRE_PYTHON(r);
+  EXPECT_NEAR(got, r.out[0].get<double>(), 1e-6);
+  EXPECT_NEAR(by_weights, r.out[1].get<double>(), 1e-6);
+  EXPECT_GT(std::abs(got - compute_loss("sparse_categorical_crossentropy", z, y, true).item<double>()), 1e-3);
+  try {
+    compute_loss("sparse_categorical_crossentropy", z, y, true, at::ones({2, 3, 5}));
+    ADD_FAILURE() << "weights that fit no pixel grid were taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sample_weight (2, 3, 5) does not fit the loss's values (2, 4, 5)"),
+              std::string::npos)
+        << e.what();
+  }
 }

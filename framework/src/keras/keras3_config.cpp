@@ -402,15 +402,18 @@ nlohmann::json keras_compile_config(const nlohmann::json& compile, bool keras2) 
   const Json optimizer = optimizer_object(compile.value("optimizer", Json::object()), f);
   const Json loss = nested_spec(compile.value("loss", Json()));
   const Json weights = compile.value("loss_weights", Json());
+  const Json weighted = compile.contains("weighted_metrics") && !compile["weighted_metrics"].is_null()
+                            ? nested_spec(compile["weighted_metrics"])
+                            : Json();
   if (keras2) {
     return {{"loss", loss},
             {"metrics", metrics},
-            {"weighted_metrics", nullptr},
+            {"weighted_metrics", weighted},
             {"loss_weights", weights},
             {"optimizer_config", optimizer}};
   }
-  return {{"optimizer", optimizer},      {"loss", loss},         {"loss_weights", weights},  {"metrics", metrics},
-          {"weighted_metrics", nullptr}, {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", false}};
+  return {{"optimizer", optimizer},       {"loss", loss},         {"loss_weights", weights},  {"metrics", metrics},
+          {"weighted_metrics", weighted}, {"run_eagerly", false}, {"steps_per_execution", 1}, {"jit_compile", false}};
 }
 
 nlohmann::json keras3_model_config(const ModelImpl& model) { return model_config(model, Flavour::keras3); }

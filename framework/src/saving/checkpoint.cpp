@@ -73,6 +73,7 @@ nlohmann::json compile_json(const CompileOptions& c, double lr) {
   if (!c.output_losses().is_null()) j["output_losses"] = c.output_losses();
   if (!c.loss_weights().is_null()) j["loss_weights"] = c.loss_weights();
   if (!c.output_metrics().is_null()) j["output_metrics"] = c.output_metrics();
+  if (!c.weighted_metrics().is_null()) j["weighted_metrics"] = c.weighted_metrics();
   return j;
 }
 

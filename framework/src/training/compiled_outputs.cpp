@@ -91,30 +91,15 @@ CompiledOutputs::CompiledOutputs(const CompileOptions& options, const ModelImpl&
   if (heads_.empty()) throw ConfigError("compile: the model has no outputs");
   resolve_losses(options);
   resolve_weights(options.loss_weights());
-  const auto metrics = resolve_metrics(options);
   logits_ = true;
   for (size_t i = 0; i < heads_.size(); ++i) {
     Head& h = heads_[i];
     h.from_logits = !h.loss.empty() && loss_uses_logits(h.loss, activation_of(model.outputs()[i]));
     logits_ = logits_ && h.from_logits;
   }
+  add_metric_sets(model, options);
   size_t losses = 0;
   for (const auto& h : heads_) losses += h.loss.empty() ? 0 : 1;
-  const bool several = heads_.size() > 1;
-  for (size_t i = 0; i < heads_.size(); ++i) {
-    Head& h = heads_[i];
-    const auto& shape = model.outputs()[i].shape();
-    // "accuracy" takes its kind from the loss; an output without a loss takes it from its units, as
-    // Keras 3's get_metric does from the shapes (one unit: binary, else categorical; sparse targets read too).
-    const int64_t units = shape.empty() ? 1 : shape.back();
-    const std::string context = !h.loss.empty() ? h.loss
-                                : units == 1    ? "binary_crossentropy"
-                                                : "categorical_crossentropy";
-    h.metrics = std::make_shared<MetricSet>(metrics[i], context, logits_, units);
-    h.metric_offset = size_;
-    size_ += h.metrics->state_size();
-    for (const auto& n : h.metrics->names()) names_.push_back(several ? h.name + "_" + n : n);
-  }
   for (auto& h : heads_) {
     h.logs_loss = losses > 1 && !h.loss.empty();
     if (!h.logs_loss) continue;
@@ -125,6 +110,61 @@ CompiledOutputs::CompiledOutputs(const CompileOptions& options, const ModelImpl&
   std::set<std::string> seen;
   for (const auto& n : names_)
     if (!seen.insert(n).second) throw ConfigError("compile: the log name '" + n + "' is given twice");
+}
+
+// Each output's metrics, then its weighted metrics (Keras 3's CompileMetrics.result: a weighted metric
+// whose name an earlier one has is logged as "weighted_<name>").
+void CompiledOutputs::add_metric_sets(const ModelImpl& model, const CompileOptions& options) {
+  const auto metrics = resolve_metrics(options);
+  const auto weighted = resolve_weighted_metrics(options.weighted_metrics());
+  const bool several = heads_.size() > 1;
+  const auto prefix = [several](const Head& h) { return several ? h.name + "_" : std::string(); };
+  std::vector<std::string> contexts;
+  std::vector<int64_t> units;
+  for (size_t i = 0; i < heads_.size(); ++i) {
+    Head& h = heads_[i];
+    const auto& shape = model.outputs()[i].shape();
+    // "accuracy" takes its kind from the loss; an output without a loss takes it from its units, as
+    // Keras 3's get_metric does from the shapes (one unit: binary, else categorical; sparse targets read too).
+    units.push_back(shape.empty() ? 1 : shape.back());
+    contexts.push_back(!h.loss.empty() ? h.loss : units[i] == 1 ? "binary_crossentropy" : "categorical_crossentropy");
+    h.metrics = std::make_shared<MetricSet>(metrics[i], contexts[i], logits_, units[i]);
+    h.metric_offset = size_;
+    size_ += h.metrics->state_size();
+    for (const auto& n : h.metrics->names()) names_.push_back(prefix(h) + n);
+  }
+  std::set<std::string> taken(names_.begin(), names_.end());
+  for (size_t i = 0; i < heads_.size(); ++i) {
+    Head& h = heads_[i];
+    h.weighted = std::make_shared<MetricSet>(weighted[i], contexts[i], logits_, units[i]);
+    h.weighted_offset = size_;
+    size_ += h.weighted->state_size();
+    for (const auto& n : h.weighted->names()) {
+      const std::string name = taken.count(prefix(h) + n) ? "weighted_" + n : n;
+      taken.insert(prefix(h) + name);
+      h.weighted_names.push_back(name);
+      names_.push_back(prefix(h) + name);
+    }
+  }
+}
+
+std::vector<std::vector<std::string>> CompiledOutputs::resolve_weighted_metrics(const nlohmann::json& spec) const {
+  std::vector<std::vector<std::string>> out(heads_.size());
+  if (spec.is_null()) return out;
+  if (heads_.size() == 1) {  // Keras: a single output takes every entry, however nested
+    if (!spec.is_array() && !spec.is_object()) throw ConfigError("compile: weighted_metrics must be a list");
+    const nlohmann::json flat =
+        spec.is_object() && !spec.contains("class_name") && spec.size() == 1 && spec.begin().key() == heads_[0].name
+            ? spec.begin().value()
+            : spec;
+    for (const auto& e : flat.is_array() ? flat : nlohmann::json::array({flat})) {
+      for (auto& m : metric_texts(e, heads_[0].name)) out[0].push_back(m);
+    }
+    return out;
+  }
+  const auto entries = per_output(spec, output_names_, "weighted_metrics");
+  for (size_t i = 0; i < heads_.size(); ++i) out[i] = metric_texts(entries[i], heads_[i].name);
+  return out;
 }
 
 void CompiledOutputs::resolve_losses(const CompileOptions& options) {
@@ -230,15 +270,23 @@ at::Tensor CompiledOutputs::total_loss(const std::vector<at::Tensor>& outs, cons
 }
 
 void CompiledOutputs::update(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys,
-                             std::vector<double>& state) const {
+                             std::vector<double>& state, const at::Tensor& sample_weight,
+                             const at::Tensor& class_weight) const {
   check_targets(ys.size());
   if (state.size() != size_) state.assign(size_, 0.0);
+  auto add = [&](const MetricSet& set, size_t offset, size_t i, const at::Tensor& w) {
+    if (set.state_size() == 0) return;
+    std::vector<double> part(set.state_size(), 0.0);
+    set.update(outs[i], ys[i], part, w);
+    for (size_t k = 0; k < part.size(); ++k) state[offset + k] += part[k];
+  };
   for (size_t i = 0; i < heads_.size(); ++i) {
     const Head& h = heads_[i];
-    if (h.metrics->state_size() == 0) continue;
-    std::vector<double> part(h.metrics->state_size(), 0.0);
-    h.metrics->update(outs[i], ys[i], part);
-    for (size_t k = 0; k < part.size(); ++k) state[h.metric_offset + k] += part[k];
+    add(*h.metrics, h.metric_offset, i, {});
+    if (h.weighted->state_size() == 0) continue;
+    // Keras 3: class_weight reaches the weighted metrics as the sample weights it becomes.
+    const bool by_class = class_weight.defined() && !h.loss.empty();
+    add(*h.weighted, h.weighted_offset, i, by_class ? class_sample_weight(h.loss, ys[i], class_weight) : sample_weight);
   }
 }
 
@@ -246,12 +294,19 @@ Logs CompiledOutputs::results(const std::vector<double>& state, const std::strin
   Logs out;
   const bool several = heads_.size() > 1;
   const bool whole = state.size() == size_;
-  for (const Head& h : heads_) {
+  auto slice = [&](size_t offset, const MetricSet& set) {
     std::vector<double> part;
     if (whole)
-      part.assign(state.begin() + static_cast<std::ptrdiff_t>(h.metric_offset),
-                  state.begin() + static_cast<std::ptrdiff_t>(h.metric_offset + h.metrics->state_size()));
-    for (auto& [name, value] : h.metrics->results(part, prefix + (several ? h.name + "_" : ""))) out[name] = value;
+      part.assign(state.begin() + static_cast<std::ptrdiff_t>(offset),
+                  state.begin() + static_cast<std::ptrdiff_t>(offset + set.state_size()));
+    return part;
+  };
+  for (const Head& h : heads_) {
+    const std::string head = prefix + (several ? h.name + "_" : "");
+    for (auto& [name, value] : h.metrics->results(slice(h.metric_offset, *h.metrics), head)) out[name] = value;
+    const Logs weighted = h.weighted->results(slice(h.weighted_offset, *h.weighted));
+    for (size_t k = 0; k < h.weighted_names.size(); ++k)
+      out[head + h.weighted_names[k]] = weighted.at(h.weighted->names()[k]);
     if (!h.logs_loss) continue;
     const double n = whole ? state[h.loss_offset + 1] : 0.0;
     out[prefix + h.name + "_loss"] = n > 0 ? state[h.loss_offset] / n : std::numeric_limits<double>::quiet_NaN();

@@ -101,10 +101,15 @@ class ConfusionMetric : public KerasMetric {
       throw ConfigError("metric " + who_ + ": " + std::to_string(labels_) + " labels, got outputs with " +
                         std::to_string(p.size(1)));
     }
+    if (r_.multi_label) w = at::Tensor();  // AUC weighs the labels in its result then
+    if (b.weighted()) {  // update_confusion_matrix_variables: the sample weights times the label weights
+      const at::Tensor sw = b.weights_for(p.size(0)).unsqueeze(1).expand(p.sizes());
+      w = w.defined() ? w * sw : sw;
+    }
     if (!r_.multi_label) p = p.reshape({-1, 1}), y = y.reshape({-1, 1});
     if (w.defined() && !r_.multi_label) w = w.reshape({-1, 1});
     if (r_.clip) p = p.clamp(0.0, 1.0);
-    add_counts(p, y, r_.multi_label ? at::Tensor() : w, r_.thresholds, s);
+    add_counts(p, y, w, r_.thresholds, s);
   }
 
  private:
@@ -326,8 +331,10 @@ class FBetaScore : public KerasMetric {
         (threshold_ ? p.gt(*threshold_) : p.ge(std::get<0>(p.max(1, true))).logical_and(p.abs().gt(1e-9)))
             .to(at::kDouble);
     const at::Tensor t = y.to(at::kDouble);
+    // Keras: sample weights (N, 1) multiply each row's counts.
+    const at::Tensor w = b.weighted() ? b.weights_for(p.size(0)).unsqueeze(1) : at::ones({1, 1}, t.options());
     const at::Tensor parts =
-        at::stack({(pred * t).sum(0), (pred * (1.0 - t)).sum(0), ((1.0 - pred) * t).sum(0), t.sum(0)})
+        at::stack({(pred * t * w).sum(0), (pred * (1.0 - t) * w).sum(0), ((1.0 - pred) * t * w).sum(0), (t * w).sum(0)})
             .cpu()
             .contiguous();
     const double* v = parts.data_ptr<double>();

@@ -38,7 +38,9 @@ class IouMetric : public KerasMetric {
     at::Tensor keep = y.ge(0) & y.lt(k) & p.ge(0) & p.lt(k);
     if (r_.ignore_class) keep = keep & y.ne(*r_.ignore_class);
     const at::Tensor cells = (y * k + p).masked_select(keep);
-    const at::Tensor m = at::bincount(cells, {}, k * k).to(at::kDouble).cpu().contiguous();
+    // Keras: the sample weights, broadcast to the ids, weigh each id's cell.
+    const at::Tensor w = b.weighted() ? b.weights_for(y.numel()).masked_select(keep) : at::Tensor();
+    const at::Tensor m = at::bincount(cells, w, k * k).to(at::kDouble).cpu().contiguous();
     const double* v = m.data_ptr<double>();
     for (int64_t i = 0; i < k * k; ++i) s[i] += v[i];
   }

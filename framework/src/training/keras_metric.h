@@ -27,9 +27,12 @@ struct Context {
 /// the loader gives it. The derived views are computed on first use and kept for the other metrics.
 /// "Rows" are (M, K) matrices with the class axis last: the held class axis is 1 for images (N, C, H, W)
 /// and the last axis otherwise (Keras's axis −1), so M = N for (N, K) outputs and N·H·W for images.
+/// `sample_weight` (weighted_metrics only; undefined = none): (N) per sample, or per entry of the target
+/// without its class axis — (N, H, W) per pixel, (N, T) per step.
 class Batch {
  public:
-  Batch(const at::Tensor& output, const at::Tensor& target, bool logits, const Context& context);
+  Batch(const at::Tensor& output, const at::Tensor& target, bool logits, const Context& context,
+        const at::Tensor& sample_weight = {});
   const at::Tensor& output() const { return output_; }
   const at::Tensor& target() const { return target_; }
   bool logits() const { return logits_; }
@@ -46,10 +49,18 @@ class Batch {
   const at::Tensor& target_ids() const;
   /// `t` (the output's shape) as rows (M, K).
   at::Tensor rows(const at::Tensor& t) const;
+  /// Whether the batch has sample weights.
+  bool weighted() const { return sample_weight_.defined(); }
+  /// The sample weights for `m` entries in sample order (m a multiple of N; float64 (m)): a weight per
+  /// sample repeats over its m/N entries, one per entry is taken as given, and one per group of m/N / P
+  /// consecutive entries (P weights a sample, e.g. per pixel for rows of K classes) repeats over its group —
+  /// Keras's broadcast of sample_weight to the values. Undefined when unweighted. Errors: ConfigError
+  /// naming both shapes when the weights fit neither way.
+  at::Tensor weights_for(int64_t m) const;
 
  private:
   bool sparse_target() const;
-  at::Tensor output_, target_;
+  at::Tensor output_, target_, sample_weight_;
   bool logits_;
   Context context_;
   mutable at::Tensor probabilities_, dense_, probability_rows_, target_rows_, ids_;

@@ -116,6 +116,7 @@ std::string save_keras_file(Trainer& trainer, const std::string& path) {
                      {"metrics", c.output_metrics().is_null() ? nlohmann::json(c.metrics()) : c.output_metrics()},
                      {"optimizer", optimizer_config(c.optimizer(), resolved_learning_rate(c.optimizer()))}};
   if (!c.loss_weights().is_null()) options.compile["loss_weights"] = c.loss_weights();
+  if (!c.weighted_metrics().is_null()) options.compile["weighted_metrics"] = c.weighted_metrics();
   try {
     options.optimizer =
         keras_optimizer_state(trainer.optimizer(), c.optimizer(), trainer.optimizer_features().iterations());

@@ -132,6 +132,7 @@ void expect_same_shape(const std::string& loss, const at::Tensor& out, const at:
 at::Tensor fitted_target(const std::string& loss, const at::Tensor& out, const at::Tensor& y) {
   at::Tensor t = y.to(out.scalar_type());
   if (t.dim() + 1 == out.dim() && out.size(-1) == 1) t = t.unsqueeze(-1);
+  if (t.dim() + 1 == out.dim() && out.dim() >= 4 && out.size(1) == 1) t = t.unsqueeze(1);  // masks (N, H, W)
   expect_same_shape(loss, out, t);
   return t;
 }
@@ -153,13 +154,15 @@ at::Tensor binary_values(const at::Tensor& out, const at::Tensor& y, bool logits
   return -(y * (p + kEpsilon).log() + (1.0 - y) * (1.0 - p + kEpsilon).log());
 }
 
-// Sparse targets (N) or (N, T) for outputs (N, K) or (N, T, K) (a trailing 1 squeezed, as Keras).
-at::Tensor sparse_values(const Loss& l, const at::Tensor& out, const at::Tensor& target, bool logits) {
+// Sparse targets (N) or (N, T) for outputs (N, K) or (N, T, K) (a trailing 1 squeezed, as Keras); class ids
+// (N, H, W) for images (N, K, H, W) (segmentation: the classes on axis 1, Keras's last axis).
+at::Tensor sparse_values(const Loss& l, const at::Tensor& output, const at::Tensor& target, bool logits) {
+  const at::Tensor out = output.dim() >= 4 ? output.movedim(1, -1) : output;
   at::Tensor t = target;
   if (t.dim() == out.dim() && t.size(-1) == 1) t = t.squeeze(-1);
   if (out.dim() < 2 || t.dim() != out.dim() - 1 || t.sizes() != out.sizes().slice(0, out.dim() - 1)) {
     throw ConfigError("sparse_categorical_crossentropy: target shape " + shape_text(target) +
-                      " must be (N) class indices for output " + shape_text(out));
+                      " must be (N) class indices ((N, H, W) for images) for output " + shape_text(output));
   }
   const int64_t k = out.size(-1);
   at::Tensor idx = t.reshape({-1}).to(at::kLong);
@@ -332,6 +335,13 @@ at::Tensor Loss::reduce(const at::Tensor& values, const at::Tensor& sample_weigh
     // weigh every entry of their sample (tf.keras 2's broadcast).
     while (w.dim() > v.dim() && w.size(-1) == 1) w = w.squeeze(-1);
     while (w.dim() < v.dim()) w = w.unsqueeze(-1);
+    bool fits = w.dim() == v.dim();
+    for (int64_t d = 0; fits && d < w.dim(); ++d) fits = w.size(d) == v.size(d) || w.size(d) == 1;
+    if (!fits) {
+      throw ConfigError("loss " + keras_name() + ": sample_weight " + format_sizes(sample_weight.sizes().vec()) +
+                        " does not fit the loss's values " + format_sizes(values.sizes().vec()) +
+                        "; give one weight per sample (N) or per value (segmentation: (N, H, W))");
+    }
     v = v * w;
   }
   // Keras's mask (SparseCategoricalCrossentropy's ignore_class): the mean over the valid entries.

@@ -18,7 +18,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 using Values = std::function<at::Tensor(const Batch&)>;
 
 // Keras's Mean over the per-sample values: statistics [Σ values, samples]; RootMeanSquaredError takes the
-// square root of the mean (`root`).
+// square root of the mean (`root`). Weighted (reduce_to_samplewise_values): each sample adds the mean of
+// w·v over its entries and counts the mean of its weights w (its weight, for one weight per sample).
 class MeanMetric : public KerasMetric {
  public:
   MeanMetric(Values values, bool root) : values_(std::move(values)), root_(root) {}
@@ -26,8 +27,15 @@ class MeanMetric : public KerasMetric {
   void update(const Batch& b, double* s) const override {
     const int64_t n = b.samples();
     if (n == 0) return;
-    s[0] += values_(b).to(at::kDouble).reshape({n, -1}).mean(1).sum().item<double>();
-    s[1] += static_cast<double>(n);
+    const at::Tensor v = values_(b).to(at::kDouble).reshape({n, -1});
+    if (!b.weighted()) {
+      s[0] += v.mean(1).sum().item<double>();
+      s[1] += static_cast<double>(n);
+      return;
+    }
+    const at::Tensor w = b.weights_for(v.numel()).reshape(v.sizes());
+    s[0] += (v * w).mean(1).sum().item<double>();
+    s[1] += w.mean(1).sum().item<double>();
   }
   std::vector<double> result(const double* s) const override {
     if (s[1] <= 0) return {kNaN};
@@ -135,11 +143,15 @@ class R2Score : public KerasMetric {
       throw ConfigError("metric R2Score: expects outputs (batch_size, " + std::to_string(k_) + ")");
     }
     const at::Tensor y = b.dense_target().to(at::kDouble), p = b.probabilities().to(at::kDouble);
-    const at::Tensor parts = at::stack({y.sum(0), y.square().sum(0), (y - p).square().sum(0)}).cpu().contiguous();
+    // Keras: weights (N) weigh a sample's every column; each column counts the sum of its weights, and the
+    // samples with a weight ≠ 0 in some column count for the adjustment.
+    const at::Tensor w = b.weighted() ? b.weights_for(y.numel()).reshape(y.sizes()) : at::ones_like(y);
+    const at::Tensor parts = at::cat({(w * y).sum(0), (w * y * y).sum(0), ((y - p).square() * w).sum(0), w.sum(0),
+                                      w.ne(0).any(1).sum().to(at::kDouble).reshape({1})})
+                                 .cpu()
+                                 .contiguous();
     const double* v = parts.data_ptr<double>();
-    for (int64_t i = 0; i < 3 * k_; ++i) s[i] += v[i];
-    for (int64_t c = 0; c < k_; ++c) s[3 * k_ + c] += static_cast<double>(b.samples());
-    s[4 * k_] += static_cast<double>(b.samples());
+    for (int64_t i = 0; i < 4 * k_ + 1; ++i) s[i] += v[i];
   }
   std::vector<double> result(const double* s) const override {
     std::vector<double> raw(k_), total(k_);

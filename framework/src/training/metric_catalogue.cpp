@@ -99,8 +99,27 @@ namespace {
 int64_t class_axis(const at::Tensor& t) { return t.dim() >= 4 ? 1 : std::max<int64_t>(t.dim() - 1, 0); }
 }  // namespace
 
-Batch::Batch(const at::Tensor& output, const at::Tensor& target, bool logits, const Context& context)
-    : output_(output.to(at::kFloat)), target_(target), logits_(logits), context_(context) {}
+Batch::Batch(const at::Tensor& output, const at::Tensor& target, bool logits, const Context& context,
+             const at::Tensor& sample_weight)
+    : output_(output.to(at::kFloat)),
+      target_(target),
+      sample_weight_(sample_weight.defined() ? sample_weight.to(output.device(), at::kDouble) : sample_weight),
+      logits_(logits),
+      context_(context) {}
+
+at::Tensor Batch::weights_for(int64_t m) const {
+  if (!sample_weight_.defined()) return {};
+  const int64_t n = samples();
+  const int64_t given = n > 0 ? sample_weight_.numel() / n : 0;
+  if (n > 0 && sample_weight_.dim() >= 1 && sample_weight_.size(0) == n && m % n == 0 && given > 0 &&
+      (m / n) % given == 0) {
+    return sample_weight_.reshape({n, given, 1}).expand({n, given, m / n / given}).reshape({-1});
+  }
+  throw ConfigError("weighted metrics: sample_weight " + format_sizes(sample_weight_.sizes().vec()) +
+                    " does not fit the output " + format_sizes(output_.sizes().vec()) + " and target " +
+                    format_sizes(target_.sizes().vec()) +
+                    "; give one weight per sample (N) or per entry of the target (its shape without the class axis)");
+}
 
 const at::Tensor& Batch::probabilities() const {
   if (!probabilities_.defined()) {

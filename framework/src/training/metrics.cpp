@@ -91,11 +91,13 @@ MetricSet::MetricSet(const std::vector<std::string>& names, const std::string& l
   }
 }
 
-void MetricSet::update(const at::Tensor& output, const at::Tensor& target, std::vector<double>& state) const {
+void MetricSet::update(const at::Tensor& output, const at::Tensor& target, std::vector<double>& state,
+                       const at::Tensor& sample_weight) const {
   at::NoGradGuard no_grad;
   if (state.size() != size_) state.assign(size_, 0.0);
   if (entries_.empty()) return;
-  const metric::Batch batch(output.detach(), target.detach(), from_logits_, metric::Context{loss_, outputs_});
+  const metric::Batch batch(output.detach(), target.detach(), from_logits_, metric::Context{loss_, outputs_},
+                            sample_weight.defined() ? sample_weight.detach() : sample_weight);
   for (const Entry& e : entries_) e.metric->update(batch, state.data() + e.offset);
 }
 

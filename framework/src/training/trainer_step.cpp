@@ -146,7 +146,9 @@ void Trainer::update_metrics(const data::Batch& batch, const std::vector<at::Ten
   if (!step_sums_) return;
   std::vector<at::Tensor> detached;
   for (const auto& o : outputs) detached.push_back(o.detach());
-  outputs_->update(detached, batch.targets(), *step_sums_);
+  // The weighted metrics read the batch's sample weights (training: the class weights, when fit has them).
+  outputs_->update(detached, batch.targets(), *step_sums_, batch.sample_weight,
+                   evaluating_ ? at::Tensor() : class_weight_);
 }
 
 }  // namespace torchfit

@@ -6,7 +6,8 @@ them where scikit-learn has the metric, for tests/training/keras_metrics_test.cp
 Usage: keras_metrics_reference.py REQUEST.json RESULT.json (or import it and call compute(REQUEST))
 REQUEST: {"data": {NAME: {"y_true": [[...]], "y_pred": [[...]]}}, "cases": [{"class_name": ..., "config":
 {...}, "data": NAME}]}; y_pred is the model's output (probabilities), y_true one-hot / 0-1 / values (N, K), or
-class ids (N) for the sparse metrics. RESULT: {"keras": [value per case], "sklearn": [value or null per case]};
+class ids (N) for the sparse metrics; a data set may have "sample_weight" (N), which the cases with
+"weighted": true read (Keras's weighted_metrics). RESULT: {"keras": [value per case], "sklearn": [value or null per case]};
 a value is a number or a list (a vector-valued metric).
 
 Sources of each rule:
@@ -41,9 +42,11 @@ import numpy as np
 EPS = 1e-7
 
 
-def per_sample_mean(values):
+def per_sample_mean(values, w=None):
+    """Mean.update_state with reduce_to_samplewise_values: each sample's mean, weighted by its weight."""
     v = np.asarray(values, dtype=np.float64)
-    return float(v.reshape(v.shape[0], -1).mean(axis=1).mean())
+    v = v.reshape(v.shape[0], -1).mean(axis=1)
+    return float(v.mean() if w is None else (v * w).sum() / w.sum())
 
 
 def normalise(x):
@@ -77,20 +80,20 @@ def crossentropy(name, cfg, y, p):
     return -(y * logq).sum(-1)
 
 
-def mean_metric(name, cfg, y, p):
+def mean_metric(name, cfg, y, p, w=None):
     if name in ("BinaryCrossentropy", "CategoricalCrossentropy", "SparseCategoricalCrossentropy"):
-        return per_sample_mean(crossentropy(name, cfg, y, p))
+        return per_sample_mean(crossentropy(name, cfg, y, p), w)
     if name == "CategoricalAccuracy":
-        return per_sample_mean(p.argmax(-1) == y.argmax(-1))
+        return per_sample_mean(p.argmax(-1) == y.argmax(-1), w)
     if name == "SparseCategoricalAccuracy":
-        return per_sample_mean(p.argmax(-1) == y.reshape(-1))
+        return per_sample_mean(p.argmax(-1) == y.reshape(-1), w)
     if name == "BinaryAccuracy":
-        return per_sample_mean(((p > cfg.get("threshold", 0.5)) == y).mean(-1))
+        return per_sample_mean(((p > cfg.get("threshold", 0.5)) == y).mean(-1), w)
     if name in ("TopKCategoricalAccuracy", "SparseTopKCategoricalAccuracy"):
         k = cfg.get("k", 5)
         ids = y.argmax(-1) if name == "TopKCategoricalAccuracy" else y.reshape(-1).astype(int)
         top = np.argsort(-p, axis=-1, kind="stable")[:, :k]
-        return per_sample_mean([ids[i] in top[i] for i in range(len(ids))])
+        return per_sample_mean([ids[i] in top[i] for i in range(len(ids))], w)
     e = y - p
     values = {
         "MeanSquaredError": lambda: (e ** 2).mean(-1),
@@ -107,12 +110,13 @@ def mean_metric(name, cfg, y, p):
         "KLDivergence": lambda: (np.clip(y, EPS, 1) * np.log(np.clip(y, EPS, 1) / np.clip(p, EPS, 1))).sum(-1),
         "Poisson": lambda: (p - y * np.log(p + EPS)).mean(-1),
     }
-    v = per_sample_mean(values[name]())
+    v = per_sample_mean(values[name](), w)
     return float(np.sqrt(v)) if name == "RootMeanSquaredError" else v
 
 
-def r2_score(cfg, y, p):
-    s, sq, res, n = y.sum(0), (y * y).sum(0), ((y - p) ** 2).sum(0), np.full(y.shape[1], float(len(y)))
+def r2_score(cfg, y, p, w=None):
+    sw = np.ones_like(y) if w is None else np.broadcast_to(w[:, None], y.shape)
+    s, sq, res, n = (sw * y).sum(0), (sw * y * y).sum(0), (((y - p) ** 2) * sw).sum(0), sw.sum(0)
     total = sq - s * (s / n)
     with np.errstate(divide="ignore", invalid="ignore"):
         raw = 1 - res / total
@@ -120,7 +124,7 @@ def r2_score(cfg, y, p):
     agg = cfg.get("class_aggregation", "uniform_average")
     r2 = raw.mean() if agg == "uniform_average" else (
         (total * raw).sum() / total.sum() if agg == "variance_weighted_average" else raw)
-    k, m = cfg.get("num_regressors", 0), len(y)
+    k, m = cfg.get("num_regressors", 0), int((sw != 0).any(-1).sum())
     if k != 0 and k < m - 1:
         r2 = 1 - (1 - r2) * (m - 1) / (m - k - 1)
     return r2
@@ -131,7 +135,7 @@ def divide_no_nan(a, b):
     return np.where(b == 0, 0.0, a / np.where(b == 0, 1, b))
 
 
-def counts(y, p, thresholds, top_k=None, class_id=None, multi_label=False, clip=False, weights=None):
+def counts(y, p, thresholds, top_k=None, class_id=None, multi_label=False, clip=False, weights=None, sw=None):
     """tp, fp, tn, fn (T) or (T, L): update_confusion_matrix_variables, written out by its definition."""
     y = y.astype(bool)
     if top_k is not None:
@@ -142,6 +146,8 @@ def counts(y, p, thresholds, top_k=None, class_id=None, multi_label=False, clip=
     if class_id is not None:
         y, p = y[:, class_id:class_id + 1], p[:, class_id:class_id + 1]
     w = np.ones_like(p) if weights is None else np.broadcast_to(np.asarray(weights, float)[None, :], p.shape)
+    if sw is not None:  # the sample weights broadcast to y_pred, times the label weights
+        w = w * sw[:, None]
     if clip:
         p = np.clip(p, 0, 1)
     if not multi_label:
@@ -159,7 +165,7 @@ def even(n, lo, hi):
     return [lo] + [(i + 1) / (n - 1) for i in range(n - 2)] + [hi]
 
 
-def auc(cfg, y, p):
+def auc(cfg, y, p, w=None):
     n = cfg.get("num_thresholds", 200)
     if cfg.get("thresholds") is not None:
         inner = sorted(cfg["thresholds"]) if isinstance(cfg["thresholds"], list) else [cfg["thresholds"]]
@@ -171,7 +177,7 @@ def auc(cfg, y, p):
         p = 1 / (1 + np.exp(-p))
     multi = cfg.get("multi_label", False)
     lw = cfg.get("label_weights")
-    tp, fp, tn, fn = counts(y, p, thr, multi_label=multi, clip=clip, weights=None if multi else lw)
+    tp, fp, tn, fn = counts(y, p, thr, multi_label=multi, clip=clip, weights=None if multi else lw, sw=w)
     curve = cfg.get("curve", "ROC").upper()
     method = cfg.get("summation_method", "interpolation").lower()
     if curve == "PR" and method == "interpolation":
@@ -205,13 +211,13 @@ AT = {"PrecisionAtRecall": "recall", "RecallAtPrecision": "precision",
       "SensitivityAtSpecificity": "specificity", "SpecificityAtSensitivity": "sensitivity"}
 
 
-def confusion_metric(name, cfg, y, p):
+def confusion_metric(name, cfg, y, p, w=None):
     if name == "AUC":
-        return auc(cfg, y, p)
+        return auc(cfg, y, p, w)
     if name in AT:
         n = cfg.get("num_thresholds", 200)
         thr = [0.5] if n == 1 else even(n, 0.0, 1.0)
-        tp, fp, tn, fn = counts(y, p, thr, class_id=cfg.get("class_id"), clip=n > 1)
+        tp, fp, tn, fn = counts(y, p, thr, class_id=cfg.get("class_id"), clip=n > 1, sw=w)
         rec, prec, spec = divide_no_nan(tp, tp + fn), divide_no_nan(tp, tp + fp), divide_no_nan(tn, tn + fp)
         constrained, dependent = {"PrecisionAtRecall": (rec, prec), "RecallAtPrecision": (prec, rec),
                                   "SensitivityAtSpecificity": (spec, rec),
@@ -220,22 +226,23 @@ def confusion_metric(name, cfg, y, p):
     top_k = cfg.get("top_k")
     t = cfg.get("thresholds")
     thr = (t if isinstance(t, list) else [t]) if t is not None else [-1e10 if top_k else 0.5]
-    tp, fp, tn, fn = counts(y, p, thr, top_k=top_k, class_id=cfg.get("class_id"))
+    tp, fp, tn, fn = counts(y, p, thr, top_k=top_k, class_id=cfg.get("class_id"), sw=w)
     v = {"Precision": lambda: divide_no_nan(tp, tp + fp), "Recall": lambda: divide_no_nan(tp, tp + fn),
          "TruePositives": lambda: tp, "FalsePositives": lambda: fp, "TrueNegatives": lambda: tn,
          "FalseNegatives": lambda: fn}[name]()
     return float(v[0]) if len(v) == 1 else [float(x) for x in v]
 
 
-def fbeta(cfg, y, p):
+def fbeta(cfg, y, p, w=None):
     beta2 = cfg.get("beta", 1.0) ** 2
     thr = cfg.get("threshold")
     pred = ((p >= p.max(-1, keepdims=True)) & (np.abs(p) > 1e-9)) if thr is None else p > thr
     pred = pred.astype(float)
     avg = cfg.get("average")
     axis = None if avg == "micro" else 0
-    tp, fp, fn = (pred * y).sum(axis), (pred * (1 - y)).sum(axis), ((1 - pred) * y).sum(axis)
-    support = y.sum(axis)
+    sw = np.ones((len(y), 1)) if w is None else w[:, None]
+    tp, fp, fn = (pred * y * sw).sum(axis), (pred * (1 - y) * sw).sum(axis), ((1 - pred) * y * sw).sum(axis)
+    support = (y * sw).sum(axis)
     prec, rec = tp / (tp + fp + EPS), tp / (tp + fn + EPS)
     f = prec * rec / (beta2 * prec + rec + EPS) * (1 + beta2)
     if avg == "weighted":
@@ -245,7 +252,7 @@ def fbeta(cfg, y, p):
     return [float(x) for x in f]
 
 
-def iou(name, cfg, y, p):
+def iou(name, cfg, y, p, w=None):
     if name == "BinaryIoU":
         k, targets = 2, cfg.get("target_class_ids", [0, 1])
         yt, yp = y.reshape(-1).astype(int), (p >= cfg.get("threshold", 0.5)).reshape(-1).astype(int)
@@ -256,11 +263,12 @@ def iou(name, cfg, y, p):
         sparse_pred = cfg.get("sparse_y_pred", name not in ("OneHotIoU", "OneHotMeanIoU"))
         yt = y.reshape(-1).astype(int) if sparse_true else y.argmax(-1)
         yp = p.reshape(-1).astype(int) if sparse_pred else p.argmax(-1)
+    ww = np.ones(len(yt)) if w is None else np.repeat(w, len(yt) // len(w))  # weights broadcast to the ids
     keep = (yt >= 0) & (yt < k) & (yp >= 0) & (yp < k)
     if cfg.get("ignore_class") is not None:
         keep &= yt != cfg["ignore_class"]
     cm = np.zeros((k, k))
-    np.add.at(cm, (yt[keep], yp[keep]), 1)
+    np.add.at(cm, (yt[keep], yp[keep]), ww[keep])
     tp = np.diag(cm)
     den = cm.sum(0) + cm.sum(1) - tp
     tp, den = tp[targets], den[targets]
@@ -268,46 +276,50 @@ def iou(name, cfg, y, p):
     return float(np.where(valid, tp / (den + EPS), 0).sum() / (valid.sum() + EPS))
 
 
-def keras_value(case, y, p):
+def keras_value(case, y, p, w=None):
+    """The metric's value; `w` (N) the sample weights (weighted_metrics), None for unweighted."""
     name, cfg = case["class_name"], case.get("config", {})
     if name == "R2Score":
-        v = r2_score(cfg, y, p)
+        v = r2_score(cfg, y, p, w)
         return float(v) if np.ndim(v) == 0 else [float(x) for x in v]
     if name in ("FBetaScore", "F1Score"):
-        return fbeta(cfg, y, p)
+        return fbeta(cfg, y, p, w)
     if "IoU" in name:
-        return iou(name, cfg, y, p)
+        return iou(name, cfg, y, p, w)
     if name in ("AUC", "Precision", "Recall", "TruePositives", "FalsePositives", "TrueNegatives",
                 "FalseNegatives") or name in AT:
-        return confusion_metric(name, cfg, y, p)
-    return mean_metric(name, cfg, y, p)
+        return confusion_metric(name, cfg, y, p, w)
+    return mean_metric(name, cfg, y, p, w)
 
 
-def sklearn_value(case, y, p):
-    """scikit-learn's value of the same metric where it has one (None otherwise)."""
+def sklearn_value(case, y, p, w=None):
+    """scikit-learn's value of the same metric where it has one (None otherwise); `w` its sample_weight."""
     from sklearn import metrics as m
     name, cfg = case["class_name"], case.get("config", {})
+    # w per entry of a flattened (N, K) array: each sample's weight over its K entries.
+    flat_w = None if w is None else np.repeat(w, y.size // len(w))
     if name in ("Precision", "Recall") and cfg.get("top_k") is None and not isinstance(cfg.get("thresholds"), list):
         c = cfg.get("class_id")
-        yt, yp = (y[:, c], p[:, c]) if c is not None else (y.ravel(), p.ravel())
+        yt, yp, sw = (y[:, c], p[:, c], w) if c is not None else (y.ravel(), p.ravel(), flat_w)
         f = m.precision_score if name == "Precision" else m.recall_score
-        return float(f(yt > 0, yp > (cfg.get("thresholds") or 0.5), zero_division=0))
+        return float(f(yt > 0, yp > (cfg.get("thresholds") or 0.5), zero_division=0, sample_weight=sw))
     exact_auc = (name == "AUC" and not cfg.get("from_logits") and cfg.get("thresholds") is None
                  and cfg.get("num_thresholds", 200) >= 200 and cfg.get("label_weights") is None
                  and cfg.get("summation_method", "interpolation").lower() == "interpolation")
     if exact_auc and cfg.get("curve", "ROC").upper() == "ROC":
         if cfg.get("multi_label"):
-            return float(m.roc_auc_score(y, p, average="macro"))
-        return float(m.roc_auc_score(y.ravel() > 0, p.ravel()))
+            return float(m.roc_auc_score(y, p, average="macro", sample_weight=w))
+        return float(m.roc_auc_score(y.ravel() > 0, p.ravel(), sample_weight=flat_w))
     if exact_auc and cfg.get("curve", "ROC").upper() == "PR" and not cfg.get("multi_label"):
-        return float(m.average_precision_score(y.ravel() > 0, p.ravel()))
+        return float(m.average_precision_score(y.ravel() > 0, p.ravel(), sample_weight=flat_w))
     if name in ("FBetaScore", "F1Score") and cfg.get("threshold") is not None:
         pred = (p > cfg["threshold"]).astype(int)
-        v = m.fbeta_score(y.astype(int), pred, beta=cfg.get("beta", 1.0), average=cfg.get("average"), zero_division=0)
+        v = m.fbeta_score(y.astype(int), pred, beta=cfg.get("beta", 1.0), average=cfg.get("average"), zero_division=0,
+                          sample_weight=w)
         return float(v) if np.ndim(v) == 0 else [float(x) for x in v]
     if name == "R2Score" and cfg.get("num_regressors", 0) == 0:
         agg = cfg.get("class_aggregation", "uniform_average")
-        v = m.r2_score(y, p, multioutput="raw_values" if agg is None else (
+        v = m.r2_score(y, p, sample_weight=w, multioutput="raw_values" if agg is None else (
             "variance_weighted" if agg == "variance_weighted_average" else "uniform_average"))
         return float(v) if np.ndim(v) == 0 else [float(x) for x in v]
     one_hot = name.startswith("OneHot")
@@ -317,29 +329,35 @@ def sklearn_value(case, y, p):
         yp = p.argmax(-1)
         k = cfg["num_classes"]
         targets = cfg.get("target_class_ids", list(range(k)))
-        j = m.jaccard_score(yt, yp, labels=list(range(k)), average=None, zero_division=0)
+        j = m.jaccard_score(yt, yp, labels=list(range(k)), average=None, zero_division=0, sample_weight=w)
         present = [t for t in targets if (yt == t).any() or (yp == t).any()]
         return float(np.mean(j[present])) if present else 0.0
     if name == "MeanSquaredError":
-        return float(m.mean_squared_error(y, p))
+        return float(m.mean_squared_error(y, p, sample_weight=w))
     if name == "MeanAbsoluteError":
-        return float(m.mean_absolute_error(y, p))
+        return float(m.mean_absolute_error(y, p, sample_weight=w))
     if name == "MeanAbsolutePercentageError":
-        return float(100 * m.mean_absolute_percentage_error(y, p))
+        return float(100 * m.mean_absolute_percentage_error(y, p, sample_weight=w))
     if name == "CategoricalCrossentropy" and not cfg:
-        return float(m.log_loss(y.argmax(-1), p, labels=list(range(p.shape[1]))))
+        return float(m.log_loss(y.argmax(-1), p, labels=list(range(p.shape[1])), sample_weight=w))
+    if name in ("CategoricalAccuracy", "SparseCategoricalAccuracy") and w is not None:
+        yt = y.argmax(-1) if name == "CategoricalAccuracy" else y.reshape(-1)
+        return float(m.accuracy_score(yt, p.argmax(-1), sample_weight=w))
     return None
 
 
 def compute(request):
-    data = {k: (np.array(v["y_true"], dtype=np.float64), np.array(v["y_pred"], dtype=np.float64))
+    """The values of every case; a case with "weighted": true reads its data's "sample_weight" (N)."""
+    data = {k: (np.array(v["y_true"], dtype=np.float64), np.array(v["y_pred"], dtype=np.float64),
+                np.array(v["sample_weight"], dtype=np.float64) if "sample_weight" in v else None)
             for k, v in request["data"].items()}
     out = {"keras": [], "sklearn": []}
     for case in request["cases"]:
-        y, p = data[case["data"]]
-        out["keras"].append(keras_value(case, y, p))
+        y, p, sw = data[case["data"]]
+        w = sw if case.get("weighted") else None
+        out["keras"].append(keras_value(case, y, p, w))
         try:
-            out["sklearn"].append(sklearn_value(case, y, p))
+            out["sklearn"].append(sklearn_value(case, y, p, w))
         except ImportError:
             out["sklearn"].append(None)
     return out

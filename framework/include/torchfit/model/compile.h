@@ -299,6 +299,12 @@ struct CompileOptions {
   /// name or object, a list of them, or null) or an object output name → metric(s); logged as
   /// "<output>_<metric>". Null (default): `metrics`, which for several outputs gives one metric per output.
   TORCH_ARG(nlohmann::json, output_metrics) = nullptr;
+  /// Keras's weighted_metrics: metrics that the sample weights weigh (fit's sample_weight, or class_weight
+  /// turned into sample weights; validation_data's own weights) — a JSON list of metric names or objects
+  /// (one output: all of them; several: one entry per output, an entry a metric, a list or null) or an
+  /// object output name → metric(s). Logged after the unweighted metrics under the metric's name, or
+  /// "weighted_<name>" when `metrics` already logs that name (Keras 3's CompileMetrics). Null (default): none.
+  TORCH_ARG(nlohmann::json, weighted_metrics) = nullptr;
   /// Dynamic loss scaling (LossScaleOptimizer). Unset ⇒ on with Keras's defaults when the model's dtype
   /// policy is mixed_float16 (as Keras's compile wraps the optimizer), off otherwise; set ⇒ on with these
   /// settings whatever the policy.

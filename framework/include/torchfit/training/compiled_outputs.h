@@ -26,13 +26,16 @@ class ModelImpl;
 ///   output name → weight);
 /// - its metrics: CompileOptions::output_metrics (a list in output order whose entries are a metric, a list
 ///   of metrics or null; or an object output name → metric(s)), else CompileOptions::metrics — for one
-///   output all of them, for several outputs one entry per output (Keras 3's flat-list rule).
+///   output all of them, for several outputs one entry per output (Keras 3's flat-list rule);
+/// - its weighted metrics: CompileOptions::weighted_metrics (one output: every entry; several: a list with
+///   one entry per output, or an object by output name), updated with the batch's sample weights.
 ///
 /// The total loss is Σ weight_i · loss_i (Keras 3's CompileLoss; the trainer adds the regularization
 /// losses). One sample_weight weighs every output (Keras repeats it). Log names, as Keras 3: one output —
-/// the metric names as MetricSet gives them; several — "<output>_<metric>" for each output's metrics,
-/// then "<output>_loss" for each output with a loss when more than one output has one (the unweighted
-/// loss, a mean over the batches weighted by their sizes).
+/// the metric names as MetricSet gives them; several — "<output>_<metric>" for each output's metrics;
+/// then the weighted metrics under the same rule ("weighted_<metric>" where an unweighted metric already
+/// has the name); then "<output>_loss" for each output with a loss when more than one output has one (the
+/// unweighted loss, a mean over the batches weighted by their sizes).
 /// The model runs for logits (Model::forward_multi(xs, true)) only when every output's loss can use the
 /// logits of its activation (loss_uses_logits); otherwise every output gives probabilities.
 /// Errors (ConfigError, naming the output and Keras's rule): a list of another length than the outputs, an
@@ -66,8 +69,11 @@ class CompiledOutputs {
   at::Tensor total_loss(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys,
                         const at::Tensor& sample_weight, const std::vector<at::Tensor>& masks,
                         const at::Tensor& class_weight, std::vector<double>* state) const;
-  /// Adds the batch's metric statistics of every output to `state`.
-  void update(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys, std::vector<double>& state) const;
+  /// Adds the batch's metric statistics of every output to `state`; the weighted metrics read
+  /// `sample_weight` ((N) or per target entry; undefined = unweighted), or the class weights of the
+  /// targets when `class_weight` (K) is given (fit's training data, one output).
+  void update(const std::vector<at::Tensor>& outs, const std::vector<at::Tensor>& ys, std::vector<double>& state,
+              const at::Tensor& sample_weight = {}, const at::Tensor& class_weight = {}) const;
   /// Every value under its log name (prefix + name).
   Logs results(const std::vector<double>& state, const std::string& prefix = "") const;
 
@@ -79,12 +85,17 @@ class CompiledOutputs {
     bool from_logits = false;
     std::shared_ptr<MetricSet> metrics;
     size_t metric_offset = 0;
+    std::shared_ptr<MetricSet> weighted;      // weighted_metrics
+    std::vector<std::string> weighted_names;  // their log names (without the output prefix)
+    size_t weighted_offset = 0;
     size_t loss_offset = 0;  // into the statistics when the loss is logged
     bool logs_loss = false;
   };
   void resolve_losses(const CompileOptions& options);
   void resolve_weights(const nlohmann::json& weights);
   std::vector<std::vector<std::string>> resolve_metrics(const CompileOptions& options) const;
+  std::vector<std::vector<std::string>> resolve_weighted_metrics(const nlohmann::json& spec) const;
+  void add_metric_sets(const ModelImpl& model, const CompileOptions& options);
   void check_targets(size_t count) const;
   std::vector<Head> heads_;
   std::vector<std::string> names_;

@@ -68,8 +68,12 @@ class MetricSet {
   size_t state_size() const { return size_; }
   /// Adds the batch's statistics to `state` (size state_size()). `output`: (N, K) model output (logits when
   /// from_logits; images (N, C, H, W) have their classes on axis 1), `target`: the batch's labels.
-  /// Errors: ConfigError naming the metric for a target or output it cannot read.
-  void update(const at::Tensor& output, const at::Tensor& target, std::vector<double>& state) const;
+  /// `sample_weight` (weighted_metrics; undefined = none): (N), or per entry of the target without its class
+  /// axis ((N, H, W) per pixel) — Keras's weighted means (Σ w·v / Σ w), weighted confusion counts and IoU
+  /// matrices, and R2Score's weighted sums. Errors: ConfigError naming the metric for a target or output it
+  /// cannot read, or weights that fit neither way.
+  void update(const at::Tensor& output, const at::Tensor& target, std::vector<double>& state,
+              const at::Tensor& sample_weight = {}) const;
   /// Each metric's value under its log name (prefix + name, name_i for vector values): from the sums in
   /// `state`; nan when a mean holds no sample.
   Logs results(const std::vector<double>& state, const std::string& prefix = "") const;
