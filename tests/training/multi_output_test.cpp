@@ -7,8 +7,11 @@
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <filesystem>
+#include <future>
 
 #include <torchfit/data/arrays.h>
+#include <torchfit/distributed/environment.h>
+#include <torchfit/distributed/process_group.h>
 #include <torchfit/error.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/input_layer.h>
@@ -16,6 +19,7 @@
 #include <torchfit/training/trainer.h>
 
 #include "support/error_message.h"
+#include "support/free_port.h"
 #include "support/python_reference.h"
 #include "support/temp_dir.h"
 
@@ -88,12 +92,14 @@ def losses(idx):
     lc = (torch.nn.functional.cross_entropy(zc, cls[idx], reduction="none") * w[idx]).sum() / n
     lf = (torch.nn.functional.binary_cross_entropy_with_logits(zf, flag[idx], reduction="none").mean(-1)
           * w[idx]).sum() / n
-    acc_c = (zc.argmax(1) == cls[idx]).sum().item()
-    acc_f = ((zf > 0).float() == flag[idx]).sum().item()
-    return lc, lf, acc_c, acc_f
+    hit_c = (zc.argmax(1) == cls[idx]).float()
+    hit_f = ((zf > 0).float() == flag[idx]).float().mean(-1)
+    return lc, lf, hit_c, hit_f
+WEIGHTED = data.get("weighted", False)  # weighted_metrics=[accuracy] per output: Σ w·hit / Σ w
 def epoch_logs(batches, train):
     s = {"loss": 0.0, "cls_loss": 0.0, "flag_loss": 0.0, "cls_accuracy": 0.0, "flag_accuracy": 0.0}
-    n = 0
+    weighted = {"cls_weighted_accuracy": 0.0, "flag_weighted_accuracy": 0.0}
+    n, sw = 0, 0.0
     for idx in batches:
         if train:
             opt.zero_grad()
@@ -105,10 +111,16 @@ def epoch_logs(batches, train):
             steps.append(total.item())
         for k, v in (("loss", total.item()), ("cls_loss", lc.item()), ("flag_loss", lf.item())):
             s[k] += v * len(idx)
-        s["cls_accuracy"] += ac
-        s["flag_accuracy"] += af
+        s["cls_accuracy"] += ac.sum().item()
+        s["flag_accuracy"] += af.sum().item()
+        weighted["cls_weighted_accuracy"] += (w[idx] * ac).sum().item()
+        weighted["flag_weighted_accuracy"] += (w[idx] * af).sum().item()
         n += len(idx)
-    return {k: v / n for k, v in s.items()}
+        sw += w[idx].sum().item()
+    out = {k: v / n for k, v in s.items()}
+    if WEIGHTED:
+        out.update({k: v / sw for k, v in weighted.items()})
+    return out
 opt = torch.optim.SGD([t for v in P.values() for t in v], lr=data["lr"])
 steps, epochs = [], []
 for epoch in range(data["epochs"]):
@@ -186,6 +198,48 @@ TEST(MultiOutput, TwoInputsTwoOutputsTrainAsPyTorchWithKerasLogNames) {
       Arrays({d.a.slice(0, 10), d.b.slice(0, 10)}, {d.cls.slice(0, 10), d.flag.slice(0, 10)}, d.w.slice(0, 10)), 4);
   EXPECT_TRUE(ev.count("cls_loss") && ev.count("flag_accuracy"));
   EXPECT_NEAR(ev.at("loss"), ev.at("cls_loss") + 0.5 * ev.at("flag_loss"), 1e-6) << "the total is the weighted sum";
+}
+
+// Keras's weighted_metrics on two outputs: the same metric weighted and not, logged as
+// "<output>_weighted_accuracy" after the unweighted ones; the sample weights weigh them in training and
+// validation, against PyTorch-Python's Σ w·hit / Σ w.
+TEST(MultiOutput, WeightedMetricsReadTheSampleWeightsUnderKerasNames) {
+  const Problem d = problem(14, 6);
+  at::manual_seed(4);
+  Trainer t(two_heads(), two_head_compile(0.1).weighted_metrics({{"cls", "accuracy"}, {"flag", {"accuracy"}}}));
+  EXPECT_EQ(t.metric_names(), (std::vector<std::string>{"cls_accuracy", "flag_accuracy", "cls_weighted_accuracy",
+                                                        "flag_weighted_accuracy", "cls_loss", "flag_loss"}));
+  nlohmann::json input = {{"params", layer_params(t.model())},
+                          {"a", torchfit::testing::to_json(d.a)},
+                          {"b", torchfit::testing::to_json(d.b)},
+                          {"cls", torchfit::testing::to_json(d.cls)},
+                          {"flag", torchfit::testing::to_json(d.flag)},
+                          {"w", torchfit::testing::to_json(d.w)},
+                          {"lr", 0.1},
+                          {"epochs", 2},
+                          {"weighted", true},
+                          {"batches", ranges(0, 10, 4)},
+                          {"val", ranges(10, 14, 4)}};
+  auto rec = std::make_shared<Recorder>();
+  t.fit(Arrays({d.a, d.b}, {d.cls, d.flag}, d.w),
+        FitOptions().epochs(2).verbose(0).validation_split(0.25).callbacks({rec}),
+        ArrayOptions().batch_size(4).shuffle(false));
+  const auto ref = torchfit::testing::run_python({"torch"}, kTorchTwoHeads, input);
+  TORCHFIT_REQUIRE_PYTHON(ref);
+  ASSERT_EQ(rec->epochs.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    for (const auto& [key, value] : ref.out["epochs"][e].items()) {
+      ASSERT_TRUE(rec->epochs[e].count(key)) << "no log '" << key << "'";
+      EXPECT_NEAR(rec->epochs[e].at(key), value.get<double>(), 1e-5 * (1 + std::abs(value.get<double>())))
+          << "epoch " << e << " " << key;
+    }
+  }
+  EXPECT_NE(rec->epochs[1].at("cls_weighted_accuracy"), rec->epochs[1].at("cls_accuracy"));
+  // A weighted_metrics list of another length than the outputs is Keras's error.
+  EXPECT_NE(config_error([] {
+              Trainer(two_heads(), two_head_compile(0.1).weighted_metrics({"accuracy"}));
+            }).find("weighted_metrics has 1 entries but the model has 2 outputs"),
+            std::string::npos);
 }
 
 TEST(MultiOutput, ArraysByNameAreTheModelsOrderAndResumeContinuesExactly) {
@@ -318,6 +372,83 @@ TEST(MultiOutput, BadSettingsAndDataAreErrorsNamingTheOutput) {
             }).find("the input 'c', which the model does not have; its inputs are 'a', 'b'"),
             std::string::npos);
   EXPECT_NE(config_error([&] { t.predict(d.a, 3); }).find("predict"), std::string::npos);
+}
+
+}  // namespace torchfit::multi_output_test
+
+namespace torchfit::multi_output_test {
+
+// Data-parallel: two ranks (Gloo on loopback, one thread each) train the two-head model on the same
+// arrays as one process — the shards carry both inputs and both targets, the gradients are the global
+// batch's — and end with the one process's weights and per-output validation logs.
+TEST(MultiOutput, TwoRanksTrainWhatOneProcessTrains) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Problem d = problem(32, 12);
+  const Arrays arrays({d.a, d.b}, {d.cls, d.flag}, d.w);
+  auto fresh = [] {
+    at::manual_seed(21);
+    return two_heads();
+  };
+  auto fit = [&](Model m, std::shared_ptr<distributed::ProcessGroup> group) {
+    Trainer t(m, two_head_compile(0.1));
+    FitOptions o = FitOptions().epochs(2).verbose(0).validation_split(0.25);
+    if (group) o.process_group(group);
+    const History h = t.fit(arrays, o, ArrayOptions().batch_size(8).shuffle(true).seed(3));
+    std::vector<at::Tensor> w;
+    for (const auto& p : t.model()->parameters()) w.push_back(p.detach().clone());
+    return std::make_pair(w, h.history.at("val_flag_accuracy").back());
+  };
+  const auto one = fit(fresh(), nullptr);
+  const int port = torchfit::testing::free_port();
+  auto rank = [&](int r) {
+    distributed::Environment env;
+    env.rank = r;
+    env.world_size = 2;
+    env.master_addr = "127.0.0.1";
+    env.master_port = port;
+    distributed::ProcessGroupOptions options;
+    options.timeout = std::chrono::seconds(30);
+    return fit(fresh(), distributed::ProcessGroup::create(env, options));
+  };
+  auto r0 = std::async(std::launch::async, rank, 0), r1 = std::async(std::launch::async, rank, 1);
+  ASSERT_EQ(r0.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  const auto w0 = r0.get(), w1 = r1.get();
+  ASSERT_EQ(w0.first.size(), one.first.size());
+  for (size_t i = 0; i < one.first.size(); ++i) {
+    EXPECT_TRUE(at::equal(w0.first[i], w1.first[i])) << "parameter " << i << " differs between the ranks";
+    EXPECT_LE((w0.first[i] - one.first[i]).abs().max().item<double>(), 1e-5) << "parameter " << i;
+  }
+  EXPECT_NEAR(w0.second, one.second, 1e-9) << "val_flag_accuracy";
+}
+
+// Mixed precision (mixed_bfloat16, the CPU's policy): both heads train under it; every step's loss stays
+// within bfloat16's rounding of the float32 run's, the weights stay float32 and predict gives float32
+// outputs for both heads.
+TEST(MultiOutput, MixedBfloat16TrainsBothHeadsWithinBfloat16RoundingOfFloat32) {
+  const Problem d = problem(24, 13);
+  auto run = [&](const std::string& policy) {
+    at::manual_seed(31);
+    Model m = two_heads();
+    m->set_dtype_policy(policy);
+    Trainer t(m, two_head_compile(0.05));
+    auto rec = std::make_shared<Recorder>();
+    t.fit(Arrays({d.a, d.b}, {d.cls, d.flag}, d.w), FitOptions().epochs(2).verbose(0).callbacks({rec}),
+          ArrayOptions().batch_size(8).shuffle(false));
+    for (const auto& p : t.model()->parameters()) EXPECT_EQ(p.scalar_type(), at::kFloat) << policy;
+    const auto outs = t.predict_outputs(Arrays({d.a, d.b}, {}), 8);
+    EXPECT_EQ(outs.size(), 2u);
+    for (const auto& o : outs) EXPECT_EQ(o.scalar_type(), at::kFloat) << policy;
+    return rec->losses;
+  };
+  const auto f32 = run("float32"), bf16 = run("mixed_bfloat16");
+  ASSERT_EQ(f32.size(), bf16.size());
+  double largest = 0;
+  for (size_t i = 0; i < f32.size(); ++i) {
+    EXPECT_NEAR(bf16[i], f32[i], 0.03 * (1 + std::abs(f32[i]))) << "step " << i;
+    largest = std::max(largest, std::abs(bf16[i] - f32[i]));
+  }
+  EXPECT_GT(largest, 0.0) << "bfloat16 computed exactly what float32 did: the policy was not applied";
 }
 
 }  // namespace torchfit::multi_output_test
