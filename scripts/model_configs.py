@@ -11,6 +11,9 @@ model.to_json() layout (class_name "Functional", inbound_nodes lists, input_laye
   fashion_two_heads.json a small CNN with two outputs for Fashion-MNIST (28x28x1): "cls", the 10 classes
                         (softmax), and "footwear", sandal/sneaker/ankle boot or not (sigmoid), on one trunk;
                         fit_arrays trains it with a loss per output and loss_weights (docs/training.md).
+  fashion_unet.json     a small U-Net for Fashion-MNIST's garment masks (28x28x1 -> 28x28x2 softmax): two
+                        Conv2D/MaxPooling2D stages down, UpSampling2D and Conv2DTranspose up, each joined
+                        to its encoder stage by Concatenate (docs/training.md, "Segmentation").
   convnext_block.json   a ConvNeXt-style model: a 4x4/4 stem with LayerNormalization, two blocks of
                         DepthwiseConv2D 7x7 -> LayerNormalization -> Dense 4x (GELU) -> Dense over the
                         channels with a residual Add, GlobalAveragePooling2D, LayerNormalization, Dense.
@@ -156,12 +159,35 @@ def fashion_two_heads():
     return g.to_json([dense(g, x, 10, "softmax", name="cls"), dense(g, x, 1, "sigmoid", name="footwear")])
 
 
+def fashion_unet():
+    g = Graph("fashion_unet", [28, 28, 1])
+    pool = dict(pool_size=[2, 2], strides=[2, 2], padding="valid", data_format="channels_last")
+    enc1 = conv(g, g.input, 16, 3, activation="relu")
+    enc2 = conv(g, g("MaxPooling2D", enc1, **pool), 32, 3, activation="relu")
+    bottom = conv(g, g("MaxPooling2D", enc2, **pool), 64, 3, activation="relu")
+    up2 = g("UpSampling2D", bottom, size=[2, 2], data_format="channels_last", interpolation="nearest")
+    dec2 = conv(g, g("Concatenate", [up2, enc2], axis=-1), 32, 3, activation="relu")
+    up1 = g("Conv2DTranspose", dec2, filters=16, kernel_size=[2, 2], strides=[2, 2], padding="same",
+            output_padding=None, data_format="channels_last", dilation_rate=[1, 1], activation="relu",
+            use_bias=True, kernel_initializer={"class_name": "HeNormal", "config": {"seed": None}},
+            bias_initializer={"class_name": "Zeros", "config": {}}, kernel_regularizer=None,
+            bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None)
+    dec1 = conv(g, g("Concatenate", [up1, enc1], axis=-1), 16, 3, activation="relu")
+    return g.to_json(g("Conv2D", dec1, name="mask", filters=2, kernel_size=[1, 1], strides=[1, 1], padding="same",
+                       data_format="channels_last", dilation_rate=[1, 1], groups=1, activation="softmax",
+                       use_bias=True, kernel_initializer={"class_name": "GlorotUniform", "config": {"seed": None}},
+                       bias_initializer={"class_name": "Zeros", "config": {}}, kernel_regularizer=None,
+                       bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+                       bias_constraint=None))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, model in (("resnet8.json", resnet8()), ("mobilenetv2_tiny.json", mobilenetv2_tiny()),
-                        ("convnext_block.json", convnext_block()), ("fashion_two_heads.json", fashion_two_heads())):
+                        ("convnext_block.json", convnext_block()), ("fashion_two_heads.json", fashion_two_heads()),
+                        ("fashion_unet.json", fashion_unet())):
         path = os.path.join(sys.argv[1], name)
         with open(path + ".tmp", "w") as f:
             json.dump(model, f, indent=1)

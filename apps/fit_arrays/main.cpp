@@ -9,6 +9,7 @@
 // order, and per-output losses, weights and metrics as JSON (Keras's compile(loss=[…], loss_weights=…)):
 //   fit_arrays --model-config two_heads.json --x img.npy --x meta.npy --y cls.npy --y flag.npy \
 //              --loss '["sparse_categorical_crossentropy", "binary_crossentropy"]' --loss-weights '[1, 0.5]'
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -22,6 +23,7 @@
 #include <torchfit/runtime/logging.h>
 #include <torchfit/runtime/process.h>
 #include <torchfit/training/class_weight.h>
+#include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/metrics.h>
 #include <torchfit/training/optimizers.h>
 #include <torchfit/training/trainer.h>
@@ -37,7 +39,7 @@ struct Args {
   std::string model_config, sample_weight, validation_sample_weight;
   std::vector<std::string> x, y, validation_x, validation_y;  // one per model input / output
   std::string loss = "mse", metrics = "mae", optimizer = "adam", class_weight, device = "cpu";
-  std::string loss_weights, output_metrics;
+  std::string loss_weights, output_metrics, weighted_metrics, save;
   bool metrics_given = false;  // --metrics on the command line (its default "mae" is for one output)
   std::string delimiter = ",";
   double validation_split = 0.0, lr = 0.0;
@@ -119,10 +121,16 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--output-metrics", a.output_metrics,
                  "Several outputs: the metrics per output as JSON, a list in output order (entries a metric or a "
                  "list) or {output name: metric(s)}; replaces --metrics");
+  app.add_option("--weighted-metrics", a.weighted_metrics,
+                 "Keras weighted_metrics, weighed by --sample-weight (or --class-weight): comma-separated names, or "
+                 "JSON as --output-metrics for several outputs; logged as weighted_<name> when --metrics has <name>");
   app.add_option("--optimizer", a.optimizer, "Keras optimizer name or object (JSON)")->capture_default_str();
   app.add_option("--lr", a.lr, "Learning rate (default: the optimizer's Keras default)")
       ->check(apps::positive_finite());
   app.add_option("--class-weight", a.class_weight, "JSON file {\"0\": w0, \"1\": w1, ...} (Keras class_weight)");
+  app.add_option("--save", a.save,
+                 "Write the trained model: FILE.keras (Keras 3's format, as model.save) or a torchfit checkpoint "
+                 "(any other name; predict_cnn reads both)");
   app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(apps::int_range(1));
   apps::add_batch_size_flag(app, a.batch_size, "Samples per batch");
   app.add_flag("--no-shuffle", a.no_shuffle, "Keep the training samples in file order (Keras shuffle=False)");
@@ -181,6 +189,12 @@ torchfit::CompileOptions compile_options(const Args& a, bool several_outputs) {
     c.output_metrics(json(a.output_metrics, "--output-metrics"));
   } else if (!several_outputs || a.metrics_given) {  // several outputs: no metrics unless asked for
     c.metrics(apps::comma_items(a.metrics, "--metrics"));
+  }
+  if (!a.weighted_metrics.empty()) {
+    const char f = a.weighted_metrics.front();
+    c.weighted_metrics(f == '[' || f == '{'
+                           ? json(a.weighted_metrics, "--weighted-metrics")
+                           : nlohmann::json(apps::comma_items(a.weighted_metrics, "--weighted-metrics")));
   }
   return c;
 }
@@ -251,7 +265,9 @@ int run(const Args& a) {
   std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n";
   const Problem problem = a.sequence_length > 0 ? series_problem(a) : arrays_problem(a);
   const at::Tensor& x = problem.train.x;
-  torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());  // Keras order: the file's
+  // Keras order, the file's: an image array was turned to (N, C, H, W) on loading.
+  torchfit::Shape input(x.sizes().begin() + 1, x.sizes().end());
+  if (x.dim() == 4) input = {x.size(2), x.size(3), x.size(1)};
   at::manual_seed(a.seed);
   // One input and output: the config adapted to the file's shape; several: the config as it is.
   const nlohmann::json config = torchfit::keras::read_model_config(a.model_config);
@@ -283,6 +299,15 @@ int run(const Args& a) {
     if (!values.empty() && name != "lr") std::cout << " " << name << " " << values.back();
   std::cout << "\n";
   if (problem.forecast) report_forecast(trainer, *problem.forecast, a.batch_size);
+  if (!a.save.empty()) {
+    const bool keras = std::filesystem::path(a.save).extension() == ".keras";
+    if (keras) {
+      torchfit::save_keras_file(trainer, a.save);
+    } else {
+      trainer.save_checkpoint(a.save);
+    }
+    std::cout << "saved " << a.save << (keras ? " (Keras 3 .keras)" : " (torchfit checkpoint)") << "\n";
+  }
   return 0;
 }
 

@@ -2,7 +2,8 @@
 // Keras model file (.h5, .keras).
 //   predict_cnn --model runs/<run>/model.ckpt --data ./data/pred
 //   predict_cnn --model mnist.keras --data ./data/pred
-// Writes predictions.csv (file,class,probability, then one probability column per class); when
+// Writes predictions.csv (file,class,probability, then one probability column per class, then a column
+// per value of a model's further outputs, "<output>" or "<output>_<k>"); when
 // pred_labels.csv is beside the folder, prints the accuracy and scikit-learn's classification report and
 // confusion matrix, written to report.json next to predictions.csv.
 #include <CLI/CLI.hpp>
@@ -124,11 +125,24 @@ struct Prediction {
   std::string file, cls;  // cls: the class's name, its index as text when the model has no name for it
   int64_t index;          // the class's index
   double probability;
-  std::vector<double> all;  // every class's probability, in index order
+  std::vector<double> all;   // every class's probability, in index order
+  std::vector<double> more;  // a model with several outputs: the other outputs' values, flattened in order
 };
 
+// The column names of the outputs after the first: "<output>" for one value, else "<output>_<k>".
+std::vector<std::string> more_columns(const Model& model, const std::vector<at::Tensor>& outs) {
+  std::vector<std::string> names;
+  const auto output_names = model->output_names();
+  for (size_t o = 1; o < outs.size(); ++o) {
+    const int64_t values = outs[o].numel() / std::max<int64_t>(1, outs[o].size(0));
+    for (int64_t k = 0; k < values; ++k)
+      names.push_back(values == 1 ? output_names.at(o) : output_names.at(o) + "_" + std::to_string(k));
+  }
+  return names;
+}
+
 std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const predict_cnn::ModelClasses& classes,
-                                       Model& model) {
+                                       Model& model, std::vector<std::string>& more) {
   Shape in = model->input_shape();
   if (in.size() != 3) throw ConfigError("checkpoint '" + a.model_path + "' is not an image model");
   if (a.target_size > 0 && (in[0] != a.target_size || in[1] != a.target_size)) {
@@ -140,12 +154,14 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
   }
   auto source = flat_folder_source(dir, in, a);
   std::vector<int64_t> indices;
-  at::Tensor probs;
+  std::vector<at::Tensor> outs;  // every output (Keras's predict); the first is the class scores
   try {
-    probs = predict(*model, *source, runtime::parse_device(a.device), 0, &indices);
+    outs = predict_outputs(*model, *source, runtime::parse_device(a.device), 0, &indices);
   } catch (const NumericError& e) {
     throw NumericError("checkpoint '" + a.model_path + "': " + e.what());
   }
+  const at::Tensor probs = outs.at(0);
+  more = more_columns(model, outs);
   auto [best_p, best_k] = probs.max(1);
   const auto files = source->filenames();
   // A file that failed to decode was stood in for by another: its row would be that file's prediction.
@@ -164,16 +180,22 @@ std::vector<Prediction> predict_folder(const fs::path& dir, const Args& a, const
                    {}});
     const at::Tensor row = probs[static_cast<int64_t>(r)].to(at::kDouble).contiguous();
     out.back().all.assign(row.data_ptr<double>(), row.data_ptr<double>() + row.numel());
+    for (size_t o = 1; o < outs.size(); ++o) {
+      const at::Tensor v = outs[o][static_cast<int64_t>(r)].to(at::kDouble).contiguous().reshape({-1});
+      out.back().more.insert(out.back().more.end(), v.data_ptr<double>(), v.data_ptr<double>() + v.numel());
+    }
   }
   return out;
 }
 
 // RFC 4180 through libcsv (a file name with a comma or a quote is quoted); written atomically.
-// Columns: file, class, probability, then one per class headed by its name (its index when unnamed).
+// Columns: file, class, probability, then one per class headed by its name (its index when unnamed), then
+// a model's further outputs (`more`: "<output>" or "<output>_<k>").
 void write_predictions(const std::string& output, const std::vector<Prediction>& rows,
-                       const predict_cnn::ModelClasses& classes) {
+                       const predict_cnn::ModelClasses& classes, const std::vector<std::string>& more) {
   std::vector<std::string> header = {"file", "class", "probability"};
   for (int64_t k = 0; k < classes.count; ++k) header.push_back(classes.label(k));
+  header.insert(header.end(), more.begin(), more.end());
   std::string csv = io::csv_line(header);
   auto number = [](double v) {
     std::ostringstream s;  // the stream's default: 6 significant digits
@@ -183,6 +205,7 @@ void write_predictions(const std::string& output, const std::vector<Prediction>&
   for (const auto& p : rows) {
     std::vector<std::string> cells = {p.file, p.cls, number(p.probability)};
     for (double v : p.all) cells.push_back(number(v));
+    for (double v : p.more) cells.push_back(number(v));
     csv += io::csv_line(cells);
   }
   io::write_text_atomically(output, csv);
@@ -240,10 +263,14 @@ int run(Args& a) {
   Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info, size);
   a.preprocessing = input_preprocessing(a, info);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
-  predict_cnn::ModelClasses classes{std::vector<std::string>(info.class_indices.size()), model->output_shape().back()};
+  // The first output holds the class scores (a model with several outputs: the others follow as columns).
+  const auto& first = model->outputs().at(0).shape();
+  predict_cnn::ModelClasses classes{std::vector<std::string>(info.class_indices.size()),
+                                    first.empty() ? 1 : first.back()};
   for (const auto& [name, idx] : info.class_indices) classes.names.at(static_cast<size_t>(idx)) = name;
-  const auto rows = predict_folder(dir, a, classes, model);
-  write_predictions(a.output, rows, classes);
+  std::vector<std::string> more;
+  const auto rows = predict_folder(dir, a, classes, model, more);
+  write_predictions(a.output, rows, classes, more);
   std::cout << "Predicted " << rows.size() << " images → " << a.output << "\n";
   if (!fs::is_regular_file(labels_path)) return 0;
   std::vector<std::pair<std::string, int64_t>> predicted;
