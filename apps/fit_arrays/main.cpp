@@ -11,6 +11,7 @@
 //              --loss '["sparse_categorical_crossentropy", "binary_crossentropy"]' --loss-weights '[1, 0.5]'
 #include <filesystem>
 #include <iostream>
+#include <map>
 
 #include <CLI/CLI.hpp>
 
@@ -100,7 +101,8 @@ void add_flags(CLI::App& app, Args& a) {
                      "; once per output, in the model's order (required unless "
                      "--sequence-length)")
       ->take_all();
-  app.add_option("--sample-weight", a.sample_weight, "Per-sample loss weights (N): " + arrays);
+  app.add_option("--sample-weight", a.sample_weight,
+                 "Loss weights, per sample (N) or per pixel (N, H, W) for segmentation targets: " + arrays);
   app.add_option("--validation-split", a.validation_split,
                  "Fraction in (0, 1) of the samples, the LAST ones (Keras), to validate on")
       ->check(CLI::Range(0.0, 1.0));
@@ -259,7 +261,29 @@ bool several_inputs_or_outputs(const nlohmann::json& model) {
   return count("input_layers") > 1 || count("output_layers") > 1;
 }
 
+// The classes of an array problem are the output's units, named by their indices ("0", "1", …) as a
+// class_weight file names them; one unit is the binary case's two classes.
+std::map<std::string, int64_t> class_ids(const torchfit::Model& model) {
+  const auto& shape = model->outputs().at(0).shape();
+  const int64_t units = shape.empty() ? 1 : shape.back();
+  std::map<std::string, int64_t> ids;
+  for (int64_t k = 0; k < std::max<int64_t>(units, 2); ++k) ids[std::to_string(k)] = k;
+  return ids;
+}
+
+// --save is checked before training, so that a bad path does not cost the trained model.
+void check_save_path(const std::string& path) {
+  if (path.empty()) return;
+  const std::filesystem::path p(path);
+  const std::filesystem::path parent = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
+  if (p.filename().empty() || std::filesystem::is_directory(p))
+    throw apps::UsageError("--save " + path + ": is a folder; give a file name (model.ckpt or model.keras)");
+  if (!std::filesystem::is_directory(parent))
+    throw apps::UsageError("--save " + path + ": the folder " + parent.string() + " does not exist (or is a file)");
+}
+
 int run(const Args& a) {
+  check_save_path(a.save);
   const int threads = torchfit::runtime::init_process(a.threads);
   const c10::Device device = torchfit::runtime::parse_device(a.device);
   std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n";
@@ -289,7 +313,7 @@ int run(const Args& a) {
   torchfit::Trainer trainer(model, compile_options(a, several_outputs).optimizer(optimizer), device);
   torchfit::FitOptions fit = torchfit::FitOptions().epochs(a.epochs).verbose(a.verbose);
   if (!problem.forecast) fit.validation_split(a.validation_split);
-  if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, {}));
+  if (!a.class_weight.empty()) fit.class_weight(torchfit::read_class_weight(a.class_weight, class_ids(model)));
   torchfit::ArrayOptions options =
       torchfit::ArrayOptions().batch_size(a.batch_size).shuffle(!a.no_shuffle).seed(a.seed);
   if (problem.validation) options.validation_data(*problem.validation);

@@ -265,6 +265,12 @@ int run(Args& a) {
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   // The first output holds the class scores (a model with several outputs: the others follow as columns).
   const auto& first = model->outputs().at(0).shape();
+  if (first.size() != 1) {
+    throw ConfigError("checkpoint '" + a.model_path +
+                      "': predict_cnn writes class scores, but the model's first output " +
+                      model->output_names().at(0) + " is " + format_shape(first) +
+                      " per image (a segmentation or sequence output); predict it with Trainer::predict_outputs");
+  }
   predict_cnn::ModelClasses classes{std::vector<std::string>(info.class_indices.size()),
                                     first.empty() ? 1 : first.back()};
   for (const auto& [name, idx] : info.class_indices) classes.names.at(static_cast<size_t>(idx)) = name;

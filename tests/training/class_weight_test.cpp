@@ -118,6 +118,13 @@ TEST(ClassWeight, WeightedMetricsSeeTheClassWeightsAsSampleWeights) {
   EXPECT_NEAR(last->logs.at("weighted_accuracy"), (hit * cw).sum().item<double>() / cw.sum().item<double>(), 1e-12);
   EXPECT_NE(last->logs.at("weighted_accuracy"), last->logs.at("accuracy"));
   EXPECT_EQ(last->logs.at("val_weighted_accuracy"), last->logs.at("val_accuracy"));  // no weights there
+  // Masks hold a class per pixel: Keras 3 refuses class_weight for them (3+ dimensional targets).
+  try {
+    class_sample_weight("sparse_categorical_crossentropy", at::zeros({2, 3, 3}, at::kLong), at::ones({2}));
+    ADD_FAILURE() << "class_weight took per-pixel targets";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not supported for 3+ dimensional targets"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ClassWeight, JsonFileByNameOrIndex) {

@@ -400,6 +400,8 @@ TEST(MultiOutput, TwoRanksTrainWhatOneProcessTrains) {
   };
   const auto one = fit(fresh(), nullptr);
   const int port = torchfit::testing::free_port();
+  // Built here, one after the other: the global generator seeds them, and two threads would interleave it.
+  Model models[2] = {fresh(), fresh()};
   auto rank = [&](int r) {
     distributed::Environment env;
     env.rank = r;
@@ -408,7 +410,7 @@ TEST(MultiOutput, TwoRanksTrainWhatOneProcessTrains) {
     env.master_port = port;
     distributed::ProcessGroupOptions options;
     options.timeout = std::chrono::seconds(30);
-    return fit(fresh(), distributed::ProcessGroup::create(env, options));
+    return fit(models[r], distributed::ProcessGroup::create(env, options));
   };
   auto r0 = std::async(std::launch::async, rank, 0), r1 = std::async(std::launch::async, rank, 1);
   ASSERT_EQ(r0.wait_for(std::chrono::seconds(120)), std::future_status::ready);

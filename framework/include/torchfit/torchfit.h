@@ -13,6 +13,7 @@
 #include <torchfit/data/image_dataset.h>
 #include <torchfit/data/image_folder.h>
 #include <torchfit/data/image_masks.h>
+#include <torchfit/data/image_targets.h>
 #include <torchfit/data/label_encoder.h>
 #include <torchfit/data/numpy_random.h>
 #include <torchfit/data/prefetch_ring.h>

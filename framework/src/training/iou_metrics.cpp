@@ -29,6 +29,10 @@ class IouMetric : public KerasMetric {
       // Sparse ids are the values themselves (a one-hot target: its argmax); dense ones the argmax of the rows.
       y = r_.sparse_y_true ? b.target_ids() : b.target_rows().argmax(1);
       p = r_.sparse_y_pred ? b.probabilities().reshape({-1}).to(at::kLong) : b.probability_rows().argmax(1);
+      if (!r_.sparse_y_pred && b.probability_rows().size(1) > r_.classes) {  // its argmax would fall outside
+        throw ConfigError("metric " + who_ + ": num_classes is " + std::to_string(r_.classes) + " but the output has " +
+                          std::to_string(b.probability_rows().size(1)) + " classes");
+      }
     }
     if (y.numel() != p.numel()) {
       throw ConfigError("metric " + who_ + ": " + std::to_string(y.numel()) + " target ids but " +

@@ -172,6 +172,15 @@ at::Tensor sparse_values(const Loss& l, const at::Tensor& output, const at::Tens
     valid = idx != l.config["ignore_class"].get<int64_t>();
     idx = at::where(valid, idx, at::zeros_like(idx));
   }
+  if (idx.numel() > 0) {  // LibTorch's own message ("Target 2 is out of bounds") names neither side
+    const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();  // one device sync
+    const int64_t lo = range[0].item<int64_t>(), hi = range[1].item<int64_t>();
+    if (lo < 0 || hi >= k) {
+      throw ConfigError("sparse_categorical_crossentropy: a target class id is " + std::to_string(lo < 0 ? lo : hi) +
+                        " but the output " + shape_text(output) + " has " + std::to_string(k) + " classes (ids 0.." +
+                        std::to_string(k - 1) + ")");
+    }
+  }
   const at::Tensor logp = logits ? flat.log_softmax(1) : flat.clamp(kEpsilon, 1.0 - kEpsilon).log().log_softmax(1);
   at::Tensor v = at::nll_loss(logp, idx, {}, at::Reduction::None);
   if (valid.defined()) v = at::where(valid, v, at::zeros_like(v));
@@ -412,6 +421,12 @@ at::Tensor sample_classes(const Loss& l, const at::Tensor& target) {
 
 at::Tensor class_sample_weight(const std::string& name, const at::Tensor& target, const at::Tensor& class_weight) {
   const Loss l = Loss::parse(name);
+  const bool per_entry = l.class_name == "SparseCategoricalCrossentropy" && target.dim() == 2 && target.size(1) != 1;
+  if (target.dim() > 2 || per_entry) {
+    throw ConfigError("class_weight: the targets " + shape_text(target) +
+                      " hold a class per entry, not one per sample (Keras 3: class_weight is not supported for 3+ "
+                      "dimensional targets); give per-entry sample weights instead");
+  }
   const at::Tensor classes = sample_classes(l, target);
   const int64_t k = class_weight.numel();
   if (classes.numel() > 0 && (classes.min().item<int64_t>() < 0 || classes.max().item<int64_t>() >= k)) {

@@ -136,6 +136,10 @@ const at::Tensor& Batch::probabilities() const {
 bool Batch::sparse_target() const {
   if (output_.dim() < 2 || output_.size(class_axis(output_)) == 1) return false;
   if (target_.dim() + 1 == output_.dim()) return true;
+  // Masks (N, H, W, 1) for images (N, K, H, W): Keras's trailing channel of class ids.
+  if (output_.dim() >= 4 && target_.dim() == output_.dim() && target_.size(-1) == 1 &&
+      target_.size(1) == output_.size(2))
+    return true;
   return output_.dim() == 2 && target_.dim() == 2 && target_.size(1) == 1;
 }
 
