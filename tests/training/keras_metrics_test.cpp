@@ -236,6 +236,17 @@ double metric_sklearn_tolerance(const Json& ref_case) {
   return 1e-5;
 }
 
+// tests/training/reference/keras_metrics_reference.py's compute(request), run by Debian's Python.
+torchfit::testing::PythonResult keras_reference(const Json& request, const std::vector<std::string>& modules = {
+                                                                         "numpy", "sklearn", "importlib.util"}) {
+  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
+  return run_python(modules,
+                    "spec = importlib.util.spec_from_file_location('ref', '" + script +
+                        "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
+                        "out = ref.compute(data)\n",
+                    request);
+}
+
 }  // namespace
 
 TEST(KerasMetrics, EveryMetricEqualsKerasAndScikitLearnOverTwoBatchesAndOne) {
@@ -247,12 +258,7 @@ TEST(KerasMetrics, EveryMetricEqualsKerasAndScikitLearnOverTwoBatchesAndOne) {
     request["data"][name] = {{"y_true", to_json(ref_true)}, {"y_pred", to_json(d.p)}};
   }
   for (const auto& c : all) request["cases"].push_back(metric_reference_case(c));
-  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
-  const auto r = run_python({"numpy", "sklearn", "importlib.util"},
-                            "spec = importlib.util.spec_from_file_location('ref', '" + script +
-                                "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
-                                "out = ref.compute(data)\n",
-                            request);
+  const auto r = keras_reference(request);
   TORCHFIT_REQUIRE_PYTHON(r);
   for (size_t i = 0; i < all.size(); ++i) {
     const MetricCase& c = all[i];
@@ -293,12 +299,7 @@ TEST(KerasMetrics, EveryMetricWeighedBySampleWeightsEqualsKerasAndScikitLearn) {
     j["weighted"] = true;
     request["cases"].push_back(j);
   }
-  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
-  const auto r = run_python({"numpy", "sklearn", "importlib.util"},
-                            "spec = importlib.util.spec_from_file_location('ref', '" + script +
-                                "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
-                                "out = ref.compute(data)\n",
-                            request);
+  const auto r = keras_reference(request);
   TORCHFIT_REQUIRE_PYTHON(r);
   size_t differ = 0;
   for (size_t i = 0; i < all.size(); ++i) {
@@ -346,12 +347,7 @@ TEST(KerasMetrics, PerPixelSampleWeightsWeighEachPixel) {
                {"cases",
                 {{{"class_name", "SparseCategoricalAccuracy"}, {"data", "px"}, {"weighted", true}},
                  {{"class_name", "MeanIoU"}, {"config", iou["config"]}, {"data", "px"}, {"weighted", true}}}}};
-  const std::string script = std::string(TORCHFIT_SOURCE_DIR) + "/tests/training/reference/keras_metrics_reference.py";
-  const auto r = run_python({"numpy", "importlib.util"},
-                            "spec = importlib.util.spec_from_file_location('ref', '" + script +
-                                "')\nref = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(ref)\n"
-                                "out = ref.compute(data)\n",
-                            request);
+  const auto r = keras_reference(request, {"numpy", "importlib.util"});
   TORCHFIT_REQUIRE_PYTHON(r);
   // Keras's Mean: each image's mean of w·v over its mean w; equal pixel counts make it Σ w·v / Σ w.
   EXPECT_NEAR(got.at("accuracy"), r.out["keras"][0].get<double>(), 2e-6);

@@ -146,6 +146,33 @@ std::string config_error(const std::function<void()>& f) {
   return testing::error_message<ConfigError>(f, "ConfigError");
 }
 
+// kTorchTwoHeads's input for 14 samples trained with validation_split 0.25 (floor(14 · 0.75) = 10 train in
+// batches of 4, 4 validate): the trainer's initial weights, the data and SGD's learning rate 0.1.
+nlohmann::json torch_input(Trainer& t, const Problem& d, int epochs) {
+  return {{"params", layer_params(t.model())},
+          {"a", torchfit::testing::to_json(d.a)},
+          {"b", torchfit::testing::to_json(d.b)},
+          {"cls", torchfit::testing::to_json(d.cls)},
+          {"flag", torchfit::testing::to_json(d.flag)},
+          {"w", torchfit::testing::to_json(d.w)},
+          {"lr", 0.1},
+          {"epochs", epochs},
+          {"batches", ranges(0, 10, 4)},
+          {"val", ranges(10, 14, 4)}};
+}
+
+// Every log of the reference's epochs, within float rounding, in the recorded epochs.
+void expect_epochs(const std::vector<Logs>& got, const nlohmann::json& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t e = 0; e < got.size(); ++e) {
+    for (const auto& [key, value] : want[e].items()) {
+      ASSERT_TRUE(got[e].count(key)) << "no log '" << key << "'";
+      EXPECT_NEAR(got[e].at(key), value.get<double>(), 1e-5 * (1 + std::abs(value.get<double>())))
+          << "epoch " << e << " " << key;
+    }
+  }
+}
+
 }  // namespace
 
 TEST(MultiOutput, TwoInputsTwoOutputsTrainAsPyTorchWithKerasLogNames) {
@@ -154,17 +181,7 @@ TEST(MultiOutput, TwoInputsTwoOutputsTrainAsPyTorchWithKerasLogNames) {
   Trainer t(two_heads(), two_head_compile(0.1));
   EXPECT_EQ(t.metric_names(),
             (std::vector<std::string>{"cls_accuracy", "flag_accuracy", "cls_loss", "flag_loss"}));  // Keras 3's order
-  nlohmann::json input = {{"params", layer_params(t.model())},
-                          {"a", torchfit::testing::to_json(d.a)},
-                          {"b", torchfit::testing::to_json(d.b)},
-                          {"cls", torchfit::testing::to_json(d.cls)},
-                          {"flag", torchfit::testing::to_json(d.flag)},
-                          {"w", torchfit::testing::to_json(d.w)},
-                          {"lr", 0.1},
-                          {"epochs", 3},
-                          // validation_split 0.25 of 14: floor(14 · 0.75) = 10 train (4, 4, 2), 4 validate
-                          {"batches", ranges(0, 10, 4)},
-                          {"val", ranges(10, 14, 4)}};
+  const nlohmann::json input = torch_input(t, d, 3);
   auto rec = std::make_shared<Recorder>();
   const History h = t.fit(Arrays({d.a, d.b}, {d.cls, d.flag}, d.w),
                           FitOptions().epochs(3).verbose(0).validation_split(0.25).callbacks({rec}),
@@ -175,13 +192,7 @@ TEST(MultiOutput, TwoInputsTwoOutputsTrainAsPyTorchWithKerasLogNames) {
   ASSERT_EQ(rec->losses.size(), want.size());
   for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(rec->losses[i], want[i], 1e-5 * (1 + std::abs(want[i]))) << i;
   ASSERT_EQ(rec->epochs.size(), 3u);
-  for (size_t e = 0; e < 3; ++e) {
-    for (const auto& [key, value] : ref.out["epochs"][e].items()) {
-      ASSERT_TRUE(rec->epochs[e].count(key)) << "no log '" << key << "'";
-      EXPECT_NEAR(rec->epochs[e].at(key), value.get<double>(), 1e-5 * (1 + std::abs(value.get<double>())))
-          << "epoch " << e << " " << key;
-    }
-  }
+  expect_epochs(rec->epochs, ref.out["epochs"]);
   EXPECT_EQ(h.history.at("val_flag_loss").size(), 3u);
   // predict gives both outputs (probabilities) at the trained weights.
   const auto outs = t.predict_outputs(Arrays({d.a, d.b}, {}), 5);
@@ -209,17 +220,8 @@ TEST(MultiOutput, WeightedMetricsReadTheSampleWeightsUnderKerasNames) {
   Trainer t(two_heads(), two_head_compile(0.1).weighted_metrics({{"cls", "accuracy"}, {"flag", {"accuracy"}}}));
   EXPECT_EQ(t.metric_names(), (std::vector<std::string>{"cls_accuracy", "flag_accuracy", "cls_weighted_accuracy",
                                                         "flag_weighted_accuracy", "cls_loss", "flag_loss"}));
-  nlohmann::json input = {{"params", layer_params(t.model())},
-                          {"a", torchfit::testing::to_json(d.a)},
-                          {"b", torchfit::testing::to_json(d.b)},
-                          {"cls", torchfit::testing::to_json(d.cls)},
-                          {"flag", torchfit::testing::to_json(d.flag)},
-                          {"w", torchfit::testing::to_json(d.w)},
-                          {"lr", 0.1},
-                          {"epochs", 2},
-                          {"weighted", true},
-                          {"batches", ranges(0, 10, 4)},
-                          {"val", ranges(10, 14, 4)}};
+  nlohmann::json input = torch_input(t, d, 2);
+  input["weighted"] = true;
   auto rec = std::make_shared<Recorder>();
   t.fit(Arrays({d.a, d.b}, {d.cls, d.flag}, d.w),
         FitOptions().epochs(2).verbose(0).validation_split(0.25).callbacks({rec}),
@@ -227,13 +229,7 @@ TEST(MultiOutput, WeightedMetricsReadTheSampleWeightsUnderKerasNames) {
   const auto ref = torchfit::testing::run_python({"torch"}, kTorchTwoHeads, input);
   TORCHFIT_REQUIRE_PYTHON(ref);
   ASSERT_EQ(rec->epochs.size(), 2u);
-  for (size_t e = 0; e < 2; ++e) {
-    for (const auto& [key, value] : ref.out["epochs"][e].items()) {
-      ASSERT_TRUE(rec->epochs[e].count(key)) << "no log '" << key << "'";
-      EXPECT_NEAR(rec->epochs[e].at(key), value.get<double>(), 1e-5 * (1 + std::abs(value.get<double>())))
-          << "epoch " << e << " " << key;
-    }
-  }
+  expect_epochs(rec->epochs, ref.out["epochs"]);
   EXPECT_NE(rec->epochs[1].at("cls_weighted_accuracy"), rec->epochs[1].at("cls_accuracy"));
   // A weighted_metrics list of another length than the outputs is Keras's error.
   EXPECT_NE(config_error([] {
