@@ -132,7 +132,8 @@ void add_flags(CLI::App& app, Args& a) {
   app.add_option("--class-weight", a.class_weight, "JSON file {\"0\": w0, \"1\": w1, ...} (Keras class_weight)");
   app.add_option("--save", a.save,
                  "Write the trained model: FILE.keras (Keras 3's format, as model.save) or a torchfit checkpoint "
-                 "(any other name; predict_cnn reads both)");
+                 "(any other name; predict_cnn reads both); checked before training, missing folders created")
+      ->check(apps::output_file("model.ckpt"));
   app.add_option("--epochs", a.epochs, "Epochs")->capture_default_str()->check(apps::int_range(1));
   apps::add_batch_size_flag(app, a.batch_size, "Samples per batch");
   app.add_flag("--no-shuffle", a.no_shuffle, "Keep the training samples in file order (Keras shuffle=False)");
@@ -271,19 +272,7 @@ std::map<std::string, int64_t> class_ids(const torchfit::Model& model) {
   return ids;
 }
 
-// --save is checked before training, so that a bad path does not cost the trained model.
-void check_save_path(const std::string& path) {
-  if (path.empty()) return;
-  const std::filesystem::path p(path);
-  const std::filesystem::path parent = p.parent_path().empty() ? std::filesystem::path(".") : p.parent_path();
-  if (p.filename().empty() || std::filesystem::is_directory(p))
-    throw apps::UsageError("--save " + path + ": is a folder; give a file name (model.ckpt or model.keras)");
-  if (!std::filesystem::is_directory(parent))
-    throw apps::UsageError("--save " + path + ": the folder " + parent.string() + " does not exist (or is a file)");
-}
-
 int run(const Args& a) {
-  check_save_path(a.save);
   const int threads = torchfit::runtime::init_process(a.threads);
   const c10::Device device = torchfit::runtime::parse_device(a.device);
   std::cout << torchfit::runtime::format_header(torchfit::runtime::environment_info(device, threads)) << "\n";
@@ -324,6 +313,8 @@ int run(const Args& a) {
   std::cout << "\n";
   if (problem.forecast) report_forecast(trainer, *problem.forecast, a.batch_size);
   if (!a.save.empty()) {
+    const std::filesystem::path parent = std::filesystem::path(a.save).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent);  // output_file checked they can be made
     const bool keras = std::filesystem::path(a.save).extension() == ".keras";
     if (keras) {
       torchfit::save_keras_file(trainer, a.save);

@@ -90,7 +90,7 @@ awk -v v="$iou" 'BEGIN { exit !(v > 0.9) }' || fail "val_mean_io_u '$iou' is not
 /usr/bin/python3 -c "import numpy as np; np.save('$WORK/pw_bad.npy', np.ones((3000, 27, 28), dtype='<f4'))"
 expect_exit 1 "does not fit" "${U[@]}" --sample-weight "$WORK/pw_bad.npy"
 # --save is checked before training; class ids beyond the output's classes name both.
-expect_exit 2 "--save $WORK: is a folder" "${U[@]}" --save "$WORK"
+expect_exit 2 "is a directory; give a file path" "${U[@]}" --save "$WORK"
 /usr/bin/python3 -c "import numpy as np; m = np.load('$FA/mask_train.npy'); m[7, 3, 3] = 5; np.save('$WORK/mask5.npy', m)"
 expect_exit 1 "a target class id is 5 but the output" "$BIN/fit_arrays" --model-config fashion_unet.json --epochs 1 \
   --x "$FA/x_train.npy" --y "$WORK/mask5.npy" --loss sparse_categorical_crossentropy --metrics accuracy
