@@ -15,6 +15,7 @@ What it writes (NumPy .npy, C order, little-endian):
   affine_ones_3x3.npy         float32 (3, 3, 1): ones (Keras's own rotation test)
   affine_ramp_8x4.npy         float32 (8, 4, 1): row r holds 10 r (the shift test)
   affine_noise_40x48.npy      float32 (40, 48, 3): uniform noise 0..255, NumPy RandomState(0)
+  affine_ids_40x48.npy        float32 (40, 48, 1): class ids 0..4 drawn per pixel, RandomState(1) (a mask)
   affine_<case>.npy           apply_affine_transform(<case's input>, ...) then the flips, float32
   load_input.npy              uint8 (28, 28): the gray test image, pixel i = (i * 7919) % 251
   load_<interp>_150x150.npy   uint8 (150, 150, 3): load_img(PNG of it, "rgb", (150, 150), interp)
@@ -68,11 +69,28 @@ AFFINE_CASES += [
          zy=0.9),
     dict(name="noise_far_reflect", input="affine_noise_40x48.npy", fill_mode="reflect", **FAR),
 ]
+# interpolation_order 0 (Keras 2's ImageDataGenerator(interpolation_order=0), what a mask generator
+# uses): the same geometry sampled at the nearest pixel. The ramp shifts put every point on a half pixel
+# (scipy rounds halves up); the id mask and the noise change at every pixel, so any index off shows.
+ORDER0_CASES = [
+    dict(name="order0_combined_flips", input="affine_ids_40x48.npy", theta=20.0, tx=3.0, ty=-4.0, shear=10.0,
+         zx=1.2, zy=0.9, flip_horizontal=True, flip_vertical=True),
+    dict(name="order0_noise_combined", input="affine_noise_40x48.npy", theta=20.0, tx=3.0, ty=-4.0, shear=10.0,
+         zx=1.2, zy=0.9),
+    dict(name="order0_ramp_shift_2.5_constant", input="affine_ramp_8x4.npy", tx=2.5, fill_mode="constant"),
+    dict(name="order0_ramp_shift_-2.5_reflect", input="affine_ramp_8x4.npy", tx=-2.5, fill_mode="reflect"),
+    dict(name="order0_ramp_shift_-2.5_wrap", input="affine_ramp_8x4.npy", tx=-2.5, fill_mode="wrap"),
+]
+for mode in ("nearest", "constant", "reflect", "wrap"):
+    ORDER0_CASES.append(dict(name="order0_far_" + mode, input="affine_ids_40x48.npy", fill_mode=mode, **FAR))
+    ORDER0_CASES.append(dict(name="order0_shift_5_-7_" + mode, input="affine_ids_40x48.npy", tx=5.0, ty=-7.0,
+                             fill_mode=mode, cval=77.5))
+AFFINE_CASES += [dict(c, order=0) for c in ORDER0_CASES]
 # What Keras's own test and the issue state; the script stops if the reference says otherwise.
 EXPECTED = {"keras_test_rotation_45": [[0, 0, 1], [0, 1, 1], [0, 0, 1]],
             "ramp_shift_2.5_constant": [25, 35, 45, 55, 65, 0, 0, 0]}
 NEUTRAL = dict(theta=0.0, tx=0.0, ty=0.0, shear=0.0, zx=1.0, zy=1.0, flip_horizontal=False,
-               flip_vertical=False, fill_mode="nearest", cval=0.0, input="affine_input.npy")
+               flip_vertical=False, fill_mode="nearest", cval=0.0, input="affine_input.npy", order=1)
 
 # PIL resizes (Image.resize, what load_img calls): torchfit's interpolation names -> PIL filters.
 # torchfit's "area" is an alias of "box".
@@ -105,8 +123,9 @@ def gradient_image(np):
 def affine_inputs(np):
     ramp = np.repeat((10.0 * np.arange(8, dtype=np.float32))[:, None, None], 4, axis=1)
     noise = np.random.RandomState(0).uniform(0.0, 255.0, (40, 48, 3)).astype(np.float32)
+    ids = np.random.RandomState(1).randint(0, 5, (40, 48, 1)).astype(np.float32)
     return {"affine_input.npy": gradient_image(np), "affine_ones_3x3.npy": np.ones((3, 3, 1), np.float32),
-            "affine_ramp_8x4.npy": ramp, "affine_noise_40x48.npy": noise}
+            "affine_ramp_8x4.npy": ramp, "affine_noise_40x48.npy": noise, "affine_ids_40x48.npy": ids}
 
 
 def affine_case(np, inputs, case):
@@ -114,7 +133,7 @@ def affine_case(np, inputs, case):
     p = dict(NEUTRAL, **case)
     out = apply_affine_transform(inputs[p["input"]], p["theta"], p["tx"], p["ty"], p["shear"], p["zx"],
                                  p["zy"], row_axis=0, col_axis=1, channel_axis=2, fill_mode=p["fill_mode"],
-                                 cval=p["cval"], order=1)
+                                 cval=p["cval"], order=p["order"])
     if p["flip_horizontal"]:
         out = flip_axis(out, 1)
     if p["flip_vertical"]:
@@ -256,7 +275,7 @@ def generate(out_dir, versions):
         "generator": "scripts/keras_oracle.py (run with /usr/bin/python3)",
         "versions": versions,
         "affine": {"function": "keras_preprocessing.image.affine_transformations.apply_affine_transform "
-                               "(row_axis=0, col_axis=1, channel_axis=2, order=1), then flip_axis "
+                               "(row_axis=0, col_axis=1, channel_axis=2, order=the case's order), then flip_axis "
                                "(columns for flip_horizontal, rows for flip_vertical)",
                    "inputs": sorted(inputs), "cases": cases},
         "load_img": {"function": "keras_preprocessing.image.load_img + img_to_array",

@@ -133,7 +133,49 @@ TEST(ImageMasks, SourcesThatDoNotPairAreErrorsNamingWhat) {
   write_pairs(r.path, 6, 12, false);
   const auto rotate = ImageDataGeneratorOptions().rotation_range(40);
   auto rotated = pairs(r.path, rotate, rotate, {});
-  EXPECT_NE(config_error([&] { rotated->next(); }).find("has pixels between class ids"), std::string::npos);
+  EXPECT_NE(config_error([&] { rotated->next(); }).find("give the mask generator interpolation_order 0"),
+            std::string::npos);
+}
+
+// Keras 2's recipe for augmented segmentation: the mask generator draws the same rotation, shift, shear, zoom
+// and flips with interpolation_order 0, so every mask pixel is a class id of the mask. With the images also at
+// order 0 each output pixel of image and mask comes from the same input pixel, so y == (x > 127) holds
+// exactly — any other transform, draw or pairing breaks it. With the images bilinear (order 1, as Keras users
+// train), the pairing is accepted and the masks still hold only class ids.
+TEST(ImageMasks, NearestNeighbourMasksFollowTheImagesThroughEveryAffineTransform) {
+  torchfit::testing::TempDir dir("mask_affine");
+  write_pairs(dir.path, 13, 12, true);
+  const auto augment = ImageDataGeneratorOptions()
+                           .rotation_range(40)
+                           .width_shift_range(0.2)
+                           .height_shift_range(0.2)
+                           .shear_range(20)
+                           .zoom_range(0.3)
+                           .horizontal_flip(true)
+                           .fill_mode("reflect");
+  const auto masks = ImageDataGeneratorOptions(augment).interpolation_order(0);
+  auto exact = pairs(dir.path, masks, masks, ImageMaskOptions());
+  int64_t moved = 0;
+  for (int b = 0; b < 3; ++b) {
+    const data::Batch batch = exact->next();
+    EXPECT_TRUE(at::equal(batch.y, batch.x.select(1, 0).gt(127).to(at::kLong))) << "batch " << b;
+    for (size_t i = 0; i < batch.indices.size(); ++i) {
+      const data::Image raw =
+          data::load_image(exact->images().filepaths().at(batch.indices[i]), data::ColorMode::grayscale);
+      const at::Tensor plain = at::from_blob(const_cast<uint8_t*>(raw.pixels.data()), {12, 12}, at::kByte);
+      moved += at::equal(batch.x[static_cast<int64_t>(i)][0].to(at::kByte), plain) ? 0 : 1;
+    }
+  }
+  EXPECT_GE(moved, 12) << "the transforms left the images as they were: the test would see no mismatch";
+  auto bilinear = pairs(dir.path, ImageDataGeneratorOptions(augment).rescale(1.0 / 255), masks, ImageMaskOptions());
+  const data::Batch b = bilinear->next();
+  EXPECT_TRUE(b.y.ge(0).logical_and(b.y.le(1)).all().item<bool>());
+  const double agree = b.y.eq(b.x.select(1, 0).gt(0.5).to(at::kLong)).to(at::kFloat).mean().item<double>();
+  EXPECT_GT(agree, 0.6) << "the masks do not follow their images";
+  EXPECT_NE(config_error([&] {
+              ImageDataGenerator(ImageDataGeneratorOptions().interpolation_order(3));
+            }).find("interpolation_order must be 0 (nearest) or 1 (bilinear), got 3"),
+            std::string::npos);
 }
 
 // Real data: 600 Fashion-MNIST training images and their garment masks as PNG folders (the silhouette:

@@ -1,6 +1,6 @@
-// Bilinear affine resampling with scipy.ndimage's (1.10) order-1 boundary rules, for Keras's
-// apply_affine_transform. Compiled with -ffp-contract=off (framework/CMakeLists.txt): the sample
-// coordinates must round exactly as scipy's, or a point lying on the border could change side.
+// Bilinear (order 1) and nearest-neighbour (order 0) affine resampling with scipy.ndimage's (1.10)
+// boundary rules, for Keras's apply_affine_transform. Compiled with -ffp-contract=off (framework/CMakeLists.txt): the
+// sample coordinates must round exactly as scipy's, or a point lying on the border could change side.
 #include "data/affine_resample.h"
 
 #include <torchfit/error.h>
@@ -82,6 +82,46 @@ bool axis_taps(double x, int n, FillMode mode, AxisTaps& taps) {
   }
   const int i0 = static_cast<int>(x);  // 0 <= x <= n − 1
   taps = {i0, std::min(i0 + 1, n - 1), static_cast<float>(x - i0)};
+  return true;
+}
+
+// scipy's NI_EXTEND_REFLECT coordinate map (map_coordinate): a point outside [0, n − 1] is reflected
+// about the border half a pixel out (−x − 1 left, 2n − x − 1 right), after removing whole periods 2n.
+double reflect_coordinate(double x, int n) {
+  const double period = 2.0 * n;
+  if (x < 0) {
+    if (x < -period) x += period * static_cast<double>(static_cast<int64_t>(-x / period));
+    return x < -n ? x + period : -x - 1;
+  }
+  if (x > n - 1) {
+    x -= period * static_cast<double>(static_cast<int64_t>(x / period));
+    if (x >= n) x = period - x - 1;
+  }
+  return x;
+}
+
+// Order 0: the index of the pixel nearest to sample coordinate x on an axis of n pixels (scipy's
+// floor(x + 0.5) after the mode's map); false ⇒ the pixel is cval (constant mode).
+bool axis_index(double x, int n, FillMode mode, int& index) {
+  x = tame_coordinate(x);
+  index = 0;
+  if (n == 1) return mode != FillMode::constant || x == 0.0;
+  const double last = n - 1;
+  switch (mode) {
+    case FillMode::constant:
+      if (x < 0 || x > last) return false;
+      break;
+    case FillMode::nearest:
+      x = std::clamp(x, 0.0, last);
+      break;
+    case FillMode::wrap:
+      x = wrap_period_n_minus_1(x, n);
+      break;
+    case FillMode::reflect:
+      index = reflect_index(static_cast<int64_t>(std::floor(reflect_coordinate(x, n) + 0.5)), n);
+      return true;
+  }
+  index = std::min(static_cast<int>(std::floor(x + 0.5)), n - 1);
   return true;
 }
 
@@ -257,14 +297,41 @@ void resample_nearest(const AffineJob& j, bool flip_horizontal) {
   }
 }
 
+// interpolation_order 0: every output pixel copies its nearest input pixel (or is cval), per pixel with
+// the exact coordinates (masks are one channel; no fast path needed).
+void resample_order0(const AffineJob& j, bool flip_horizontal) {
+  const std::array<double, 6>& m = *j.m;
+  for (int r = 0; r < j.h; ++r) {
+    const double rr = j.flip_vertical ? j.h - 1 - r : r;
+    for (int col = 0; col < j.w; ++col) {
+      const double cc = flip_horizontal ? j.w - 1 - col : col;
+      const double xr = (rr * m[0] + cc * m[1]) + m[2], xc = (rr * m[3] + cc * m[4]) + m[5];
+      float* o = j.out + (static_cast<size_t>(r) * j.w + col) * j.c;
+      int i = 0, k = 0;
+      if (!axis_index(xr, j.h, j.mode, i) || !axis_index(xc, j.w, j.mode, k)) {
+        std::fill(o, o + j.c, j.cval * j.scale);
+        continue;
+      }
+      const float* p = j.in + (static_cast<size_t>(i) * j.w + k) * j.c;
+      for (int ch = 0; ch < j.c; ++ch) o[ch] = p[ch] * j.scale;
+    }
+  }
+}
+
 }  // namespace
 
 void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
-                     bool flip_vertical, FillMode mode, float cval, float* out, float scale) {
+                     bool flip_vertical, FillMode mode, float cval, float* out, float scale, int order) {
   if (h < 1 || w < 1 || c < 1)
     throw ConfigError("affine_resample: empty image " + std::to_string(h) + "x" + std::to_string(w) + "x" +
                       std::to_string(c));
+  if (order != 0 && order != 1)
+    throw ConfigError("affine_resample: interpolation order must be 0 or 1, got " + std::to_string(order));
   const AffineJob job{in, h, w, c, &m, flip_vertical, mode, cval, scale, out};
+  if (order == 0) {
+    resample_order0(job, flip_horizontal);
+    return;
+  }
   // The branch-free nearest path needs finite coordinates and 32-bit tap offsets; anything else (a
   // NaN or astronomically large matrix, an image of 2^31 floats) takes the exact per-pixel path.
   const bool tame = std::all_of(m.begin(), m.end(), [](double v) { return std::abs(v) <= 1e12; });

@@ -1,7 +1,7 @@
 #pragma once
-// Bilinear affine resampling with scipy.ndimage's boundary rules — what keras-preprocessing 1.1's
-// apply_affine_transform gets from scipy.ndimage.affine_transform(order=1, mode=fill_mode, cval=cval)
-// (rules measured on scipy 1.10.1; see docs/keras_semantics.md, "fill_mode at the borders").
+// Bilinear (or nearest-neighbour) affine resampling with scipy.ndimage's boundary rules — what
+// keras-preprocessing 1.1's apply_affine_transform gets from scipy.ndimage.affine_transform(order=1, mode=fill_mode,
+// cval=cval) (rules measured on scipy 1.10.1; see docs/keras_semantics.md, "fill_mode at the borders").
 #include <array>
 #include <string>
 
@@ -31,7 +31,15 @@ FillMode parse_fill_mode(const std::string& name);
 /// the write; `cval` pixels give cval·scale. With fill mode nearest the sample points of a row are
 /// computed from the row's first point (x0 + k·dx) rather than one by one: a difference in the last
 /// bits of the coordinates (~1e-13 px), which clamping turns into no jump in the value.
+///
+/// `order` 0 (Keras's interpolation_order=0, scipy affine_transform(order=0)) takes the one pixel nearest to
+/// the sample point instead of blending four: after the mode's mapping (constant: cval outside [0, n−1];
+/// nearest: clamped; wrap: as above; reflect: scipy's coordinate reflection, −0.6 → −0.4, n − 0.4 → n − 1.6),
+/// the index floor(x + 0.5) (halves round up), taken on the half-sample-symmetric extension for reflect.
+/// Every output value is then an input value (× scale): class-id masks stay class ids. Rules checked
+/// against scipy 1.10.1 at every half and quarter point of 1- to 8-pixel axes. Errors: ConfigError for an
+/// order other than 0 or 1, or an empty image.
 void affine_resample(const float* in, int h, int w, int c, const std::array<double, 6>& m, bool flip_horizontal,
-                     bool flip_vertical, FillMode mode, float cval, float* out, float scale = 1.f);
+                     bool flip_vertical, FillMode mode, float cval, float* out, float scale = 1.f, int order = 1);
 
 }  // namespace torchfit::data

@@ -80,6 +80,8 @@ std::string options_text(const ImageDataGeneratorOptions& o) {
   if (o.horizontal_flip()) add("horizontal_flip=true");
   if (o.vertical_flip()) add("vertical_flip=true");
   if (o.fill_mode() != d.fill_mode()) add("fill_mode=" + o.fill_mode());
+  if (o.interpolation_order() != d.interpolation_order())
+    add("interpolation_order=" + std::to_string(o.interpolation_order()));
   if (o.samplewise_center()) add("samplewise_center=true");
   if (o.samplewise_std_normalization()) add("samplewise_std_normalization=true");
   if (o.preprocessing_function()) add("preprocessing_function=set");
@@ -128,6 +130,9 @@ ImageDataGenerator::ImageDataGenerator(ImageDataGeneratorOptions options) : opti
     throw ConfigError("ImageDataGenerator: validation_split must be in [0, 1), got " +
                       std::to_string(o.validation_split()));
   fill_mode_ = static_cast<int>(parse_fill_mode(o.fill_mode()));
+  if (o.interpolation_order() != 0 && o.interpolation_order() != 1)
+    throw ConfigError("ImageDataGenerator: interpolation_order must be 0 (nearest) or 1 (bilinear), got " +
+                      std::to_string(o.interpolation_order()) + " (Keras's spline orders 2-5 are not implemented)");
   if (o.samplewise_std_normalization()) options_.samplewise_center(true);  // as Keras
 }
 
@@ -200,12 +205,12 @@ std::array<double, 6> ImageDataGenerator::affine_matrix(const TransformParams& p
 namespace {
 
 // Augments the (H, W, C) float image in `hwc`; returns a pointer to the result (hwc or scratch).
-float* augment_hwc(float* hwc, int h, int w, int c, const TransformParams& p, FillMode mode, double cval,
-                   float* scratch) {
+float* augment_hwc(float* hwc, int h, int w, int c, const TransformParams& p, FillMode mode,
+                   const ImageDataGeneratorOptions& o, float* scratch) {
   float* cur = hwc;
-  if (!p.affine_is_identity()) {  // Keras: scipy affine_transform(order=1), then flip_axis
+  if (!p.affine_is_identity()) {  // Keras: scipy affine_transform(order=interpolation_order), then flip_axis
     affine_resample(hwc, h, w, c, ImageDataGenerator::keras_affine_matrix(p, h, w), p.flip_horizontal, p.flip_vertical,
-                    mode, static_cast<float>(cval), scratch);
+                    mode, static_cast<float>(o.cval()), scratch, 1.f, o.interpolation_order());
     cur = scratch;
   } else if (p.flip_horizontal || p.flip_vertical) {
     const cv::Mat img(h, w, CV_32FC(c), hwc);
@@ -272,13 +277,12 @@ void ImageDataGenerator::transform_into(float* hwc, int height, int width, int c
     // The common gray case: the warp writes the rescaled plane straight into `out` (the same float
     // operations as warp, then multiply), which is then replicated.
     affine_resample(hwc, height, width, 1, keras_affine_matrix(*p, height, width), p->flip_horizontal, p->flip_vertical,
-                    static_cast<FillMode>(fill_mode_), static_cast<float>(o.cval()), out, s);
+                    static_cast<FillMode>(fill_mode_), static_cast<float>(o.cval()), out, s, o.interpolation_order());
     for (int ch = 1; ch < out_channels; ++ch) std::memcpy(out + ch * plane, out, plane * sizeof(float));
     return;
   }
   const float* cur =
-      p ? augment_hwc(hwc, height, width, channels, *p, static_cast<FillMode>(fill_mode_), options_.cval(), scratch)
-        : hwc;
+      p ? augment_hwc(hwc, height, width, channels, *p, static_cast<FillMode>(fill_mode_), options_, scratch) : hwc;
   if (channels == 1) {  // (H, W, 1) is already (1, H, W): scale (Keras rescale) and replicate in one pass
     const float* __restrict src = cur;
     float* __restrict r = out;
@@ -303,8 +307,8 @@ at::Tensor ImageDataGenerator::apply_transform(const at::Tensor& image, const Tr
   // A fresh copy: augment_hwc works in place and the caller's image must stay untouched.
   at::Tensor hwc = image.to(at::kFloat).permute({1, 2, 0}).clone(at::MemoryFormat::Contiguous);
   std::vector<float> scratch(static_cast<size_t>(c) * h * w);
-  const float* cur = augment_hwc(hwc.data_ptr<float>(), h, w, c, p, static_cast<FillMode>(fill_mode_), options_.cval(),
-                                 scratch.data());
+  const float* cur =
+      augment_hwc(hwc.data_ptr<float>(), h, w, c, p, static_cast<FillMode>(fill_mode_), options_, scratch.data());
   at::Tensor out = at::empty({c, h, w}, at::kFloat);
   hwc_to_chw(cur, h, w, c, out.data_ptr<float>());
   return out;

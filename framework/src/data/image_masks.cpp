@@ -14,13 +14,14 @@ namespace torchfit::data {
 namespace {
 
 // The random augmentation of a source's "augmentation" text (options_text): its tokens without the
-// standardisation (rescale, samplewise centring, preprocessing_function), which only the images have.
+// standardisation (rescale, samplewise centring, preprocessing_function), which only the images have,
+// and without interpolation_order (0 for the masks, 1 for the images: the same draws either way).
 std::string random_part(const std::string& text) {
   std::istringstream in(text == "none" ? "" : text);
   std::string token, out;
   while (in >> token) {
     if (token.rfind("rescale=", 0) == 0 || token.rfind("samplewise_", 0) == 0 ||
-        token.rfind("preprocessing_function=", 0) == 0)
+        token.rfind("preprocessing_function=", 0) == 0 || token.rfind("interpolation_order=", 0) == 0)
       continue;
     out += (out.empty() ? "" : " ") + token;
   }
@@ -94,8 +95,9 @@ at::Tensor ImageMaskIterator::class_ids(const at::Tensor& mask, const std::vecto
   const at::Tensor blended = (v - v.round()).abs().gt(1e-3);
   if (blended.any().item<bool>()) {
     throw ConfigError("image masks: the mask '" + first_bad(blended) +
-                      "' has pixels between class ids after resizing and augmentation: use nearest interpolation and "
-                      "only flips for masks (rotation, shift, shear, zoom, brightness and channel shift blend them)");
+                      "' has pixels between class ids after resizing and augmentation: give the mask generator "
+                      "interpolation_order 0 (bilinear rotation, shift, shear and zoom blend them), nearest resizing "
+                      "(flow_from_directory's default), and no brightness or channel shift");
   }
   const at::Tensor ids = v.round().to(at::kLong) - options_.offset();
   if (ids.lt(0).any().item<bool>()) {

@@ -68,6 +68,12 @@ struct ImageDataGeneratorOptions {
   TORCH_ARG(std::string, fill_mode) = "nearest";
   /// Fill value for fill_mode "constant", on the 0..255 scale (rescale comes later).
   TORCH_ARG(double, cval) = 0;
+  /// How the affine transform samples (Keras 2's ImageDataGenerator interpolation_order, scipy's spline
+  /// order): 1 bilinear (default), 0 nearest neighbour — every pixel keeps an input value, so a mask
+  /// generator with order 0 keeps its class ids through rotation, shift, shear and zoom (the segmentation
+  /// recipe: the same augmentation for the images with order 1 and for the masks with order 0). Errors:
+  /// ConfigError at construction for another value (Keras's spline orders 2–5 are not implemented).
+  TORCH_ARG(int, interpolation_order) = 1;
   /// Fraction in (0, 1) of each class's files (the first int(v·n) in sorted order) reserved for
   /// subset "validation"; 0 = no split.
   TORCH_ARG(double, validation_split) = 0;
@@ -128,18 +134,19 @@ ImageDataGeneratorOptions preprocessing_from_config(const nlohmann::json& config
 /// Augmentation + standardisation of single images, as Keras's ImageDataGenerator.
 ///
 /// Per sample (Keras order): decode → colour mode → resize to target_size (BEFORE augmentation) →
-/// float 0..255 → random transform (get_random_transform) → apply_transform: ONE bilinear affine
-/// resample for rotation·shift·shear·zoom about the image centre with scipy.ndimage's order-1 rules and
-/// fill_mode (as Keras's apply_affine_transform; equal to it within float rounding, borders included),
-/// then the flips (exact) → channel shift → brightness → standardize (preprocessing_function, rescale,
-/// samplewise centre/std).
+/// float 0..255 → random transform (get_random_transform) → apply_transform: ONE bilinear (or, with
+/// interpolation_order 0, nearest-neighbour) affine resample for rotation·shift·shear·zoom about the image centre with
+/// scipy.ndimage's order-1 rules and fill_mode (as Keras's apply_affine_transform; equal to it within float rounding,
+/// borders included), then the flips (exact) → channel shift → brightness → standardize (preprocessing_function,
+/// rescale, samplewise centre/std).
 ///
 /// Differences from keras-preprocessing 1.1, on purpose: brightness multiplies the float values and
 /// clips to 0..255 (Keras first min-max-stretches the image to 0..255 and rounds to uint8 — a known
 /// bug); random draws come from a per-sample counter-based generator (see random.h), not NumPy's
 /// global state. Not implemented: featurewise_center/std and zca_whitening (need fit()).
 /// Errors: the constructor throws ConfigError for negative ranges, zoom bounds ≤ 0 or lo > hi,
-/// brightness lo > hi, validation_split outside [0, 1), or an unknown fill_mode.
+/// brightness lo > hi, validation_split outside [0, 1), an unknown fill_mode or an interpolation_order
+/// other than 0 or 1.
 class ImageDataGenerator {
  public:
   explicit ImageDataGenerator(ImageDataGeneratorOptions options = {});

@@ -36,7 +36,8 @@ struct ImageMaskOptions {
 /// pixels are no longer whole numbers is an error rather than a silently wrong target.
 ///
 /// Errors (constructor, ConfigError naming both folders' files or settings): another number of samples
-/// or batch size, another seed or shuffle, another target size, different random augmentation, a mask
+/// or batch size, another seed or shuffle, another target size, different random augmentation
+/// (interpolation_order aside), a mask
 /// source that is not grayscale or that rescales, an image and a mask of different names (stems) at the
 /// same position, an unknown encoding or a negative offset. next(): ConfigError for mask pixels that are
 /// not whole numbers or give a negative id (naming the first file). The sources' own errors propagate.
