@@ -1,5 +1,9 @@
-// FusedAdam agrees with torch::optim::Adam (the reference math) and checkpoints interchangeably.
+// FusedAdam with PyTorch's ε agrees with torch::optim::Adam (the reference math) and checkpoints
+// interchangeably; with Keras's ε (the default) it is Keras's Adam, checked against the Keras NumPy reference
+// in keras_optimizers_test.cpp, and here against torch::optim::Adam given Keras's ε per step.
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
@@ -8,6 +12,7 @@
 
 #include "compat/libtorch_version.h"
 
+using torchfit::AdamEpsilon;
 using torchfit::FusedAdam;
 
 namespace {
@@ -21,7 +26,7 @@ TEST(FusedAdam, MatchesTorchAdamOverManySteps) {
   auto w2 = w1.detach().clone().requires_grad_(true);
   auto opts = torch::optim::AdamOptions(1e-3).betas({0.9, 0.999}).eps(1e-7);
   torch::optim::Adam ref({w1}, opts);
-  FusedAdam fused({w2}, opts);
+  FusedAdam fused({w2}, opts, torchfit::AdamEpsilon::pytorch);
   for (int s = 0; s < 20; ++s) {
     auto g = at::randn({1000, 37});
     w1.mutable_grad() = g.clone();
@@ -72,7 +77,7 @@ TEST(FusedAdam, FallsBackForWeightDecayAndNonContiguous) {
   ASSERT_FALSE(w2.is_contiguous());
   auto opts = torch::optim::AdamOptions(1e-2).weight_decay(0.1);
   torch::optim::Adam ref({w1}, opts);
-  FusedAdam fused({w2}, opts);
+  FusedAdam fused({w2}, opts, torchfit::AdamEpsilon::pytorch);
   for (int s = 0; s < 5; ++s) {
     auto g = at::randn({8, 6});
     w1.mutable_grad() = g.clone();
@@ -91,7 +96,7 @@ TEST(FusedAdam, ChannelsLastGradientMatchesTorchAdam) {
   auto w2 = w1.detach().clone().requires_grad_(true);
   auto opts = torch::optim::AdamOptions(1e-2).eps(1e-7);
   torch::optim::Adam ref({w1}, opts);
-  FusedAdam fused({w2}, opts);
+  FusedAdam fused({w2}, opts, torchfit::AdamEpsilon::pytorch);
   for (int s = 0; s < 5; ++s) {
     auto g = at::randn({8, 5, 3, 3});
     w1.mutable_grad() = g.clone();
@@ -102,4 +107,35 @@ TEST(FusedAdam, ChannelsLastGradientMatchesTorchAdam) {
   }
   EXPECT_TRUE(close(w2.detach(), w1.detach()));
   EXPECT_TRUE(w2.is_contiguous());
+}
+
+// Keras's Adam is PyTorch's with ε/√(1−β2ᵗ) at step t: torch::optim::Adam stepped with that ε each step
+// gives the fused pass's weights, and the unfused path (fuse false, torch::optim::Adam's kernels per
+// parameter) the same. The ε is large (0.01) so that its placement moves the weights measurably.
+TEST(FusedAdam, KerasEpsilonIsTorchAdamWithTheBiasCorrectedEpsilon) {
+  at::manual_seed(2);
+  auto w1 = at::randn({300, 41}).requires_grad_(true);
+  auto w2 = w1.detach().clone().requires_grad_(true);
+  auto w3 = w1.detach().clone().requires_grad_(true);
+  auto w4 = w1.detach().clone().requires_grad_(true);
+  const double eps = 1e-2, beta2 = 0.999;
+  auto opts = torch::optim::AdamOptions(1e-2).betas({0.9, beta2}).eps(eps);
+  torch::optim::Adam ref({w1}, opts);
+  FusedAdam keras({w2}, opts);
+  FusedAdam unfused({w3}, opts, AdamEpsilon::keras, /*fuse=*/false);
+  FusedAdam pytorch({w4}, opts, AdamEpsilon::pytorch);
+  EXPECT_EQ(keras.epsilon(), AdamEpsilon::keras);
+  for (int t = 1; t <= 15; ++t) {
+    auto g = at::randn({300, 41}) * 0.05;
+    for (auto* w : {&w1, &w2, &w3, &w4}) w->mutable_grad() = g.clone();
+    static_cast<torch::optim::AdamOptions&>(ref.param_groups()[0].options())
+        .eps(eps / std::sqrt(1 - std::pow(beta2, t)));
+    ref.step();
+    keras.step();
+    unfused.step();
+    pytorch.step();
+  }
+  EXPECT_TRUE(close(w2.detach(), w1.detach()));
+  EXPECT_TRUE(close(w3.detach(), w1.detach()));
+  EXPECT_GT((w4.detach() - w2.detach()).abs().max().item<double>(), 1e-4) << "the placement made no difference";
 }

@@ -94,6 +94,8 @@ struct OptCase {
 
 std::vector<OptCase> opt_cases() {
   return {
+      {"adam", OptimizerOptions().name("adam").learning_rate(0.05)},
+      {"adam_reference_kernels", OptimizerOptions().name("adam").learning_rate(0.05).fused(false)},
       {"adam_amsgrad", OptimizerOptions().name("adam").learning_rate(0.05).amsgrad(true)},
       {"adamw", OptimizerOptions().name("adamw").learning_rate(0.05)},
       {"adamw_amsgrad_wd", OptimizerOptions().name("adamw").learning_rate(0.05).amsgrad(true).weight_decay(0.1)},

@@ -80,8 +80,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
   if (auto keras = make_keras_optimizer(o, params)) return keras;
   if (o.name() == "adam") {
     auto adam = torch::optim::AdamOptions(lr).betas({o.beta_1(), o.beta_2()}).eps(o.epsilon());
-    if (!o.fused()) return std::make_unique<torch::optim::Adam>(params, adam);
-    return std::make_unique<FusedAdam>(params, adam);
+    return std::make_unique<FusedAdam>(params, adam, AdamEpsilon::keras, o.fused());
   }
   return std::make_unique<torch::optim::SGD>(
       params, torch::optim::SGDOptions(lr).momentum(o.momentum()).nesterov(o.nesterov()));

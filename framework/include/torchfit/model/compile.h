@@ -130,8 +130,8 @@ struct OptimizerOptions {
   TORCH_ARG(double, epsilon_2) = 1e-3;
   TORCH_ARG(double, clip_threshold) = 1.0;
   TORCH_ARG(bool, relative_step) = true;
-  /// adam: the single-pass FusedAdam (same math as torch::optim::Adam, see training/fused_adam.h);
-  /// false ⇒ torch::optim::Adam itself (for comparisons). Not used with amsgrad (Keras's Adam then).
+  /// adam: the single-pass FusedAdam (Keras's update, see training/fused_adam.h); false ⇒ the same update
+  /// through torch::optim::Adam's kernels (for comparisons). Not used with amsgrad (Keras's Adam then).
   TORCH_ARG(bool, fused) = true;
   /// Each gradient rescaled to norm ≤ clipnorm, per variable (Keras `clipnorm`; 0 = off).
   TORCH_ARG(double, clipnorm) = 0.0;
