@@ -134,6 +134,7 @@
 #include <torchfit/training/classification_report.h>
 #include <torchfit/training/compiled_outputs.h>
 #include <torchfit/training/csv_logger.h>
+#include <torchfit/training/custom_objects.h>
 #include <torchfit/training/data_parallel.h>
 #include <torchfit/training/early_stopping.h>
 #include <torchfit/training/fused_adam.h>

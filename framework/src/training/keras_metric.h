@@ -51,6 +51,8 @@ class Batch {
   at::Tensor rows(const at::Tensor& t) const;
   /// Whether the batch has sample weights.
   bool weighted() const { return sample_weight_.defined(); }
+  /// The sample weights as given (float64; undefined when unweighted).
+  const at::Tensor& sample_weight() const { return sample_weight_; }
   /// The sample weights for `m` entries in sample order (m a multiple of N; float64 (m)): a weight per
   /// sample repeats over its m/N entries, one per entry is taken as given, and one per group of m/N / P
   /// consecutive entries (P weights a sample, e.g. per pixel for rows of K classes) repeats over its group —

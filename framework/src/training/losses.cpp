@@ -9,6 +9,7 @@
 #include <torchfit/error.h>
 #include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/shape.h>
+#include <torchfit/training/custom_objects.h>
 
 namespace torchfit {
 
@@ -83,9 +84,20 @@ double number(const Json& c, const char* key, double fallback) {
 }
 bool flag(const Json& c, const char* key) { return c.contains(key) && c[key].is_boolean() && c[key].get<bool>(); }
 
+void check_reduction(const Loss& l, const std::string& who) {
+  const Json r = l.config.value("reduction", Json("sum_over_batch_size"));
+  if (!r.is_string() || (r != "sum_over_batch_size" && r != "mean" && r != "sum" && r != "mean_with_sample_weight")) {
+    throw ConfigError(who +
+                      ": reduction must be 'sum_over_batch_size', 'mean', 'sum' or 'mean_with_sample_weight' "
+                      "(fit trains on one number), got " +
+                      r.dump());
+  }
+}
+
 void check_config(const Loss& l) {
   const std::string who = "loss " + l.class_name;
   if (!l.config.is_object()) throw ConfigError(who + ": config must be an object, got " + l.config.dump());
+  if (!classes().count(l.class_name)) return check_reduction(l, who);  // a user loss: its own arguments
   const auto& args = classes().at(l.class_name).args;
   for (const auto& item : l.config.items()) {
     const std::string& k = item.key();
@@ -109,13 +121,18 @@ void check_config(const Loss& l) {
   if (s < 0.0 || s > 1.0) throw ConfigError(who + ": label_smoothing must lie in [0, 1], got " + std::to_string(s));
   if (number(l.config, "delta", 1.0) <= 0.0) throw ConfigError(who + ": delta must be > 0");
   if (number(l.config, "gamma", 2.0) < 0.0) throw ConfigError(who + ": gamma must be >= 0");
-  const Json r = l.config.value("reduction", Json("sum_over_batch_size"));
-  if (!r.is_string() || (r != "sum_over_batch_size" && r != "mean" && r != "sum" && r != "mean_with_sample_weight")) {
-    throw ConfigError(who +
-                      ": reduction must be 'sum_over_batch_size', 'mean', 'sum' or 'mean_with_sample_weight' "
-                      "(fit trains on one number), got " +
-                      r.dump());
+  check_reduction(l, who);
+}
+
+// A registered loss's values, checked to be one per sample (or per entry) or a scalar.
+at::Tensor user_values(const Loss& l, const LossFunction& f, const at::Tensor& output, const at::Tensor& target) {
+  at::Tensor v = f(target, output, l.config);
+  if (!v.defined() || (v.dim() > 0 && (v.size(0) != output.size(0)))) {
+    throw ConfigError("loss " + l.class_name + " (registered): its function returned " +
+                      (v.defined() ? format_sizes(v.sizes().vec()) : std::string("no tensor")) + " for a batch of " +
+                      std::to_string(output.size(0)) + "; return one value per sample (N), per entry, or a scalar");
   }
+  return v;
 }
 
 // The held axis of Keras's last axis: the channels (1) of an image or volume held (N, C, …), else the last.
@@ -276,14 +293,18 @@ Loss Loss::from_json(const Json& spec) {
   std::string name;
   std::tie(name, l.config) = keras_object(spec, "a loss");
   auto it = aliases().find(name);
-  if (it == aliases().end()) {
-    std::string known;
+  if (it == aliases().end() && detail::registered_loss(name)) {
+    l.class_name = name;
+  } else if (it == aliases().end()) {
+    std::string known, user;
     for (const auto& [cls, info] : classes()) known += (known.empty() ? "" : ", ") + info.function;
+    for (const auto& n : detail::registered_loss_names()) user += ", " + n;
     throw ConfigError("unknown loss '" + name + "' (known: " + known +
-                      ", their Keras class names and mse, mae, mape, "
-                      "msle, kld, logcosh)");
+                      ", their Keras class names and mse, mae, mape, msle, kld, logcosh" + user +
+                      "; a loss of your own needs register_loss first)");
+  } else {
+    l.class_name = it->second;
   }
-  l.class_name = it->second;
   check_config(l);
   return l;
 }
@@ -303,12 +324,16 @@ Loss Loss::parse(const std::string& text) {
 
 Json Loss::to_json() const { return {{"class_name", class_name}, {"config", config}}; }
 
-std::string Loss::keras_name() const { return classes().at(class_name).function; }
+std::string Loss::keras_name() const {
+  const auto it = classes().find(class_name);
+  return it == classes().end() ? class_name : it->second.function;
+}
 
 bool Loss::from_logits() const { return flag(config, "from_logits"); }
 
 at::Tensor Loss::values(const at::Tensor& output, const at::Tensor& target, bool logits) const {
   const std::string& c = class_name;
+  if (const LossFunction* f = detail::registered_loss(c)) return user_values(*this, *f, output, target);
   const std::string who = keras_name();
   if (c == "SparseCategoricalCrossentropy") return sparse_values(*this, output, target, logits);
   const at::Tensor y = fitted_target(who, output, target);

@@ -9,6 +9,7 @@
 
 #include <torchfit/layers/keras_object.h>
 #include <torchfit/layers/shape.h>
+#include <torchfit/training/custom_objects.h>
 
 #include "training/keras_metric.h"
 
@@ -320,10 +321,33 @@ ConfigError unknown(const std::string& name) {
       known += ", " + n;
     }
   }
-  return ConfigError(
-      "unknown metric '" + name + "' (known: " + known +
-      ", their Keras class names, BCE, MSE, MAE, MAPE, MSLE, or {\"class_name\": ..., \"config\": {...}})");
+  for (const auto& n : torchfit::detail::registered_metric_names()) known += ", " + n;
+  return ConfigError("unknown metric '" + name + "' (known: " + known +
+                     ", their Keras class names, BCE, MSE, MAE, MAPE, MSLE, or {\"class_name\": ..., \"config\": "
+                     "{...}}; a metric of your own needs register_metric first)");
 }
+
+// A registered metric (custom_objects.h) as a family: the user's update_state on the batch's target,
+// probabilities and weights.
+class UserMetric : public KerasMetric {
+ public:
+  UserMetric(std::string class_name, std::unique_ptr<torchfit::Metric> metric)
+      : class_name_(std::move(class_name)), metric_(std::move(metric)) {
+    if (!metric_ || metric_->state_size() == 0) {
+      throw ConfigError("metric " + class_name_ + " (registered): its factory gave " +
+                        (metric_ ? "a metric with no state" : "no metric"));
+    }
+  }
+  size_t state_size() const override { return metric_->state_size(); }
+  void update(const Batch& b, double* s) const override {
+    metric_->update_state(b.target(), b.probabilities(), b.sample_weight(), s);
+  }
+  std::vector<double> result(const double* s) const override { return metric_->result(s); }
+
+ private:
+  std::string class_name_;
+  std::unique_ptr<torchfit::Metric> metric_;
+};
 
 Spec spec_of_json(const std::string& entry) {
   Json j;
@@ -335,11 +359,16 @@ Spec spec_of_json(const std::string& entry) {
   Spec s;
   std::tie(s.class_name, s.config) = keras_object(j, "a metric");
   const auto it = catalogue().find(s.class_name);
-  if (it == catalogue().end()) throw unknown(s.class_name);
+  std::string default_name;
+  if (it != catalogue().end()) {
+    default_name = it->second.default_name;
+  } else if (!torchfit::detail::registered_metric(s.class_name, &default_name)) {
+    throw unknown(s.class_name);
+  }
   if (!s.config.is_object()) throw ConfigError("metric " + s.class_name + ": config must be an object");
   const Json name = s.config.value("name", Json());
   if (!name.is_null() && !name.is_string()) throw ConfigError("metric " + s.class_name + ": name must be a string");
-  s.log_name = name.is_string() ? name.get<std::string>() : it->second.default_name;
+  s.log_name = name.is_string() ? name.get<std::string>() : default_name;
   return s;
 }
 
@@ -361,8 +390,14 @@ Spec parse_metric(const std::string& entry, const Context& context) {
       s.class_name = accuracy_class(context.family);
     } else {
       const auto it = aliases().find(entry);
-      if (it == aliases().end()) throw unknown(entry);
-      s.class_name = it->second;
+      std::string default_name;
+      if (it != aliases().end()) {
+        s.class_name = it->second;
+      } else if (torchfit::detail::registered_metric(entry, &default_name)) {
+        s.class_name = entry, s.log_name = default_name;
+      } else {
+        throw unknown(entry);
+      }
     }
     // torchfit's one number for the name "f1_score" (Keras's F1Score() gives one value per class): the
     // macro average, a single sigmoid unit thresholded at 0.5.
@@ -371,6 +406,7 @@ Spec parse_metric(const std::string& entry, const Context& context) {
       if (context.outputs == 1) s.config["threshold"] = 0.5;
     }
   }
+  if (!catalogue().count(s.class_name)) return s;  // a registered metric reads its own config
   for (const auto& item : s.config.items()) {
     const auto& args = catalogue().at(s.class_name).args;
     if (item.key() != "name" && item.key() != "dtype" && !args.count(item.key())) {
@@ -381,7 +417,11 @@ Spec parse_metric(const std::string& entry, const Context& context) {
 }
 
 std::unique_ptr<KerasMetric> build_metric(const Spec& spec, const Context& context) {
-  return catalogue().at(spec.class_name).make(Options(spec.class_name, spec.config), context);
+  const auto it = catalogue().find(spec.class_name);
+  if (it != catalogue().end()) return it->second.make(Options(spec.class_name, spec.config), context);
+  const torchfit::MetricFactory* factory = torchfit::detail::registered_metric(spec.class_name);
+  if (!factory) throw unknown(spec.class_name);
+  return std::make_unique<UserMetric>(spec.class_name, (*factory)(spec.config));
 }
 
 }  // namespace torchfit::metric
