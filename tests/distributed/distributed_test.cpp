@@ -162,9 +162,11 @@ std::shared_ptr<distributed::ProcessGroup> loopback_group(int rank, int port, in
 }
 
 // Trains rank `rank` of 2 on its own thread's group; returns its weights. `checkpoint`: rank 0 saves one.
-std::vector<at::Tensor> train_rank(int rank, int port, Sequential model, const Data& d, const std::string& checkpoint) {
+std::vector<at::Tensor> train_rank(
+    int rank, int port, Sequential model, const Data& d, const std::string& checkpoint,
+    const CompileOptions& compile = CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"})) {
   auto group = loopback_group(rank, port);
-  Trainer trainer(model, CompileOptions().loss("categorical_crossentropy").metrics({"accuracy"}));
+  Trainer trainer(model, compile);
   data::TensorIterator train(d.x, d.y, 8, /*shuffle=*/true, /*seed=*/3);
   History h = trainer.fit(train, fit_options().process_group(group));
   if (rank == 0 && !checkpoint.empty()) trainer.save_checkpoint(checkpoint);
@@ -205,6 +207,50 @@ TEST(DataParallel, TwoRanksTrainWhatOneProcessTrains) {
     FAIL() << "resumed a 2-process checkpoint in 1 process";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("run of 2 process(es), this run has 1"), std::string::npos) << e.what();
+  }
+}
+
+// Every optimizer of Keras 3's catalogue (with the options of the next section on some) updates the two
+// ranks' replicas alike, and as one process training on the whole batches: the ranks' gradients are
+// averaged before the update rule sees them, so its state (moments, accumulators, Adafactor's factored
+// moments, Ftrl's z and n) is the one process's.
+TEST(DataParallel, EveryOptimizerTrainsInTwoRanksAsInOneProcess) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  const std::vector<OptimizerOptions> optimizers = {
+      OptimizerOptions().name("adam").amsgrad(true),
+      OptimizerOptions().name("adamw").clipnorm(0.5),
+      OptimizerOptions().name("sgd").momentum(0.9).nesterov(true),
+      OptimizerOptions().name("rmsprop").centered(true).momentum(0.5),
+      OptimizerOptions().name("adagrad").learning_rate(0.05),
+      OptimizerOptions().name("adadelta").learning_rate(1.0),
+      OptimizerOptions().name("adamax").use_ema(true),
+      OptimizerOptions().name("nadam").global_clipnorm(1.0),
+      OptimizerOptions().name("lion").learning_rate(1e-4),
+      OptimizerOptions().name("ftrl").learning_rate(0.1).l1_regularization_strength(0.01),
+      OptimizerOptions().name("adafactor").learning_rate(0.05)};
+  for (const auto& o : optimizers) {
+    SCOPED_TRACE(o.name());
+    const CompileOptions compile = CompileOptions().loss("categorical_crossentropy").optimizer(o);
+    Trainer single(fresh_model(), compile);
+    data::TensorIterator train(d.x, d.y, 8, true, 3);
+    single.fit(train, fit_options());
+    const auto expected = weights(single);
+    const int port = free_port();
+    Sequential m0 = fresh_model(), m1 = fresh_model();
+    auto r0 = std::async(std::launch::async, [&] { return train_rank(0, port, m0, d, "", compile); });
+    auto r1 = std::async(std::launch::async, [&] { return train_rank(1, port, m1, d, "", compile); });
+    ASSERT_EQ(r0.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+    ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+    const auto w0 = r0.get(), w1 = r1.get();
+    ASSERT_EQ(w0.size(), expected.size());
+    double moved = 0;
+    for (size_t i = 0; i < w0.size(); ++i) {
+      EXPECT_TRUE(at::equal(w0[i], w1[i])) << "parameter " << i << " differs between the ranks";
+      EXPECT_LE((w0[i] - expected[i]).abs().max().item<double>(), 1e-5) << "parameter " << i;
+      moved = std::max(moved, (expected[i] - fresh_model()->parameters()[i]).abs().max().item<double>());
+    }
+    EXPECT_GT(moved, 1e-5) << "the optimizer did not move the weights";
   }
 }
 
