@@ -9,6 +9,7 @@
 
 #include <ATen/ATen.h>
 #include <torch/optim/rmsprop.h>
+#include <torch/optim/sgd.h>
 #include <torch/serialize.h>
 
 #include <torchfit/error.h>
@@ -63,12 +64,13 @@ struct OptDriver {
 };
 
 // The reference's weights after each step for optimizer_config(o) (Keras's names: what the script reads).
-std::vector<at::Tensor> opt_reference(const OptimizerOptions& o, const at::Tensor& w0,
-                                      const std::vector<at::Tensor>& g) {
+// `rates`: the learning rate of each step (empty: the optimizer's constant rate).
+std::vector<at::Tensor> opt_reference(const OptimizerOptions& o, const at::Tensor& w0, const std::vector<at::Tensor>& g,
+                                      const std::vector<double>& rates = {}) {
   nlohmann::json request = {{"config", optimizer_config(o, resolved_learning_rate(o))}, {"w0", tensor_json(w0)}};
-  for (const auto& gi : g) {
-    request["grads"].push_back(tensor_json(gi));
-    request["learning_rates"].push_back(resolved_learning_rate(o));
+  for (size_t i = 0; i < g.size(); ++i) {
+    request["grads"].push_back(tensor_json(g[i]));
+    request["learning_rates"].push_back(rates.empty() ? resolved_learning_rate(o) : rates[i]);
   }
   torchfit::testing::TempDir dir("keras_opt_ref");
   const std::string in = dir.file("request.json"), out = dir.file("result.json");
@@ -153,6 +155,33 @@ TEST(KerasOptimizers, TwentyStepsMatchTheKerasReference) {
   }
 }
 
+// SGD with momentum under a schedule: Keras's velocity m = momentum·m − lr_t·g keeps each step's own rate
+// (torch::optim::SGD's b = momentum·b + g, w −= lr_t·b would rescale the whole history by today's rate).
+// ExponentialDecay halves the rate every 5 steps; the rates of the reference are written from Keras's
+// formula lr0 · 0.5^(t/5), t the updates so far.
+TEST(KerasOptimizers, SgdMomentumUnderAScheduleKeepsEachStepsRate) {
+  const std::string why = torchfit::testing::keras_reference_unavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  const at::Tensor w0 = opt_initial_weights();
+  const auto g = opt_gradients();
+  for (const bool nesterov : {false, true}) {
+    SCOPED_TRACE(nesterov ? "nesterov" : "momentum");
+    const auto o =
+        OptimizerOptions().name("sgd").learning_rate(0.1).momentum(0.9).nesterov(nesterov).learning_rate_schedule(
+            LearningRateScheduleOptions().name("exponential").decay_steps(5).decay_rate(0.5));
+    std::vector<double> rates;
+    for (int t = 0; t < kOptSteps; ++t) rates.push_back(0.1 * std::pow(0.5, t / 5.0));
+    OptDriver d(o, w0);
+    const auto ours = d.run(g, 0, kOptSteps);
+    const auto ref = opt_reference(o, w0, g, rates);
+    ASSERT_EQ(ref.size(), ours.size());
+    for (int t = 0; t < kOptSteps; ++t) {
+      const at::Tensor allowed = (ref[t] - w0.to(at::kDouble)).abs() * 1e-5 + 2e-6;
+      EXPECT_LE(((ours[t].to(at::kDouble) - ref[t]).abs() / allowed).max().item<double>(), 1.0) << "step " << t;
+    }
+  }
+}
+
 // Ten steps, the optimizer's state saved and loaded into a fresh optimizer over a copy of the weights,
 // ten more: bit for bit the uninterrupted twenty.
 TEST(KerasOptimizers, StateSavedAndLoadedContinuesAsUninterrupted) {
@@ -209,6 +238,38 @@ TEST(KerasOptimizers, RmspropLoadsATorchRmspropState) {
   const at::Tensor v = square_avg * 0.9 + g.square() * 0.1;
   const at::Tensor expected = w.detach() - g * 0.01 / (v + 1e-7).sqrt();
   EXPECT_TRUE(at::allclose(w2.detach(), expected, 1e-5, 1e-7));
+}
+
+// A checkpoint of torch::optim::SGD (what "sgd" was before it followed Keras): its momentum buffer b is
+// Keras's velocity m = −lr·b, and the next steps follow Keras's rule from there, as torch's would at this
+// constant rate.
+TEST(KerasOptimizers, SgdLoadsATorchSgdState) {
+  at::Tensor w = opt_initial_weights().set_requires_grad(true);
+  torch::optim::SGD torch_sgd({w}, torch::optim::SGDOptions(0.05).momentum(0.9));
+  w.mutable_grad() = opt_gradients()[0];
+  torch_sgd.step();
+  torch::serialize::OutputArchive out;
+  torch_sgd.save(out);
+  std::ostringstream saved;
+  out.save_to(saved);
+  at::Tensor w2 = w.detach().clone().set_requires_grad(true);
+  auto keras = make_optimizer(OptimizerOptions().name("sgd").learning_rate(0.05).momentum(0.9), {w2});
+  std::istringstream in(saved.str());
+  torch::serialize::InputArchive archive;
+  archive.load_from(in);
+  keras->load(archive);
+  ASSERT_EQ(keras->state().size(), 1u);
+  for (int k = 1; k <= 2; ++k) {
+    w.mutable_grad() = opt_gradients()[k].clone();
+    w2.mutable_grad() = opt_gradients()[k].clone();
+    torch_sgd.step();
+    keras->step();
+  }
+  EXPECT_TRUE(at::allclose(w2.detach(), w.detach(), 1e-5, 1e-7));
+  EXPECT_FALSE(at::allclose(w.detach(), opt_initial_weights(), 1e-3, 1e-3)) << "the weights should move";
+  auto& s = static_cast<KerasSlotState&>(*keras->state().begin()->second);
+  EXPECT_EQ(s.slots.count("momentum_buffer"), 0u);
+  EXPECT_EQ(s.slots.count("momentum"), 1u);
 }
 
 // Keras's defaults per optimizer where they differ from the shared fields' (OptimizerOptions::resolved).

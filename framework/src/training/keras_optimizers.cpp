@@ -125,6 +125,31 @@ void KerasAdam::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, do
   p.sub_((m * alpha) / (denom_of.sqrt() + options_.epsilon()));
 }
 
+std::vector<KerasSlot> KerasSGD::slots(const at::Tensor&) const {
+  if (options_.momentum() > 0) return {{"momentum"}};
+  return {};
+}
+
+void KerasSGD::update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) {
+  if (options_.momentum() <= 0) {
+    p.sub_(g * lr);
+    return;
+  }
+  const auto torch_buffer = s.slots.find("momentum_buffer");  // a torch::optim::SGD checkpoint's b
+  if (!s.slots.count("momentum") && torch_buffer != s.slots.end()) {
+    s.slots["momentum"] = torch_buffer->second * (-lr);
+    s.slots.erase(torch_buffer);
+  }
+  at::Tensor& m = s.slot("momentum");
+  const double momentum = options_.momentum();
+  m.copy_(m * momentum - g * lr);
+  if (options_.nesterov()) {
+    p.add_(m * momentum - g * lr);
+  } else {
+    p.add_(m);
+  }
+}
+
 std::vector<KerasSlot> KerasRMSprop::slots(const at::Tensor&) const {
   std::vector<KerasSlot> s = {{"square_avg"}};
   if (options_.momentum() > 0) s.push_back({"momentum_buffer"});
@@ -326,6 +351,7 @@ std::unique_ptr<torch::optim::Optimizer> make_keras_optimizer(const OptimizerOpt
                                                               std::vector<at::Tensor> params) {
   const std::string& n = o.name();
   if (n == "adamw" || (n == "adam" && o.amsgrad())) return std::make_unique<KerasAdam>(std::move(params), o);
+  if (n == "sgd") return std::make_unique<KerasSGD>(std::move(params), o);
   if (n == "rmsprop") return std::make_unique<KerasRMSprop>(std::move(params), o);
   if (n == "adagrad") return std::make_unique<Adagrad>(std::move(params), o);
   if (n == "adadelta") return std::make_unique<Adadelta>(std::move(params), o);

@@ -4,7 +4,6 @@
 #include <string>
 
 #include <torch/optim/adam.h>
-#include <torch/optim/sgd.h>
 
 #include <torchfit/error.h>
 #include <torchfit/training/fused_adam.h>
@@ -82,8 +81,7 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const OptimizerOptions& 
     auto adam = torch::optim::AdamOptions(lr).betas({o.beta_1(), o.beta_2()}).eps(o.epsilon());
     return std::make_unique<FusedAdam>(params, adam, AdamEpsilon::keras, o.fused());
   }
-  return std::make_unique<torch::optim::SGD>(
-      params, torch::optim::SGDOptions(lr).momentum(o.momentum()).nesterov(o.nesterov()));
+  throw ConfigError("optimizer '" + o.name() + "' has no implementation");  // check_optimizer_options lists them
 }
 
 }  // namespace torchfit

@@ -86,6 +86,19 @@ class KerasAdam : public KerasOptimizer {
   void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
 };
 
+/// keras.optimizers.SGD: momentum > 0: m = momentum·m − lr·g (slot "momentum"), then p += m, or with nesterov
+/// p += momentum·m − lr·g; momentum 0: p −= lr·g. (torch::optim::SGD keeps b = momentum·b + g and steps
+/// p −= lr·b: the same at a constant rate, not under a schedule, where Keras's velocity keeps the earlier
+/// rates.) A torch::optim::SGD checkpoint's momentum_buffer b is read as m = −lr·b at its first update.
+class KerasSGD : public KerasOptimizer {
+ public:
+  using KerasOptimizer::KerasOptimizer;
+
+ protected:
+  std::vector<KerasSlot> slots(const at::Tensor& p) const override;
+  void update(at::Tensor& p, const at::Tensor& g, KerasSlotState& s, double lr) override;
+};
+
 /// keras.optimizers.RMSprop: v = ρv + (1−ρ)g²; centered: ḡ = ρḡ + (1−ρ)g, d = v − ḡ² + ε, else d = v + ε;
 /// Δ = lr·g/√d; momentum > 0: b = momentum·b + Δ, p −= b; else p −= Δ. (ε inside the square root; torch's
 /// RMSprop divides by √v + ε and scales the momentum buffer by lr afterwards.) Slots keep torch's names

@@ -15,8 +15,8 @@ namespace torchfit {
 
 /// Builds the optimizer named by `options` over `params`, with options.resolved()'s Keras defaults:
 /// "adam" is torchfit's FusedAdam with Keras's ε (fused_adam.h; with fused(false) every parameter through
-/// torch::optim::Adam's kernels), Keras's Adam (keras_optimizers.h KerasAdam) with amsgrad; "sgd" is torch::optim::SGD (Keras's update at
-/// a constant rate); "rmsprop", "adamw", "adagrad", "adadelta", "adamax", "nadam", "lion", "ftrl" are
+/// torch::optim::Adam's kernels), Keras's Adam (keras_optimizers.h KerasAdam) with amsgrad; "sgd",
+/// "rmsprop", "adamw", "adagrad", "adadelta", "adamax", "nadam", "lion", "ftrl", "adafactor" are
 /// keras_optimizers.h's, with Keras 3's update rules.
 /// Errors: ConfigError for an unknown name (listing the known ones), a learning rate that is 0, nan
 /// or infinite, or an update-rule setting out of its range (check_optimizer_options, naming it).
