@@ -254,6 +254,65 @@ TEST(DataParallel, EveryOptimizerTrainsInTwoRanksAsInOneProcess) {
   }
 }
 
+namespace {
+
+// A custom step that also reports the batch's mean probability of class 0 (a mean over the samples).
+class ReportingTrainer : public Trainer {
+ public:
+  using Trainer::Trainer;
+  Logs train_step(const data::Batch& batch) override {
+    const auto out = call_model(batch);
+    const at::Tensor loss = compiled_loss(batch, out);
+    minimize(loss);
+    return {{"loss", loss.item<double>()}, {"p0", p0(out[0])}};
+  }
+  Logs test_step(const data::Batch& batch) override {
+    const auto out = call_model(batch);
+    return {{"loss", compiled_loss(batch, out).item<double>()}, {"p0", p0(out[0])}};
+  }
+  std::vector<std::string> step_names() const override { return {"p0"}; }
+
+ private:
+  double p0(const at::Tensor& out) const {
+    return (compiled_outputs().logits() ? at::softmax(out, 1) : out).select(1, 0).mean().item<double>();
+  }
+};
+
+}  // namespace
+
+// A custom step's own values are the whole batch's in every rank (each shard's value weighted by its
+// samples, as the loss), so both ranks log what one process logs — training and validation.
+TEST(DataParallel, ACustomStepsValuesAreTheWholeBatchsInEveryRank) {
+  if (!distributed::available()) GTEST_SKIP() << distributed::unavailable_reason();
+  const Data d = make_data();
+  const CompileOptions compile = CompileOptions().loss("categorical_crossentropy");
+  const auto options = [](const std::shared_ptr<distributed::ProcessGroup>& group, data::BatchIterator* val) {
+    FitOptions o = fit_options().validation_data(val).validation_steps(2);
+    if (group) o.process_group(group);
+    return o;
+  };
+  ReportingTrainer single(fresh_model(), compile);
+  data::TensorIterator train(d.x, d.y, 8, true, 3), val(d.x.slice(0, 0, 16), d.y.slice(0, 0, 16), 8, false, 0);
+  const History expected = single.fit(train, options(nullptr, &val));
+  const int port = free_port();
+  const Sequential models[2] = {fresh_model(), fresh_model()};  // here: one global generator, two threads
+  auto rank = [&](int r) {
+    ReportingTrainer t(models[r], compile);
+    data::TensorIterator tr(d.x, d.y, 8, true, 3), va(d.x.slice(0, 0, 16), d.y.slice(0, 0, 16), 8, false, 0);
+    return t.fit(tr, options(loopback_group(r, port), &va));
+  };
+  auto r0 = std::async(std::launch::async, rank, 0), r1 = std::async(std::launch::async, rank, 1);
+  ASSERT_EQ(r0.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  ASSERT_EQ(r1.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  const History h0 = r0.get(), h1 = r1.get();
+  for (const char* key : {"p0", "val_p0", "loss", "val_loss"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(h0.history.count(key) && h1.history.count(key) && expected.history.count(key));
+    EXPECT_EQ(h0.history.at(key), h1.history.at(key)) << "the ranks log different values";
+    EXPECT_NEAR(h0.history.at(key).back(), expected.history.at(key).back(), 1e-6);
+  }
+}
+
 // Runs `fit_rank(rank, group)` for ranks 0 and 1, each on its own thread with a loopback group; returns
 // each rank's ConfigError message ("(no error)" when it returned).
 std::pair<std::string, std::string> config_errors_of_two_ranks(

@@ -14,6 +14,7 @@
 #include <torchfit/layers/dense.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/early_stopping.h>
+#include <torchfit/training/optimizers.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/error_message.h"
@@ -193,6 +194,115 @@ TEST(CustomStep, EarlyStoppingMonitorsAStepValueAndResumeContinuesExactly) {
   const auto rest = fit(resumed, 3, ckpt);
   ASSERT_EQ(one.size() + rest.size(), all.size());
   for (size_t i = 0; i < rest.size(); ++i) EXPECT_EQ(rest[i], all[one.size() + i]) << "resumed step " << i;
+}
+
+namespace {
+
+// Two models, two optimizers (the shape of a GAN's step): the compiled model learns the labels as before,
+// and a critic of its own — a Dense on the model's detached probabilities, with its own Adam — learns to
+// tell whether the batch's labels are even. The critic, its optimizer's moments and a step counter are
+// the step's own variables (save_own_variables / load_own_variables).
+class TwoOptimizerTrainer : public Trainer {
+ public:
+  TwoOptimizerTrainer(Model model, CompileOptions options, bool keep_own)
+      : Trainer(std::move(model), std::move(options)), keep_own_(keep_own) {
+    critic_->add(Dense(DenseOptions(1).activation("sigmoid").input_shape(Shape{3})));
+    critic_optimizer_ = make_optimizer(OptimizerOptions().name("adam").learning_rate(0.05), critic_->parameters());
+  }
+  Logs train_step(const data::Batch& batch) override {
+    const auto out = call_model(batch);
+    const at::Tensor loss = compiled_loss(batch, out);
+    minimize(loss);
+    const at::Tensor probs = (compiled_outputs().logits() ? at::softmax(out[0], 1) : out[0]).detach();
+    const at::Tensor even = batch.y.remainder(2).eq(0).to(at::kFloat).unsqueeze(1);
+    critic_optimizer_->zero_grad();
+    const at::Tensor critic_loss = at::binary_cross_entropy(critic_->forward(probs).clamp(1e-7, 1 - 1e-7), even);
+    critic_loss.backward();
+    critic_optimizer_->step();
+    steps_ += 1;
+    return {{"loss", loss.item<double>()}, {"critic_loss", critic_loss.item<double>()}};
+  }
+  std::vector<std::string> step_names() const override { return {"critic_loss"}; }
+  void save_own_variables(torch::serialize::OutputArchive& store) const override {
+    if (!keep_own_) return;
+    torch::serialize::OutputArchive critic, optimizer;
+    critic_->save(critic);
+    critic_optimizer_->save(optimizer);
+    store.write("critic", critic);
+    store.write("critic_optimizer", optimizer);
+    store.write("steps", at::tensor(steps_));
+  }
+  void load_own_variables(torch::serialize::InputArchive& store) override {
+    if (!keep_own_) return;
+    torch::serialize::InputArchive critic, optimizer;
+    store.read("critic", critic);
+    store.read("critic_optimizer", optimizer);
+    critic_->load(critic);
+    critic_optimizer_->load(optimizer);
+    at::Tensor steps;
+    store.read("steps", steps);
+    steps_ = steps.item<int64_t>();
+  }
+  int64_t steps() const { return steps_; }
+  std::vector<at::Tensor> critic_weights() const {
+    std::vector<at::Tensor> w;
+    for (const auto& p : critic_->parameters()) w.push_back(p.detach().clone());
+    return w;
+  }
+
+ private:
+  Sequential critic_;
+  std::unique_ptr<torch::optim::Optimizer> critic_optimizer_;
+  int64_t steps_ = 0;
+  bool keep_own_;
+};
+
+}  // namespace
+
+// Resume of a two-optimizer step: 1 epoch + checkpoint + resume for 2 more gives the uninterrupted 3
+// epochs' step values (both losses), critic weights and step count exactly — and, as the control, a
+// subclass that does not save its own variables resumes with a fresh critic and does not.
+TEST(CustomStep, ASecondModelAndOptimizerResumeExactlyThroughTheirOwnVariables) {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(9);
+  const at::Tensor x = at::randn({18, 4}, gen), y = at::randint(0, 3, {18}, gen, at::kLong);
+  struct Values : Callback {
+    std::vector<double> loss, critic;
+    void on_train_batch_end(int64_t, const Logs& logs) override {
+      loss.push_back(logs.at("batch_loss"));
+      critic.push_back(logs.at("batch_critic_loss"));
+    }
+  };
+  auto fit = [&](TwoOptimizerTrainer& t, int epochs, const std::string& resume) {
+    auto rec = std::make_shared<Values>();
+    FitOptions o = FitOptions().epochs(epochs).verbose(0).callbacks({rec});
+    if (!resume.empty()) o.resume_from(resume);
+    t.fit(Arrays(x, y), o, ArrayOptions().batch_size(6).shuffle(true).seed(4));
+    return rec;
+  };
+  at::manual_seed(12);
+  TwoOptimizerTrainer whole(two_dense(), sce(0.1), true);
+  const auto all = fit(whole, 3, "");
+  testing::TempDir dir;
+  for (const bool keep : {true, false}) {
+    SCOPED_TRACE(keep ? "own variables saved" : "own variables not saved");
+    const std::string ckpt = (dir.path / (keep ? "own.ckpt" : "none.ckpt")).string();
+    at::manual_seed(12);
+    TwoOptimizerTrainer first(two_dense(), sce(0.1), keep);
+    const auto one = fit(first, 1, "");
+    first.save_checkpoint(ckpt);
+    at::manual_seed(77);  // another critic to start from: only the checkpoint can bring the first one back
+    TwoOptimizerTrainer resumed(two_dense(), sce(0.1), keep);
+    const auto rest = fit(resumed, 3, ckpt);
+    ASSERT_EQ(one->critic.size() + rest->critic.size(), all->critic.size());
+    bool same = resumed.steps() == whole.steps();
+    for (size_t i = 0; i < rest->critic.size(); ++i)
+      same = same && rest->critic[i] == all->critic[one->critic.size() + i];
+    const auto a = resumed.critic_weights(), b = whole.critic_weights();
+    for (size_t i = 0; i < a.size(); ++i) same = same && at::equal(a[i], b[i]);
+    EXPECT_EQ(same, keep) << "the resumed critic " << (keep ? "differs" : "is the same without its variables");
+    for (size_t i = 0; i < rest->loss.size(); ++i) EXPECT_EQ(rest->loss[i], all->loss[one->loss.size() + i]) << i;
+  }
+  EXPECT_EQ(whole.steps(), 9);
 }
 
 TEST(CustomStep, AStepWithoutALossIsAnErrorAndTheCompiledStepIsTheDefault) {

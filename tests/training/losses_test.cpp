@@ -71,6 +71,19 @@ TEST(Losses, BadNameAndShape) {
     EXPECT_NE(std::string(e.what()).find("(2)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("(2, 3)"), std::string::npos) << e.what();
   }
+  // Sparse targets as floats: whole numbers are class ids (the same loss as int64 ids, by PyTorch's
+  // cross-entropy −log softmax(z)[y]), a fraction is an error rather than a truncated class.
+  const at::Tensor z = at::tensor({1.0f, 2.0f, 0.5f, -1.0f, 0.0f, 3.0f}).view({2, 3});
+  const double want = -(z.log_softmax(1)[0][2] + z.log_softmax(1)[1][0]).item<double>() / 2;
+  EXPECT_NEAR(compute_loss("sparse_categorical_crossentropy", z, at::tensor({2.0f, 0.0f}), true).item<double>(), want,
+              1e-6);
+  try {
+    compute_loss("sparse_categorical_crossentropy", z, at::tensor({1.7f, 0.0f}), true);
+    FAIL() << "a fractional class id was taken";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("a target class id is 1.7"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a whole number"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Metrics, ResolveAndCount) {

@@ -257,6 +257,11 @@ void save_checkpoint(const std::string& path, const TrainingState& state) {
     for (const auto& [name, t] : state.optimizer_slots) slots.write(name, t);
     archive.write("optimizer_slots", slots);
   }
+  if (state.save_own_variables) {
+    torch::serialize::OutputArchive own;
+    state.save_own_variables(own);
+    archive.write("own_variables", own);
+  }
   write_rng_state(archive);
   io::write_stream_atomically(path, [&](const io::ByteSink& sink) {
     archive.save_to([&](const void* data, size_t size) {
@@ -335,6 +340,16 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
       slots.read(key, t);
       check_storage(path, "optimizer_slots/" + key, t);
       info.optimizer_slots[key] = t;
+    }
+  }
+  torch::serialize::InputArchive own;
+  if (state.load_own_variables && archive.try_read("own_variables", own)) {
+    try {
+      state.load_own_variables(own);
+    } catch (const c10::Error& e) {
+      const std::string why = e.what();
+      throw IoError("checkpoint '" + path +
+                    "': the custom step's own variables do not load: " + why.substr(0, why.find('\n')));
     }
   }
   read_rng_state(archive);

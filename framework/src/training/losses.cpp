@@ -190,8 +190,19 @@ at::Tensor sparse_values(const Loss& l, const at::Tensor& output, const at::Tens
     idx = at::where(valid, idx, at::zeros_like(idx));
   }
   if (idx.numel() > 0) {  // LibTorch's own message ("Target 2 is out of bounds") names neither side
-    const at::Tensor range = at::stack({idx.min(), idx.max()}).cpu();  // one device sync
-    const int64_t lo = range[0].item<int64_t>(), hi = range[1].item<int64_t>();
+    // Float targets must hold whole numbers: a cast would truncate 1.7 to class 1 without a word.
+    const at::Tensor fraction = t.is_floating_point() ? (t - t.round()).abs().max().to(at::kDouble)
+                                                      : at::zeros({}, idx.options().dtype(at::kDouble));
+    const at::Tensor range = at::stack({idx.min().to(at::kDouble), idx.max().to(at::kDouble), fraction}).cpu();
+    if (range[2].item<double>() > 0) {  // (the same device sync as the range)
+      const at::Tensor flat_t = t.reshape({-1});
+      const int64_t at_i = (flat_t - flat_t.round()).abs().argmax().item<int64_t>();
+      throw ConfigError("sparse_categorical_crossentropy: a target class id is " +
+                        std::to_string(flat_t[at_i].item<double>()) +
+                        ", not a whole number (sparse targets are class indices; probabilities per class need "
+                        "categorical_crossentropy)");
+    }
+    const auto lo = static_cast<int64_t>(range[0].item<double>()), hi = static_cast<int64_t>(range[1].item<double>());
     if (lo < 0 || hi >= k) {
       throw ConfigError("sparse_categorical_crossentropy: a target class id is " + std::to_string(lo < 0 ? lo : hi) +
                         " but the output " + shape_text(output) + " has " + std::to_string(k) + " classes (ids 0.." +

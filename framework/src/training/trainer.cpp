@@ -288,12 +288,19 @@ Logs Trainer::run_step(data::BatchIterator& train, StepTiming& t, EpochMeans& me
   std::vector<double> sums(outputs_->state_size(), 0.0);
   int64_t n = batch.size;
   // Data-parallel: this shard's share of the global batch.
-  const Logs values = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
+  Logs values = compute_step(batch, &sums, data_parallel_ ? DataParallel::loss_share(n, batch.global_size) : 1.0);
   double loss = values.at("loss");
   runtime::synchronize(device_);
   const double t4 = detail::steady_ms();
   t.allreduce_ms = last_allreduce_ms_;
-  if (data_parallel_) data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
+  if (data_parallel_) {  // a custom step's values travel with the loss: Σ n·value over the ranks, / Σ n
+    const size_t k = sums.size();
+    for (const auto& name : custom_names_) sums.push_back(n > 0 && values.count(name) ? values.at(name) * n : 0.0);
+    data_parallel_->reduce_step(loss, sums, n, t.allreduce_ms);
+    for (size_t i = 0; i < custom_names_.size(); ++i)
+      values[custom_names_[i]] = n > 0 ? sums[k + i] / static_cast<double>(n) : 0.0;
+    sums.resize(k);
+  }
   means.add(loss, sums, n);
   means.add_values(values, n);
   Logs logs = means.logs(*outputs_);
@@ -356,7 +363,13 @@ Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
     sums.add(step_loss(values, "test_step"), batch_sums, batch.size());
     sums.add_values(values, batch.size());
   }
-  if (data_parallel_) data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
+  if (data_parallel_) {
+    const size_t k = sums.metric_sums.size();
+    for (const auto& name : custom_names_) sums.metric_sums.push_back(sums.value_sums[name]);
+    data_parallel_->reduce_sums(sums.loss_sum, sums.seen, sums.metric_sums);
+    for (size_t i = 0; i < custom_names_.size(); ++i) sums.value_sums[custom_names_[i]] = sums.metric_sums[k + i];
+    sums.metric_sums.resize(k);
+  }
   if (sums.seen == 0) sums.seen = 1;  // an empty source reports zeros, not nan
   return sums.logs(*outputs_);
 }

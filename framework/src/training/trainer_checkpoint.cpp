@@ -16,6 +16,7 @@ void Trainer::save_checkpoint(const std::string& path, const std::map<std::strin
     state.optimizer_features = features_->state();
     state.optimizer_slots = features_->tensors();
   }
+  state.save_own_variables = [this](torch::serialize::OutputArchive& store) { save_own_variables(store); };
   saving::save_checkpoint(path, state);
 }
 
@@ -25,9 +26,9 @@ saving::CheckpointInfo Trainer::load_checkpoint(const std::string& path, bool lo
 
 saving::CheckpointInfo Trainer::load_checkpoint(const saving::Checkpoint& checkpoint, bool load_optimizer) {
   const std::string& path = checkpoint.path();
-  saving::CheckpointInfo info = saving::load_checkpoint(
-      checkpoint,
-      saving::TrainingState{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr});
+  saving::TrainingState state{model_, load_optimizer ? optimizer_.get() : nullptr, options_, {}, {}, nullptr};
+  state.load_own_variables = [this](torch::serialize::InputArchive& store) { load_own_variables(store); };
+  saving::CheckpointInfo info = saving::load_checkpoint(checkpoint, state);
   position_ = info.position;
   if (loss_scaler_ && load_optimizer && !info.loss_scale.is_null()) loss_scaler_->load_state(info.loss_scale);
   if (load_optimizer && (features_->enabled() || !info.optimizer_features.is_null())) {

@@ -8,6 +8,7 @@
 /// was written by torchfit 9.9.0, checkpoint format 2; this torchfit (0.1.0) reads format 1 — upgrade
 /// torchfit to read it"; a model this torchfit cannot build (an unknown layer class) is a ConfigError
 /// naming the file, the writing version and the class.
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -79,6 +80,10 @@ struct TrainingState {
   std::vector<double> class_weight = {};
   /// The training source's input preprocessing (BatchIterator::preprocessing; null ⇒ none recorded).
   nlohmann::json preprocessing = nullptr;
+  /// A custom training step's own variables (Trainer::save_own_variables / load_own_variables): written as
+  /// the sub-archive "own_variables" when set; read back when set and the checkpoint has one.
+  std::function<void(torch::serialize::OutputArchive&)> save_own_variables = nullptr;
+  std::function<void(torch::serialize::InputArchive&)> load_own_variables = nullptr;
 };
 
 /// Saves the model's config and weights, the optimizer's state and learning rate, the position, the

@@ -211,7 +211,8 @@ class Trainer {
   /// epoch's value of a name is the mean of its batch values weighted by the batch sizes (Keras's Mean
   /// trackers). Default: the compiled step (each output's loss and weight, the regularization losses, one
   /// optimizer update, the compiled metrics). Errors: ConfigError when an override returns no "loss".
-  /// In a data-parallel run the values other than "loss" are the rank's own.
+  /// In a data-parallel run the loss and the step_names() values are averaged over the ranks, each rank's
+  /// value weighted by its shard's samples (as for one process, when a value is a mean over the batch).
   virtual Logs train_step(const data::Batch& batch);
   /// The step evaluate() (and fit's validation) runs on each batch, in eval mode without autograd; as
   /// train_step, "loss" required. Default: the compiled losses and metrics.
@@ -219,6 +220,15 @@ class Trainer {
   /// The names besides "loss" an overridden train_step/test_step returns, in the order the progress line
   /// and the run files show them; empty (default) = the compiled metric names (metric_names()).
   virtual std::vector<std::string> step_names() const { return {}; }
+  /// The variables of a custom step's own (a second model, a second optimizer's state, a counter), as
+  /// Keras 3 tracks the attributes of a subclassed model (Layer.save_own_variables /
+  /// load_own_variables, with a LibTorch archive as the store): save_own_variables writes them into every
+  /// checkpoint (save_checkpoint, ModelCheckpoint, the interrupt checkpoint), load_own_variables reads them
+  /// back in load_checkpoint and FitOptions::resume_from — only when the checkpoint has them (one written
+  /// by this version of torchfit). E.g. `critic_->save(store)` and `critic_optimizer_->save(archive)`
+  /// written as sub-archives. Default: nothing.
+  virtual void save_own_variables(torch::serialize::OutputArchive& store) const { (void)store; }
+  virtual void load_own_variables(torch::serialize::InputArchive& store) { (void)store; }
 
   /// Saves model, optimizer, position and `class_indices` (saving::save_checkpoint). Errors: IoError.
   void save_checkpoint(const std::string& path, const std::map<std::string, int64_t>& class_indices = {});
