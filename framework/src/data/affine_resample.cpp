@@ -47,6 +47,15 @@ double wrap_period_n_minus_1(double x, int n) {
   return std::clamp(x, 0.0, static_cast<double>(n - 1));
 }
 
+// Fill modes constant, nearest and wrap on an axis of n ≥ 2 pixels: x brought into [0, n − 1] (nearest
+// clamps, wrap folds); false ⇒ the pixel is cval (constant, x outside). Reflect is the callers' own.
+bool map_into_axis(double& x, int n, FillMode mode) {
+  const double last = n - 1;
+  if (mode == FillMode::constant) return !(x < 0 || x > last);
+  x = mode == FillMode::wrap ? wrap_period_n_minus_1(x, n) : std::clamp(x, 0.0, last);
+  return true;
+}
+
 // Index k of the half-sample-symmetric extension (period 2n): … 1 0 | 0 1 … n−1 | n−1 n−2 ….
 int reflect_index(int64_t k, int n) {
   const int64_t period = 2 * static_cast<int64_t>(n);
@@ -62,24 +71,13 @@ bool axis_taps(double x, int n, FillMode mode, AxisTaps& taps) {
     taps = {};
     return mode != FillMode::constant || x == 0.0;
   }
-  const double last = n - 1;
-  switch (mode) {
-    case FillMode::constant:
-      if (x < 0 || x > last) return false;
-      break;
-    case FillMode::nearest:
-      x = std::clamp(x, 0.0, last);
-      break;
-    case FillMode::wrap:
-      x = wrap_period_n_minus_1(x, n);
-      break;
-    case FillMode::reflect: {
-      const double f = std::floor(x);
-      const auto k = static_cast<int64_t>(f);
-      taps = {reflect_index(k, n), reflect_index(k + 1, n), static_cast<float>(x - f)};
-      return true;
-    }
+  if (mode == FillMode::reflect) {
+    const double f = std::floor(x);
+    const auto k = static_cast<int64_t>(f);
+    taps = {reflect_index(k, n), reflect_index(k + 1, n), static_cast<float>(x - f)};
+    return true;
   }
+  if (!map_into_axis(x, n, mode)) return false;
   const int i0 = static_cast<int>(x);  // 0 <= x <= n − 1
   taps = {i0, std::min(i0 + 1, n - 1), static_cast<float>(x - i0)};
   return true;
@@ -106,21 +104,11 @@ bool axis_index(double x, int n, FillMode mode, int& index) {
   x = tame_coordinate(x);
   index = 0;
   if (n == 1) return mode != FillMode::constant || x == 0.0;
-  const double last = n - 1;
-  switch (mode) {
-    case FillMode::constant:
-      if (x < 0 || x > last) return false;
-      break;
-    case FillMode::nearest:
-      x = std::clamp(x, 0.0, last);
-      break;
-    case FillMode::wrap:
-      x = wrap_period_n_minus_1(x, n);
-      break;
-    case FillMode::reflect:
-      index = reflect_index(static_cast<int64_t>(std::floor(reflect_coordinate(x, n) + 0.5)), n);
-      return true;
+  if (mode == FillMode::reflect) {
+    index = reflect_index(static_cast<int64_t>(std::floor(reflect_coordinate(x, n) + 0.5)), n);
+    return true;
   }
+  if (!map_into_axis(x, n, mode)) return false;
   index = std::min(static_cast<int>(std::floor(x + 0.5)), n - 1);
   return true;
 }

@@ -30,6 +30,16 @@ Registry& registry() {
   return r;
 }
 
+// The names of one of the registry's maps, sorted (std::map's order).
+template <typename Map>
+std::vector<std::string> names_of(Map Registry::*map) {
+  Registry& r = registry();
+  const std::lock_guard<std::mutex> lock(r.mutex);
+  std::vector<std::string> names;
+  for (const auto& entry : r.*map) names.push_back(entry.first);
+  return names;
+}
+
 void check_name(const std::string& kind, const std::string& name, const std::vector<std::string>& keras, bool taken) {
   if (name.empty()) throw ConfigError("register_" + kind + ": the class name is empty");
   if (std::find(keras.begin(), keras.end(), name) != keras.end()) {
@@ -74,21 +84,9 @@ const MetricFactory* registered_metric(const std::string& class_name, std::strin
   return &it->second.factory;
 }
 
-std::vector<std::string> registered_loss_names() {
-  Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> names;
-  for (const auto& [name, f] : r.losses) names.push_back(name);
-  return names;
-}
+std::vector<std::string> registered_loss_names() { return names_of(&Registry::losses); }
 
-std::vector<std::string> registered_metric_names() {
-  Registry& r = registry();
-  const std::lock_guard<std::mutex> lock(r.mutex);
-  std::vector<std::string> names;
-  for (const auto& [name, e] : r.metrics) names.push_back(name);
-  return names;
-}
+std::vector<std::string> registered_metric_names() { return names_of(&Registry::metrics); }
 
 }  // namespace detail
 }  // namespace torchfit
