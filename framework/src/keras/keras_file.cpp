@@ -45,14 +45,6 @@ nlohmann::json parse_model_json(const std::string& text, const std::string& wher
   }
 }
 
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw IoError(path + ": cannot open the architecture JSON");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_model_json(ss.str(), path);
-}
-
 bool uses_keras1_arguments(const nlohmann::json& layer_config) {
   for (const char* k : {"nb_filter", "output_dim", "dim_ordering", "border_mode", "subsample", "nb_row"}) {
     if (layer_config.is_object() && layer_config.contains(k)) return true;
@@ -62,6 +54,14 @@ bool uses_keras1_arguments(const nlohmann::json& layer_config) {
 
 #if TORCHFIT_HAVE_KERAS_IMPORT
 using detail::Hdf5File;
+
+nlohmann::json read_json_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw IoError(path + ": cannot open the architecture JSON");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_model_json(ss.str(), path);
+}
 
 // Adds the dataset at `path` to `w` with its declared shape and type (its data stays unread).
 void add_declared(const Hdf5File& h5, const std::string& path, KerasLayerWeights& w) {
