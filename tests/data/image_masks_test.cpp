@@ -132,9 +132,27 @@ TEST(ImageMasks, SourcesThatDoNotPairAreErrorsNamingWhat) {
   torchfit::testing::TempDir r("mask_rotation");
   write_pairs(r.path, 6, 12, false);
   const auto rotate = ImageDataGeneratorOptions().rotation_range(40);
-  auto rotated = pairs(r.path, rotate, rotate, {});
-  EXPECT_NE(config_error([&] { rotated->next(); }).find("give the mask generator interpolation_order 0"),
+  EXPECT_NE(config_error([&] { pairs(r.path, rotate, rotate, {}); }).find("give it interpolation_order 0"),
             std::string::npos);
+  EXPECT_NE(config_error([&] {
+              pairs(r.path, rotate, rotate, ImageMaskOptions().encoding("binary"));
+            }).find("give it interpolation_order 0"),
+            std::string::npos)
+      << "binary masks would be thresholded after blending";
+  // A mask source resized bilinearly blends class ids into whole numbers that are other classes.
+  EXPECT_NE(config_error([&] {
+              ImageMaskIterator(ImageDataGenerator().flow_from_directory((r.path / "images").string(), flow(12, 3)),
+                                ImageDataGenerator().flow_from_directory((r.path / "masks").string(),
+                                                                         flow(12, 3).interpolation("bilinear")));
+            }).find("must resize with interpolation \"nearest\""),
+            std::string::npos);
+  // A brightness change is caught at the batch: the mask pixels are no longer whole numbers.
+  const auto bright = ImageDataGeneratorOptions().brightness_range(0.5, 0.9);
+  auto brightened = pairs(r.path, bright, bright, {});
+  EXPECT_NE(config_error([&] { brightened->next(); }).find("has pixels between class ids"), std::string::npos);
+  // The masks may fill with a class of their own (cval), e.g. an ignore class.
+  EXPECT_NO_THROW(pairs(r.path, ImageDataGeneratorOptions(rotate).fill_mode("constant"),
+                        ImageDataGeneratorOptions(rotate).fill_mode("constant").cval(255).interpolation_order(0), {}));
 }
 
 // Keras 2's recipe for augmented segmentation: the mask generator draws the same rotation, shift, shear, zoom

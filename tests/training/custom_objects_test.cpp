@@ -202,6 +202,43 @@ TEST(CustomObjects, RegistryErrorsNameTheObject) {
               compute_loss("BadShape", at::ones({2, 2}), at::zeros({2, 2}), false);
             }).find("its function returned (1) for a batch of 2"),
             std::string::npos);
+  // A loss cut from autograd, a metric under fit's own names, and a metric whose values change in number.
+  static const bool more = [] {
+    register_loss("Detached", [](const at::Tensor& yt, const at::Tensor& yp, const nlohmann::json&) {
+      return (yt - yp.detach()).abs().sum(-1);
+    });
+    struct Growing : Metric {
+      size_t state_size() const override { return 1; }
+      void update_state(const at::Tensor&, const at::Tensor&, const at::Tensor&, double* s) const override {
+        s[0] += 1;
+      }
+      std::vector<double> result(const double* s) const override {
+        return s[0] > 0 ? std::vector<double>{s[0], s[0]} : std::vector<double>{0};
+      }
+    };
+    register_metric("Growing", [](const nlohmann::json&) { return std::make_unique<Growing>(); });
+    return true;
+  }();
+  (void)more;
+  EXPECT_NE(config_error([] {
+              compute_loss("Detached", at::ones({2, 2}).requires_grad_(), at::zeros({2, 2}), false);
+            }).find("does not depend on y_pred through autograd"),
+            std::string::npos);
+  EXPECT_NE(config_error([] {
+              MetricSet({R"({"class_name": "MaxAbsError", "config": {"name": "loss"}})"}, "mse", false, 2);
+            }).find("the name is fit's own"),
+            std::string::npos);
+  EXPECT_NE(config_error([] {
+              MetricSet({R"({"class_name": "MeanAbsoluteError", "config": {"name": "val_loss"}})"}, "mse", false, 2);
+            }).find("the name is fit's own"),
+            std::string::npos);
+  EXPECT_NE(config_error([] {
+              MetricSet set({"Growing"}, "mse", false, 2);
+              std::vector<double> state;
+              set.update(at::ones({2, 2}), at::zeros({2, 2}), state);
+              set.results(state);
+            }).find("its result has 2 value(s), 1 before any update"),
+            std::string::npos);
 }
 
 }  // namespace torchfit::custom_objects_test

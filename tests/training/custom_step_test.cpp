@@ -303,6 +303,11 @@ TEST(CustomStep, ASecondModelAndOptimizerResumeExactlyThroughTheirOwnVariables) 
     for (size_t i = 0; i < rest->loss.size(); ++i) EXPECT_EQ(rest->loss[i], all->loss[one->loss.size() + i]) << i;
   }
   EXPECT_EQ(whole.steps(), 9);
+  // A checkpoint of a plain Trainer (no variables of its own) starts a two-optimizer run: nothing to load.
+  const std::string plain = (dir.path / "plain.ckpt").string();
+  Trainer(two_dense(), sce(0.1)).save_checkpoint(plain);
+  TwoOptimizerTrainer from_plain(two_dense(), sce(0.1), true);
+  EXPECT_NO_THROW(from_plain.load_checkpoint(plain));
 }
 
 TEST(CustomStep, AStepWithoutALossIsAnErrorAndTheCompiledStepIsTheDefault) {

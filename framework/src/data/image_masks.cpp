@@ -2,8 +2,10 @@
 // checked and the masks' pixels read as class ids.
 #include <torchfit/data/image_masks.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include <ATen/ATen.h>
@@ -15,18 +17,24 @@ namespace {
 
 // The random augmentation of a source's "augmentation" text (options_text): its tokens without the
 // standardisation (rescale, samplewise centring, preprocessing_function), which only the images have,
-// and without interpolation_order (0 for the masks, 1 for the images: the same draws either way).
+// and without interpolation_order and cval (0 for the masks, 1 for the images; a mask's fill class of its
+// own: the same draws either way).
 std::string random_part(const std::string& text) {
   std::istringstream in(text == "none" ? "" : text);
   std::string token, out;
   while (in >> token) {
     if (token.rfind("rescale=", 0) == 0 || token.rfind("samplewise_", 0) == 0 ||
-        token.rfind("preprocessing_function=", 0) == 0 || token.rfind("interpolation_order=", 0) == 0)
+        token.rfind("preprocessing_function=", 0) == 0 || token.rfind("interpolation_order=", 0) == 0 ||
+        token.rfind("cval=", 0) == 0)
       continue;
     out += (out.empty() ? "" : " ") + token;
   }
   return out.empty() ? "none" : out;
 }
+
+// The geometric options of options_text: what the affine resample of the masks does.
+constexpr const char* kGeometric[] = {
+    "rotation_range=", "width_shift_range=", "height_shift_range=", "shear_range=", "zoom_range="};
 
 std::string stem(const std::string& file) { return std::filesystem::path(file).stem().string(); }
 
@@ -50,6 +58,17 @@ void check_sources(const DirectoryIterator& images, const DirectoryIterator& mas
         "image masks: the mask generator must draw the same random augmentation as the image one "
         "(images: " +
         a.at("augmentation") + "; masks: " + b.at("augmentation") + ")");
+  }
+  if (masks.options().interpolation() != "nearest") {
+    throw ConfigError("image masks: the mask source must resize with interpolation \"nearest\" (got \"" +
+                      masks.options().interpolation() + "\"): other filters blend neighbouring class ids");
+  }
+  const std::string mask_augmentation = b.at("augmentation");
+  const bool geometric = std::any_of(std::begin(kGeometric), std::end(kGeometric),
+                                     [&](const char* k) { return mask_augmentation.find(k) != std::string::npos; });
+  if (geometric && mask_augmentation.find("interpolation_order=0") == std::string::npos) {
+    throw ConfigError("image masks: the mask generator resamples its rotation, shift, shear or zoom bilinearly (" +
+                      mask_augmentation + "): give it interpolation_order 0, as Keras's segmentation recipe does");
   }
   if (masks.options().color_mode() != "grayscale") {
     throw ConfigError("image masks: the mask source must read grayscale (color_mode \"grayscale\"), got \"" +
@@ -95,9 +114,8 @@ at::Tensor ImageMaskIterator::class_ids(const at::Tensor& mask, const std::vecto
   const at::Tensor blended = (v - v.round()).abs().gt(1e-3);
   if (blended.any().item<bool>()) {
     throw ConfigError("image masks: the mask '" + first_bad(blended) +
-                      "' has pixels between class ids after resizing and augmentation: give the mask generator "
-                      "interpolation_order 0 (bilinear rotation, shift, shear and zoom blend them), nearest resizing "
-                      "(flow_from_directory's default), and no brightness or channel shift");
+                      "' has pixels between class ids after augmentation: brightness, a channel shift or a "
+                      "fractional cval change the values (give the mask generator none of them)");
   }
   const at::Tensor ids = v.round().to(at::kLong) - options_.offset();
   if (ids.lt(0).any().item<bool>()) {

@@ -343,7 +343,8 @@ CheckpointInfo load_checkpoint(const Checkpoint& checkpoint, const TrainingState
     }
   }
   torch::serialize::InputArchive own;
-  if (state.load_own_variables && archive.try_read("own_variables", own)) {
+  // (A store written by a step without variables of its own is empty: nothing to load.)
+  if (state.load_own_variables && archive.try_read("own_variables", own) && !own.keys().empty()) {
     try {
       state.load_own_variables(own);
     } catch (const c10::Error& e) {

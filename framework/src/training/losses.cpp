@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include <torchfit/error.h>
@@ -127,6 +128,11 @@ void check_config(const Loss& l) {
 // A registered loss's values, checked to be one per sample (or per entry) or a scalar.
 at::Tensor user_values(const Loss& l, const LossFunction& f, const at::Tensor& output, const at::Tensor& target) {
   at::Tensor v = f(target, output, l.config);
+  if (v.defined() && output.requires_grad() && !v.requires_grad()) {
+    throw ConfigError("loss " + l.class_name +
+                      " (registered): its value does not depend on y_pred through autograd (detached, or cast "
+                      "to an integer type?): fit cannot train on it");
+  }
   if (!v.defined() || (v.dim() > 0 && (v.size(0) != output.size(0)))) {
     throw ConfigError("loss " + l.class_name + " (registered): its function returned " +
                       (v.defined() ? format_sizes(v.sizes().vec()) : std::string("no tensor")) + " for a batch of " +
@@ -194,11 +200,15 @@ at::Tensor sparse_values(const Loss& l, const at::Tensor& output, const at::Tens
     const at::Tensor fraction = t.is_floating_point() ? (t - t.round()).abs().max().to(at::kDouble)
                                                       : at::zeros({}, idx.options().dtype(at::kDouble));
     const at::Tensor range = at::stack({idx.min().to(at::kDouble), idx.max().to(at::kDouble), fraction}).cpu();
-    if (range[2].item<double>() > 0) {  // (the same device sync as the range)
-      const at::Tensor flat_t = t.reshape({-1});
-      const int64_t at_i = (flat_t - flat_t.round()).abs().argmax().item<int64_t>();
-      throw ConfigError("sparse_categorical_crossentropy: a target class id is " +
-                        std::to_string(flat_t[at_i].item<double>()) +
+    if (!(range[2].item<double>() == 0)) {  // a fraction, or nan (the same device sync as the range)
+      const at::Tensor flat_t = t.reshape({-1}).to(at::kDouble);
+      const at::Tensor off = (flat_t - flat_t.round()).abs();
+      const int64_t at_i = at::where(off.isnan(), at::full_like(off, 2.0), off).argmax().item<int64_t>();
+      std::ostringstream id;
+      id.precision(10);
+      id << flat_t[at_i].item<double>();
+      throw ConfigError("sparse_categorical_crossentropy: a target class id is " + id.str() + " (entry " +
+                        std::to_string(at_i) + " of the batch's targets)" +
                         ", not a whole number (sparse targets are class indices; probabilities per class need "
                         "categorical_crossentropy)");
     }

@@ -78,10 +78,15 @@ MetricSet::MetricSet(const std::vector<std::string>& names, const std::string& l
     const metric::Spec spec = metric::parse_metric(n, context);
     // Two columns of one name in the logs would overwrite each other.
     if (!seen.insert(spec.log_name).second) throw ConfigError("metric '" + spec.log_name + "' is named twice");
+    if (spec.log_name == "loss" || spec.log_name.rfind("val_", 0) == 0) {
+      throw ConfigError("metric '" + spec.log_name + "': the name is fit's own (\"loss\" and \"val_…\" are the loss " +
+                        "and the validation values); give the metric another name");
+    }
     Entry e{spec.log_name, metric::build_metric(spec, context), size_, 1};
     size_ += e.metric->state_size();
     const std::vector<double> zeros(e.metric->state_size(), 0.0);
     e.values = e.metric->result(zeros.data()).size();  // known from the options and the outputs
+    if (e.values == 0) throw ConfigError("metric '" + e.name + "': its result has no value");
     for (size_t i = 0; i < e.values; ++i) {
       const std::string column = e.values == 1 ? e.name : e.name + "_" + std::to_string(i);
       if (e.values > 1 && !seen.insert(column).second) throw ConfigError("metric '" + column + "' is named twice");
@@ -108,7 +113,10 @@ Logs MetricSet::results(const std::vector<double>& state, const std::string& pre
   for (const Entry& e : entries_) {
     std::vector<double> v =
         state.size() == size_ ? e.metric->result(state.data() + e.offset) : std::vector<double>(e.values, none);
-    v.resize(e.values, none);
+    if (v.size() != e.values) {
+      throw ConfigError("metric '" + e.name + "': its result has " + std::to_string(v.size()) + " value(s), " +
+                        std::to_string(e.values) + " before any update (the number must not change)");
+    }
     for (size_t i = 0; i < e.values; ++i) out[prefix + columns_[column++]] = v[i];
   }
   return out;
