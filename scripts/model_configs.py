@@ -14,6 +14,12 @@ model.to_json() layout (class_name "Functional", inbound_nodes lists, input_laye
   fashion_unet.json     a small U-Net for Fashion-MNIST's garment masks (28x28x1 -> 28x28x2 softmax): two
                         Conv2D/MaxPooling2D stages down, UpSampling2D and Conv2DTranspose up, each joined
                         to its encoder stage by Concatenate (docs/training.md, "Segmentation").
+  keras3_recipe.json    Keras's "Image classification from scratch" recipe (keras.io/examples/vision/
+                        image_classification_from_scratch, Keras 3): RandomFlip("horizontal") and
+                        RandomRotation(0.1) inside the model, Rescaling(1/255), the small Xception-style net
+                        (Conv2D 128/2, residual blocks of SeparableConv2D 256, 512, 728 with strided 1x1
+                        Conv2D shortcuts, SeparableConv2D 1024, GlobalAveragePooling2D, Dropout 0.25), for
+                        raw 0-255 pixels as image_dataset_from_directory yields them.
   convnext_block.json   a ConvNeXt-style model: a 4x4/4 stem with LayerNormalization, two blocks of
                         DepthwiseConv2D 7x7 -> LayerNormalization -> Dense 4x (GELU) -> Dense over the
                         channels with a residual Add, GlobalAveragePooling2D, LayerNormalization, Dense.
@@ -142,6 +148,35 @@ def convnext_block(classes=10, width=32, blocks=2):
     return g.to_json(out)
 
 
+def separable(g, x, filters):
+    return g("SeparableConv2D", x, filters=filters, kernel_size=[3, 3], strides=[1, 1], padding="same",
+             data_format="channels_last", dilation_rate=[1, 1], depth_multiplier=1, activation="linear",
+             use_bias=True)
+
+
+def keras3_recipe(classes=10):
+    """keras.io's make_model(), Keras 3 version, with its data_augmentation_layers put into the model
+    (the tutorial's "option 1": augmentation on the model's device, identity in inference)."""
+    g = Graph("keras3_recipe", [32, 32, 3])
+    x = g("RandomFlip", g.input, mode="horizontal", seed=None)
+    x = g("RandomRotation", x, factor=0.1, fill_mode="reflect", interpolation="bilinear", seed=None,
+          fill_value=0.0)
+    x = g("Rescaling", x, scale=1.0 / 255, offset=0.0)
+    x = relu(g, bn(g, conv(g, x, 128, 3, 2)))
+    previous = x
+    for size in (256, 512, 728):
+        x = bn(g, separable(g, relu(g, x), size))
+        x = bn(g, separable(g, relu(g, x), size))
+        x = g("MaxPooling2D", x, pool_size=[3, 3], strides=[2, 2], padding="same", data_format="channels_last")
+        residual = conv(g, previous, size, 1, 2)
+        x = previous = g("Add", [x, residual])
+    x = relu(g, bn(g, separable(g, x, 1024)))
+    x = g("GlobalAveragePooling2D", x, data_format="channels_last")
+    x = g("Dropout", x, rate=0.25)
+    out = g("Dense", x, units=classes, activation="softmax", use_bias=True)
+    return g.to_json(out)
+
+
 def dense(g, x, units, activation, name=None):
     return g("Dense", x, name=name, units=units, activation=activation, use_bias=True,
              kernel_initializer={"class_name": "GlorotUniform", "config": {"seed": None}},
@@ -186,7 +221,8 @@ def main():
         sys.exit(__doc__)
     os.makedirs(sys.argv[1], exist_ok=True)
     for name, model in (("resnet8.json", resnet8()), ("mobilenetv2_tiny.json", mobilenetv2_tiny()),
-                        ("convnext_block.json", convnext_block()), ("fashion_two_heads.json", fashion_two_heads()),
+                        ("convnext_block.json", convnext_block()), ("keras3_recipe.json", keras3_recipe()),
+                        ("fashion_two_heads.json", fashion_two_heads()),
                         ("fashion_unet.json", fashion_unet())):
         path = os.path.join(sys.argv[1], name)
         with open(path + ".tmp", "w") as f:

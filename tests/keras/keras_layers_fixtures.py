@@ -50,6 +50,9 @@ Fixtures:
              "<bi>/forward_lstm/lstm_cell/kernel:0" names; Keras 3's forward_layer/cell/vars, layer/vars)
   keras3_preprocessing, tf2_preprocessing  a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted
              Normalization (its int64 count too) and a given one, Flatten, Dense softmax (.keras and .h5)
+  keras3_augmentation, tf2_augmentation  a (9, 10, 3) image of 0-255 values through every augmentation layer
+             (identity at inference), Rescaling (1/127.5, offset -1), Resizing (bilinear, 6x7), Flatten, Dense
+             softmax (.keras with Keras 3's classes and configs; .h5 with the classes tf.keras 2 has)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
 """
@@ -731,6 +734,59 @@ def keras3_preprocessing(out):
         save_outputs(out, stem, x, h.reshape(2, -1) @ v["dense"][0] + v["dense"][1])
 
 
+# Keras 3's augmentation layers with their get_config() keys (keras/src/layers/preprocessing/image_preprocessing),
+# and the tf.keras 2.x subset (no RandomShear, RandomGrayscale; no data_format, RandomContrast without value_range).
+AFFINE = dict(fill_mode="constant", interpolation="bilinear", seed=7, fill_value=0.0, data_format="channels_last")
+AUGMENTATION = [("RandomFlip", "flip", dict(seed=3, mode="horizontal_and_vertical", data_format="channels_last")),
+                ("RandomRotation", "rot", dict(AFFINE, factor=[-0.2, 0.3])),
+                ("RandomZoom", "zoom", dict(AFFINE, height_factor=0.1, width_factor=[-0.2, 0.1])),
+                ("RandomTranslation", "shift", dict(AFFINE, height_factor=0.1, width_factor=0.2, fill_mode="reflect")),
+                ("RandomShear", "shear", dict(AFFINE, x_factor=0.2, y_factor=0.3, fill_mode="wrap")),
+                ("RandomContrast", "contrast", dict(factor=0.3, value_range=[0, 255], seed=11)),
+                ("RandomBrightness", "bright", dict(factor=[-0.2, 0.1], value_range=[0, 255], seed=13)),
+                ("RandomGrayscale", "gray", dict(factor=0.5))]
+KERAS3_ONLY = ("RandomShear", "RandomGrayscale")
+TF2_KEYS = {"RandomContrast": {"factor", "seed"}}
+
+
+def augmentation_specs(keras3):
+    """The input, then the AUGMENTATION layers in a chain (tf.keras 2: its classes and keys only)."""
+    layers = [("InputLayer", "img", dict(batch_input_shape=[None, 9, 10, 3], dtype="float32", sparse=False,
+                                         ragged=False), [])]
+    for cls, name, cfg in AUGMENTATION:
+        if not keras3 and cls in KERAS3_ONLY:
+            continue
+        if not keras3:
+            cfg = {k: a for k, a in cfg.items() if k != "data_format" and k in TF2_KEYS.get(cls, cfg)}
+        layers.append((cls, name, cfg, [layers[-1][1]]))
+    return layers
+
+
+def keras3_augmentation(out):
+    """Every augmentation layer between the input and Rescaling + Resizing (bilinear, 9x10 -> 6x7): at inference
+    the model is Rescaling, Resizing, Flatten, Dense softmax, in both formats."""
+    x = rng.uniform(0, 255, (2, 9, 10, 3))
+    w = {"dense": [("kernel", rng.normal(0, 0.05, (6 * 7 * 3, 4))), ("bias", rng.normal(0, 0.1, 4))]}
+
+    def specs(keras3):
+        layers = augmentation_specs(keras3)
+        resize = dict(height=6, width=7, interpolation="bilinear", crop_to_aspect_ratio=False)
+        if keras3:
+            resize.update(pad_to_aspect_ratio=False, fill_mode="constant", fill_value=0.0, antialias=False,
+                          data_format="channels_last")
+        return layers + [("Rescaling", "scale", dict(scale=1 / 127.5, offset=-1.0), [layers[-1][1]]),
+                         ("Resizing", "rs", resize, ["scale"]),
+                         ("Flatten", "flat", dict(data_format="channels_last"), ["rs"]),
+                         ("Dense", "dense", dict(units=4, activation="softmax", use_bias=True), ["flat"])]
+
+    h = ref.resizing(x / 127.5 - 1.0, 6, 7, "bilinear", False, False, 0.0).reshape(2, -1)
+    v = weights_of(w)
+    graph_keras3(out, w, "keras3_augmentation", specs(True))
+    graph_tf2(out, w, "tf2_augmentation", specs(False))
+    for stem in ("keras3_augmentation", "tf2_augmentation"):
+        save_outputs(out, stem, x, h @ v["dense"][0] + v["dense"][1])
+
+
 if __name__ == "__main__":
     sequence(sys.argv[1])
     image(sys.argv[1])
@@ -748,3 +804,4 @@ if __name__ == "__main__":
     lstm_gru(sys.argv[1])
     wrappers(sys.argv[1])
     keras3_preprocessing(sys.argv[1])
+    keras3_augmentation(sys.argv[1])

@@ -131,5 +131,15 @@ TEST_F(KerasLayersImport, Keras3AdaptivePooling1D2D3DMatchesNumpy) { expect_outp
 TEST_F(KerasLayersImport, Keras3PreprocessingLayersMatchNumpy) { expect_outputs("keras3_preprocessing", ".keras"); }
 TEST_F(KerasLayersImport, TfKeras2PreprocessingLayersMatchNumpy) { expect_outputs("tf2_preprocessing", ".h5"); }
 
+// Every augmentation layer (RandomFlip, RandomRotation, RandomZoom, RandomTranslation, RandomShear,
+// RandomContrast, RandomBrightness, RandomGrayscale; tf.keras 2 lacks the last two and Shear) with Keras's
+// configs loads and is the identity at inference; Rescaling with an offset and a bilinear Resizing follow.
+TEST_F(KerasLayersImport, Keras3AugmentationLayersLoadAndPassTheImageAtInference) {
+  expect_outputs("keras3_augmentation", ".keras");
+}
+TEST_F(KerasLayersImport, TfKeras2AugmentationLayersLoadAndPassTheImageAtInference) {
+  expect_outputs("tf2_augmentation", ".h5");
+}
+
 }  // namespace keras_layers_import_test
 }  // namespace torchfit

@@ -57,6 +57,16 @@ expect_exit 0 "Total params: 22,058" "$BIN/train_cnn" --data data10 --target-siz
   --dry-run
 expect_exit 0 "Total params: 33,482" "$BIN/train_cnn" --data data10 --target-size 28 --model-config conv1d_rows.json \
   --dry-run
+# The Keras 3 recipe (keras.io "Image classification from scratch"): augmentation and Rescaling inside the
+# model; the Xception-style net by Keras's formulas (conv 3x3x3x128 + bias, BN 4 per channel, SeparableConv2D
+# 9*in + in*out + out, strided 1x1 shortcuts, Dense 1024*10 + 10) has 2,740,290 parameters, 8,288 of them BN
+# statistics; the seed CNN variant has the seed CNN's count (the augmentation layers have no weights).
+expect_exit 0 "Total params: 2,740,290" "$BIN/train_cnn" --data data10 --target-size 32 --loader image_dataset \
+  --model-config keras3_recipe.json --dry-run
+grep -q "Non-trainable params: 8,288" out || { cat out; fail "keras3_recipe: BN statistics not 8,288"; }
+expect_exit 0 "Total params: 1,233,034" "$BIN/train_cnn" --data data10 --target-size 32 --loader image_dataset \
+  --model-config keras3_recipe_cnn.json --dry-run
+grep -q "random_rotation (RandomRotat" out || { cat out; fail "keras3_recipe_cnn: no RandomRotation row"; }
 for config in resnet8.json:32 mobilenetv2_tiny.json:32 convnext_block.json:32 conv1d_rows.json:28; do
   size=${config#*:}
   config=${config%:*}
@@ -66,6 +76,11 @@ for config in resnet8.json:32 mobilenetv2_tiny.json:32 convnext_block.json:32 co
     || { cat train.log; fail "$config did not train"; }
   grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "$config: no final progress line"; }
 done
+# The recipe trains from image_dataset_from_directory (raw 0-255 pixels; the model rescales).
+"$BIN/train_cnn" --data data --loader image_dataset --model-config keras3_recipe_cnn.json --epochs 1 --steps-per-epoch 2 \
+  --batch-size 8 --target-size 32 --validation-steps 1 --run-dir run-recipe --seed 1 >train.log 2>&1 \
+  || { cat train.log; fail "keras3_recipe_cnn.json did not train"; }
+grep -q "^2/2 \[==============================\]" train.log || { cat train.log; fail "recipe: no final progress line"; }
 
 # The shipped sequence models read Keras's classic 28x28 grayscale input (--color-mode grayscale: one channel),
 # each image row a time step of 28 values. Parameters by Keras's formulas, 10 classes (d = input features,
