@@ -144,10 +144,15 @@ std::string ResizingImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::s
     const auto weights = [&](int64_t from, int64_t to) {
       return detail::resize_axis_weights(from, to, options.interpolation(), options.antialias()).to(at::kFloat);
     };
-    x = g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "cols"), weights(cols, options.width()).t())}, {},
-                   onnx_name(*this, "MatMul_cols"));
-    return g.add_node("MatMul", {g.add_initializer(onnx_name(*this, "rows"), weights(rows, options.height())), x}, {},
-                      onnx_name(*this, "MatMul_rows"));
+    // Rows first, as (N, C, W, H) · Wyᵀ between two Transposes (OpenCV 4.6 takes no constant first MatMul
+    // input), then · Wxᵀ.
+    const std::vector<int64_t> swap{0, 1, 3, 2};
+    x = g.add_node("Transpose", {x}, {{"perm", swap}}, onnx_name(*this, "Transpose_in"));
+    x = g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "rows"), weights(rows, options.height()).t())}, {},
+                   onnx_name(*this, "MatMul_rows"));
+    x = g.add_node("Transpose", {x}, {{"perm", swap}}, onnx_name(*this, "Transpose_out"));
+    return g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "cols"), weights(cols, options.width()).t())}, {},
+                      onnx_name(*this, "MatMul_cols"));
   }
   if (options.interpolation() == "nearest") {
     // TensorFlow's sources as Gathers of rows and columns: OpenCV 4.6 refuses Resize's tf_half_pixel_for_nn

@@ -73,8 +73,8 @@ class ResizingImpl : public Layer {
 
  public:
   /// ONNX: (Slice or Pad,) then bilinear: Resize (linear, half_pixel) by the built size's scales; nearest:
-  /// a Gather of the source rows and one of the columns; the weight-matrix methods: a MatMul by the
-  /// constant Wxᵀ, then one of the constant Wy by that (MatMul broadcasts over N, C).
+  /// a Gather of the source rows and one of the columns; the weight-matrix methods: Transpose to
+  /// (N, C, W, H), MatMul by the constant Wyᵀ, Transpose back, MatMul by the constant Wxᵀ (float32).
   std::string export_onnx(io::OnnxGraph& graph, const std::vector<std::string>& inputs) const override;
   /// True: the Resize scales (and a crop's or pad's box) are those of the built size.
   bool onnx_holds_built_size() const override { return true; }
