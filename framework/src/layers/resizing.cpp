@@ -151,8 +151,8 @@ std::string ResizingImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::s
     x = g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "rows"), weights(rows, options.height()).t())}, {},
                    onnx_name(*this, "MatMul_rows"));
     x = g.add_node("Transpose", {x}, {{"perm", swap}}, onnx_name(*this, "Transpose_out"));
-    return g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "cols"), weights(cols, options.width()).t())}, {},
-                      onnx_name(*this, "MatMul_cols"));
+    return g.add_node("MatMul", {x, g.add_initializer(onnx_name(*this, "cols"), weights(cols, options.width()).t())},
+                      {}, onnx_name(*this, "MatMul_cols"));
   }
   if (options.interpolation() == "nearest") {
     // TensorFlow's sources as Gathers of rows and columns: OpenCV 4.6 refuses Resize's tf_half_pixel_for_nn
