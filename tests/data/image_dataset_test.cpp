@@ -12,6 +12,8 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/training/trainer.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -66,7 +68,8 @@ json input_of(const std::string& dir, const ImageDatasetOptions& o) {
              {"image_size", {o.image_size()[0], o.image_size()[1]}},
              {"interpolation", o.interpolation()},
              {"crop_to_aspect_ratio", o.crop_to_aspect_ratio()},
-             {"color_mode", o.color_mode()}};
+             {"color_mode", o.color_mode()},
+             {"tf_resize_dir", std::string(TORCHFIT_SOURCE_DIR) + "/tests/layers/reference"}};
   in["labels"] = o.labels() == "inferred" ? json("inferred")
                  : o.labels() == "none"   ? json(nullptr)
                                           : json(o.label_list());
@@ -208,7 +211,8 @@ TEST(ImageDatasetFromDirectory, PrintsKerasMessagesAndDrawsASeed) {
   expect_same_index(*drawn, r.out);
 }
 
-// Pixels: TensorFlow's bilinear and nearest resize, crop_to_aspect_ratio, grayscale and rgba, within 1e-4.
+// Pixels: TensorFlow's resize by every method (the names in any case, as Keras lower-cases them),
+// crop_to_aspect_ratio, grayscale and rgba, within 1e-4.
 TEST(ImageDatasetFromDirectory, PixelsEqualTensorFlowsResize) {
   Tree tree;
   REQUIRE_TREE(tree);
@@ -220,10 +224,18 @@ TEST(ImageDatasetFromDirectory, PixelsEqualTensorFlowsResize) {
       ids_options().shuffle(false).batch_size(64).crop_to_aspect_ratio(true).interpolation("nearest"),
       ids_options().shuffle(false).batch_size(64).color_mode("grayscale"),
       ids_options().shuffle(false).batch_size(64).color_mode("rgba").image_size({3, 3}),
+      ids_options().shuffle(false).batch_size(64).interpolation("bicubic").image_size({9, 13}),
+      ids_options().shuffle(false).batch_size(64).interpolation("AREA"),
+      ids_options().shuffle(false).batch_size(64).interpolation("lanczos3").crop_to_aspect_ratio(true),
+      ids_options().shuffle(false).batch_size(64).interpolation("lanczos5").image_size({1, 7}),
+      ids_options().shuffle(false).batch_size(64).interpolation("gaussian").color_mode("grayscale"),
+      ids_options().shuffle(false).batch_size(64).interpolation("mitchellcubic").image_size({11, 4}),
   };
   for (const auto& o : cases) {
     json in = input_of(tree.root, o);
-    in["interpolation"] = o.interpolation() == "Bilinear" ? "bilinear" : o.interpolation();
+    std::string lower = o.interpolation();
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+    in["interpolation"] = lower;
     in["pixels"] = 64;
     auto r = reference(in);
     TORCHFIT_REQUIRE_PYTHON(r);
@@ -238,6 +250,32 @@ TEST(ImageDatasetFromDirectory, PixelsEqualTensorFlowsResize) {
     std::cout << "max |x - reference| " << err << " for " << in.dump() << "\n";
     EXPECT_LE(err, 1e-4);
   }
+}
+
+// batch_size std::nullopt (Keras's None): one sample per next(), without the batch axis — the same pixels and
+// labels, in the same order, as the unshuffled batched dataset; a pass is one sample per "batch".
+TEST(ImageDatasetFromDirectory, UnbatchedYieldsSamplesWithoutTheBatchAxis) {
+  Tree tree;
+  REQUIRE_TREE(tree);
+  const auto o = ids_options().shuffle(false).label_mode("categorical").interpolation("bicubic");
+  auto batched = image_dataset_from_directory(tree.root, ImageDatasetOptions(o).batch_size(64));
+  auto single = image_dataset_from_directory(tree.root, ImageDatasetOptions(o).batch_size(std::nullopt));
+  EXPECT_TRUE(single->unbatched());
+  EXPECT_FALSE(batched->unbatched());
+  EXPECT_EQ(single->batch_size(), 1);
+  EXPECT_EQ(single->batches_per_pass(), single->samples());
+  EXPECT_EQ(single->stream_config().at("batch_size"), "none");
+  const Batch all = batched->make_batch(0, 0);
+  for (int64_t i = 0; i < single->samples(); ++i) {
+    const Batch b = single->next();
+    ASSERT_EQ(b.x.sizes(), (std::vector<int64_t>{3, 6, 5}));
+    ASSERT_EQ(b.y.sizes(), (std::vector<int64_t>{4}));
+    EXPECT_TRUE(at::equal(b.x, all.x[i]));
+    EXPECT_TRUE(at::equal(b.y, all.y[i]));
+  }
+  auto ints =
+      image_dataset_from_directory(tree.root, ImageDatasetOptions(o).label_mode("int").batch_size(std::nullopt));
+  EXPECT_EQ(ints->next().y.dim(), 0);
 }
 
 // Labels: int64 class indices, one-hot float32, binary float32 (N, 1), none; a batch follows the pass order.
@@ -343,10 +381,9 @@ TEST(ImageDatasetFromDirectory, BadInputIsAClearError) {
   EXPECT_NO_THROW(image_dataset_from_directory(root, ids_options().labels(sparse_labels)));  // int: the value itself
   expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().label_mode("binary")); },
                             "label_mode \"binary\" needs exactly 2 classes, got 4");
-  expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().interpolation("bicubic")); },
-                            "interpolation \"bicubic\" is not supported");
   expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().interpolation("cubic")); },
-                            "\"cubic\"");
+                            "interpolation must be one of bilinear, nearest, bicubic, area, lanczos3, lanczos5, "
+                            "gaussian, mitchellcubic, got \"cubic\"");
   expect_error<ConfigError>(
       [&] {
         image_dataset_from_directory(root, ids_options().class_names({"cats", "cows"}));
@@ -355,7 +392,8 @@ TEST(ImageDatasetFromDirectory, BadInputIsAClearError) {
   expect_error<ConfigError>(
       [&] { image_dataset_from_directory(root, ids_options().labels("none").class_names({"cats"})); }, "class_names");
   expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().seed(-5)); }, "got -5");
-  expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().batch_size(0)); }, "batch_size");
+  expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().batch_size(0)); },
+                            "batch_size must be >= 1 (or std::nullopt: unbatched, Keras's None), got 0");
   expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().image_size({0, 4})); }, "(0, 4)");
   expect_error<ConfigError>([&] { image_dataset_from_directory(root, ids_options().labels("auto")); }, "\"auto\"");
   expect_error<ConfigError>(
@@ -394,6 +432,38 @@ TEST(ImageDatasetFromDirectory, FashionMnistFolderEqualsKeras3s) {
   EXPECT_LE(max_pixel_error(bn.x, rn.out["pixels"]), 1e-4);
   for (int64_t i = 0; i < b.size(); ++i)  // categorical labels of the batch's files
     EXPECT_EQ(b.y[i].argmax().item<int64_t>(), r.out["labels"][static_cast<size_t>(b.indices[i])].get<int64_t>());
+}
+
+// The real Fashion-MNIST folder resized 28 → (40, 33) (up) and → (9, 20) (down, non-integer) by bicubic and
+// area, and by bilinear and nearest downwards: within 1e-4 of the reference (0..255 values).
+TEST(ImageDatasetFromDirectory, FashionMnistEveryMethodEqualsTensorFlowsResize) {
+  const std::string root = std::string(TORCHFIT_SOURCE_DIR) + "/data/train";
+  if (!fs::is_directory(root)) GTEST_SKIP() << root << " is absent (scripts/prepare_data.sh writes it)";
+  for (const std::string method : {"bicubic", "area", "bilinear", "nearest"}) {
+    for (const Size2 size : {Size2{40, 33}, Size2{9, 20}}) {
+      if ((method == "bilinear" || method == "nearest") && size[0] == 40) continue;  // the test above
+      const auto o = ImageDatasetOptions()
+                         .verbose(false)
+                         .seed(7)
+                         .validation_split(0.2)
+                         .subset("validation")
+                         .image_size(size)
+                         .batch_size(6)
+                         .interpolation(method)
+                         .label_mode("int");
+      auto ds = image_dataset_from_directory(root, o);
+      const Batch b = ds->make_batch(0, 2);
+      json in = input_of(root, o);
+      in["pixel_indices"] = b.indices;
+      auto r = reference(in);
+      TORCHFIT_REQUIRE_PYTHON(r);
+      SCOPED_TRACE(method + " " + std::to_string(size[0]) + "x" + std::to_string(size[1]));
+      const double err = max_pixel_error(b.x, r.out["pixels"]);
+      std::cout << "Fashion-MNIST " << method << " " << size[0] << "x" << size[1] << ": max |x - reference| " << err
+                << "\n";
+      EXPECT_LE(err, 1e-4);
+    }
+  }
 }
 
 }  // namespace image_dataset_test

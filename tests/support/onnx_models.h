@@ -615,6 +615,24 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       return Resizing(ResizingOptions(4, 4).crop_to_aspect_ratio(true))->call(x);
     });
   };
+  // The weight-matrix methods (MatMul by constant matrices): up, down, non-integer ratios, antialias, crop
+  // and pad.
+  m["resizing_kernels"] = [] {
+    return image_model("resizing_kernels", {5, 7, 2}, [](KerasTensor x) {
+      std::vector<KerasTensor> parts;
+      const auto add = [&](ResizingOptions o) { parts.push_back(Flatten()->call(Resizing(o)->call(x))); };
+      add(ResizingOptions(9, 11).interpolation("bicubic"));
+      add(ResizingOptions(3, 4).interpolation("area"));
+      add(ResizingOptions(4, 13).interpolation("lanczos3"));
+      add(ResizingOptions(3, 4).interpolation("lanczos5").antialias(true));
+      add(ResizingOptions(8, 2).interpolation("gaussian").antialias(true));
+      add(ResizingOptions(6, 5).interpolation("mitchellcubic"));
+      add(ResizingOptions(2, 3).antialias(true));  // bilinear → the triangle kernel
+      add(ResizingOptions(3, 3).interpolation("bicubic").antialias(true).crop_to_aspect_ratio(true));
+      add(ResizingOptions(3, 8).interpolation("area").pad_to_aspect_ratio(true).fill_value(0.5));
+      return Concatenate()->call(parts);
+    });
+  };
   m["normalization"] = [] {  // per channel, as Keras's default
     return image_model("normalization", {3, 4, 2},
                        [](KerasTensor x) { return Normalization()->call(conv(x, 3, 1, 1, "valid")); });

@@ -46,13 +46,11 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return out + "]";
 }
 
+// Keras's supported_interpolations, after interpolation.lower().
 void check_interpolation(const std::string& given) {
-  const std::string name = lower_case(given);
-  if (name == "bilinear" || name == "nearest") return;
-  static const std::set<std::string> keras = {"bicubic", "area", "lanczos3", "lanczos5", "gaussian", "mitchellcubic"};
-  if (keras.count(name))
-    throw ConfigError("interpolation \"" + given +
-                      "\" is not supported by image_dataset_from_directory yet (\"bilinear\" or \"nearest\")");
+  static const std::set<std::string> keras = {"bilinear", "nearest",  "bicubic",  "area",
+                                              "lanczos3", "lanczos5", "gaussian", "mitchellcubic"};
+  if (keras.count(lower_case(given))) return;
   throw ConfigError(
       "interpolation must be one of bilinear, nearest, bicubic, area, lanczos3, lanczos5, gaussian, mitchellcubic, "
       "got \"" +
@@ -160,9 +158,9 @@ void check_image_dataset_options(const ImageDatasetOptions& o) {
   check_interpolation(o.interpolation());
   if (o.crop_to_aspect_ratio() && o.pad_to_aspect_ratio())
     throw ConfigError("only one of crop_to_aspect_ratio and pad_to_aspect_ratio can be true");
-  if (o.batch_size() < 1)
-    throw ConfigError("batch_size must be >= 1 (unbatched, Keras's None, is not offered), got " +
-                      std::to_string(o.batch_size()));
+  if (o.batch_size() && *o.batch_size() < 1)
+    throw ConfigError("batch_size must be >= 1 (or std::nullopt: unbatched, Keras's None), got " +
+                      std::to_string(*o.batch_size()));
   skips_bad_images(o.on_bad_image());
   check_validation_split_arg(o);
 }
@@ -281,14 +279,14 @@ ImageDataset::ImageDataset(std::string directory, ImageDatasetIndex index, Image
                           .interpolation(lower_case(options_.interpolation()))
                           .crop_to_aspect_ratio(options_.crop_to_aspect_ratio())
                           .pad_to_aspect_ratio(options_.pad_to_aspect_ratio()));
-  const int64_t n = samples(), buffer = 8 * options_.batch_size();
+  // Keras: shuffle_buffer_size = batch_size * 8, or 1024 unbatched.
+  const int64_t n = samples(), buffer = options_.batch_size() ? 8 * *options_.batch_size() : 1024;
   const uint64_t seed = static_cast<uint64_t>(index_.seed);
   BatchAssembler::PassOrder order = [n, buffer, seed, shuffle](int64_t pass) {
     return shuffle ? buffered_shuffle_order(n, buffer, seed, pass) : pass_order(n, false, 0, pass);
   };
-  s.assembler =
-      std::make_unique<BatchAssembler>(n, options_.batch_size(), image_shape(), order,
-                                       static_cast<size_t>(options_.max_queue_size() + s.ring->threads() + 4));
+  s.assembler = std::make_unique<BatchAssembler>(
+      n, batch_size(), image_shape(), order, static_cast<size_t>(options_.max_queue_size() + s.ring->threads() + 4));
 }
 
 ImageDataset::~ImageDataset() { state_->ring->stop(); }
@@ -378,10 +376,16 @@ Batch ImageDataset::make_batch(int64_t pass, int64_t batch_index) {
   Batch b = state_->assembler->assemble(
       pass, batch_index, shard_rank(), shard_count(), pin_memory(),
       [this](int64_t index, int64_t, int64_t, float* out) { load_sample(index, out); }, &stop);
-  if (stop.load(std::memory_order_relaxed) || !state_->has_labels) return b;
-  std::vector<int64_t> labels(b.indices.size());
-  for (size_t i = 0; i < labels.size(); ++i) labels[i] = index_.labels[static_cast<size_t>(b.indices[i])];
-  b.y = encode_labels(state_->mode, labels, state_->num_classes, b.x, pin_memory());
+  if (stop.load(std::memory_order_relaxed)) return b;
+  if (state_->has_labels) {
+    std::vector<int64_t> labels(b.indices.size());
+    for (size_t i = 0; i < labels.size(); ++i) labels[i] = index_.labels[static_cast<size_t>(b.indices[i])];
+    b.y = encode_labels(state_->mode, labels, state_->num_classes, b.x, pin_memory());
+  }
+  if (unbatched() && b.x.defined()) {  // Keras's None: the element itself, without the batch axis
+    b.x = b.x.squeeze(0);
+    if (b.y.defined()) b.y = b.y.squeeze(0);
+  }
   return b;
 }
 
@@ -422,6 +426,7 @@ StreamConfig ImageDataset::stream_config() const {
   c["color_mode"] = options_.color_mode();
   c["interpolation"] = lower_case(options_.interpolation());
   c["label_mode"] = options_.label_mode();
+  if (unbatched()) c["batch_size"] = "none";
   return c;
 }
 

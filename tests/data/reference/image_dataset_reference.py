@@ -3,7 +3,9 @@
 Written from keras/src/utils/image_dataset_utils.py and keras/src/utils/dataset_utils.py (index_directory,
 iter_valid_files, index_subdirectory, get_training_or_validation_split): os.walk, NumPy's legacy
 RandomState(seed).shuffle of the paths and of the labels, the split; and TensorFlow's tf.image.resize
-(half-pixel centres, no antialias; bilinear and nearest) in NumPy float64, on images decoded by Pillow.
+(half-pixel centres, no antialias; bilinear and nearest here, the other methods from
+tests/layers/reference/tf_resize_reference.py, found at "tf_resize_dir") in NumPy float64, on images
+decoded by Pillow.
 
 Input (JSON `data`): {"directory", "labels": "inferred" | null | [ints], "class_names": null | [names],
 "shuffle", "seed", "validation_split": null | v, "subset": null | "training" | "validation",
@@ -109,6 +111,11 @@ def tf_resize(img, th, tw, method):
     """tf.image.resize of an (H, W, C) array, float64."""
     h, w, _ = img.shape
     img = img.astype(np.float64)
+    if method not in ("nearest", "bilinear"):  # bicubic, area, lanczos3/5, gaussian, mitchellcubic
+        import sys
+        sys.path.insert(0, data["tf_resize_dir"])
+        from tf_resize_reference import resize_axis
+        return resize_axis(resize_axis(img, 0, th, method, False), 1, tw, method, False)
     if method == "nearest":  # HalfPixelScalerForNN, floor, clamped
         rows = [min(math.floor((i + 0.5) * (h / th)), h - 1) for i in range(th)]
         cols = [min(math.floor((j + 0.5) * (w / tw)), w - 1) for j in range(tw)]

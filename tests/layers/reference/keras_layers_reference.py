@@ -43,8 +43,10 @@ Sources of each rule:
   (Keras 3's NumPy-backend affine_transform and map_coordinates, each layer's transform matrix).
 - CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
   the image is at least the window; otherwise image_utils.smart_resize, the Resizing crop box and bilinear.
-- Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize without antialiasing): the aspect-ratio
-  crop / pad box as Keras computes it, then half-pixel bilinear or nearest per axis.
+- Resizing (Keras 3 ops.image.resize, TensorFlow's tf.image.resize): the aspect-ratio crop / pad box as
+  Keras computes it, then half-pixel bilinear or nearest per axis; bicubic, area, lanczos3/5, gaussian,
+  mitchellcubic and antialias from tf_resize_reference.py (TensorFlow's ResizeBicubic, ResizeArea and
+  ScaleAndTranslate kernels).
 - AdaptiveAveragePooling/AdaptiveMaxPooling 1D-3D (Keras 3 ops.adaptive_avg_pool / adaptive_max_pool, the
   NumPy backend's _compute_adaptive_pooling_gather_indices): bin i of an axis of length L pooled to `out`
   covers [floor(i * L / out), ceil((i + 1) * L / out)); the mean or maximum over the box of bins.
@@ -275,7 +277,7 @@ def resize_axis_tf(x, axis, n_out, interpolation):
     return np.stack(rows, axis=axis)
 
 
-def resizing(x, height, width, interpolation, crop, pad, fill_value):
+def resizing(x, height, width, interpolation, crop, pad, fill_value, antialias=False):
     """Keras 3 Resizing (ops.image.resize): the aspect-ratio box first (crop_to_aspect_ratio: the centred
     min(H, int(W * height / width)) x min(W, int(H * width / height)), at least 1; pad_to_aspect_ratio: the
     image centred in max(H, ...) x max(W, ...) of fill_value), then the resize of each axis."""
@@ -291,7 +293,10 @@ def resizing(x, height, width, interpolation, crop, pad, fill_value):
         padded = np.full((n, bh, bw, c), float(fill_value))
         padded[:, top:top + h, left:left + w, :] = x
         x = padded
-    return resize_axis_tf(resize_axis_tf(x, 1, height, interpolation), 2, width, interpolation)
+    if interpolation == "nearest" or (interpolation == "bilinear" and not antialias):
+        return resize_axis_tf(resize_axis_tf(x, 1, height, interpolation), 2, width, interpolation)
+    from tf_resize_reference import resize_axis  # bicubic, area, the ScaleAndTranslate kernels, antialias
+    return resize_axis(resize_axis(x, 1, height, interpolation, antialias), 2, width, interpolation, antialias)
 
 
 def upsample(x, size, interpolation):
@@ -599,7 +604,8 @@ def run(req):
         (t, b), (l, r) = req["cropping"]
         y = xk[:, t:xk.shape[1] - b, l:xk.shape[2] - r, :]
     elif op == "resizing":
-        y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"])
+        y = resizing(xk, req["height"], req["width"], req["interpolation"], req["crop"], req["pad"], req["fill_value"],
+                     req.get("antialias", False))
     elif op == "normalization":  # Keras 3 Normalization.call; "adapt": the mean/var of data (np.mean/np.var)
         keep = sorted(a % xk.ndim for a in req["axis"])
         view = [xk.shape[d] if d in keep else 1 for d in range(xk.ndim)]

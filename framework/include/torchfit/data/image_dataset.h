@@ -38,9 +38,11 @@ struct ImageDatasetOptions {
   TORCH_ARG(std::vector<std::string>, class_names) = {};
   /// "rgb" (3 channels, default) | "grayscale" (1) | "rgba" (4). See load_image for the conversions.
   TORCH_ARG(std::string, color_mode) = "rgb";
-  /// Samples per batch (≥ 1). Default 32. The last batch of a pass is partial. Keras's None (unbatched)
-  /// is not offered: batch_size 1 gives one sample per batch.
-  TORCH_ARG(int64_t, batch_size) = 32;
+  /// Samples per batch (≥ 1). Default 32. The last batch of a pass is partial. std::nullopt: unbatched
+  /// (Keras's None): next() yields one sample at a time without the batch axis — x (C, H, W), y () int64,
+  /// (K) or (1) — and the per-pass shuffle buffer holds 1024 files (Keras's). For iterating samples:
+  /// fit/evaluate/predict want batches (as Keras's).
+  TORCH_ARG(std::optional<int64_t>, batch_size) = 32;
   /// (height, width) every image is resized to, in pixels (Keras order). Default (256, 256).
   TORCH_ARG(Size2, image_size) = {256, 256};
   /// Shuffle the file list (NumPy RandomState(seed).shuffle, as Keras) and every pass within a buffer of
@@ -55,8 +57,9 @@ struct ImageDatasetOptions {
   /// "" (default; Keras None) | "training" | "validation" | "both" (image_dataset_from_directory_both).
   /// Needs validation_split, and validation_split needs it.
   TORCH_ARG(std::string, subset) = "";
-  /// "bilinear" (default) | "nearest": tf.image.resize's (half-pixel centres, no antialiasing). Keras's
-  /// other names (bicubic, area, lanczos3, lanczos5, gaussian, mitchellcubic) are refused for now.
+  /// tf.image.resize's method, any case (Keras lower-cases it): "bilinear" (default) | "nearest" |
+  /// "bicubic" | "area" | "lanczos3" | "lanczos5" | "gaussian" | "mitchellcubic" (the Resizing layer's code,
+  /// no antialiasing: Keras's tf.image.resize call passes none).
   TORCH_ARG(std::string, interpolation) = "bilinear";
   /// Walk sub-folders that are symbolic links. Default false.
   TORCH_ARG(bool, follow_links) = false;
@@ -150,11 +153,12 @@ std::vector<int64_t> buffered_shuffle_order(int64_t n, int64_t buffer, uint64_t 
 /// BatchIterator (passes of ceil(n / batch_size) batches), so Trainer::fit can train from it.
 ///
 /// x: float32 (N, C, H, W) — Keras (N, H, W, C) — with C from color_mode and (H, W) = image_size,
-/// values 0..255 (no rescale), resized by tf.image.resize's rule (Resizing's code: bilinear or nearest,
+/// values 0..255 (no rescale), resized by tf.image.resize's rule (Resizing's code: every interpolation,
 /// crop/pad to the aspect ratio). y: as label_mode says (int → int64 (N); categorical → float32 (N, K)
-/// one-hot; binary → float32 (N, 1); none → undefined). indices: positions in file_paths().
-/// Order: pass p is buffered_shuffle_order(n, 8·batch_size, seed, p) when shuffling (Keras's tf.data
-/// shuffle per epoch), else file_paths() order.
+/// one-hot; binary → float32 (N, 1); none → undefined). indices: positions in file_paths(). Unbatched
+/// (batch_size std::nullopt): one sample per next(), x (C, H, W) and y without the N axis.
+/// Order: pass p is buffered_shuffle_order(n, 8·batch_size (1024 unbatched), seed, p) when shuffling
+/// (Keras's tf.data shuffle per epoch), else file_paths() order.
 /// Bad files: every file gets the header check at construction (skipped or IoError as on_bad_image
 /// says); one that fails to decode later is replaced by the next readable file of the same label.
 /// Errors (constructor): ConfigError for bad options; IoError with on_bad_image "error" for a bad file,
@@ -170,7 +174,10 @@ class ImageDataset : public BatchIterator {
 
   Batch next() override;
   int64_t samples() const override { return static_cast<int64_t>(index_.file_paths.size()); }
-  int64_t batch_size() const override { return options_.batch_size(); }
+  /// Samples per next(): batch_size, or 1 unbatched.
+  int64_t batch_size() const override { return options_.batch_size().value_or(1); }
+  /// True for batch_size std::nullopt (Keras None): samples without the batch axis.
+  bool unbatched() const { return !options_.batch_size().has_value(); }
   void reset() override;
   /// Moves the position without decoding (batches are a function of seed, pass and position).
   void skip(int64_t batches) override;
@@ -198,7 +205,8 @@ class ImageDataset : public BatchIterator {
   /// Files left out at construction, with reasons.
   const std::vector<SkippedFile>& skipped() const { return skipped_; }
   const ImageDatasetOptions& options() const { return options_; }
-  /// Batch `batch_index` of pass `pass`, built on the calling thread. Errors: IndexError outside
+  /// Batch `batch_index` of pass `pass` (unbatched: sample `batch_index` of the pass, without the batch
+  /// axis), built on the calling thread. Errors: IndexError outside
   /// the pass's batches or for pass < 0.
   Batch make_batch(int64_t pass, int64_t batch_index);
 
