@@ -276,6 +276,17 @@ TEST(ImageDatasetFromDirectory, UnbatchedYieldsSamplesWithoutTheBatchAxis) {
   auto ints =
       image_dataset_from_directory(tree.root, ImageDatasetOptions(o).label_mode("int").batch_size(std::nullopt));
   EXPECT_EQ(ints->next().y.dim(), 0);
+  // fit, evaluate and predict take batches: an unbatched source is refused by name, as Keras's fit needs one.
+  torchfit::Sequential m;
+  m->add(torchfit::Flatten(torchfit::FlattenOptions().input_shape(torchfit::Shape{6, 5, 3})));
+  m->add(torchfit::Dense(torchfit::DenseOptions(4).activation("softmax")));
+  torchfit::Trainer t(m, torchfit::CompileOptions());
+  single->reset();
+  expect_error<torchfit::ConfigError>([&] { t.fit(*single, torchfit::FitOptions().epochs(1).verbose(0)); },
+                                      "fit: the data source is unbatched (batch_size None)");
+  expect_error<torchfit::ConfigError>([&] { t.evaluate(*single); }, "evaluate: the data source is unbatched");
+  expect_error<torchfit::ConfigError>([&] { t.predict(*single); }, "predict: the data source is unbatched");
+  EXPECT_NO_THROW(t.evaluate(*batched));
 }
 
 // Labels: int64 class indices, one-hot float32, binary float32 (N, 1), none; a batch follows the pass order.

@@ -122,6 +122,14 @@ void TensorIterator::skip(int64_t batches) {
 
 void BatchIterator::set_pin_memory(bool on) { pin_memory_ = on && at::hasCUDA(); }
 
+void expect_batched(const BatchIterator& source, const std::string& who) {
+  if (source.unbatched()) {
+    throw ConfigError(who +
+                      ": the data source is unbatched (batch_size None): its samples come without the batch "
+                      "axis; give it a batch_size");
+  }
+}
+
 void BatchIterator::shard(int64_t rank, int64_t world_size) {
   if (world_size < 1 || rank < 0 || rank >= world_size) {
     throw ConfigError("shard: rank must be in [0, world_size), got rank " + std::to_string(rank) + " of " +

@@ -67,6 +67,7 @@ at::Tensor predict(ModelImpl& model, const at::Tensor& x, c10::Device device) {
 std::vector<at::Tensor> predict_outputs(ModelImpl& model, data::BatchIterator& source, c10::Device device,
                                         int64_t steps, std::vector<int64_t>* indices) {
   if (steps < 0) throw ConfigError("predict: steps must be >= 0, got " + std::to_string(steps));
+  data::expect_batched(source, "predict");
   if (steps == 0) {
     source.reset();
     steps = source.batches_per_pass();

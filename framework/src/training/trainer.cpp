@@ -196,6 +196,7 @@ FitParams Trainer::fit_params(data::BatchIterator& train, FitOptions& opt) {
     throw ConfigError("fit: validation_steps must be >= 0 (0 = the whole source), got " +
                       std::to_string(opt.validation_steps()));
   }
+  data::expect_batched(train, "fit");
   const int64_t steps = opt.steps_per_epoch() > 0 ? opt.steps_per_epoch() : train.batches_per_pass();
   if (data_parallel_) {
     check_global_batch(train.batch_size(), world_size(), "fit: the batch size",
@@ -334,6 +335,7 @@ void Trainer::validate(const FitOptions& opt, Logs& logs) {
 // ---------------------------------------------------------------- evaluate, predict, checkpoints
 Logs Trainer::evaluate(data::BatchIterator& source, int64_t steps) {
   if (steps < 0) throw ConfigError("evaluate: steps must be >= 0");
+  data::expect_batched(source, "evaluate");
   if (steps == 0) {
     source.reset();
     steps = source.batches_per_pass();

@@ -97,6 +97,9 @@ class BatchIterator {
   /// (data::preprocessing_config). Saved in checkpoints (CheckpointInfo::preprocessing); null (default)
   /// when the source feeds its values as they are.
   virtual nlohmann::json preprocessing() const { return nullptr; }
+  /// True for a source whose next() gives one sample without the batch axis (Keras's batch_size=None,
+  /// data::ImageDataset); fit, evaluate and predict refuse it (expect_batched). Default false.
+  virtual bool unbatched() const { return false; }
 
   /// Keras's validation_split: a source over the first floor(samples · (1 − validation_split)) samples
   /// (shuffled as this one) and one over the rest (in order), both with this batch size; this source is
@@ -145,6 +148,10 @@ class BatchIterator {
   int64_t shard_count_ = 1;
   bool pin_memory_ = false;
 };
+
+/// Throws ConfigError naming `who` ("fit", "evaluate", "predict") when `source` is unbatched: the training
+/// loop's steps are batches (N, ...), as Keras's fit needs a batched dataset.
+void expect_batched(const BatchIterator& source, const std::string& who);
 
 /// In-memory source over tensors x (N, ...), y (N, ...) and optionally sample_weight (N, ...) (data::Arrays,
 /// with its further inputs and targets for a model with several), in order or shuffled per pass with `seed`

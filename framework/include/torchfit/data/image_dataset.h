@@ -177,7 +177,7 @@ class ImageDataset : public BatchIterator {
   /// Samples per next(): batch_size, or 1 unbatched.
   int64_t batch_size() const override { return options_.batch_size().value_or(1); }
   /// True for batch_size std::nullopt (Keras None): samples without the batch axis.
-  bool unbatched() const { return !options_.batch_size().has_value(); }
+  bool unbatched() const override { return !options_.batch_size().has_value(); }
   void reset() override;
   /// Moves the position without decoding (batches are a function of seed, pass and position).
   void skip(int64_t batches) override;
