@@ -24,6 +24,7 @@
 #include <torchfit/layers/conv3d.h>
 #include <torchfit/layers/conv3d_transpose.h>
 #include <torchfit/layers/cropping2d.h>
+#include <torchfit/layers/cut_mix.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
@@ -40,6 +41,7 @@
 #include <torchfit/layers/masking.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/mix_up.h>
 #include <torchfit/layers/multi_head_attention.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/normalization.h>
@@ -47,11 +49,15 @@
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_color_jitter.h>
 #include <torchfit/layers/random_contrast.h>
 #include <torchfit/layers/random_crop.h>
+#include <torchfit/layers/random_erasing.h>
 #include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/random_grayscale.h>
+#include <torchfit/layers/random_hue.h>
 #include <torchfit/layers/random_rotation.h>
+#include <torchfit/layers/random_saturation.h>
 #include <torchfit/layers/random_shear.h>
 #include <torchfit/layers/random_translation.h>
 #include <torchfit/layers/random_zoom.h>
@@ -659,6 +665,12 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = RandomContrast(RandomContrastOptions(0.3))->call(x);
       x = RandomBrightness(RandomBrightnessOptions(0.2).value_range({0.0, 1.0}))->call(x);
       x = RandomGrayscale()->call(x);
+      x = RandomHue(RandomHueOptions(0.2))->call(x);
+      x = RandomSaturation(RandomSaturationOptions(0.3))->call(x);
+      x = RandomColorJitter(RandomColorJitterOptions().hue_factor(KerasFactor(0.1)))->call(x);
+      x = RandomErasing()->call(x);
+      x = MixUp()->call(x);
+      x = CutMix()->call(x);
       return conv(x, 2, 3, 1, "same");
     });
   };

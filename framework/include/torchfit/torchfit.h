@@ -57,6 +57,7 @@
 #include <torchfit/layers/conv3d.h>
 #include <torchfit/layers/conv3d_transpose.h>
 #include <torchfit/layers/cropping2d.h>
+#include <torchfit/layers/cut_mix.h>
 #include <torchfit/layers/dense.h>
 #include <torchfit/layers/depthwise_conv1d.h>
 #include <torchfit/layers/depthwise_conv2d.h>
@@ -82,6 +83,7 @@
 #include <torchfit/layers/masking.h>
 #include <torchfit/layers/max_pooling2d.h>
 #include <torchfit/layers/merge.h>
+#include <torchfit/layers/mix_up.h>
 #include <torchfit/layers/multi_head_attention.h>
 #include <torchfit/layers/noise.h>
 #include <torchfit/layers/normalization.h>
@@ -89,11 +91,15 @@
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
 #include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_color_jitter.h>
 #include <torchfit/layers/random_contrast.h>
 #include <torchfit/layers/random_crop.h>
+#include <torchfit/layers/random_erasing.h>
 #include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/random_grayscale.h>
+#include <torchfit/layers/random_hue.h>
 #include <torchfit/layers/random_rotation.h>
+#include <torchfit/layers/random_saturation.h>
 #include <torchfit/layers/random_shear.h>
 #include <torchfit/layers/random_translation.h>
 #include <torchfit/layers/random_zoom.h>

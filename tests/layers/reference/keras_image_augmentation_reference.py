@@ -17,6 +17,18 @@ Sources:
   value_range); RandomGrayscale (np.where(should_apply, rgb_to_grayscale, x), weights 0.2989, 0.5870, 0.1140).
   Requests "augment_contrast" ("factors", "value_range"), "augment_brightness" ("deltas", "value_range"),
   "augment_grayscale" ("applies"): the drawn parameters, one per image.
+- HSV layers: the NumPy backend's rgb_to_hsv / hsv_to_rgb (keras/src/backend/numpy/image.py, float64 here, its
+  epsilon that of float64). RandomHue.transform_images (request "augment_hue": "deltas" = invert * factor *
+  0.5 per image, "value_range"): _transform_value_range to [0, 1], H + delta wrapped once, hsv_to_rgb, clip to
+  [0, 1], back to value_range. RandomSaturation.transform_images ("augment_saturation": "factors" = the
+  multipliers factor / (1 - factor + epsilon) per image, "value_range"): S * factor clipped to the sorted
+  value_range, no rescaling of the image.
+- RandomErasing ("augment_erasing": "areas" (N, 2) = the mix_weight draws before the sqrt, "starts" (N, 2) =
+  the uniform draws of _compute_crop_bounds for x then y, "applies", "fill_value" (null, a number or three),
+  "noise" (N, C, H, W) = the normal draws when fill_value is null, "value_range").
+- MixUp ("augment_mixup": "weights" = mix_weight, "permutation") and CutMix ("augment_cutmix": "lambdas" =
+  the Beta draws, "starts" (N, 2) as RandomErasing's, "permutation"): transform_images; with "labels" (N, K)
+  the request gives transform_labels' mixed labels instead.
 - RandomCrop (request "augment_crop": "height", "width", "training", optional "top"/"left"): random_crop below.
 - Transform matrices: RandomRotation via BaseImagePreprocessingLayer._compute_affine_matrix (angle in
   degrees, centre 0.5 of (width - 1) and (height - 1)); RandomZoom._get_zoom_matrix; RandomTranslation.
@@ -157,12 +169,142 @@ def random_crop(x, req):
     return y
 
 
+def rgb_to_hsv(images):
+    """keras/src/backend/numpy/image.py rgb_to_hsv (channels_last)."""
+    eps = np.finfo(images.dtype).eps
+    images = np.where(np.abs(images) < eps, 0.0, images)
+    red, green, blue = [np.squeeze(c, -1) for c in np.split(images, 3, -1)]
+    value = np.maximum(np.maximum(red, green), blue)
+    minimum = np.minimum(np.minimum(red, green), blue)
+    range_ = value - minimum
+    safe_value = np.where(value > 0, value, 1.0)
+    safe_range = np.where(range_ > 0, range_, 1.0)
+    saturation = np.where(value > 0, range_ / safe_value, 0.0)
+    norm = 1.0 / (6.0 * safe_range)
+    hue = np.where(value == green, norm * (blue - red) + 2.0 / 6.0, norm * (red - green) + 4.0 / 6.0)
+    hue = np.where(value == red, norm * (green - blue), hue)
+    hue = np.where(range_ > 0, hue, 0.0) + (hue < 0.0).astype(hue.dtype)
+    return np.stack([hue, saturation, value], axis=-1)
+
+
+def hsv_to_rgb(images):
+    """keras/src/backend/numpy/image.py hsv_to_rgb (channels_last)."""
+    hue, saturation, value = [np.squeeze(c, -1) for c in np.split(images, 3, -1)]
+    dh = np.mod(hue, 1.0) * 6.0
+    dr = np.clip(np.abs(dh - 3.0) - 1.0, 0.0, 1.0)
+    dg = np.clip(2.0 - np.abs(dh - 2.0), 0.0, 1.0)
+    db = np.clip(2.0 - np.abs(dh - 4.0), 0.0, 1.0)
+    one_minus_s = 1.0 - saturation
+    return np.stack([value * (one_minus_s + saturation * d) for d in (dr, dg, db)], axis=-1)
+
+
+def transform_value_range(images, original, target):
+    """BaseImagePreprocessingLayer._transform_value_range."""
+    if original[0] == target[0] and original[1] == target[1]:
+        return images
+    images = (images - original[0]) / (original[1] - original[0])
+    return images * (target[1] - target[0]) + target[0]
+
+
+def hue(x, deltas, value_range):
+    """RandomHue.transform_images (channels_last) at the given transformation["factor"]."""
+    images = transform_value_range(x, value_range, (0, 1))
+    factors = np.array(deltas, dtype=np.float64)[:, None, None]
+    images = rgb_to_hsv(images)
+    h = images[..., 0] + factors
+    h = np.where(h > 1.0, h - 1.0, h)
+    h = np.where(h < 0.0, h + 1.0, h)
+    images = hsv_to_rgb(np.stack([h, images[..., 1], images[..., 2]], axis=-1))
+    return transform_value_range(np.clip(images, 0, 1), (0, 1), value_range)
+
+
+def saturation(x, factors, value_range):
+    """RandomSaturation.transform_images (channels_last) at the given transformation["factor"]."""
+    low, high = sorted(value_range)
+    images = rgb_to_hsv(x)
+    s = np.clip(images[..., 1] * np.array(factors, dtype=np.float64)[:, None, None], low, high)
+    return hsv_to_rgb(np.stack([images[..., 0], s, images[..., 2]], axis=-1))
+
+
+def crop_bounds(image_length, crop_ratio, start):
+    """_compute_crop_bounds of RandomErasing and CutMix, with the uniform draw `start` given."""
+    crop_length = crop_ratio * image_length
+    start_pos = np.array(start, dtype=np.float64) * (image_length - crop_length)
+    return start_pos, start_pos + crop_length
+
+
+def batch_masks(shape, x0, x1, y0, y1):
+    """_generate_batch_mask (channels_last): (N, H, W, C) bool."""
+    _, h, w, c = shape
+    grid_y, grid_x = np.meshgrid(np.arange(h, dtype=np.float64), np.arange(w, dtype=np.float64), indexing="ij")
+    grid_y, grid_x = grid_y[None, :, :, None], grid_x[None, :, :, None]
+    x0, x1, y0, y1 = [v[:, None, None, None] for v in (x0, x1, y0, y1)]
+    masks = (grid_x >= x0) & (grid_x < x1) & (grid_y >= y0) & (grid_y < y1)
+    return np.repeat(masks, c, axis=-1)
+
+
+def erasing(x, req):
+    """RandomErasing.get_random_transformation (from the given draws) and transform_images."""
+    n, h, w, c = x.shape
+    mix_weight = np.sqrt(np.array(req["areas"], dtype=np.float64).reshape(n, 2))
+    starts = np.array(req["starts"], dtype=np.float64).reshape(n, 2)
+    x0, x1 = crop_bounds(w, mix_weight[:, 0], starts[:, 0])
+    y0, y1 = crop_bounds(h, mix_weight[:, 1], starts[:, 1])
+    masks = batch_masks(x.shape, x0, x1, y0, y1)
+    value_range, fill_value = req["value_range"], req["fill_value"]
+    if fill_value is None:
+        fill = np.transpose(tensor(req["noise"]), (0, 2, 3, 1)) * value_range[1]
+    elif isinstance(fill_value, (list, tuple)):
+        fill = np.full_like(x, fill_value)
+    else:
+        fill = np.ones(x.shape) * fill_value
+    fill = np.clip(fill, value_range[0], value_range[1])
+    erased = np.where(masks, fill, x)
+    return np.where(np.array(req["applies"], dtype=bool)[:, None, None, None], erased, x)
+
+
+def mix_labels(labels, weights, permutation):
+    """transform_labels of MixUp and CutMix."""
+    weights = np.array(weights, dtype=np.float64).reshape(-1, 1)
+    return weights * labels + (1.0 - weights) * np.take(labels, permutation, axis=0)
+
+
+def mixup(x, req):
+    """MixUp.transform_images / transform_labels at the given mix_weight and permutation_order."""
+    weights, permutation = req["weights"], np.array(req["permutation"], dtype=np.int64)
+    if "labels" in req:
+        return mix_labels(tensor(req["labels"]), weights, permutation)
+    mix_weight = np.array(weights, dtype=np.float64).reshape(-1, 1, 1, 1)
+    return mix_weight * x + (1.0 - mix_weight) * np.take(x, permutation, axis=0)
+
+
+def cutmix(x, req):
+    """CutMix.get_random_transformation (from the given Beta and uniform draws and permutation) and
+    transform_images / transform_labels."""
+    n, h, w, _ = x.shape
+    ratio = np.sqrt(1.0 - np.array(req["lambdas"], dtype=np.float64))
+    starts = np.array(req["starts"], dtype=np.float64).reshape(n, 2)
+    x0, x1 = crop_bounds(w, ratio, starts[:, 0])
+    y0, y1 = crop_bounds(h, ratio, starts[:, 1])
+    masks = batch_masks(x.shape, x0, x1, y0, y1)
+    mix_weight = 1.0 - (x1 - x0) * (y1 - y0) / (w * h)
+    permutation = np.array(req["permutation"], dtype=np.int64)
+    if "labels" in req:
+        return mix_labels(tensor(req["labels"]), mix_weight, permutation)
+    return np.where(masks, np.take(x, permutation, axis=0), x)
+
+
 COLOR_OPS = {
+    "augment_hue": lambda x, req: hue(x, req["deltas"], req["value_range"]),
+    "augment_saturation": lambda x, req: saturation(x, req["factors"], req["value_range"]),
+    "augment_erasing": erasing,
     "augment_crop": random_crop,
     "augment_contrast": lambda x, req: contrast(x, req["factors"], req["value_range"]),
     "augment_brightness": lambda x, req: brightness(x, req["deltas"], req["value_range"]),
     "augment_grayscale": lambda x, req: grayscale(x, req["applies"]),
 }
+
+MIX_OPS = {"augment_mixup": mixup, "augment_cutmix": cutmix}
 
 
 def run_augmentation(req):
@@ -170,6 +312,9 @@ def run_augmentation(req):
     op = req["op"]
     x = np.transpose(tensor(req["x"]), (0, 2, 3, 1))  # (N, H, W, C), Keras's layout
     n, h, w, _ = x.shape
+    if op in MIX_OPS:
+        y = MIX_OPS[op](x, req)
+        return y if "labels" in req else np.transpose(y, (0, 3, 1, 2))
     if op in COLOR_OPS:
         return np.transpose(COLOR_OPS[op](x, req), (0, 3, 1, 2))
     if op == "augment_affine":

@@ -43,9 +43,17 @@ void check_keras_factor(const KerasFactor& f, const std::string& who, const std:
 
 /// The range of a factor checked as Keras 3's BaseImagePreprocessingLayer._set_factor with _FACTOR_BOUNDS
 /// (lo, hi): a number f must lie in [lo, hi] and gives [max(−|f|, lo), |f|]; a pair [a, b] is refused only
-/// when a > hi or b < lo, and gives [min, max]. Errors: ConfigError "<who>: factor must be a number in [lo, hi]
-/// or a pair [lower, upper] with lower <= hi and upper >= lo, got <f>".
-std::pair<double, double> keras_base_factor_range(const KerasFactor& f, const std::string& who, double lo, double hi);
+/// when a > hi or b < lo, and gives [min, max]. Errors: ConfigError "<who>: <field> must be a number in [lo, hi]
+/// or a pair [lower, upper] with lower <= hi and upper >= lo, got <f>" (`field` "factor" unless given, as
+/// RandomErasing's `scale`, which Keras checks the same way).
+std::pair<double, double> keras_base_factor_range(const KerasFactor& f, const std::string& who, double lo, double hi,
+                                                  const std::string& field = "factor");
+
+/// A value_range argument [low, high]. `sort`: sorted, as Keras's RandomBrightness and RandomSaturation
+/// (_set_value_range); otherwise (Keras's RandomHue, RandomErasing, RandomColorJitter take it as given and
+/// misbehave reversed) low < high is required. Errors: ConfigError "<who>: value_range must be two numbers
+/// [low, high], got <count>" or "<who>: value_range must be [low, high] with low < high, got [a, b]".
+std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who, bool sort);
 
 /// The sampling arguments of the geometric augmentation layers, with Keras 3's names and defaults.
 template <typename Derived>
@@ -110,5 +118,34 @@ class AffineAugmentation : public ImageAugmentation {
 /// maxval): drawn from LibTorch's CPU generator (at::manual_seed; the state a checkpoint saves, so a resume
 /// repeats them; the same draws for a batch on CPU or CUDA), then moved to `like`'s device.
 at::Tensor uniform_draws(int64_t n, double lo, double hi, const at::Tensor& like);
+/// n values of Beta(a, b) (a, b > 0), as Keras's random.beta: X/(X + Y) of X ~ Gamma(a), Y ~ Gamma(b), each
+/// drawn as Gamma(a + 1)·U^(1/a) in logarithms (so that a small a does not underflow both to 0, as JAX's and
+/// NumPy's beta avoid it), float64 from LibTorch's CPU generator, then float32 (float64 for a float64
+/// `like`) on `like`'s device.
+at::Tensor beta_draws(int64_t n, double a, double b, const at::Tensor& like);
+/// A random permutation of 0 … n − 1 (int64), as Keras's random.shuffle of arange(n): LibTorch's CPU generator
+/// (randperm), then `like`'s device.
+at::Tensor permutation_draws(int64_t n, const at::Tensor& like);
+
+/// (N, 1, H, W) bool: the pixels of each image's box [x0, x1) × [y0, y1) (each (N), real-valued), pixel
+/// (row, column) inside when x0 ≤ column < x1 and y0 ≤ row < y1 (Keras's _generate_batch_mask).
+at::Tensor box_masks(const at::Tensor& x0, const at::Tensor& x1, const at::Tensor& y0, const at::Tensor& y1,
+                     int64_t height, int64_t width);
+
+/// ConfigError "<who>: labels must be (N, K) floating point (one-hot or soft labels) for the N = <n> images,
+/// got <dtype> <shape>" unless `labels` is so (MixUp's and CutMix's mix()).
+void check_mix_labels(const at::Tensor& labels, int64_t n, const std::string& who);
+/// ConfigError "<who> expects 3 channels (RGB), got <shape>" unless the image (H, W, C) has C = 3 (the build
+/// check of the layers that go through HSV).
+void check_rgb_input(const Shape& input_shape, const std::string& who);
+/// Keras 3's ops.image.rgb_to_hsv on images (N, 3, H, W) [Keras (H, W, 3)] (keras/src/backend/numpy/image.py,
+/// after dm_pix): values below the dtype's epsilon in magnitude set to 0, then hue in [0, 1) (0 for a grey
+/// pixel), saturation (max − min)/max (0 where max ≤ 0), value max; channels (H, S, V). No clipping: any
+/// scale of input (a saturation and hue of [0, 255] images are those of [0, 1] ones, the value is 255 times).
+at::Tensor rgb_to_hsv(const at::Tensor& images);
+/// Keras 3's ops.image.hsv_to_rgb on (N, 3, H, W) (H, S, V): dh = (h mod 1)·6, R = V·(1 − S + S·clip(|dh − 3|
+/// − 1, 0, 1)), G = V·(1 − S + S·clip(2 − |dh − 2|, 0, 1)), B = V·(1 − S + S·clip(2 − |dh − 4|, 0, 1)).
+/// No clipping (S > 1 gives values below 0, as Keras).
+at::Tensor hsv_to_rgb(const at::Tensor& images);
 
 }  // namespace torchfit
