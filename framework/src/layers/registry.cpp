@@ -30,6 +30,8 @@ namespace torchfit {
   X(AdaptiveAveragePooling3D) X(AdaptiveMaxPooling3D) X(Dot) X(ActivityRegularization) X(Resizing) X(CenterCrop) X(RandomFlip) X(Normalization) \
   X(RandomRotation) X(RandomZoom) X(RandomTranslation) X(RandomShear) \
   X(RandomContrast) X(RandomBrightness) X(RandomGrayscale) X(RandomCrop) \
+  X(RandomColorDegeneration) X(RandomSharpness) X(RandomPosterization) X(Solarization) X(AutoContrast) \
+  X(Equalization) X(RandAugment) \
   X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU) X(Bidirectional) X(TimeDistributed) \
   X(MultiHeadAttention) X(Attention) X(AdditiveAttention) X(Masking)
 // clang-format on

@@ -92,6 +92,9 @@ class AffineAugmentation : public ImageAugmentation {
   /// `x` (N, C, H, W) resampled through `transforms` (N, 8) with this layer's fill_mode, interpolation and
   /// fill_value — the training forward at given parameters (each layer has a function building them).
   at::Tensor transform_images(const at::Tensor& x, const at::Tensor& transforms) const;
+  /// The random transforms (N, 8) of a training batch `x` (N, C, H, W), drawn as the training forward draws them
+  /// (RandAugment draws its geometric operations' parameters through it).
+  at::Tensor draw_transforms(const at::Tensor& x) { return random_transforms(x); }
 
  protected:
   AffineAugmentation(const char* class_name, const std::string& name) : ImageAugmentation(class_name, name) {}
@@ -110,5 +113,12 @@ class AffineAugmentation : public ImageAugmentation {
 /// maxval): drawn from LibTorch's CPU generator (at::manual_seed; the state a checkpoint saves, so a resume
 /// repeats them; the same draws for a batch on CPU or CUDA), then moved to `like`'s device.
 at::Tensor uniform_draws(int64_t n, double lo, double hi, const at::Tensor& like);
+
+/// Keras 3's _set_value_range of the colour layers: `value_range` sorted. Errors: ConfigError "<who>:
+/// value_range must be two numbers [low, high], got <count>".
+std::pair<double, double> sorted_value_range(const std::vector<double>& value_range, const std::string& who);
+/// BaseImagePreprocessingLayer._transform_value_range: x from [from.first, from.second] to [to.first, to.second],
+/// (x − from_low) / (from_high − from_low) · (to_high − to_low) + to_low; x itself when the ranges are equal.
+at::Tensor transform_value_range(const at::Tensor& x, std::pair<double, double> from, std::pair<double, double> to);
 
 }  // namespace torchfit
