@@ -1,32 +1,40 @@
 // A model that starts with every augmentation layer (RandomRotation, RandomZoom, RandomTranslation, RandomShear,
 // RandomContrast, RandomBrightness, RandomGrayscale, RandomHue, RandomSaturation, RandomColorJitter,
-// RandomErasing, MixUp, CutMix, RandomCrop) trains on CPU, and 1 epoch + checkpoint + resume reproduces 2 epochs
-// in one run step for step (the layers' draws come from the CPU generator the checkpoint restores); predict
-// leaves the images alone (eval: identity, RandomCrop's smart_resize). A Trainer whose train_step mixes each
-// batch's images and one-hot labels with CutMix and MixUp (docs/data_pipeline.md, "Mixing labels") trains and
-// resumes step for step too.
+// RandomErasing, MixUp, CutMix, RandomColorDegeneration, RandomSharpness, RandomPosterization, Solarization,
+// Equalization, AutoContrast, RandAugment, RandomCrop) trains on CPU, and 1 epoch + checkpoint + resume
+// reproduces 2 epochs in one run step for step (the layers' draws come from the CPU generator the checkpoint
+// restores); predict is deterministic (eval: identity, AutoContrast's stretch, RandomCrop's smart_resize). A
+// Trainer whose train_step mixes each batch's images and one-hot labels with CutMix and MixUp
+// (docs/data_pipeline.md, "Mixing labels") trains and resumes step for step too.
 #include <gtest/gtest.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <torchfit/data/batch_iterator.h>
+#include <torchfit/layers/auto_contrast.h>
 #include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/cut_mix.h>
 #include <torchfit/layers/dense.h>
+#include <torchfit/layers/equalization.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/mix_up.h>
+#include <torchfit/layers/rand_augment.h>
 #include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_color_degeneration.h>
 #include <torchfit/layers/random_color_jitter.h>
 #include <torchfit/layers/random_contrast.h>
 #include <torchfit/layers/random_crop.h>
 #include <torchfit/layers/random_erasing.h>
 #include <torchfit/layers/random_grayscale.h>
 #include <torchfit/layers/random_hue.h>
+#include <torchfit/layers/random_posterization.h>
 #include <torchfit/layers/random_rotation.h>
 #include <torchfit/layers/random_saturation.h>
+#include <torchfit/layers/random_sharpness.h>
 #include <torchfit/layers/random_shear.h>
 #include <torchfit/layers/random_translation.h>
 #include <torchfit/layers/random_zoom.h>
+#include <torchfit/layers/solarization.h>
 #include <torchfit/model/sequential.h>
 #include <torchfit/training/trainer.h>
 
@@ -76,6 +84,13 @@ std::unique_ptr<Trainer> augmented_trainer() {
   m->add(RandomErasing(RandomErasingOptions().value_range({0.0, 1.0})));
   m->add(MixUp());
   m->add(CutMix());
+  m->add(RandomColorDegeneration(RandomColorDegenerationOptions(0.3).value_range({0.0, 1.0})));
+  m->add(RandomSharpness(RandomSharpnessOptions(0.8).value_range({0.0, 1.0})));
+  m->add(RandomPosterization(RandomPosterizationOptions(8).value_range({0.0, 1.0})));
+  m->add(Solarization(SolarizationOptions().addition_factor(0.1).threshold_factor({0.8, 1.0}).value_range({0.0, 1.0})));
+  m->add(Equalization(EqualizationOptions().value_range({0.0, 1.0})));
+  m->add(AutoContrast(AutoContrastOptions().value_range({0.0, 1.0})));
+  m->add(RandAugment(RandAugmentOptions().num_ops(2).factor(0.3).value_range({0.0, 1.0})));
   m->add(RandomCrop(RandomCropOptions(12, 12)));
   m->add(Conv2D(Conv2DOptions(4, 3).activation("relu")));
   m->add(Flatten());

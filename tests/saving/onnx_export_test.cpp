@@ -41,6 +41,7 @@ namespace {
 // SimpleRNN: 4.6 has no RNN layer. LSTM: 4.6 refuses the opset-13 Squeeze (axes as an input) after it. GRU:
 // 4.6 wants all six GRU inputs (sequence_lens, initial_h). Bidirectional: the same (its LSTM's opset-13
 // Squeeze, its GRU's inputs; bidirectional_ave is a GRU).
+// AutoContrast: 4.6 refuses its Min with a constant bound (eltwise_layer: inputs.size() >= 2).
 // Resizing "nearest": its Gathers of source rows and columns (4.6 gathers one index only; its Resize reads no
 // tf_half_pixel_for_nn and resizes nearest half_pixel from other sources than TensorFlow's).
 bool opencv_cannot_run(const std::string& model, int /*opset*/) {
@@ -67,7 +68,8 @@ bool opencv_cannot_run(const std::string& model, int /*opset*/) {
                                                "embedding",
                                                "embedding_image",
                                                "normalization_axes",
-                                               "masking"};
+                                               "masking",
+                                               "auto_contrast"};
   return models.count(model) > 0;
 }
 

@@ -13,6 +13,7 @@
 #include <torchfit/layers/adaptive_pooling.h>
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/attention.h>
+#include <torchfit/layers/auto_contrast.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/batch_normalization.h>
 #include <torchfit/layers/bidirectional.h>
@@ -31,6 +32,7 @@
 #include <torchfit/layers/dropout.h>
 #include <torchfit/layers/einsum_dense.h>
 #include <torchfit/layers/embedding.h>
+#include <torchfit/layers/equalization.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -48,7 +50,9 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/rand_augment.h>
 #include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_color_degeneration.h>
 #include <torchfit/layers/random_color_jitter.h>
 #include <torchfit/layers/random_contrast.h>
 #include <torchfit/layers/random_crop.h>
@@ -56,8 +60,10 @@
 #include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/random_grayscale.h>
 #include <torchfit/layers/random_hue.h>
+#include <torchfit/layers/random_posterization.h>
 #include <torchfit/layers/random_rotation.h>
 #include <torchfit/layers/random_saturation.h>
+#include <torchfit/layers/random_sharpness.h>
 #include <torchfit/layers/random_shear.h>
 #include <torchfit/layers/random_translation.h>
 #include <torchfit/layers/random_zoom.h>
@@ -69,6 +75,7 @@
 #include <torchfit/layers/separable_conv1d.h>
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/simple_rnn.h>
+#include <torchfit/layers/solarization.h>
 #include <torchfit/layers/time_distributed.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>
@@ -671,7 +678,18 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       x = RandomErasing()->call(x);
       x = MixUp()->call(x);
       x = CutMix()->call(x);
+      x = RandomColorDegeneration(RandomColorDegenerationOptions(0.5))->call(x);
+      x = RandomSharpness(RandomSharpnessOptions(0.5))->call(x);
+      x = RandomPosterization(RandomPosterizationOptions(4))->call(x);
+      x = Solarization(SolarizationOptions().addition_factor(0.2).threshold_factor(0.5))->call(x);
+      x = Equalization()->call(x);
+      x = RandAugment()->call(x);
       return conv(x, 2, 3, 1, "same");
+    });
+  };
+  m["auto_contrast"] = [] {  // active in inference: per image and channel min/max stretch (value_range [0, 1])
+    return image_model("auto_contrast", {5, 6, 3}, [](KerasTensor x) {
+      return conv(AutoContrast(AutoContrastOptions().value_range({0.0, 1.0}))->call(x), 2, 3, 1, "same");
     });
   };
   m["random_crop"] = [] {  // inference: smart_resize (Resizing with crop_to_aspect_ratio)

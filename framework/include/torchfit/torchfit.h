@@ -41,6 +41,7 @@
 #include <torchfit/layers/advanced_activations.h>
 #include <torchfit/layers/affine_transform.h>
 #include <torchfit/layers/attention.h>
+#include <torchfit/layers/auto_contrast.h>
 #include <torchfit/layers/average_pooling2d.h>
 #include <torchfit/layers/base_conv.h>
 #include <torchfit/layers/base_edges.h>
@@ -65,6 +66,7 @@
 #include <torchfit/layers/edges.h>
 #include <torchfit/layers/einsum_dense.h>
 #include <torchfit/layers/embedding.h>
+#include <torchfit/layers/equalization.h>
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
@@ -90,7 +92,9 @@
 #include <torchfit/layers/padding_cropping1d3d.h>
 #include <torchfit/layers/permute.h>
 #include <torchfit/layers/pooling1d3d.h>
+#include <torchfit/layers/rand_augment.h>
 #include <torchfit/layers/random_brightness.h>
+#include <torchfit/layers/random_color_degeneration.h>
 #include <torchfit/layers/random_color_jitter.h>
 #include <torchfit/layers/random_contrast.h>
 #include <torchfit/layers/random_crop.h>
@@ -98,8 +102,10 @@
 #include <torchfit/layers/random_flip.h>
 #include <torchfit/layers/random_grayscale.h>
 #include <torchfit/layers/random_hue.h>
+#include <torchfit/layers/random_posterization.h>
 #include <torchfit/layers/random_rotation.h>
 #include <torchfit/layers/random_saturation.h>
+#include <torchfit/layers/random_sharpness.h>
 #include <torchfit/layers/random_shear.h>
 #include <torchfit/layers/random_translation.h>
 #include <torchfit/layers/random_zoom.h>
@@ -113,6 +119,7 @@
 #include <torchfit/layers/separable_conv2d.h>
 #include <torchfit/layers/shape.h>
 #include <torchfit/layers/simple_rnn.h>
+#include <torchfit/layers/solarization.h>
 #include <torchfit/layers/time_distributed.h>
 #include <torchfit/layers/unit_normalization.h>
 #include <torchfit/layers/up_sampling1d3d.h>

@@ -168,6 +168,18 @@ at::Tensor hsv_to_rgb(const at::Tensor& images) {
   return at::stack({v * (one_minus_s + s * dr), v * (one_minus_s + s * dg), v * (one_minus_s + s * db)}, 1);
 }
 
+std::pair<double, double> sorted_value_range(const std::vector<double>& v, const std::string& who) {
+  if (v.size() != 2) {
+    throw ConfigError(who + ": value_range must be two numbers [low, high], got " + std::to_string(v.size()));
+  }
+  return {std::min(v[0], v[1]), std::max(v[0], v[1])};
+}
+
+at::Tensor transform_value_range(const at::Tensor& x, std::pair<double, double> from, std::pair<double, double> to) {
+  if (from == to) return x;
+  return (x - from.first) / (from.second - from.first) * (to.second - to.first) + to.first;
+}
+
 void AffineAugmentation::check_sampling() const {
   if (!is_affine_fill_mode(fill_mode())) {
     throw ConfigError(describe() + ": fill_mode must be 'reflect', 'wrap', 'constant' or 'nearest', got '" +

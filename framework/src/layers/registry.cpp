@@ -31,6 +31,8 @@ namespace torchfit {
   X(RandomRotation) X(RandomZoom) X(RandomTranslation) X(RandomShear) \
   X(RandomContrast) X(RandomBrightness) X(RandomGrayscale) X(RandomCrop) \
   X(RandomHue) X(RandomSaturation) X(RandomColorJitter) X(RandomErasing) X(MixUp) X(CutMix) \
+  X(RandomColorDegeneration) X(RandomSharpness) X(RandomPosterization) X(Solarization) X(AutoContrast) \
+  X(Equalization) X(RandAugment) \
   X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU) X(Bidirectional) X(TimeDistributed) \
   X(MultiHeadAttention) X(Attention) X(AdditiveAttention) X(Masking)
 // clang-format on

@@ -29,6 +29,22 @@ Sources:
 - MixUp ("augment_mixup": "weights" = mix_weight, "permutation") and CutMix ("augment_cutmix": "lambdas" =
   the Beta draws, "starts" (N, 2) as RandomErasing's, "permutation"): transform_images; with "labels" (N, K)
   the request gives transform_labels' mixed labels instead.
+- RandomColorDegeneration ("augment_color_degeneration": "factors", "value_range"): x + f * (gray - x), gray
+  rgb_to_grayscale's (a 1-channel image its own copy), np.clip to the sorted value_range.
+- RandomSharpness ("augment_sharpness": "factors" before Keras's doubling, "value_range"): the depthwise 3x3
+  kernel [[a, a, a], [a, b, a], [a, a, a]], a = 1/13, b = 5/13, padding "same" (zeros outside), then
+  x + (1 - 2f) * (smoothed - x), np.clip.
+- RandomPosterization ("augment_posterization": "bits", "value_range"): _transform_value_range to [0, 255],
+  astype(uint8), >> (8 - bits) << (8 - bits), back to value_range.
+- Solarization ("augment_solarization": "additions", "thresholds" on the [0, 255] scale, "value_range").
+- AutoContrast ("augment_auto_contrast": "value_range"): min and max over rows and columns per image and
+  channel, 255 / (high - low), np.clip, back to value_range, NaN results replaced by the input.
+- Equalization ("augment_equalization": "value_range", "bins"): per channel over the whole batch, the float32
+  histogram of _custom_histogram_fixed_width, _apply_equalization's lookup table (np.round: half to even).
+- RandAugment ("augment_rand_augment": "ops", the operation indices in order; each operation's draws as the
+  requests above name them, "shear_x"/"shear_y", "height_translate"/"width_translate", "angles", "deltas",
+  "degeneration", "contrast", "sharpness", "bits", "additions"/"thresholds"; "value_range", "interpolation"):
+  RandAugment.transform_images applying the operations in turn (the geometric ones with fill_mode "reflect").
 - RandomCrop (request "augment_crop": "height", "width", "training", optional "top"/"left"): random_crop below.
 - Transform matrices: RandomRotation via BaseImagePreprocessingLayer._compute_affine_matrix (angle in
   degrees, centre 0.5 of (width - 1) and (height - 1)); RandomZoom._get_zoom_matrix; RandomTranslation.
@@ -298,6 +314,145 @@ COLOR_OPS = {
     "augment_hue": lambda x, req: hue(x, req["deltas"], req["value_range"]),
     "augment_saturation": lambda x, req: saturation(x, req["factors"], req["value_range"]),
     "augment_erasing": erasing,
+def transform_value_range(x, original_range, target_range):
+    """BaseImagePreprocessingLayer._transform_value_range."""
+    if original_range[0] == target_range[0] and original_range[1] == target_range[1]:
+        return x
+    x = (x - original_range[0]) / (original_range[1] - original_range[0])
+    return x * (target_range[1] - target_range[0]) + target_range[0]
+
+
+def per_image(values):
+    return np.array(values, dtype=np.float64).reshape(-1, 1, 1, 1)
+
+
+def gray_of(x):
+    """ops.image.rgb_to_grayscale, keeping a channel axis of 1."""
+    if x.shape[-1] == 1:
+        return x.copy()
+    return np.expand_dims(np.tensordot(x, np.array([0.2989, 0.5870, 0.1140]), axes=(-1, -1)), axis=-1)
+
+
+def color_degeneration(x, factors, value_range):
+    """RandomColorDegeneration.transform_images."""
+    low, high = sorted(value_range)
+    return np.clip(x + per_image(factors) * (gray_of(x) - x), low, high)
+
+
+def sharpness(x, factors, value_range):
+    """RandomSharpness.transform_images: depthwise_conv "same" (zero padding) with the 3x3 kernel."""
+    low, high = sorted(value_range)
+    a, b = 1.0 / 13.0, 5.0 / 13.0
+    kernel = np.array([[a, a, a], [a, b, a], [a, a, a]])
+    n, h, w, c = x.shape
+    padded = np.zeros((n, h + 2, w + 2, c))
+    padded[:, 1:h + 1, 1:w + 1, :] = x
+    smoothed = np.zeros_like(x)
+    for dy in range(3):
+        for dx in range(3):
+            smoothed += kernel[dy, dx] * padded[:, dy:dy + h, dx:dx + w, :]
+    s = per_image(factors) * 2
+    return np.clip(x + (1.0 - s) * (smoothed - x), low, high)
+
+
+def posterization(x, bits, value_range):
+    """RandomPosterization.transform_images."""
+    vr = sorted(value_range)
+    shift = (8 - np.array(bits, dtype=np.int64)).reshape(-1, 1, 1, 1)
+    v = transform_value_range(x, vr, (0, 255)).astype(np.uint8).astype(np.int64)
+    v = np.left_shift(np.right_shift(v, shift), shift).astype(np.uint8).astype(np.float64)
+    return transform_value_range(v, (0, 255), vr)
+
+
+def solarization(x, additions, thresholds, value_range):
+    """Solarization.transform_images."""
+    vr = sorted(value_range)
+    r = np.clip(transform_value_range(x, vr, (0, 255)) + per_image(additions), 0, 255)
+    r = np.where(r < per_image(thresholds), r, 255 - r)
+    return transform_value_range(r, (0, 255), vr)
+
+
+def auto_contrast(x, value_range):
+    """AutoContrast.transform_images (min and max over axes (1, 2) of (N, H, W, C))."""
+    vr = sorted(value_range)
+    v = transform_value_range(x, vr, (0, 255))
+    low = np.min(v, axis=(1, 2), keepdims=True)
+    high = np.max(v, axis=(1, 2), keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = 255.0 / (high - low)
+        offset = -low * scale
+        y = np.clip(v * scale + offset, 0.0, 255.0)
+    y = transform_value_range(y, (0, 255), vr)
+    return np.where(np.isnan(y), x, y)
+
+
+def equalize_channel(channel, bins):
+    """Equalization._custom_histogram_fixed_width and _apply_equalization on a [0, 255] channel (N, H, W)."""
+    values = channel.astype(np.float32)
+    scaled = (values - np.float32(0)) * (bins - 1) / (np.float32(255) - np.float32(0))
+    indices = np.clip(scaled.astype(np.int32), 0, bins - 1)
+    hist = np.bincount(indices.reshape(-1), minlength=bins)
+    if np.count_nonzero(hist) <= 1:
+        return channel
+    cdf = np.cumsum(hist)
+    cdf_min = cdf[np.nonzero(cdf)[0][0]]
+    denominator = cdf[-1] - cdf_min
+    if denominator == 0:
+        denominator = 1
+    lookup_table = np.clip(np.round(((cdf - cdf_min) * 255) / denominator), 0, 255)
+    scaled_channel = (channel / 255.0) * (bins - 1)
+    return lookup_table[np.clip(scaled_channel, 0, bins - 1).astype(np.int32)]
+
+
+def equalization(x, value_range, bins):
+    """Equalization.transform_images (channels_last: images[..., i], the whole batch); _scale_values always
+    runs (Keras compares the sorted list with the tuple (0, 255))."""
+    vr = sorted(value_range)
+
+    def scale_values(v, source, target):
+        scale = (target[1] - target[0]) / (source[1] - source[0])
+        return v * scale + (target[0] - source[0] * scale)
+
+    channels = [scale_values(equalize_channel(scale_values(x[..., i], vr, (0, 255)), bins), (0, 255), vr)
+                for i in range(x.shape[-1])]
+    return np.stack(channels, axis=-1)
+
+
+def rand_augment(x, req):
+    """RandAugment.transform_images: each picked operation (RandAugment._AUGMENT_LAYERS order) in turn."""
+    vr, interpolation = req["value_range"], req["interpolation"]
+    n, h, w, _ = x.shape
+
+    def geometric(images, transforms):
+        return affine_transform(images, transforms, interpolation, "reflect", 0.0)
+
+    ops = [
+        lambda y: geometric(y, shear_matrix(req["shear_x"], req["shear_y"])),
+        lambda y: geometric(y, translation_matrix(req["height_translate"], req["width_translate"], h, w)),
+        lambda y: geometric(y, rotation_matrix(req["angles"], h, w)),
+        lambda y: brightness(y, req["deltas"], vr),
+        lambda y: color_degeneration(y, req["degeneration"], vr),
+        lambda y: contrast(y, req["contrast"], vr),
+        lambda y: sharpness(y, req["sharpness"], vr),
+        lambda y: posterization(y, req["bits"], vr),
+        lambda y: solarization(y, req["additions"], req["thresholds"], vr),
+        lambda y: auto_contrast(y, vr),
+        lambda y: equalization(y, vr, 256),
+    ]
+    for index in req["ops"]:
+        x = ops[index](x)
+    return x
+
+
+COLOR_OPS = {
+    "augment_color_degeneration": lambda x, req: color_degeneration(x, req["factors"], req["value_range"]),
+    "augment_sharpness": lambda x, req: sharpness(x, req["factors"], req["value_range"]),
+    "augment_posterization": lambda x, req: posterization(x, req["bits"], req["value_range"]),
+    "augment_solarization": lambda x, req: solarization(x, req["additions"], req["thresholds"],
+                                                        req["value_range"]),
+    "augment_auto_contrast": lambda x, req: auto_contrast(x, req["value_range"]),
+    "augment_equalization": lambda x, req: equalization(x, req["value_range"], req["bins"]),
+    "augment_rand_augment": rand_augment,
     "augment_crop": random_crop,
     "augment_contrast": lambda x, req: contrast(x, req["factors"], req["value_range"]),
     "augment_brightness": lambda x, req: brightness(x, req["deltas"], req["value_range"]),

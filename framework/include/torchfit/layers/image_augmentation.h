@@ -100,6 +100,9 @@ class AffineAugmentation : public ImageAugmentation {
   /// `x` (N, C, H, W) resampled through `transforms` (N, 8) with this layer's fill_mode, interpolation and
   /// fill_value — the training forward at given parameters (each layer has a function building them).
   at::Tensor transform_images(const at::Tensor& x, const at::Tensor& transforms) const;
+  /// The random transforms (N, 8) of a training batch `x` (N, C, H, W), drawn as the training forward draws them
+  /// (RandAugment draws its geometric operations' parameters through it).
+  at::Tensor draw_transforms(const at::Tensor& x) { return random_transforms(x); }
 
  protected:
   AffineAugmentation(const char* class_name, const std::string& name) : ImageAugmentation(class_name, name) {}
@@ -147,5 +150,12 @@ at::Tensor rgb_to_hsv(const at::Tensor& images);
 /// − 1, 0, 1)), G = V·(1 − S + S·clip(2 − |dh − 2|, 0, 1)), B = V·(1 − S + S·clip(2 − |dh − 4|, 0, 1)).
 /// No clipping (S > 1 gives values below 0, as Keras).
 at::Tensor hsv_to_rgb(const at::Tensor& images);
+
+/// Keras 3's _set_value_range of the colour layers: `value_range` sorted. Errors: ConfigError "<who>:
+/// value_range must be two numbers [low, high], got <count>".
+std::pair<double, double> sorted_value_range(const std::vector<double>& value_range, const std::string& who);
+/// BaseImagePreprocessingLayer._transform_value_range: x from [from.first, from.second] to [to.first, to.second],
+/// (x − from_low) / (from_high − from_low) · (to_high − to_low) + to_low; x itself when the ranges are equal.
+at::Tensor transform_value_range(const at::Tensor& x, std::pair<double, double> from, std::pair<double, double> to);
 
 }  // namespace torchfit
