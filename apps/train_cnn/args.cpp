@@ -76,7 +76,8 @@ void add_data_flags(CLI::App& app, Args& a) {
   add_workers_flag(app, a.workers);
   app.add_option("--loader", a.loader,
                  "generator (ImageDataGenerator.flow_from_directory: augmented, --rescale) | image_dataset (Keras 3's "
-                 "image_dataset_from_directory: bilinear resize, values 0-255, no augmentation)")
+                 "image_dataset_from_directory: bilinear resize, values 0-255; augment with the model's layers, e.g. "
+                 "--model-config keras3_recipe_cnn.json)")
       ->capture_default_str()
       ->check(CLI::IsMember({"generator", "image_dataset"}));
   auto* cache =
