@@ -310,18 +310,6 @@ def cutmix(x, req):
     return np.where(masks, np.take(x, permutation, axis=0), x)
 
 
-COLOR_OPS = {
-    "augment_hue": lambda x, req: hue(x, req["deltas"], req["value_range"]),
-    "augment_saturation": lambda x, req: saturation(x, req["factors"], req["value_range"]),
-    "augment_erasing": erasing,
-def transform_value_range(x, original_range, target_range):
-    """BaseImagePreprocessingLayer._transform_value_range."""
-    if original_range[0] == target_range[0] and original_range[1] == target_range[1]:
-        return x
-    x = (x - original_range[0]) / (original_range[1] - original_range[0])
-    return x * (target_range[1] - target_range[0]) + target_range[0]
-
-
 def per_image(values):
     return np.array(values, dtype=np.float64).reshape(-1, 1, 1, 1)
 
@@ -445,6 +433,9 @@ def rand_augment(x, req):
 
 
 COLOR_OPS = {
+    "augment_hue": lambda x, req: hue(x, req["deltas"], req["value_range"]),
+    "augment_saturation": lambda x, req: saturation(x, req["factors"], req["value_range"]),
+    "augment_erasing": erasing,
     "augment_color_degeneration": lambda x, req: color_degeneration(x, req["factors"], req["value_range"]),
     "augment_sharpness": lambda x, req: sharpness(x, req["factors"], req["value_range"]),
     "augment_posterization": lambda x, req: posterization(x, req["bits"], req["value_range"]),
