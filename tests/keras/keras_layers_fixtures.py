@@ -51,7 +51,7 @@ Fixtures:
   keras3_preprocessing, tf2_preprocessing  a (7, 8, 2) image: RandomFlip, CenterCrop, an adapted
              Normalization (its int64 count too) and a given one, Flatten, Dense softmax (.keras and .h5)
   keras3_augmentation, tf2_augmentation  a (9, 10, 3) image of 0-255 values through every augmentation layer
-             (identity at inference), Rescaling (1/127.5, offset -1), Resizing (bilinear, 6x7), Flatten, Dense
+             that is the identity at inference (all but AutoContrast and RandomCrop), Keras 3's new ones too, Rescaling (1/127.5, offset -1), Resizing (bilinear, 6x7), Flatten, Dense
              softmax (.keras with Keras 3's classes and configs; .h5 with the classes tf.keras 2 has)
 The convolutions, pools, resize, adaptive pooling and Dot from sequence_conv on are keras_layers_reference.py's
 (TensorFlow's and Keras 3's rules in NumPy, written independently of torchfit).
@@ -744,8 +744,28 @@ AUGMENTATION = [("RandomFlip", "flip", dict(seed=3, mode="horizontal_and_vertica
                 ("RandomShear", "shear", dict(AFFINE, x_factor=0.2, y_factor=0.3, fill_mode="wrap")),
                 ("RandomContrast", "contrast", dict(factor=0.3, value_range=[0, 255], seed=11)),
                 ("RandomBrightness", "bright", dict(factor=[-0.2, 0.1], value_range=[0, 255], seed=13)),
-                ("RandomGrayscale", "gray", dict(factor=0.5))]
-KERAS3_ONLY = ("RandomShear", "RandomGrayscale")
+                ("RandomGrayscale", "gray", dict(factor=0.5)),
+                ("RandomHue", "hue", dict(factor=[0.0, 0.4], value_range=[0, 255], seed=17)),
+                ("RandomSaturation", "sat", dict(factor=[0.3, 0.7], value_range=[0, 255], seed=19)),
+                ("RandomColorJitter", "jitter", dict(value_range=[0, 255], brightness_factor=[-0.1, 0.1],
+                                                     contrast_factor=[0.0, 0.2], saturation_factor=[0.4, 0.6],
+                                                     hue_factor=None, seed=23)),
+                ("RandomErasing", "erase", dict(factor=[0.0, 1.0], scale=[0.02, 0.33], fill_value=None,
+                                                value_range=[0, 255], seed=29)),
+                ("MixUp", "mixup", dict(alpha=0.2, seed=31)),
+                ("CutMix", "cutmix", dict(factor=[0.0, 1.0], seed=37)),
+                ("RandomColorDegeneration", "degen", dict(factor=[-0.5, 0.5], value_range=[0, 255], seed=41)),
+                ("RandomSharpness", "sharp", dict(factor=[0.0, 0.5], value_range=[0, 255], seed=43)),
+                ("RandomPosterization", "poster", dict(factor=[1, 8], value_range=[0, 255], seed=47)),
+                ("Solarization", "solar", dict(value_range=[0, 255], addition_factor=[0.0, 0.1],
+                                               threshold_factor=[0.0, 0.5], seed=53)),
+                ("Equalization", "equal", dict(bins=256, value_range=[0, 255])),
+                ("RandAugment", "randaug", dict(value_range=[0, 255], num_ops=2, factor=[0.0, 0.5],
+                                                interpolation="bilinear", seed=59))]
+# Keras 3 classes (tf.keras 2.x has none of them).
+KERAS3_ONLY = ("RandomShear", "RandomGrayscale", "RandomHue", "RandomSaturation", "RandomColorJitter", "RandomErasing",
+               "MixUp", "CutMix", "RandomColorDegeneration", "RandomSharpness", "RandomPosterization",
+               "Solarization", "Equalization", "RandAugment")
 TF2_KEYS = {"RandomContrast": {"factor", "seed"}}
 
 
