@@ -78,6 +78,7 @@ TEST(RandAugment, ConformanceAndOperationsAsKeras3) {
 // draws in _AUGMENT_LAYERS order from operations built with Keras's arguments (factor [lower, upper] of
 // RandAugment's factor, RandomPosterization max(1, int(8·upper)), the given value_range and interpolation).
 TEST(RandAugment, TrainingForwardDrawsAndAppliesAsKeras3) {
+  at::manual_seed(123);  // the same images whatever ran before
   const at::Tensor x = (at::rand({3, 3, 6, 7}) * 255.0).floor();
   const std::vector<double> vr = {0.0, 255.0};
   const KerasFactor f(0.0, 0.7);
@@ -139,7 +140,9 @@ TEST(RandAugment, TrainingForwardDrawsAndAppliesAsKeras3) {
           break;
       }
     }
-    EXPECT_TRUE(at::equal(got, want)) << "ops " << ops;
+    // The same operations on the same draws; float rounding of the layer's own reductions (contrast's mean over
+    // another memory layout, several threads) may differ by an ulp, so equal within 1e-3 on the 0-255 scale.
+    EXPECT_LT((got - want).abs().max().item<double>(), 1e-3) << "ops " << ops;
   }
 }
 
