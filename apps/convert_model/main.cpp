@@ -14,7 +14,6 @@
 #include "../common/cli.h"
 
 #include <iostream>
-#include <map>
 #include <vector>
 
 #include <torchfit/error.h>
@@ -50,16 +49,6 @@ CLI::Validator tfjs_folder_or_file() {
         return !s.empty() && s.back() == '/' ? apps::output_directory()(s) : apps::output_file()(s);
       },
       "FILE|DIR/");
-}
-
-// Class names in index order from the checkpoint's class_indices (empty when it has none).
-std::vector<std::string> class_names(const std::map<std::string, int64_t>& class_indices) {
-  std::vector<std::string> names(class_indices.size());
-  for (const auto& [name, index] : class_indices) {
-    if (index < 0 || index >= static_cast<int64_t>(names.size())) return {};
-    names[static_cast<size_t>(index)] = name;
-  }
-  return names;
 }
 
 // Whether IN is a Keras file whose model config leaves an input's height and width unknown (null).
@@ -126,7 +115,7 @@ int run(const Args& a) {
   if (ends_with(a.out, ".onnx")) {
     saving::OnnxExportOptions options;
     options.opset = a.opset;
-    options.class_names = class_names(info.class_indices);
+    options.class_names = keras::torchfit_metadata(info.class_indices, {}).class_names;
     options.preprocessing = info.preprocessing;
     saving::export_onnx(model, a.out, options);
     std::cout << "Exported " << a.in << " (" << model->count_params() << " parameters, opset " << a.opset << ") → "
@@ -141,6 +130,7 @@ int run(const Args& a) {
       if (features.is_object() && features.contains("config")) options.compile["optimizer"] = features["config"];
       if (!keras::is_keras_file(a.in)) options.optimizer = optimizer_variables(a, model);
     }
+    options.torchfit = keras::torchfit_metadata(info.class_indices, info.preprocessing);  // for predict_cnn
     const std::string kind = keras::save_keras_file(*model, a.out, options);
     std::cout << "Wrote " << a.in << " (" << model->count_params() << " parameters) → " << a.out << " (" << kind
               << ")\n";

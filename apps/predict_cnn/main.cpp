@@ -62,12 +62,12 @@ void add_flags(CLI::App& app, Args& a) {
                  "input (None, None, 3), e.g. a fully convolutional model); default: the size it was trained at "
                  "(a checkpoint), required for such a Keras file. A model of fixed size takes only its own")
       ->check(CLI::Range(int64_t{1}, int64_t{4096}));
-  app.add_option(
-         "--rescale", a.rescale,
-         "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
-         "checkpoint's training run used (train_cnn --rescale; its samplewise centring too), 1/255 for Keras files "
-         "and older checkpoints")
-      ->default_str("1/255")
+  app.add_option("--rescale", a.rescale,
+                 "Factor the pixel values (0-255) are multiplied by (Keras rescale); default: the one the "
+                 "training run used (train_cnn --rescale; its samplewise centring too), as checkpoints and the Keras "
+                 "files torchfit writes record it; for other Keras files none when the model scales its own input (a "
+                 "Rescaling layer first), else 1/255")
+      ->default_str("the training run's")
       ->transform(positive_fraction());
   app.add_option("--data", a.data_dir, "Folder of images (flat, no class sub-folders)")
       ->capture_default_str()
@@ -216,16 +216,32 @@ fs::path labels_file(const Args& a, const fs::path& dir) {
   return a.labels.empty() ? dir.parent_path() / (dir.filename().string() + "_labels.csv") : fs::path(a.labels);
 }
 
-// The preprocessing the checkpoint's training run gave its images after augmentation
-// (CheckpointInfo::preprocessing: rescale, samplewise centre/std), so predictions see pixels as training
-// did; rescale 1/255 (Keras's usual) when none is recorded (Keras files, older checkpoints). --rescale
-// replaces its rescale.
-data::ImageDataGeneratorOptions input_preprocessing(const Args& a, const saving::CheckpointInfo& info) {
+// The preprocessing the training run gave its images outside the model (CheckpointInfo::preprocessing:
+// rescale, samplewise centre/std; recorded in checkpoints and in the Keras files torchfit writes), so
+// predictions see pixels as training did. A file without it (one Keras wrote, an older checkpoint): no
+// scaling when the model scales its own input (a Rescaling layer first, Keras 3's way), else Keras's usual
+// rescale 1/255, each said in the log. --rescale replaces the rescale.
+data::ImageDataGeneratorOptions input_preprocessing(const Args& a, const saving::CheckpointInfo& info,
+                                                    const ModelImpl& model) {
   const data::ImageDataGeneratorOptions keras_usual = data::ImageDataGeneratorOptions().rescale(1.0 / 255);
-  data::ImageDataGeneratorOptions o =
-      info.preprocessing.is_null() ? keras_usual : data::preprocessing_from_config(info.preprocessing);
+  data::ImageDataGeneratorOptions o = keras_usual;
+  if (!info.preprocessing.is_null()) {
+    o = data::preprocessing_from_config(info.preprocessing);
+  } else if (scales_own_input(model)) {
+    o = data::ImageDataGeneratorOptions();
+    if (std::isnan(a.rescale))
+      torchfit::logger().info(
+          "'{}' scales its own input (a Rescaling or Normalization layer before its first "
+          "weights): feeding the 0-255 pixel values (--rescale sets a factor)",
+          a.model_path);
+  } else if (std::isnan(a.rescale)) {
+    torchfit::logger().info(
+        "'{}' records no preprocessing: rescale 1/255 assumed, Keras's usual (--rescale 1 "
+        "for a model trained on the 0-255 values)",
+        a.model_path);
+  }
   if (!std::isnan(a.rescale)) return o.rescale(a.rescale);
-  if (data::options_text(o) != data::options_text(keras_usual))
+  if (!info.preprocessing.is_null() && data::options_text(o) != data::options_text(keras_usual))
     torchfit::logger().info("{} (the training run's, from '{}')", data::options_text(o), a.model_path);
   return o;
 }
@@ -261,7 +277,7 @@ int run(Args& a) {
   std::optional<InputSize> size;
   if (a.target_size > 0) size = InputSize{a.target_size, a.target_size};
   Model model = saving::load_checkpoint_or_keras(a.model_path, a.architecture, &info, size);
-  a.preprocessing = input_preprocessing(a, info);
+  a.preprocessing = input_preprocessing(a, info, *model);
   run_policy_here(model, runtime::parse_device(a.device), a.model_path);
   // The first output holds the class scores (a model with several outputs: the others follow as columns).
   const auto& first = model->outputs().at(0).shape();

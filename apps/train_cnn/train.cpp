@@ -289,7 +289,8 @@ int train(Args& a, Model model, Sources& s, const c10::Device& device,
                  "weights kept beside them\n";
   }
   if (!a.save_keras.empty()) {
-    std::cout << "Keras file: " << a.save_keras << " (" << save_keras_file(trainer, a.save_keras) << ")\n";
+    std::cout << "Keras file: " << a.save_keras << " ("
+              << save_keras_file(trainer, a.save_keras, s.train->class_indices()) << ")\n";
   }
   const TimingReport timing = report_timing(trainer);
   std::cout << timing.text;

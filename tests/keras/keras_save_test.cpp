@@ -14,10 +14,15 @@
 #include <torchfit/keras/keras_file.h>
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_save.h>
+#include <torchfit/layers/conv2d.h>
 #include <torchfit/layers/flatten.h>
+#include <torchfit/layers/random_flip.h>
+#include <torchfit/layers/rescaling.h>
 #include <torchfit/model/model.h>
+#include <torchfit/saving/checkpoint.h>
 #include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/optimizers.h>
+#include <torchfit/training/predict.h>
 #include <torchfit/training/trainer.h>
 
 #include "support/keras_reference.h"
@@ -528,6 +533,95 @@ TEST(KerasSave, RefusesWhatKerasHasNoArgumentForAndNamesTheFileItCannotWrite) {
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find(nowhere), std::string::npos) << e.what();
   }
+}
+
+// What Python's zipfile + json, h5py and json read of the torchfit metadata in `file` (a .keras zip, a
+// tf.keras 2 .h5, a TF.js model.json): an independent reader of what the writer put where.
+json metadata_read_by_python(const std::string& file) {
+  TempDir dir("keras_meta");
+  const std::string script = dir.file("read.py"), out = dir.file("out.json");
+  std::ofstream(script) << R"(import json, sys, zipfile
+path, out = sys.argv[1], sys.argv[2]
+if path.endswith('.keras'):
+    meta = json.loads(zipfile.ZipFile(path).read('metadata.json'))
+    got = {'torchfit': meta.get('torchfit'), 'keras_version': meta.get('keras_version')}
+elif path.endswith('.h5'):
+    import h5py
+    a = h5py.File(path, 'r').attrs.get('torchfit')
+    got = {'torchfit': json.loads(a) if a is not None else None}
+else:
+    got = {'torchfit': json.load(open(path)).get('userDefinedMetadata', {}).get('torchfit')}
+json.dump(got, open(out, 'w'))
+)";
+  const std::string cmd = "/usr/bin/python3 '" + script + "' '" + file + "' '" + out + "'";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  json got;
+  std::ifstream(out) >> got;
+  return got;
+}
+
+TEST(KerasSave, ClassNamesAndPreprocessingTravelInEveryKerasFormatAndKerasReadersIgnoreThem) {
+  SKIP_WITHOUT_WRITERS();
+  Model model = testing::onnx_test_models().at("residual")();
+  testing::randomize_weights(model, 5);
+  keras::KerasSaveOptions options;
+  options.torchfit = keras::torchfit_metadata({{"sandal", 1}, {"boot", 0}, {"shirt", 2}}, {{"rescale", 1.0}});
+  const json expected = {{"class_names", {"boot", "sandal", "shirt"}}, {"preprocessing", {{"rescale", 1.0}}}};
+  TempDir dir("keras_save");
+  const at::Tensor x = input_of(model, 2, 7);
+  const at::Tensor y = model->forward(x).to(at::kDouble);
+  for (const std::string name : {"m.keras", "m.h5", "web/"}) {
+    SCOPED_TRACE(name);
+    const std::string file = dir.file(name);
+    keras::save_keras_file(*model, file, options);
+    const std::string read_as = name == "web/" ? dir.file("web/model.json") : file;
+    EXPECT_EQ(metadata_read_by_python(read_as).at("torchfit"), expected);
+    saving::CheckpointInfo info;
+    Model back = saving::load_checkpoint_or_keras(name == "web/" ? dir.file("web") : file, "", &info);
+    EXPECT_EQ(info.class_indices, (std::map<std::string, int64_t>{{"boot", 0}, {"sandal", 1}, {"shirt", 2}}));
+    EXPECT_EQ(info.preprocessing, expected.at("preprocessing"));
+    if (name != "web/") testing::expect_matches_reference(y, reference_prediction(file, x), 2e-5);
+  }
+  std::string skip;  // TensorFlow.js loads a model.json with userDefinedMetadata
+  const at::Tensor tfjs = tfjs_prediction(dir.file("web"), x, skip);
+  if (tfjs.defined()) testing::expect_matches_reference(y, tfjs, 1e-5);
+  // A file written without class names or preprocessing carries no torchfit key; Keras's own metadata stays.
+  keras::save_keras_model(*model, dir.file("plain.keras"));
+  const json plain = metadata_read_by_python(dir.file("plain.keras"));
+  EXPECT_TRUE(plain.at("torchfit").is_null()) << plain.dump();
+  EXPECT_EQ(plain.at("keras_version"), keras::kKerasWriteVersion);
+  saving::CheckpointInfo info;
+  saving::load_checkpoint_or_keras(dir.file("plain.keras"), "", &info);
+  EXPECT_TRUE(info.class_indices.empty());
+  EXPECT_TRUE(info.preprocessing.is_null());
+}
+
+TEST(KerasSave, BadTorchfitMetadataIsNamedAndGapsInTheClassIndicesDropTheNames) {
+  EXPECT_TRUE(keras::torchfit_metadata({{"a", 0}, {"b", 2}}, nullptr).class_names.empty());
+  EXPECT_EQ(keras::torchfit_metadata({{"b", 1}, {"a", 0}}, nullptr).class_names, (std::vector<std::string>{"a", "b"}));
+  for (const json& bad : {json{{"class_names", {"a", 1}}}, json{{"class_names", "a"}},
+                          json{{"class_names", {"a", "a"}}}, json{{"preprocessing", 2}}, json(3)}) {
+    SCOPED_TRACE(bad.dump());
+    try {
+      keras::TorchfitMetadata::from_json(bad, "x.keras");
+      FAIL() << "accepted";
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find("x.keras: torchfit's metadata"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(keras::TorchfitMetadata::from_json(nullptr, "x.keras").empty());
+}
+
+TEST(KerasSave, AModelScalesItsOwnInputWhenRescalingComesBeforeItsFirstWeights) {
+  const auto conv = [] { return Conv2D(Conv2DOptions(2, 3)); };
+  EXPECT_TRUE(scales_own_input(*testing::image_model("a", {8, 8, 3}, [&](KerasTensor x) {
+    x = RandomFlip(RandomFlipOptions())->call(x);  // identity at inference, before the Rescaling
+    return conv()->call(Rescaling(RescalingOptions(1.0 / 255))->call(x));
+  })));
+  EXPECT_FALSE(scales_own_input(*testing::image_model("b", {8, 8, 3}, [&](KerasTensor x) {
+    return Rescaling(RescalingOptions(2.0))->call(conv()->call(x));  // after the first weights
+  })));
+  EXPECT_FALSE(scales_own_input(*testing::image_model("c", {8, 8, 3}, [&](KerasTensor x) { return conv()->call(x); })));
 }
 
 }  // namespace

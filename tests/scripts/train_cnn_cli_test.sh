@@ -104,10 +104,8 @@ fi
   --rescale 1/255 >/dev/null 2>&1 || fail "predict_cnn with the checkpoint"
 "$BIN/predict_cnn" --model "$WORK/trained.keras" --data "$WORK/data/pred" --output "$WORK/p_keras.csv" \
   >/dev/null 2>&1 || fail "predict_cnn with the --save-keras file"
-# The probabilities (the Keras file has no class names: its columns are headed by index).
-tail -n +2 "$WORK/p_ckpt.csv" | cut -d, -f3- >"$WORK/p_ckpt.values"
-tail -n +2 "$WORK/p_keras.csv" | cut -d, -f3- >"$WORK/p_keras.values"
-[ -s "$WORK/p_ckpt.values" ] && cmp -s "$WORK/p_ckpt.values" "$WORK/p_keras.values" ||
+# The same rows, class names included (the Keras file carries them in its torchfit metadata).
+[ -s "$WORK/p_ckpt.csv" ] && cmp -s "$WORK/p_ckpt.csv" "$WORK/p_keras.csv" ||
   { diff "$WORK/p_ckpt.csv" "$WORK/p_keras.csv" | head; fail "the Keras file predicts otherwise than the checkpoint"; }
 
 # --optimizer: a Keras optimizer by name or object, recorded in run.json and the checkpoint; unknown names,
@@ -209,6 +207,43 @@ cmp -s "$WORK/raw_default.csv" "$WORK/raw_given.csv" || fail "the default rescal
 expect_exit 0 "rescale=1 (the training run's" "$BIN/predict_cnn" --model "$WORK/raw_copy.ckpt" --data "$WORK/data/pred" \
   --output "$WORK/raw_copy.csv"
 cmp -s "$WORK/raw_default.csv" "$WORK/raw_copy.csv" || fail "the converted checkpoint lost the training rescale"
+# … and so do the Keras files written from it (.keras, .h5, TF.js): their torchfit metadata holds it.
+for out in raw.keras raw.h5 raw_web/; do
+  "$BIN/convert_model" "$WORK/raw/model.ckpt" "$WORK/$out" >/dev/null 2>&1 || fail "convert_model $out failed"
+  expect_exit 0 "rescale=1 (the training run's" "$BIN/predict_cnn" --model "$WORK/$out" --data "$WORK/data/pred" \
+    --output "$WORK/raw_$out.csv"
+  cmp -s "$WORK/raw_default.csv" "$WORK/raw_$out.csv" || fail "the Keras file $out lost the training rescale"
+done
+# An image_dataset run (0-255 values, a Rescaling layer in the model): its Keras file predicts as its
+# checkpoint; so does the same file without torchfit's metadata (as Keras writes it), the model scaling
+# its own input; before, predict_cnn's 1/255 went on top of the model's Rescaling.
+"$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --model-config "$SRC/apps/train_cnn/keras3_recipe_cnn.json" \
+  --target-size 32 --epochs 1 --steps-per-epoch 2 --validation-steps 1 --batch-size 4 --run-dir "$WORK/ds" --seed 1 \
+  --save-keras "$WORK/ds.keras" >"$WORK/ds.log" 2>&1 || { cat "$WORK/ds.log"; fail "the image_dataset recipe run failed"; }
+"$BIN/predict_cnn" --model "$WORK/ds/model.ckpt" --data "$WORK/data/pred" --output "$WORK/ds_ckpt.csv" >/dev/null 2>&1 ||
+  fail "predict_cnn with the image_dataset checkpoint"
+"$BIN/predict_cnn" --model "$WORK/ds.keras" --data "$WORK/data/pred" --output "$WORK/ds_keras.csv" >/dev/null 2>&1 ||
+  fail "predict_cnn with the image_dataset run's Keras file"
+cmp -s "$WORK/ds_ckpt.csv" "$WORK/ds_keras.csv" || fail "the image_dataset run's Keras file predicts otherwise"
+/usr/bin/python3 - "$WORK/ds.keras" "$WORK/ds_bare.keras" <<'PYEOF' || fail "cannot strip the metadata"
+import json, sys, zipfile
+src, dst = zipfile.ZipFile(sys.argv[1]), zipfile.ZipFile(sys.argv[2], "w")
+for name in src.namelist():
+    data = src.read(name)
+    if name == "metadata.json":
+        meta = json.loads(data)
+        assert "torchfit" in meta, meta
+        del meta["torchfit"]
+        data = json.dumps(meta).encode()
+    dst.writestr(name, data)
+dst.close()
+PYEOF
+expect_exit 0 "scales its own input" "$BIN/predict_cnn" --model "$WORK/ds_bare.keras" --data "$WORK/data/pred" \
+  --output "$WORK/ds_bare.csv"
+tail -n +2 "$WORK/ds_ckpt.csv" | cut -d, -f3- >"$WORK/ds_ckpt.values"
+tail -n +2 "$WORK/ds_bare.csv" | cut -d, -f3- >"$WORK/ds_bare.values"  # no class names: columns by index
+[ -s "$WORK/ds_ckpt.values" ] && cmp -s "$WORK/ds_ckpt.values" "$WORK/ds_bare.values" ||
+  fail "a Keras file whose model scales its own input got predict_cnn's 1/255 on top"
 "$BIN/convert_model" "$WORK/raw/model.ckpt" "$WORK/raw.onnx" >/dev/null 2>&1 || fail "convert_model onnx failed"
 grep -aq '"rescale":1.0' "$WORK/raw.onnx" || fail "the ONNX metadata lacks the training rescale"
 "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --rescale 1/255 --epochs 1 --steps-per-epoch 1 \

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <torchfit/error.h>
@@ -114,6 +115,12 @@ KerasFile read_h5(const std::string& path, const std::string& architecture_json,
     throw IoError(path +
                   ": holds only weights (model.save_weights); give the architecture JSON of "
                   "model.to_json() beside it");
+  }
+  const std::string torchfit = optional_attribute(h5, "/", "torchfit");
+  if (!torchfit.empty()) {
+    const auto j = nlohmann::json::parse(torchfit, nullptr, false);
+    if (j.is_discarded()) throw IoError(path + ": the torchfit attribute is not valid JSON");
+    f.torchfit = TorchfitMetadata::from_json(j, path);
   }
   const std::string training = optional_attribute(h5, "/", "training_config");
   if (!training.empty()) {
@@ -277,6 +284,7 @@ KerasFile read_keras_zip(const std::string& path, const KerasWeightsBudget& budg
     f.compile_config = f.model_config.value("compile_config", nlohmann::json());
     const auto meta = nlohmann::json::parse(zip_entry(z, path, "metadata.json", kMaxJsonBytes), nullptr, false);
     if (meta.is_object()) f.keras_version = meta.value("keras_version", "");
+    if (meta.is_object()) f.torchfit = TorchfitMetadata::from_json(meta.value("torchfit", nlohmann::json()), path);
     const uint64_t cap = budget ? budget(f) : 0;
     auto h5 = std::make_shared<const Hdf5File>(zip_entry(z, path, "model.weights.h5", cap),
                                                path + " (model.weights.h5)");  // HDF5 copies the image
@@ -293,6 +301,49 @@ KerasFile read_keras_zip(const std::string& path, const KerasWeightsBudget& budg
 #endif  // TORCHFIT_HAVE_KERAS_IMPORT
 
 }  // namespace
+
+nlohmann::json TorchfitMetadata::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  if (!class_names.empty()) j["class_names"] = class_names;
+  if (!preprocessing.is_null()) j["preprocessing"] = preprocessing;
+  return j;
+}
+
+TorchfitMetadata torchfit_metadata(const std::map<std::string, int64_t>& class_indices,
+                                   const nlohmann::json& preprocessing) {
+  TorchfitMetadata m;
+  m.preprocessing = preprocessing;
+  m.class_names.resize(class_indices.size());
+  for (const auto& [name, index] : class_indices) {
+    if (index < 0 || index >= static_cast<int64_t>(class_indices.size())) {
+      m.class_names.clear();
+      break;
+    }
+    m.class_names[static_cast<size_t>(index)] = name;
+  }
+  return m;
+}
+
+TorchfitMetadata TorchfitMetadata::from_json(const nlohmann::json& j, const std::string& path) {
+  TorchfitMetadata m;
+  if (j.is_null()) return m;
+  if (!j.is_object()) throw IoError(path + ": torchfit's metadata is not a JSON object");
+  if (j.contains("class_names")) {
+    const auto& names = j["class_names"];
+    const bool strings =
+        names.is_array() && std::all_of(names.begin(), names.end(), [](const auto& n) { return n.is_string(); });
+    if (!strings) throw IoError(path + ": torchfit's metadata class_names is not a list of strings");
+    m.class_names = names.get<std::vector<std::string>>();
+    if (std::set<std::string>(m.class_names.begin(), m.class_names.end()).size() != m.class_names.size())
+      throw IoError(path + ": torchfit's metadata class_names repeats a name");
+  }
+  if (j.contains("preprocessing")) {
+    if (!j["preprocessing"].is_object() && !j["preprocessing"].is_null())
+      throw IoError(path + ": torchfit's metadata preprocessing is not a JSON object");
+    m.preprocessing = j["preprocessing"];
+  }
+  return m;
+}
 
 at::Tensor KerasFile::read_weight(const KerasLayerWeights& w, size_t i) const {
   if (values) {

@@ -267,6 +267,7 @@ std::string keras2_h5_file(const ModelImpl& model, const std::string& name, cons
   h5.text_attribute("/", "model_config", keras2_model_config(model).dump());
   if (!options.compile.is_null())
     h5.text_attribute("/", "training_config", keras_compile_config(options.compile, true).dump());
+  if (!options.torchfit.empty()) h5.text_attribute("/", "torchfit", options.torchfit.to_json().dump());
   h5.group("/model_weights");
   const bool sequential = dynamic_cast<const SequentialImpl*>(&model) != nullptr;
   std::vector<std::string> layer_names;
@@ -329,7 +330,8 @@ void save_keras_model(const ModelImpl& model, const std::string& path, const Ker
   check_finite(model, path);
   nlohmann::json config = keras3_model_config(model);
   if (!options.compile.is_null()) config["compile_config"] = keras_compile_config(options.compile);
-  const nlohmann::json metadata = {{"keras_version", kKerasWriteVersion}, {"date_saved", date_saved()}};
+  nlohmann::json metadata = {{"keras_version", kKerasWriteVersion}, {"date_saved", date_saved()}};
+  if (!options.torchfit.empty()) metadata["torchfit"] = options.torchfit.to_json();
   const std::vector<std::pair<std::string, std::string>> entries = {
       {"metadata.json", metadata.dump()},
       {"config.json", config.dump()},
@@ -386,7 +388,7 @@ std::string save_keras_file(const ModelImpl& model, const std::string& path, con
   if (kind == "Keras 3 model") save_keras_model(model, path, options);
   if (kind == "Keras 3 weights") save_keras_weights(model, path);
   if (kind == "tf.keras 2 HDF5 model") save_keras_h5(model, path, options);
-  if (kind == "TensorFlow.js Layers model") save_tfjs_model(model, path.substr(0, path.size() - 1));
+  if (kind == "TensorFlow.js Layers model") save_tfjs_model(model, path.substr(0, path.size() - 1), options);
   return kind;
 }
 
@@ -572,7 +574,7 @@ void check_replaceable(const std::filesystem::path& target, const std::string& d
 
 // The shards and model.json in `dir`, model.json last: each named shard is written before it is named.
 void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, const nlohmann::json& specs,
-                       const std::string& data) {
+                       const std::string& data, const TorchfitMetadata& torchfit) {
   const size_t shards = std::max<size_t>(1, (data.size() + kShardBytes - 1) / kShardBytes);
   nlohmann::json paths = nlohmann::json::array();
   for (size_t i = 0; i < shards; ++i) {
@@ -581,17 +583,18 @@ void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, c
     io::write_text_atomically(dir + "/" + name, data.substr(begin, std::min(kShardBytes, data.size() - begin)));
     paths.push_back(name);
   }
-  const nlohmann::json manifest = {{"format", "layers-model"},
-                                   {"generatedBy", std::string("torchfit ") + TORCHFIT_VERSION},
-                                   {"convertedBy", nullptr},
-                                   {"modelTopology", topology},
-                                   {"weightsManifest", {{{"paths", paths}, {"weights", specs}}}}};
+  nlohmann::json manifest = {{"format", "layers-model"},
+                             {"generatedBy", std::string("torchfit ") + TORCHFIT_VERSION},
+                             {"convertedBy", nullptr},
+                             {"modelTopology", topology},
+                             {"weightsManifest", {{{"paths", paths}, {"weights", specs}}}}};
+  if (!torchfit.empty()) manifest["userDefinedMetadata"] = {{"torchfit", torchfit.to_json()}};
   io::write_text_atomically(dir + "/model.json", manifest.dump());
 }
 
 }  // namespace
 
-void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
+void save_tfjs_model(const ModelImpl& model, const std::string& dir, const KerasSaveOptions& options) {
   check_finite(model, dir);
   for (const auto& layer : model.layers()) {
     check_tfjs_layer(*layer);
@@ -625,7 +628,7 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir) {
   if (!fs::create_directory(fresh, ec) || ec)
     throw IoError("cannot write the TF.js model folder '" + dir + "': " + (ec ? ec.message() : "exists"));
   try {
-    write_tfjs_folder(fresh.string(), topology, specs, data);
+    write_tfjs_folder(fresh.string(), topology, specs, data, options.torchfit);
     if (fs::exists(target)) fs::rename(target, old);
     fs::rename(fresh, target);
   } catch (const std::exception& e) {

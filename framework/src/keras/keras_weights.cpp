@@ -178,8 +178,8 @@ uint64_t weights_budget(ModelImpl& model, size_t layers) {
 
 }  // namespace
 
-Model load_keras_model(const std::string& path, const std::string& architecture_json,
-                       const KerasImportOptions& options) {
+Model load_keras_model(const std::string& path, const std::string& architecture_json, const KerasImportOptions& options,
+                       TorchfitMetadata* torchfit) {
   Model model = nullptr;  // built from the architecture before any weight is read, to bound the weights
   const KerasFile file = read_keras_file(path, architecture_json, [&](const KerasFile& architecture) {
     model = build_keras_model(architecture, options.input_size);
@@ -189,6 +189,7 @@ Model load_keras_model(const std::string& path, const std::string& architecture_
   load_keras_weights(
       file, [&](const std::string& n) { return model->get_layer(n); }, options);
   model->eval();
+  if (torchfit) *torchfit = file.torchfit;
   return model;
 }
 

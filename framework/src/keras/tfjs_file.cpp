@@ -100,6 +100,8 @@ KerasFile read_tfjs_model(const std::string& path, const KerasWeightsBudget& bud
   f.keras_version = topology.value("keras_version", "");
   f.backend = topology.value("backend", "");
   f.model_config = topology.contains("model_config") ? topology["model_config"] : topology;
+  const json& user = manifest.contains("userDefinedMetadata") ? manifest["userDefinedMetadata"] : json();
+  if (user.is_object()) f.torchfit = TorchfitMetadata::from_json(user.value("torchfit", json()), file);
   if (!f.model_config.is_object() || !f.model_config.contains("class_name"))
     throw IoError(file + ": modelTopology holds no Keras model config");
   uint64_t total = 0;

@@ -374,10 +374,14 @@ Model load_checkpoint_or_keras(const std::string& path, const std::string& archi
   }
   keras::KerasImportOptions options;
   options.input_size = input_size;
-  Model model = keras::load_keras_model(path, architecture_json, options);
+  keras::TorchfitMetadata torchfit;
+  Model model = keras::load_keras_model(path, architecture_json, options, &torchfit);
   if (info) {
     *info = CheckpointInfo{};
     info->model_config = model->to_json();
+    for (size_t k = 0; k < torchfit.class_names.size(); ++k)
+      info->class_indices[torchfit.class_names[k]] = static_cast<int64_t>(k);
+    info->preprocessing = torchfit.preprocessing;
   }
   return model;
 }

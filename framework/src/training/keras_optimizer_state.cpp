@@ -108,7 +108,8 @@ keras::KerasOptimizerState checkpoint_optimizer_state(const std::string& path, M
   return keras_optimizer_state(*optimizer, o, features.is_object() ? features.value("iterations", int64_t{0}) : 0);
 }
 
-std::string save_keras_file(Trainer& trainer, const std::string& path) {
+std::string save_keras_file(Trainer& trainer, const std::string& path,
+                            const std::map<std::string, int64_t>& class_indices) {
   const CompileOptions& c = trainer.compile_options();
   keras::KerasSaveOptions options;  // the run's compile settings, as its checkpoint records them
   // Several outputs: Keras's per-output lists or objects (compile(loss=[…], loss_weights=…, metrics=…)).
@@ -123,6 +124,7 @@ std::string save_keras_file(Trainer& trainer, const std::string& path) {
   } catch (const ConfigError& e) {
     logger().warn("{}: written without the optimizer's variables: {}", path, e.what());
   }
+  options.torchfit = keras::torchfit_metadata(class_indices, trainer.preprocessing());
   return keras::save_keras_file(*trainer.model(), path, options);
 }
 

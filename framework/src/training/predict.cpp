@@ -106,4 +106,12 @@ at::Tensor predict(ModelImpl& model, data::BatchIterator& source, c10::Device de
   return predict_outputs(model, source, device, steps, indices)[0];
 }
 
+bool scales_own_input(const ModelImpl& model) {
+  for (const auto& layer : model.layers()) {
+    if (layer->class_name() == "Rescaling" || layer->class_name() == "Normalization") return true;
+    if (layer->count_params() > 0) return false;
+  }
+  return false;
+}
+
 }  // namespace torchfit

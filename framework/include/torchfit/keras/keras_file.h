@@ -46,6 +46,30 @@ struct KerasLayerWeights {
   std::vector<std::string> dtypes;           ///< their element types as declared: "float32", "float16", "int32", …
 };
 
+/// What a Keras file has no field for but a prediction needs, written by torchfit beside Keras's own
+/// entries (keras_save.h KerasSaveOptions::torchfit) and read back with the file: Keras itself ignores it.
+/// Stored as {"class_names": [...], "preprocessing": {...}} under the key "torchfit" of a .keras file's
+/// metadata.json, in the root attribute "torchfit" (JSON text) of a tf.keras 2 .h5 file, and under
+/// "userDefinedMetadata" → "torchfit" of a TensorFlow.js model.json (TF.js's field for it).
+struct TorchfitMetadata {
+  /// The class names in output index order (the training folders' classes); empty when unknown.
+  std::vector<std::string> class_names;
+  /// The preprocessing the training run gave its images outside the model (saving/checkpoint.h
+  /// CheckpointInfo::preprocessing: {"rescale", …}); null when unknown.
+  nlohmann::json preprocessing;
+  bool empty() const { return class_names.empty() && preprocessing.is_null(); }
+  /// {"class_names": […], "preprocessing": {…}}, each key only when known.
+  nlohmann::json to_json() const;
+  /// The inverse of to_json. Errors: IoError naming `path` when `j` is not such an object (class_names
+  /// not a list of distinct strings, preprocessing not an object).
+  static TorchfitMetadata from_json(const nlohmann::json& j, const std::string& path);
+};
+
+/// The metadata of a training run: its class map (name → index, saving/checkpoint.h CheckpointInfo::
+/// class_indices) as names in index order — none when the indices are not 0 … K−1 — and its preprocessing.
+TorchfitMetadata torchfit_metadata(const std::map<std::string, int64_t>& class_indices,
+                                   const nlohmann::json& preprocessing);
+
 /// A Keras model file's contents.
 struct KerasFile {
   std::string path;             ///< the file read (for error messages)
@@ -57,6 +81,8 @@ struct KerasFile {
   /// "compile_config" (Keras 3: "optimizer", "loss", "metrics", …) or a legacy .h5's root attribute
   /// "training_config" (tf.keras 2: "optimizer_config", "loss", "metrics", …).
   nlohmann::json compile_config;
+  /// What torchfit wrote beside Keras's entries (TorchfitMetadata); empty for a file Keras wrote.
+  TorchfitMetadata torchfit;
   std::vector<KerasLayerWeights> weights;        ///< layers with weights, in the file's layer order
   std::shared_ptr<const detail::Hdf5File> hdf5;  ///< the open weights file, read by read_weight
   /// A TF.js model's weights, read with the file (its shards), by KerasLayerWeights::paths entry.

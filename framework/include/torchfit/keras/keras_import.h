@@ -66,8 +66,9 @@ void load_keras_weights(const KerasFile& file, const LayerLookup& get_layer, con
 /// read_keras_file + build_keras_model + load_keras_weights: a Keras model (Sequential or functional)
 /// with its weights, in inference mode (eval()). The model is built from the architecture before any
 /// weight is read, and bounds a .keras zip's weights entry (KerasWeightsBudget: float64, eight values
-/// per weight, 1 MiB + 64 KiB a layer). Errors: as those three.
+/// per weight, 1 MiB + 64 KiB a layer). `torchfit`, when given, receives the file's TorchfitMetadata (class
+/// names and outside preprocessing torchfit wrote; empty for a file Keras wrote). Errors: as those three.
 Model load_keras_model(const std::string& path, const std::string& architecture_json = "",
-                       const KerasImportOptions& options = {});
+                       const KerasImportOptions& options = {}, TorchfitMetadata* torchfit = nullptr);
 
 }  // namespace torchfit::keras

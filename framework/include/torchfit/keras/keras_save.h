@@ -16,6 +16,8 @@
 #include <ATen/core/Tensor.h>
 #include <nlohmann/json.hpp>
 
+#include <torchfit/keras/keras_file.h>
+
 namespace torchfit {
 class ModelImpl;
 }
@@ -87,6 +89,11 @@ struct KerasSaveOptions {
   /// weights). Errors: ConfigError naming the layer whose weight layout cannot carry a slot (a Keras weight
   /// made of two parameters), or a trainable parameter without slots.
   std::optional<KerasOptimizerState> optimizer;
+  /// The class names and outside preprocessing of the training run (TorchfitMetadata), for a prediction
+  /// from the file (predict_cnn) to name classes and feed pixels as training did; written where the
+  /// format has room beside Keras's entries (.keras metadata.json, the .h5 root, TF.js userDefinedMetadata;
+  /// not a .weights.h5), and ignored by Keras. Empty (default): nothing written.
+  TorchfitMetadata torchfit;
 };
 
 /// Keras 3's compile_config of `compile` (KerasSaveOptions::compile): {"optimizer": {"module":
@@ -125,12 +132,13 @@ void save_keras_h5(const ModelImpl& model, const std::string& path, const KerasS
 /// "modelTopology": {"keras_version", "backend", "model_config": keras2_model_config}, "weightsManifest":
 /// [{"paths": ["group1-shard1of1.bin", …], "weights": [{"name": "<layer>/<weight>", "shape", "dtype":
 /// "float32"}, …]}]}; L1 and L2 regularizers written as the L1L2 class TensorFlow.js knows) and the weights
-/// as little-endian float32 in manifest order, split into 4 MiB shards.
+/// as little-endian float32 in manifest order, split into 4 MiB shards; `options.torchfit` as
+/// "userDefinedMetadata": {"torchfit": …} (the other options have no TF.js form and are ignored).
 /// `tf.loadLayersModel("…/model.json")` loads it in a browser or Node. The shards are written first and
 /// model.json last, each atomically. Needs neither HDF5 nor libzip. Errors: ConfigError as
 /// keras3_model_config or naming a layer without a Keras weight layout; IoError naming the folder or
 /// file that cannot be written.
-void save_tfjs_model(const ModelImpl& model, const std::string& dir);
+void save_tfjs_model(const ModelImpl& model, const std::string& dir, const KerasSaveOptions& options = {});
 
 /// What save_keras_file writes for `path`, by its ending: "Keras 3 model" (.keras), "Keras 3 weights"
 /// (.weights.h5), "tf.keras 2 HDF5 model" (.h5, .hdf5), "TensorFlow.js Layers model" (a folder: a path

@@ -137,7 +137,9 @@ void load_weights(const std::string& path, ModelImpl& model);
 
 /// A model from a torchfit checkpoint (load_model) or, for a path keras::is_keras_file() accepts, a
 /// Keras file (keras::load_keras_model; `architecture_json` for a weights-only .h5). For a Keras file
-/// `info` (when given) gets the torchfit model config and no class names. The model is in eval().
+/// `info` (when given) gets the torchfit model config, and the class names (class_indices) and
+/// preprocessing torchfit wrote into the file (keras::TorchfitMetadata; none in a file Keras wrote). The
+/// model is in eval().
 /// Errors: as load_model and load_keras_model; ConfigError for an architecture with a checkpoint.
 /// `input_size` builds a Keras file's input of unknown size (keras::KerasImportOptions::input_size); a
 /// checkpoint records the size it was built at.

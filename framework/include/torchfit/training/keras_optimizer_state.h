@@ -3,6 +3,7 @@
 /// An optimizer's variables as Keras saves them (keras/keras_save.h KerasOptimizerState): what
 /// `train_cnn --save-keras` and `convert_model` write beside a compiled model's weights.
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <torch/optim/optimizer.h>
@@ -42,8 +43,11 @@ keras::KerasOptimizerState checkpoint_optimizer_state(const std::string& path, M
 /// .weights.h5, .h5, or a TF.js folder ending in '/') with its compile settings (Keras's compile_config /
 /// training_config) and, in .keras and .h5 files, the optimizer's variables (keras_optimizer_state, after
 /// OptimizerFeatures::iterations updates) — when they cannot be written, a warning names the reason and the
-/// file holds the model without them, as a Keras file saved uncompiled would. Returns the format's name.
+/// file holds the model without them, as a Keras file saved uncompiled would. The class names
+/// (`class_indices`, the training folders') and the training source's preprocessing (Trainer::
+/// preprocessing) go into the file as keras::TorchfitMetadata, for predict_cnn. Returns the format's name.
 /// Errors: as keras::save_keras_file.
-std::string save_keras_file(Trainer& trainer, const std::string& path);
+std::string save_keras_file(Trainer& trainer, const std::string& path,
+                            const std::map<std::string, int64_t>& class_indices = {});
 
 }  // namespace torchfit

@@ -37,4 +37,11 @@ std::vector<at::Tensor> predict_outputs(ModelImpl& model, data::BatchIterator& s
 /// sample's row in `x`).
 at::Tensor predict(ModelImpl& model, const at::Tensor& x, c10::Device device = c10::Device(c10::kCPU));
 
+/// Whether `model` scales its own pixel values, as Keras 3 models trained from image_dataset_from_directory
+/// do: a Rescaling or Normalization layer comes before the first layer with weights, in layer order (the
+/// augmentation layers, identity at inference, may precede it). Such a model takes the 0–255 pixels; one
+/// without takes what its training source fed it, for a Keras file usually ImageDataGenerator's rescale
+/// 1/255. predict_cnn decides a Keras file's default --rescale by it.
+bool scales_own_input(const ModelImpl& model);
+
 }  // namespace torchfit

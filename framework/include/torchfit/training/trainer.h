@@ -244,6 +244,9 @@ class Trainer {
   LossScaleOptimizer* loss_scale_optimizer() { return loss_scaler_.get(); }
   const LossScaleOptimizer* loss_scale_optimizer() const { return loss_scaler_.get(); }
   const CompileOptions& compile_options() const { return options_; }
+  /// The preprocessing the last fit's training source gave its images outside the model
+  /// (BatchIterator::preprocessing: {"rescale", …}), as checkpoints record it; null before fit.
+  const nlohmann::json& preprocessing() const { return preprocessing_; }
   const c10::Device& device() const { return device_; }
   /// The log names besides "loss": step_names() of a custom step, else CompiledOutputs::names (for one
   /// output the metric names as MetricSet
