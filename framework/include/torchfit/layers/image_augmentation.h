@@ -1,9 +1,10 @@
 #pragma once
 /// @file image_augmentation.h
-/// What Keras 3's geometric augmentation layers (RandomRotation, RandomZoom, RandomTranslation, RandomShear)
-/// share: the factor argument (a number or a pair), their fill_mode / interpolation / fill_value arguments,
-/// and AffineAugmentation, their base: in train() one random transform per image resampled by
-/// affine_transform (affine_transform.h), in eval() the input.
+/// What Keras 3's augmentation layers share: the factor argument (a number or a pair) and its checks, the
+/// value_range argument, the options of the colour layers with a factor and a value_range
+/// (FactorRangeOptions), the geometric layers' (RandomRotation, RandomZoom, RandomTranslation, RandomShear)
+/// fill_mode / interpolation / fill_value arguments and AffineAugmentation, their base: in train() one random
+/// transform per image resampled by affine_transform (affine_transform.h), in eval() the input.
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,6 +55,30 @@ std::pair<double, double> keras_base_factor_range(const KerasFactor& f, const st
 /// misbehave reversed) low < high is required. Errors: ConfigError "<who>: value_range must be two numbers
 /// [low, high], got <count>" or "<who>: value_range must be [low, high] with low < high, got [a, b]".
 std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who, bool sort);
+
+/// The arguments of the colour layers with a required factor and a value_range (Keras 3's RandomBrightness,
+/// RandomContrast, RandomHue, RandomSaturation, RandomColorDegeneration, RandomSharpness, RandomPosterization),
+/// once: `struct RandomHueOptions : FactorRangeOptions<RandomHueOptions> { using FactorRangeOptions::
+/// FactorRangeOptions; };`. The setters return `Derived&`, so chains keep the layer's own options
+/// (`RandomHueOptions(0.2).value_range({0, 1}).name("hue")`). Each layer's docstring says what its factor means
+/// and how it checks both (the JSON keys are Keras's: "factor", "value_range").
+template <typename Derived>
+struct FactorRangeOptions : LayerOptions<Derived> {
+  FactorRangeOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomHueOptions(0.2)
+  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
+  explicit FactorRangeOptions(FromConfig) {}
+  /// A number or a pair [lower, upper] (required); its bounds and meaning are the layer's.
+  TORCHFIT_ARG(Derived, KerasFactor, factor);
+  /// [low, high] of the input's values. Default [0, 255].
+  TORCHFIT_ARG(Derived, std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
+
+ public:
+  template <typename Args>
+  void args(Args& a) {
+    a.required("factor", factor());
+    a("value_range", value_range());
+  }
+};
 
 /// The sampling arguments of the geometric augmentation layers, with Keras 3's names and defaults.
 template <typename Derived>
