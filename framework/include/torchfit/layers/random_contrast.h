@@ -14,7 +14,8 @@ namespace torchfit {
 ///   factor is drawn from [1 − lower, 1 + upper). As Keras 3's code (_set_factor with _FACTOR_BOUNDS (0, 1)), a
 ///   number gives lower = max(−f, 0) = 0, so [1, 1 + f) — its docstring says [1 − f, 1 + f]; a pair [f, f]
 ///   gives that.
-/// - value_range: [low, high] the outputs are clipped to. Default [0, 255].
+/// - value_range: [low, high] the outputs are clipped to, low < high (Keras takes it as given: reversed, its
+///   np.clip gives value_range[1] everywhere). Default [0, 255].
 struct RandomContrastOptions : FactorRangeOptions<RandomContrastOptions> {
   using FactorRangeOptions::FactorRangeOptions;
 };
@@ -23,7 +24,8 @@ struct RandomContrastOptions : FactorRangeOptions<RandomContrastOptions> {
 /// over the rows and columns of each channel of the image (Keras 3's RandomContrast._adjust_contrast, then
 /// np.clip with value_range). In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the same.
 /// Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer for a
-/// factor out of range or a value_range that is not two numbers (construction), a non-image input (build).
+/// factor out of range or a value_range that is not [low, high] of finite numbers with low < high (construction), a
+/// non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_contrast.py.
 class RandomContrastImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomContrast);
@@ -41,7 +43,7 @@ class RandomContrastImpl : public ImageAugmentation {
   at::Tensor augment(const at::Tensor& x) override { return adjust(x, draw_factors(x.size(0), x)); }
 
  private:
-  std::pair<double, double> range_;
+  std::pair<double, double> range_, value_range_;
 };
 TORCH_MODULE(RandomContrast);
 

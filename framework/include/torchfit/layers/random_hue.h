@@ -23,8 +23,8 @@ struct RandomHueOptions : FactorRangeOptions<RandomHueOptions> {
 /// into [0, 1] (H − 1 where > 1, H + 1 where < 0), back to RGB, clipped to [0, 1] and scaled back to value_range
 /// (Keras 3's RandomHue.get_random_transformation and transform_images). In eval(): the input. Input (N, 3, H, W)
 /// [Keras (H, W, 3)], output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
-/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not [low, high]
-/// with low < high (construction), a non-image input or C ≠ 3 (build).
+/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not [low, high] of finite
+/// numbers with low < high (construction), a non-image input or C ≠ 3 (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_hue.py.
 class RandomHueImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomHue);

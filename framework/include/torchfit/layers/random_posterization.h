@@ -16,7 +16,7 @@ namespace torchfit {
 ///   upper excluded: factor 8 keeps 1 to 7 bits, never 8; a pair [b, b] keeps b. torchfit also refuses values
 ///   that are not integers and pairs whose draws would leave [0, 8] bits (lower < 0, or upper > 9 for
 ///   lower ≠ upper).
-/// - value_range: [low, high] of the input's values (sorted, as Keras), mapped to [0, 255] around
+/// - value_range: [low, high] of the input's values (sorted, as Keras; low ≠ high), mapped to [0, 255] around
 ///   the bit operation. Default [0, 255].
 struct RandomPosterizationOptions : FactorRangeOptions<RandomPosterizationOptions> {
   using FactorRangeOptions::FactorRangeOptions;

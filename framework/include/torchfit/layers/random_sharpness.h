@@ -13,7 +13,7 @@ namespace torchfit {
 /// Options of RandomSharpness (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
 /// - factor: a number f in [0, 1] (range [0, f]) or a pair [lower, upper] (sorted; refused when lower > 1 or
 ///   upper < 0): 0 blurs fully, 0.5 leaves the image, 1 sharpens (_FACTOR_BOUNDS (0, 1)).
-/// - value_range: [low, high] the outputs are clipped to (sorted, as Keras). Default [0, 255].
+/// - value_range: [low, high] the outputs are clipped to (sorted, as Keras; low ≠ high). Default [0, 255].
 struct RandomSharpnessOptions : FactorRangeOptions<RandomSharpnessOptions> {
   using FactorRangeOptions::FactorRangeOptions;
 };
@@ -23,7 +23,7 @@ struct RandomSharpnessOptions : FactorRangeOptions<RandomSharpnessOptions> {
 /// pixels are blurred with zeros outside, as Keras's depthwise_conv — not left as they are, as PIL does), per
 /// Keras 3's RandomSharpness.transform_images. In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)],
 /// output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors:
-/// ConfigError naming the layer for a factor out of range or a value_range that is not two numbers
+/// ConfigError naming the layer for a factor out of range or a value_range that is not two finite, different numbers
 /// (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_sharpness.py.
 class RandomSharpnessImpl : public ImageAugmentation {
