@@ -82,7 +82,7 @@ TEST(RandomHue, DrawsInKerasRangeSeededConfigAndErrors) {
       },
       "layer 'h' (RandomHue): value_range must be [low, high] with low < high, got [255, 0]");
   expect_config_error([] { RandomHue(RandomHueOptions(0.1).value_range({0.0}).name("h")); },
-                      "layer 'h' (RandomHue): value_range must be two numbers [low, high], got 1");
+                      "layer 'h' (RandomHue): value_range must be two numbers [low, high], got [0]");
   expect_config_error(
       [] {
         Sequential s;
@@ -141,7 +141,7 @@ TEST(RandomSaturation, DrawsInKerasRangeSeededConfigAndErrors) {
       [] {
         RandomSaturation(RandomSaturationOptions(0.1).value_range({0.0, 1.0, 2.0}).name("s"));
       },
-      "layer 's' (RandomSaturation): value_range must be two numbers [low, high], got 3");
+      "layer 's' (RandomSaturation): value_range must be two numbers [low, high], got [0, 1, 2]");
 }
 
 TEST(RandomColorJitter, StepsInKerasOrderSeededConfigAndErrors) {

@@ -74,7 +74,7 @@ TEST(RandomColorDegeneration, DrawsInKerasRangeSeededConfigAndErrors) {
                       "layer 'd' (RandomColorDegeneration): factor must be a number in [-1, 1] or a pair [lower, "
                       "upper] with lower <= 1 and upper >= -1, got 1.5");
   expect_config_error([] { RandomColorDegeneration(RandomColorDegenerationOptions(0.1).value_range({0.0}).name("d")); },
-                      "layer 'd' (RandomColorDegeneration): value_range must be two numbers [low, high], got 1");
+                      "layer 'd' (RandomColorDegeneration): value_range must be two numbers [low, high], got [0]");
   expect_config_error(
       [] {
         Sequential s;
@@ -235,7 +235,7 @@ TEST(AutoContrast, ConfigAndErrors) {
       [] {
         AutoContrast(AutoContrastOptions().value_range({0.0, 1.0, 2.0}).name("a"));
       },
-      "layer 'a' (AutoContrast): value_range must be two numbers [low, high], got 3");
+      "layer 'a' (AutoContrast): value_range must be two numbers [low, high], got [0, 1, 2]");
   expect_config_error(
       [] {
         Sequential s;
@@ -284,7 +284,7 @@ TEST(Equalization, SeededIdentityInInferenceConfigAndErrors) {
   EXPECT_EQ(built->options.bins(), 128);
   EXPECT_EQ(EqualizationOptions().bins(), 256);
   expect_config_error([] { Equalization(EqualizationOptions().bins(0).name("e")); },
-                      "layer 'e' (Equalization): bins must be >= 1, got 0");
+                      "layer 'e' (Equalization): bins must be in [1, 65536], got 0");
   expect_config_error([] { Equalization(EqualizationOptions().value_range({}).name("e")); },
-                      "layer 'e' (Equalization): value_range must be two numbers [low, high], got 0");
+                      "layer 'e' (Equalization): value_range must be two numbers [low, high], got []");
 }

@@ -184,11 +184,11 @@ TEST(RandAugment, DrawsInKerasRangeSeededIdentityInInferenceConfigAndErrors) {
                       "layer 'r' (RandAugment): factor must be a number in [0, 1] or a pair [lower, upper] with "
                       "lower <= 1 and upper >= 0, got 1.5");
   expect_config_error([] { RandAugment(RandAugmentOptions().num_ops(-1).name("r")); },
-                      "layer 'r' (RandAugment): num_ops must be >= 0, got -1");
+                      "layer 'r' (RandAugment): num_ops must be in [0, 100], got -1");
   expect_config_error([] { RandAugment(RandAugmentOptions().interpolation("cubic").name("r")); },
                       "layer 'r' (RandAugment): interpolation must be 'nearest' or 'bilinear', got 'cubic'");
   expect_config_error([] { RandAugment(RandAugmentOptions().value_range({1.0}).name("r")); },
-                      "layer 'r' (RandAugment): value_range must be two numbers [low, high], got 1");
+                      "layer 'r' (RandAugment): value_range must be two numbers [low, high], got [1]");
   expect_config_error(
       [] {
         Sequential s;

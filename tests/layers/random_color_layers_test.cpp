@@ -56,7 +56,7 @@ TEST(RandomContrast, DrawsInKerasRangeSeededConfigAndErrors) {
                       "lower <= 1 and upper >= 0, got 1.5");
   expect_config_error([] { RandomContrast(RandomContrastOptions(-0.1).name("c")); }, "got -0.1");
   expect_config_error([] { RandomContrast(RandomContrastOptions(0.1).value_range({0.0}).name("c")); },
-                      "layer 'c' (RandomContrast): value_range must be two numbers [low, high], got 1");
+                      "layer 'c' (RandomContrast): value_range must be two numbers [low, high], got [0]");
 }
 
 TEST(RandomBrightness, ConformanceDefaultsAndValuesAsKeras3) {
@@ -100,7 +100,7 @@ TEST(RandomBrightness, DrawsInKerasRangeSeededConfigAndErrors) {
       [] {
         RandomBrightness(RandomBrightnessOptions(0.1).value_range({0.0, 1.0, 2.0}).name("b"));
       },
-      "layer 'b' (RandomBrightness): value_range must be two numbers [low, high], got 3");
+      "layer 'b' (RandomBrightness): value_range must be two numbers [low, high], got [0, 1, 2]");
   expect_config_error(
       [] {
         layer_from_json(

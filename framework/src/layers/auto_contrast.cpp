@@ -11,7 +11,7 @@ namespace torchfit {
 AutoContrastImpl::AutoContrastImpl(AutoContrastOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  value_range_ = sorted_value_range(options.value_range(), describe());
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 Shape AutoContrastImpl::build_impl(const Shape& in) {

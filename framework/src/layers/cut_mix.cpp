@@ -8,6 +8,10 @@ CutMixImpl::CutMixImpl(CutMixOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   range_ = keras_base_factor_range(options.factor(), describe(), 0.0, 1.0);  // _FACTOR_BOUNDS (0, 1)
+  if (range_.first < 0.0) {  // Keras takes it: α = U[lower, upper) + 1e-6 can then be negative, Beta(α, α) NaN
+    throw ConfigError(describe() + ": factor must have lower >= 0 (Beta(alpha, alpha) needs alpha > 0), got " +
+                      format_factor(options.factor()));
+  }
 }
 
 CutMixDraws CutMixImpl::draw(const at::Tensor& images) const {

@@ -17,8 +17,11 @@ at::Tensor scale_values(const at::Tensor& v, std::pair<double, double> from, std
 EqualizationImpl::EqualizationImpl(EqualizationOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  value_range_ = sorted_value_range(options.value_range(), describe());
-  if (options.bins() < 1) throw ConfigError(describe() + ": bins must be >= 1, got " + std::to_string(options.bins()));
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
+  if (options.bins() < 1 || options.bins() > max_bins) {
+    throw ConfigError(describe() + ": bins must be in [1, " + std::to_string(max_bins) + "], got " +
+                      std::to_string(options.bins()));
+  }
 }
 
 at::Tensor EqualizationImpl::equalize_channel(const at::Tensor& v) const {

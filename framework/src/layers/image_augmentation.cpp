@@ -79,16 +79,24 @@ at::Tensor uniform_draws(int64_t n, double lo, double hi, const at::Tensor& like
   return u.to(like.device());
 }
 
-std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who, bool sort) {
-  if (v.size() != 2) {
-    throw ConfigError(who + ": value_range must be two numbers [low, high], got " + std::to_string(v.size()));
+std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who,
+                                            ValueRangeOrder order) {
+  std::string given = "[";
+  for (size_t i = 0; i < v.size(); ++i) given += (i ? ", " : "") + augmentation_number(v[i]);
+  given += "]";
+  const std::string field = who + ": value_range must be ";
+  if (v.size() != 2) throw ConfigError(field + "two numbers [low, high], got " + given);
+  if (!std::isfinite(v[0]) || !std::isfinite(v[1])) {
+    throw ConfigError(field + "two finite numbers [low, high], got " + given);
   }
-  if (sort) return {std::min(v[0], v[1]), std::max(v[0], v[1])};
-  if (!(v[0] < v[1])) {
-    throw ConfigError(who + ": value_range must be [low, high] with low < high, got [" + augmentation_number(v[0]) +
-                      ", " + augmentation_number(v[1]) + "]");
+  if (order == ValueRangeOrder::as_given && v[0] > v[1]) {
+    throw ConfigError(field + "[low, high] with low < high, got " + given);
   }
-  return {v[0], v[1]};
+  if (v[0] == v[1]) {
+    throw ConfigError(field + "two different numbers [low, high] (an empty range maps every value to one point), got " +
+                      given);
+  }
+  return {std::min(v[0], v[1]), std::max(v[0], v[1])};
 }
 
 namespace {
@@ -166,13 +174,6 @@ at::Tensor hsv_to_rgb(const at::Tensor& images) {
   const at::Tensor db = (2.0 - (dh - 4.0).abs()).clamp(0.0, 1.0);
   const at::Tensor one_minus_s = 1.0 - s;
   return at::stack({v * (one_minus_s + s * dr), v * (one_minus_s + s * dg), v * (one_minus_s + s * db)}, 1);
-}
-
-std::pair<double, double> sorted_value_range(const std::vector<double>& v, const std::string& who) {
-  if (v.size() != 2) {
-    throw ConfigError(who + ": value_range must be two numbers [low, high], got " + std::to_string(v.size()));
-  }
-  return {std::min(v[0], v[1]), std::max(v[0], v[1])};
 }
 
 at::Tensor transform_value_range(const at::Tensor& x, std::pair<double, double> from, std::pair<double, double> to) {

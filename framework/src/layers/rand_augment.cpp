@@ -18,14 +18,19 @@ RandAugmentImpl::RandAugmentImpl(RandAugmentOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   const auto range = keras_base_factor_range(options.factor(), describe(), 0.0, 1.0);  // _FACTOR_BOUNDS (0, 1)
-  if (options.num_ops() < 0) {
-    throw ConfigError(describe() + ": num_ops must be >= 0, got " + std::to_string(options.num_ops()));
+  // Keras refuses a pair end outside [0, 1] in the operations it builds (RandomShear's x_factor, Solarization's
+  // factors); here it is refused under RandAugment's own name.
+  check_keras_factor(options.factor(), describe(), "factor", 0.0, 1.0);
+  if (options.num_ops() < 0 || options.num_ops() > max_num_ops) {
+    throw ConfigError(describe() + ": num_ops must be in [0, " + std::to_string(max_num_ops) + "], got " +
+                      std::to_string(options.num_ops()) +
+                      " (each operation is a pass over the batch; docs/data_pipeline.md)");
   }
   if (options.interpolation() != "bilinear" && options.interpolation() != "nearest") {
     throw ConfigError(describe() + ": interpolation must be 'nearest' or 'bilinear', got '" + options.interpolation() +
                       "'");
   }
-  (void)sorted_value_range(options.value_range(), describe());
+  keras_value_range(options.value_range(), describe(), ValueRangeOrder::as_given);
   const KerasFactor f(range.first, range.second);
   const auto& vr = options.value_range();
   const std::string& ip = options.interpolation();

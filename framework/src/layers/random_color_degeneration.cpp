@@ -8,7 +8,7 @@ RandomColorDegenerationImpl::RandomColorDegenerationImpl(RandomColorDegeneration
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   range_ = keras_base_factor_range(options.factor(), describe(), -1.0, 1.0);  // the base's _FACTOR_BOUNDS
-  value_range_ = sorted_value_range(options.value_range(), describe());
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 Shape RandomColorDegenerationImpl::build_impl(const Shape& in) {

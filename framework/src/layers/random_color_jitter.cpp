@@ -22,7 +22,7 @@ std::shared_ptr<Impl> jitter_step(const std::optional<KerasFactor>& factor, cons
 RandomColorJitterImpl::RandomColorJitterImpl(RandomColorJitterOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
-  keras_value_range(options.value_range(), describe(), /*sort=*/false);
+  keras_value_range(options.value_range(), describe(), ValueRangeOrder::as_given);
   const auto& v = options.value_range();
   brightness_ = jitter_step<RandomBrightnessImpl, RandomBrightnessOptions>(options.brightness_factor(),
                                                                            "brightness_factor", v, describe());

@@ -1,5 +1,7 @@
 #include <torchfit/layers/random_erasing.h>
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <torchfit/layers/registry.h>
@@ -31,12 +33,20 @@ RandomErasingImpl::RandomErasingImpl(RandomErasingOptions opts)
   set_declared_input_shape(options.input_shape());
   range_ = keras_base_factor_range(options.factor(), describe(), 0.0, 1.0);  // _FACTOR_BOUNDS (0, 1)
   scale_ = keras_base_factor_range(options.scale(), describe(), 0.0, 1.0, "scale");
-  const size_t fills = options.fill_value().values.size();
-  if (fills == 2 || fills > 3) {
+  // Keras takes a pair that only overlaps [0, 1]; a fraction above 1 erases the whole image, one below 0 has no
+  // square root (nothing erased): both ends must be fractions (docs/data_pipeline.md).
+  check_keras_factor(options.scale(), describe(), "scale", 0.0, 1.0);
+  const auto& fills = options.fill_value().values;
+  if (fills.size() == 2 || fills.size() > 3) {
     throw ConfigError(describe() + ": fill_value must be none, a number or three numbers, got " +
                       nlohmann::json(options.fill_value()).dump());
   }
-  value_range_ = keras_value_range(options.value_range(), describe(), /*sort=*/false);
+  if (!std::all_of(fills.begin(), fills.end(), [](double v) { return std::isfinite(v); })) {
+    KerasFactor given;  // formats one number or a list
+    given.values = fills;
+    throw ConfigError(describe() + ": fill_value must be finite, got " + format_factor(given));
+  }
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::as_given);
 }
 
 Shape RandomErasingImpl::build_impl(const Shape& in) {

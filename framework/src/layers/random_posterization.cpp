@@ -18,7 +18,7 @@ RandomPosterizationImpl::RandomPosterizationImpl(RandomPosterizationOptions opts
                       "with 0 <= lower and upper <= 9, or lower = upper <= 8), got " +
                       format_factor(options.factor()));
   }
-  value_range_ = sorted_value_range(options.value_range(), describe());
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 at::Tensor RandomPosterizationImpl::draw_bits(int64_t n, const at::Tensor& like) const {

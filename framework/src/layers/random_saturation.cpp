@@ -8,7 +8,7 @@ RandomSaturationImpl::RandomSaturationImpl(RandomSaturationOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   range_ = keras_base_factor_range(options.factor(), describe(), -1.0, 1.0);  // the base _FACTOR_BOUNDS (-1, 1)
-  value_range_ = keras_value_range(options.value_range(), describe(), /*sort=*/true);
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 Shape RandomSaturationImpl::build_impl(const Shape& in) {

@@ -8,7 +8,7 @@ RandomSharpnessImpl::RandomSharpnessImpl(RandomSharpnessOptions opts)
     : ImageAugmentation(keras_class_name, opts.name()), options(std::move(opts)) {
   set_declared_input_shape(options.input_shape());
   range_ = keras_base_factor_range(options.factor(), describe(), 0.0, 1.0);  // _FACTOR_BOUNDS (0, 1)
-  value_range_ = sorted_value_range(options.value_range(), describe());
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 at::Tensor RandomSharpnessImpl::draw_factors(int64_t n, const at::Tensor& like) const {

@@ -19,7 +19,7 @@ SolarizationImpl::SolarizationImpl(SolarizationOptions opts)
   set_declared_input_shape(options.input_shape());
   addition_ = solarization_factor(options.addition_factor(), describe(), "addition_factor");
   threshold_ = solarization_factor(options.threshold_factor(), describe(), "threshold_factor");
-  value_range_ = sorted_value_range(options.value_range(), describe());
+  value_range_ = keras_value_range(options.value_range(), describe(), ValueRangeOrder::sorted);
 }
 
 at::Tensor SolarizationImpl::draw_parameters(int64_t n, const at::Tensor& like) const {

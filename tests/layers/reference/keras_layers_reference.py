@@ -39,6 +39,8 @@ Sources of each rule:
   when inverted); adapt() of an array: np.mean and np.var over every other axis, batch included.
 - RandomFlip (Keras 3 RandomFlip._flip_inputs): with a draw's flips, np.where(flips, np.flip(x, width axis))
   for "horizontal", the height axis for "vertical", both with the SAME flips for "horizontal_and_vertical".
+- The augmentation layers' argument checks ("augment_arguments": 1 where Keras 3 accepts a case, 0 where it
+  raises): keras_augmentation_arguments_reference.py (their constructors' checks).
 - RandomRotation, RandomZoom, RandomTranslation, RandomShear ("augment_*" ops): keras_image_augmentation_reference.py
   (Keras 3's NumPy-backend affine_transform and map_coordinates, each layer's transform matrix).
 - CenterCrop (Keras 3 CenterCrop.transform_images): rows from int((H - height) / 2), columns likewise, when
@@ -579,6 +581,9 @@ def run(req):
     if op.startswith("attention_"):  # the attention layers (sibling script)
         from keras_attention_reference import run_attention
         return run_attention(req)
+    if op == "augment_arguments":  # whether Keras 3's constructors accept the arguments (sibling script)
+        from keras_augmentation_arguments_reference import run_arguments
+        return np.array(run_arguments(req), dtype=np.float64)
     if op.startswith("augment_"):  # the image augmentation layers, at given parameters (sibling script)
         from keras_image_augmentation_reference import run_augmentation
         return run_augmentation(req)

@@ -30,8 +30,9 @@ struct AutoContrastOptions : LayerOptions<AutoContrastOptions> {
 /// rows and columns, s = 255 / (hi − lo), clip(v·s − lo·s, 0, 255) mapped back; where that is NaN (a constant
 /// channel: s = inf; a NaN input) the input value (AutoContrast.transform_images). Input (N, C, H, W) [Keras
 /// (H, W, C)], output the same. ONNX: GlobalMaxPool (and of −x for the minimum), the arithmetic, Min and Max, IsNaN
-/// and Where. Errors: ConfigError naming the layer for a value_range that is not two numbers (construction), a
-/// non-image input (build). Source: keras/src/layers/preprocessing/image_preprocessing/auto_contrast.py.
+/// and Where. Errors: ConfigError naming the layer for a value_range that is not two finite, different numbers
+/// (construction), a non-image input (build).
+/// Source: keras/src/layers/preprocessing/image_preprocessing/auto_contrast.py.
 class AutoContrastImpl : public Layer {
   TORCHFIT_LAYER_CLASS(AutoContrast);
 

@@ -14,7 +14,8 @@ namespace torchfit {
 /// Options of CutMix (Keras 3's arguments and defaults).
 struct CutMixOptions : LayerOptions<CutMixOptions> {
   /// The range of the batch's Beta parameter α: a number f in [0, 1] ([0, f]) or a pair [lower, upper]
-  /// (refused when lower > 1 or upper < 0), Keras's _set_factor with _FACTOR_BOUNDS (0, 1). Default 1.0.
+  /// (refused when lower > 1 or upper < 0, Keras's _set_factor with _FACTOR_BOUNDS (0, 1), and when lower < 0:
+  /// Keras takes it, and a negative α has no Beta). Default 1.0.
   TORCH_ARG(KerasFactor, factor) = KerasFactor(1.0);
 
  public:
@@ -43,9 +44,10 @@ struct CutMixDraws {
 /// eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], output the same. Inside a model only the images
 /// pass through, as in Keras; mix() mixes the labels with the same draws, weight 1 − w·h/(W·H) for the
 /// image's own (Keras's transform_labels), for a custom Trainer::train_step (docs/data_pipeline.md, "Mixing
-/// labels"). Keras's `seed` is not read (LibTorch's CPU generator). Errors: ConfigError naming the layer for a
-/// factor out of range (construction), a non-image input (build); for mix(), labels that are not (N, K)
-/// floating point. Source: keras/src/layers/preprocessing/image_preprocessing/cut_mix.py.
+/// labels"). Keras's `seed` is not read (LibTorch's CPU generator). Errors: ConfigError naming the layer for a factor
+/// out of range or with lower < 0 (construction), a non-image input (build); for mix(), labels that are not (N, K)
+/// floating point.
+/// Source: keras/src/layers/preprocessing/image_preprocessing/cut_mix.py.
 class CutMixImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(CutMix);
 

@@ -15,7 +15,9 @@ struct EqualizationOptions : LayerOptions<EqualizationOptions> {
   /// [low, high] of the input's values (sorted, as Keras), mapped to [0, 255] around the equalization.
   /// Default [0, 255].
   TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-  /// Histogram bins, ≥ 1. Default 256.
+  /// Histogram bins, in [1, EqualizationImpl::max_bins] = [1, 65536] (Keras: any; torchfit bounds it,
+  /// docs/data_pipeline.md: the values are mapped to [0, 255], and every bin costs memory on each step). Default
+  /// 256.
   TORCH_ARG(int64_t, bins) = 256;
 
  public:
@@ -33,13 +35,16 @@ struct EqualizationOptions : LayerOptions<EqualizationOptions> {
 /// 0, 255) and v ↦ lut[int32(clip(v/255·(bins − 1), 0, bins − 1))]; mapped back (Equalization.transform_images,
 /// round half to even). In eval(): the input — Keras 3's code equalizes only when `training` (its docstring
 /// says it applies at inference too; torchfit follows the code). Input (N, C, H, W) [Keras (H, W, C)], output
-/// the same. ONNX: none, the input passes through (inference). Errors: ConfigError naming the layer for a
-/// value_range that is not two numbers or bins < 1 (construction), a non-image input (build).
+/// the same. ONNX: none, the input passes through (inference). Errors: ConfigError naming the layer for a value_range
+/// that is not two finite, different numbers or bins outside [1, 65536] (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/equalization.py.
 class EqualizationImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(Equalization);
 
  public:
+  /// The most bins torchfit takes: a 16-bit image's levels (Keras has no bound; bins = 1e9 would ask for
+  /// gigabytes of histogram on every training step).
+  static constexpr int64_t max_bins = 65536;
   explicit EqualizationImpl(EqualizationOptions options = {});
   nlohmann::json config() const override { return base_config(options); }
   /// x (N, C, H, W) equalized, each channel's histogram over the whole batch: the training forward.

@@ -1,9 +1,10 @@
 #pragma once
 /// @file image_augmentation.h
-/// What Keras 3's geometric augmentation layers (RandomRotation, RandomZoom, RandomTranslation, RandomShear)
-/// share: the factor argument (a number or a pair), their fill_mode / interpolation / fill_value arguments,
-/// and AffineAugmentation, their base: in train() one random transform per image resampled by
-/// affine_transform (affine_transform.h), in eval() the input.
+/// What Keras 3's augmentation layers share: the factor argument (a number or a pair) and its checks, the
+/// value_range argument (keras_value_range), the options of the colour layers with a factor and a value_range
+/// (FactorRangeOptions), the geometric layers' (RandomRotation, RandomZoom, RandomTranslation, RandomShear)
+/// fill_mode / interpolation / fill_value arguments and AffineAugmentation, their base: in train() one random
+/// transform per image resampled by affine_transform (affine_transform.h), in eval() the input.
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,11 +50,44 @@ void check_keras_factor(const KerasFactor& f, const std::string& who, const std:
 std::pair<double, double> keras_base_factor_range(const KerasFactor& f, const std::string& who, double lo, double hi,
                                                   const std::string& field = "factor");
 
-/// A value_range argument [low, high]. `sort`: sorted, as Keras's RandomBrightness and RandomSaturation
-/// (_set_value_range); otherwise (Keras's RandomHue, RandomErasing, RandomColorJitter take it as given and
-/// misbehave reversed) low < high is required. Errors: ConfigError "<who>: value_range must be two numbers
-/// [low, high], got <count>" or "<who>: value_range must be [low, high] with low < high, got [a, b]".
-std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who, bool sort);
+/// How a layer reads its value_range argument: `sorted`, as Keras 3's _set_value_range (AutoContrast,
+/// Equalization, Solarization, RandomPosterization, RandomSaturation, RandomColorDegeneration, RandomSharpness,
+/// RandomBrightness); `as_given`, where Keras takes it unchecked (RandomHue, RandomContrast, RandomErasing,
+/// RandomColorJitter, RandAugment: reversed, it inverts their scaling or empties their clip), so low < high.
+enum class ValueRangeOrder { sorted, as_given };
+
+/// A value_range argument [low, high] read as `order` says, Keras's one check (two numbers) and torchfit's
+/// (docs/data_pipeline.md, "Arguments refused where Keras 3 accepts them"): two finite numbers that differ —
+/// an empty range such as [5, 5] maps every value to one point (or divides by zero). Errors: ConfigError "<who>:
+/// value_range must be two numbers [low, high], got [a]", "… must be two finite numbers [low, high], got
+/// [a, inf]", "… must be two different numbers [low, high] (an empty range maps every value to one point),
+/// got [5, 5]", and for `as_given` "… must be [low, high] with low < high, got [255, 0]".
+std::pair<double, double> keras_value_range(const std::vector<double>& v, const std::string& who,
+                                            ValueRangeOrder order);
+
+/// The arguments of the colour layers with a required factor and a value_range (Keras 3's RandomBrightness,
+/// RandomContrast, RandomHue, RandomSaturation, RandomColorDegeneration, RandomSharpness, RandomPosterization),
+/// once: `struct RandomHueOptions : FactorRangeOptions<RandomHueOptions> { using FactorRangeOptions::
+/// FactorRangeOptions; };`. The setters return `Derived&`, so chains keep the layer's own options
+/// (`RandomHueOptions(0.2).value_range({0, 1}).name("hue")`). Each layer's docstring says what its factor means
+/// and how it checks both (the JSON keys are Keras's: "factor", "value_range").
+template <typename Derived>
+struct FactorRangeOptions : LayerOptions<Derived> {
+  FactorRangeOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomHueOptions(0.2)
+  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
+  explicit FactorRangeOptions(FromConfig) {}
+  /// A number or a pair [lower, upper] (required); its bounds and meaning are the layer's.
+  TORCHFIT_ARG(Derived, KerasFactor, factor);
+  /// [low, high] of the input's values (keras_value_range). Default [0, 255].
+  TORCHFIT_ARG(Derived, std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
+
+ public:
+  template <typename Args>
+  void args(Args& a) {
+    a.required("factor", factor());
+    a("value_range", value_range());
+  }
+};
 
 /// The sampling arguments of the geometric augmentation layers, with Keras 3's names and defaults.
 template <typename Derived>
@@ -151,9 +185,6 @@ at::Tensor rgb_to_hsv(const at::Tensor& images);
 /// No clipping (S > 1 gives values below 0, as Keras).
 at::Tensor hsv_to_rgb(const at::Tensor& images);
 
-/// Keras 3's _set_value_range of the colour layers: `value_range` sorted. Errors: ConfigError "<who>:
-/// value_range must be two numbers [low, high], got <count>".
-std::pair<double, double> sorted_value_range(const std::vector<double>& value_range, const std::string& who);
 /// BaseImagePreprocessingLayer._transform_value_range: x from [from.first, from.second] to [to.first, to.second],
 /// (x − from_low) / (from_high − from_low) · (to_high − to_low) + to_low; x itself when the ranges are equal.
 at::Tensor transform_value_range(const at::Tensor& x, std::pair<double, double> from, std::pair<double, double> to);

@@ -25,12 +25,16 @@ namespace torchfit {
 
 /// Options of RandAugment (Keras 3's arguments and defaults; every argument optional).
 struct RandAugmentOptions : LayerOptions<RandAugmentOptions> {
-  /// [low, high] of the input's values, passed to the colour operations. Default [0, 255].
+  /// [low, high] of the input's values, low < high, passed to the colour operations (Keras takes it as given;
+  /// its RandomContrast then clips with it as given). Default [0, 255].
   TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-  /// Operations applied one after another to the batch, ≥ 0. Default 2.
+  /// Operations applied one after another to the batch, in [0, RandAugmentImpl::max_num_ops] = [0, 100]
+  /// (Keras: any; torchfit bounds it, docs/data_pipeline.md: each one is a pass over the batch, and beyond a few
+  /// the images are destroyed). Default 2.
   TORCH_ARG(int64_t, num_ops) = 2;
-  /// Strength: a number f in [0, 1] gives [0, f], a pair [lower, upper] is sorted (refused when lower > 1 or
-  /// upper < 0; _FACTOR_BOUNDS (0, 1)); the range is every operation's factor. Default 0.5.
+  /// Strength: a number f in [0, 1] gives [0, f], a pair [lower, upper] of numbers in [0, 1] is sorted (Keras's
+  /// _set_factor with _FACTOR_BOUNDS (0, 1), then its RandomShear and Solarization check both ends); the range is
+  /// every operation's factor. Default 0.5.
   TORCH_ARG(KerasFactor, factor) = KerasFactor(0.5);
   /// The geometric operations' interpolation: "bilinear" (default) or "nearest".
   TORCH_ARG(std::string, interpolation) = "bilinear";
@@ -56,15 +60,18 @@ struct RandAugmentOptions : LayerOptions<RandAugmentOptions> {
 /// Solarization(addition_factor = threshold_factor = [lower, upper], value_range), AutoContrast(value_range),
 /// Equalization(value_range). In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], C = 1 or 3, output
 /// the same. Keras's `seed` is not read (LibTorch's CPU generator). ONNX: none, the input passes through
-/// (inference). Errors: ConfigError naming the layer for a factor out of range, num_ops < 0, an unknown
-/// interpolation, a value_range that is not two numbers (construction), a non-image input or another channel
-/// count (build). Source: keras/src/layers/preprocessing/image_preprocessing/rand_augment.py.
+/// (inference). Errors: ConfigError naming the layer, the argument and the value for a factor out of range,
+/// num_ops outside [0, 100], an unknown interpolation, a value_range that is not [low, high] of finite numbers
+/// with low < high (construction); a non-image input or another channel count (build).
+/// Source: keras/src/layers/preprocessing/image_preprocessing/rand_augment.py.
 class RandAugmentImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandAugment);
 
  public:
   /// The operations' names, in Keras's _AUGMENT_LAYERS order (index i = operation i).
   static const std::vector<std::string>& operation_names();
+  /// The largest num_ops torchfit takes (Keras has no bound; a typo such as 1e9 would stall training).
+  static constexpr int64_t max_num_ops = 100;
   explicit RandAugmentImpl(RandAugmentOptions options = {});
   nlohmann::json config() const override { return base_config(options); }
   /// The num_ops operation indices of a batch (int64, in [0, 11)), on the CPU.

@@ -2,7 +2,7 @@
 /// @file random_brightness.h
 /// RandomBrightness — shifts each image's brightness at random in training, as keras.layers.RandomBrightness
 /// (Keras 3).
-#include <vector>
+#include <utility>
 
 #include <torch/nn/pimpl.h>
 
@@ -10,30 +10,20 @@
 
 namespace torchfit {
 
-/// Options of RandomBrightness (Keras 3's arguments and defaults). Required: factor.
-struct RandomBrightnessOptions : LayerOptions<RandomBrightnessOptions> {
-  RandomBrightnessOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomBrightnessOptions(0.2)
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomBrightnessOptions(FromConfig) {}
-  /// Fraction of value_range's width: a number f in [−1, 1] (range [−|f|, |f|]) or a pair [lower, upper]
-  /// (refused when lower > 1 or upper < −1).
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] of the input's values (sorted, as Keras); the outputs are clipped to it. Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomBrightness (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: a fraction of value_range's width: a number f in [−1, 1] (range [−|f|, |f|]) or a pair
+///   [lower, upper] (refused when lower > 1 or upper < −1).
+/// - value_range: [low, high] of the input's values (sorted, as Keras; low ≠ high); the outputs are clipped to
+///   it. Default [0, 255].
+struct RandomBrightnessOptions : FactorRangeOptions<RandomBrightnessOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image δ = u·(high − low), u ~ U[lower, upper), and clip(x + δ, low, high) (Keras 3's
 /// RandomBrightness.get_random_transformation and transform_images). In eval(): the input. Input (N, C, H, W)
 /// [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
-/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not two numbers
-/// (construction), a non-image input (build).
+/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not two finite, different
+/// numbers (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_brightness.py.
 class RandomBrightnessImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomBrightness);
@@ -51,8 +41,7 @@ class RandomBrightnessImpl : public ImageAugmentation {
   at::Tensor augment(const at::Tensor& x) override { return adjust(x, draw_deltas(x.size(0), x)); }
 
  private:
-  std::pair<double, double> range_;
-  double low_ = 0.0, high_ = 255.0;
+  std::pair<double, double> range_, value_range_;
 };
 TORCH_MODULE(RandomBrightness);
 

@@ -3,7 +3,6 @@
 /// RandomColorDegeneration — blends each image towards its grayscale at random in training, as
 /// keras.layers.RandomColorDegeneration (Keras 3).
 #include <utility>
-#include <vector>
 
 #include <torch/nn/pimpl.h>
 
@@ -11,25 +10,13 @@
 
 namespace torchfit {
 
-/// Options of RandomColorDegeneration (Keras 3's arguments and defaults). Required: factor.
-struct RandomColorDegenerationOptions : LayerOptions<RandomColorDegenerationOptions> {
-  RandomColorDegenerationOptions(KerasFactor factor)  // NOLINT: RandomColorDegenerationOptions(0.5)
-      : factor_(std::move(factor)) {}
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomColorDegenerationOptions(FromConfig) {}
-  /// The blend weight's range: a number f in [−1, 1] gives [−|f|, |f|], a pair [lower, upper] is sorted
-  /// (refused when lower > 1 or upper < −1). Keras 3's code: the layer keeps the base's _FACTOR_BOUNDS (−1, 1),
-  /// so a number f draws from [−f, f) — its docstring says [0, f]; a pair [0, f] gives that.
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] the outputs are clipped to (sorted, as Keras). Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomColorDegeneration (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: the blend weight's range: a number f in [−1, 1] gives [−|f|, |f|], a pair [lower, upper] is sorted
+///   (refused when lower > 1 or upper < −1). Keras 3's code: the layer keeps the base's _FACTOR_BOUNDS (−1, 1),
+///   so a number f draws from [−f, f) — its docstring says [0, f]; a pair [0, f] gives that.
+/// - value_range: [low, high] the outputs are clipped to (sorted, as Keras; low ≠ high). Default [0, 255].
+struct RandomColorDegenerationOptions : FactorRangeOptions<RandomColorDegenerationOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image a weight w ~ U[lower, upper) and clip(x + w·(gray − x), low, high), gray =
@@ -37,7 +24,7 @@ struct RandomColorDegenerationOptions : LayerOptions<RandomColorDegenerationOpti
 /// as Keras 3's RandomColorDegeneration.transform_images. In eval(): the input. Input (N, C, H, W) [Keras
 /// (H, W, C)], C = 1 or 3, output the same. Keras's `seed` is not read (LibTorch's CPU generator,
 /// uniform_draws). Errors: ConfigError naming the layer for a factor out of range or a value_range that is not
-/// two numbers (construction), a non-image input or another channel count (build).
+/// two finite, different numbers (construction), a non-image input or another channel count (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_color_degeneration.py.
 class RandomColorDegenerationImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomColorDegeneration);

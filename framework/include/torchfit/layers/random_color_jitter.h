@@ -46,8 +46,8 @@ struct RandomColorJitterOptions : LayerOptions<RandomColorJitterOptions> {
 /// has transformed the batch (Keras 3's RandomColorJitter.transform_images; torchfit's layers of those
 /// names do each step). In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)], C = 3 with a saturation
 /// or hue factor, output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
-/// Errors: ConfigError naming this layer, then the step's layer and its message, for a factor a step refuses;
-/// naming this layer for a value_range that is not [low, high] with low < high (construction); a non-image
+/// Errors: ConfigError naming this layer, then the step's layer and its message, for a factor a step refuses; naming
+/// this layer for a value_range that is not [low, high] of finite numbers with low < high (construction); a non-image
 /// input, or C ≠ 3 with a saturation or hue factor (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_color_jitter.py.
 class RandomColorJitterImpl : public ImageAugmentation {

@@ -34,8 +34,10 @@ struct RandomErasingOptions : LayerOptions<RandomErasingOptions> {
   /// when a uniform draw is below its p ~ U[lower, upper): the default 1.0 erases half the images on average
   /// (Keras's docstring says "always"; its code draws p from [0, 1]).
   TORCH_ARG(KerasFactor, factor) = KerasFactor(1.0);
-  /// The range of the box's squared side fractions, checked as factor: the box is sqrt(a)·W wide and
-  /// sqrt(b)·H high, a and b drawn separately from U[lower, upper) (Keras calls it an aspect ratio range; its
+  /// The range of the box's squared side fractions: a number s in [0, 1] ([0, s]) or a pair of numbers in
+  /// [0, 1] (Keras checks it as factor, refusing a pair only when lower > 1 or upper < 0; torchfit refuses an end
+  /// outside [0, 1]: above 1 the box covers the whole image, below 0 it has no size). The box is sqrt(a)·W wide
+  /// and sqrt(b)·H high, a and b drawn separately from U[lower, upper) (Keras calls it an aspect ratio range; its
   /// code draws these two). Default [0.02, 0.33].
   TORCH_ARG(KerasFactor, scale) = KerasFactor(0.02, 0.33);
   /// The erased pixels' value: none (default) = standard normal noise · high of value_range, one number, or
@@ -71,9 +73,9 @@ struct ErasingDraws {
 /// the fill (noise·high or fill_value, clipped to value_range) when the image is erased (Keras 3's
 /// RandomErasing.get_random_transformation and transform_images). In eval(): the input. Input (N, C, H, W)
 /// [Keras (H, W, C)], output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
-/// Errors: ConfigError naming the layer and value for a factor or scale out of range, a fill_value of 2 or
-/// more than 3 numbers, a value_range that is not [low, high] with low < high (construction), a non-image
-/// input, or three fill values for C ≠ 3 (build).
+/// Errors: ConfigError naming the layer and value for a factor or scale out of range, a fill_value of 2 or more than 3
+/// numbers or not finite, a value_range that is not [low, high] of finite numbers with low < high (construction), a
+/// non-image input, or three fill values for C ≠ 3 (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_erasing.py.
 class RandomErasingImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomErasing);

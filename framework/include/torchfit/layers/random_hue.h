@@ -1,7 +1,7 @@
 #pragma once
 /// @file random_hue.h
 /// RandomHue — rotates each image's hue at random in training, as keras.layers.RandomHue (Keras 3).
-#include <vector>
+#include <utility>
 
 #include <torch/nn/pimpl.h>
 
@@ -9,23 +9,13 @@
 
 namespace torchfit {
 
-/// Options of RandomHue (Keras 3's arguments and defaults). Required: factor.
-struct RandomHueOptions : LayerOptions<RandomHueOptions> {
-  RandomHueOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomHueOptions(0.2)
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomHueOptions(FromConfig) {}
-  /// A number f in [0, 1] (the range [0, f]) or a pair [lower, upper] (refused when lower > 1 or upper < 0),
-  /// Keras's _set_factor with _FACTOR_BOUNDS (0, 1). The hue turns by ±u/2 of a full turn, u from the range.
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] of the input's values, low < high. Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomHue (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: a number f in [0, 1] (the range [0, f]) or a pair [lower, upper] (refused when lower > 1 or
+///   upper < 0), Keras's _set_factor with _FACTOR_BOUNDS (0, 1). The hue turns by ±u/2 of a full turn, u from
+///   the range.
+/// - value_range: [low, high] of the input's values, low < high (Keras takes it as given). Default [0, 255].
+struct RandomHueOptions : FactorRangeOptions<RandomHueOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image a sign (−1 when a uniform draw is > 0.5, else +1) and u ~ U[lower, upper), δ =
@@ -33,8 +23,8 @@ struct RandomHueOptions : LayerOptions<RandomHueOptions> {
 /// into [0, 1] (H − 1 where > 1, H + 1 where < 0), back to RGB, clipped to [0, 1] and scaled back to value_range
 /// (Keras 3's RandomHue.get_random_transformation and transform_images). In eval(): the input. Input (N, 3, H, W)
 /// [Keras (H, W, 3)], output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws).
-/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not [low, high]
-/// with low < high (construction), a non-image input or C ≠ 3 (build).
+/// Errors: ConfigError naming the layer for a factor out of range or a value_range that is not [low, high] of finite
+/// numbers with low < high (construction), a non-image input or C ≠ 3 (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_hue.py.
 class RandomHueImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomHue);

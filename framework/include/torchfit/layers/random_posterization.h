@@ -3,7 +3,6 @@
 /// RandomPosterization — keeps a random number of each channel value's high bits in training, as
 /// keras.layers.RandomPosterization (Keras 3).
 #include <utility>
-#include <vector>
 
 #include <torch/nn/pimpl.h>
 
@@ -11,27 +10,16 @@
 
 namespace torchfit {
 
-/// Options of RandomPosterization (Keras 3's arguments and defaults). Required: factor.
-struct RandomPosterizationOptions : LayerOptions<RandomPosterizationOptions> {
-  RandomPosterizationOptions(KerasFactor factor)  // NOLINT: RandomPosterizationOptions(4)
-      : factor_(std::move(factor)) {}
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomPosterizationOptions(FromConfig) {}
-  /// The bits kept, integers: a number f in [1, 8] gives [1, f], a pair is sorted (refused when lower > 8 or
-  /// upper < 1, Keras's _FACTOR_BOUNDS (1, 8)). Keras 3 draws the bits with randint(lower, upper), upper
-  /// excluded: factor 8 keeps 1 to 7 bits, never 8; a pair [b, b] keeps b. torchfit also refuses values that are
-  /// not integers and pairs whose draws would leave [0, 8] bits (lower < 0, or upper > 9 for lower ≠ upper).
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] of the input's values (sorted, as Keras), mapped to [0, 255] around the bit operation.
-  /// Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomPosterization (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: the bits kept, integers: a number f in [1, 8] gives [1, f], a pair is sorted (refused when
+///   lower > 8 or upper < 1, Keras's _FACTOR_BOUNDS (1, 8)). Keras 3 draws the bits with randint(lower, upper),
+///   upper excluded: factor 8 keeps 1 to 7 bits, never 8; a pair [b, b] keeps b. torchfit also refuses values
+///   that are not integers and pairs whose draws would leave [0, 8] bits (lower < 0, or upper > 9 for
+///   lower ≠ upper).
+/// - value_range: [low, high] of the input's values (sorted, as Keras; low ≠ high), mapped to [0, 255] around
+///   the bit operation. Default [0, 255].
+struct RandomPosterizationOptions : FactorRangeOptions<RandomPosterizationOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image b bits (b ~ randint[lower, upper), or lower when lower = upper), shift = 8 − b, and

@@ -2,7 +2,7 @@
 /// @file random_saturation.h
 /// RandomSaturation — scales each image's saturation at random in training, as keras.layers.RandomSaturation
 /// (Keras 3).
-#include <vector>
+#include <utility>
 
 #include <torch/nn/pimpl.h>
 
@@ -10,24 +10,14 @@
 
 namespace torchfit {
 
-/// Options of RandomSaturation (Keras 3's arguments and defaults). Required: factor.
-struct RandomSaturationOptions : LayerOptions<RandomSaturationOptions> {
-  RandomSaturationOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomSaturationOptions(0.2)
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomSaturationOptions(FromConfig) {}
-  /// A number f in [−1, 1] (the range [−|f|, |f|]) or a pair [lower, upper] (refused when lower > 1 or
-  /// upper < −1): Keras 3's code checks it with the base _FACTOR_BOUNDS (−1, 1), so a number draws from
-  /// [−|f|, |f|] — its docstring says [0, f]; a pair [0, f] gives that. 0.5 leaves the image as it is.
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] (sorted, as Keras's _set_value_range) the scaled saturation is clipped to. Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomSaturation (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: a number f in [−1, 1] (the range [−|f|, |f|]) or a pair [lower, upper] (refused when lower > 1 or
+///   upper < −1): Keras 3's code checks it with the base _FACTOR_BOUNDS (−1, 1), so a number draws from
+///   [−|f|, |f|] — its docstring says [0, f]; a pair [0, f] gives that. 0.5 leaves the image as it is.
+/// - value_range: [low, high] (sorted, as Keras's _set_value_range; low ≠ high) the scaled saturation is clipped
+///   to. Default [0, 255].
+struct RandomSaturationOptions : FactorRangeOptions<RandomSaturationOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image u ~ U[lower, upper) and the multiplier m = u/(1 − u + 1e-7) (Keras's epsilon()); the
@@ -37,7 +27,7 @@ struct RandomSaturationOptions : LayerOptions<RandomSaturationOptions> {
 /// input's range, as in Keras; u < 0 gives m < 0, clipped to S = 0 (grey). In eval(): the input. Input
 /// (N, 3, H, W) [Keras (H, W, 3)], output the same. Keras's `seed` is not read (LibTorch's CPU generator,
 /// uniform_draws). Errors: ConfigError naming the layer for a factor out of range or a value_range that is not
-/// two numbers (construction), a non-image input or C ≠ 3 (build).
+/// two finite, different numbers (construction), a non-image input or C ≠ 3 (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_saturation.py.
 class RandomSaturationImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(RandomSaturation);

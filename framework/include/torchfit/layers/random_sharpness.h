@@ -3,7 +3,6 @@
 /// RandomSharpness — blurs or sharpens each image at random in training, as keras.layers.RandomSharpness
 /// (Keras 3).
 #include <utility>
-#include <vector>
 
 #include <torch/nn/pimpl.h>
 
@@ -11,23 +10,12 @@
 
 namespace torchfit {
 
-/// Options of RandomSharpness (Keras 3's arguments and defaults). Required: factor.
-struct RandomSharpnessOptions : LayerOptions<RandomSharpnessOptions> {
-  RandomSharpnessOptions(KerasFactor factor) : factor_(std::move(factor)) {}  // NOLINT: RandomSharpnessOptions(0.5)
-  /// For the registry only (layer_args.h): leaves factor unset, to be read from a config.
-  explicit RandomSharpnessOptions(FromConfig) {}
-  /// A number f in [0, 1] (range [0, f]) or a pair [lower, upper] (sorted; refused when lower > 1 or
-  /// upper < 0): 0 blurs fully, 0.5 leaves the image, 1 sharpens (_FACTOR_BOUNDS (0, 1)).
-  TORCH_ARG(KerasFactor, factor);
-  /// [low, high] the outputs are clipped to (sorted, as Keras). Default [0, 255].
-  TORCH_ARG(std::vector<double>, value_range) = std::vector<double>{0.0, 255.0};
-
- public:
-  template <typename Args>
-  void args(Args& a) {
-    a.required("factor", factor());
-    a("value_range", value_range());
-  }
+/// Options of RandomSharpness (Keras 3's arguments and defaults; FactorRangeOptions). Required: factor.
+/// - factor: a number f in [0, 1] (range [0, f]) or a pair [lower, upper] (sorted; refused when lower > 1 or
+///   upper < 0): 0 blurs fully, 0.5 leaves the image, 1 sharpens (_FACTOR_BOUNDS (0, 1)).
+/// - value_range: [low, high] the outputs are clipped to (sorted, as Keras; low ≠ high). Default [0, 255].
+struct RandomSharpnessOptions : FactorRangeOptions<RandomSharpnessOptions> {
+  using FactorRangeOptions::FactorRangeOptions;
 };
 
 /// In train(): per image u ~ U[lower, upper), s = 2u, and clip(x + (1 − s)·(blur − x), low, high), blur the
@@ -35,7 +23,7 @@ struct RandomSharpnessOptions : LayerOptions<RandomSharpnessOptions> {
 /// pixels are blurred with zeros outside, as Keras's depthwise_conv — not left as they are, as PIL does), per
 /// Keras 3's RandomSharpness.transform_images. In eval(): the input. Input (N, C, H, W) [Keras (H, W, C)],
 /// output the same. Keras's `seed` is not read (LibTorch's CPU generator, uniform_draws). Errors:
-/// ConfigError naming the layer for a factor out of range or a value_range that is not two numbers
+/// ConfigError naming the layer for a factor out of range or a value_range that is not two finite, different numbers
 /// (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/random_sharpness.py.
 class RandomSharpnessImpl : public ImageAugmentation {

@@ -36,7 +36,7 @@ struct SolarizationOptions : LayerOptions<SolarizationOptions> {
 /// Solarization.transform_images). The defaults (0, 0) invert every value. In eval(): the input (Keras applies
 /// it in training only). Input (N, C, H, W) [Keras (H, W, C)], output the same. Keras's `seed` is not read
 /// (LibTorch's CPU generator, uniform_draws). Errors: ConfigError naming the layer and the field for a factor
-/// outside [0, 1], a value_range that is not two numbers (construction), a non-image input (build).
+/// outside [0, 1], a value_range that is not two finite, different numbers (construction), a non-image input (build).
 /// Source: keras/src/layers/preprocessing/image_preprocessing/solarization.py.
 class SolarizationImpl : public ImageAugmentation {
   TORCHFIT_LAYER_CLASS(Solarization);
