@@ -13,6 +13,13 @@ Writes <stem>.h5, <stem>.keras, <stem>.input.npy, <stem>.expected.npy for:
              tf.keras 2's node [[x, 0, 0, {"value": [x, 0, 0], "use_causal_mask": true}]] and weight names
              mha/query/kernel:0 …; Keras 3's node {"args": [x], "kwargs": {"value": x, …}} and the weights in
              layers/multi_head_attention/query_dense/vars/0 … (Keras 3 saves the sublayers' variables).
+  gqa        (Keras 3 only: .keras) a (5, 4) sequence: GroupQueryAttention(head_dim 3, 4 query heads on 2 key/value
+             heads) as self-attention gqa(x, value=x, use_causal_mask=True) (biases), then gqa2(query=h, value=v,
+             key=k) (head_dim 2, 3 query heads on 1: multi-query, no biases) with two Dense branches,
+             GlobalAveragePooling1D, Dense softmax. Keras 3 writes the class as "GroupQueryAttention" (its export
+             name) but keys its weights by its Python class GroupedQueryAttention: layers/grouped_query_attention/
+             _query_dense/vars/0 …, _key_dense, _value_dense, _output_dense (private attributes; no public
+             properties), with the empty _dropout_layer and _softmax groups; build_config's shapes_dict.
   dense_attention  a (5, 4) sequence: Attention(use_scale, concat, causal)([x, x]), Attention()([x, d]),
              AdditiveAttention()([x, d, k]), Concatenate, GlobalAveragePooling1D, Dense softmax.
 """
@@ -37,6 +44,8 @@ DTYPE = {"module": "keras", "class_name": "DTypePolicy", "config": {"name": "flo
 MHA_COMMON = dict(dropout=0.0, attention_axes=[1], kernel_initializer=GLOROT, bias_initializer=ZEROS,
                   kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                   bias_constraint=None)
+GQA_COMMON = dict(kernel_initializer=GLOROT, bias_initializer=ZEROS, kernel_regularizer=None, bias_regularizer=None,
+                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None)
 DENSE = dict(activation="linear", use_bias=True, kernel_initializer=GLOROT, bias_initializer=ZEROS,
              kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
              bias_constraint=None)
@@ -79,26 +88,36 @@ def write_tf2(out, stem, specs, w):
         write_layer_groups(f.create_group("model_weights"), layers, w)
 
 
-def write_keras3(out, stem, specs, w):
+# The sublayers holding a layer's variables in Keras 3 (attribute, weight prefix), and the Python class names
+# that key model.weights.h5 where they differ from the exported class name.
+CHILDREN = {"MultiHeadAttention": (("query_dense", "query"), ("key_dense", "key"), ("value_dense", "value"),
+                                   ("output_dense", "attention_output")),
+            "GroupQueryAttention": (("_query_dense", "query"), ("_key_dense", "key"), ("_value_dense", "value"),
+                                    ("_output_dense", "attention_output"))}
+PYTHON_CLASS = {"GroupQueryAttention": "GroupedQueryAttention"}
+
+
+def write_keras3(out, stem, specs, w, build_shapes=None):
     layers, vars_of, children, seen = [], {}, {}, {}
     for cls, name, c, ins, kwargs, list_call in specs:
         if cls == "InputLayer":
             c = {"batch_shape": c["batch_input_shape"], "dtype": "float32", "sparse": False, "name": name}
         else:
             c = dict(c, name=name, dtype=DTYPE, trainable=True)
-        if cls == "MultiHeadAttention":
+        if cls in CHILDREN:
             c.update(use_gate=False, sliding_window=None, seed=None)
         layers.append({"module": "keras.layers", "class_name": cls, "config": c, "registered_name": None,
                        "name": name, "inbound_nodes": [keras3_node(ins, kwargs, list_call)] if ins else []})
+        if build_shapes and name in build_shapes:
+            layers[-1]["build_config"] = {"shapes_dict": build_shapes[name]}
         if cls == "InputLayer":
             continue
-        base = snake_case(cls)
+        base = snake_case(PYTHON_CLASS.get(cls, cls))
         key = base if base not in seen else base + "_" + str(seen[base])
         seen[base] = seen.get(base, 0) + 1
-        if cls == "MultiHeadAttention":  # Keras 3: the variables are the EinsumDense sublayers'
+        if cls in CHILDREN:  # Keras 3: the variables are the EinsumDense sublayers'
             vars_of[key] = []
-            for attr, prefix in (("query_dense", "query"), ("key_dense", "key"), ("value_dense", "value"),
-                                 ("output_dense", "attention_output")):
+            for attr, prefix in CHILDREN[cls]:
                 children[key + "/" + attr] = [v for n, v in w.get(name, []) if n.startswith(prefix + "/")]
         else:
             vars_of[key] = [v for _, v in w.get(name, [])]
@@ -154,6 +173,57 @@ def mha_request(x, value, key, weights, key_dim, causal):
         prefix, kind = n.split("/")
         req[names[prefix] + "_" + kind] = v
     return req
+
+
+def gqa_weights(d_q, d_k, heads, kv_heads, head_dim, bias):
+    """GroupQueryAttention's weights in Keras's order and shapes: query (d_q, u, h), key (d_k, g, h), value
+    (d_q, g, h) (the value has the query's features), attention_output (u, h, d_q), biases (u, h), (g, h), (d_q)."""
+    w = []
+    for prefix, d, n in (("query", d_q, heads), ("key", d_k, kv_heads), ("value", d_q, kv_heads)):
+        w.append((prefix + "/kernel", rng.normal(0, 0.5, (d, n, head_dim))))
+        if bias:
+            w.append((prefix + "/bias", rng.normal(0, 0.2, (n, head_dim))))
+    w.append(("attention_output/kernel", rng.normal(0, 0.5, (heads, head_dim, d_q))))
+    if bias:
+        w.append(("attention_output/bias", rng.normal(0, 0.2, d_q)))
+    return w
+
+
+def gqa_request(x, value, key, weights, head_dim, heads, kv_heads, causal):
+    req = mha_request(x, value, key, weights, head_dim, causal)
+    req.update(op="attention_gqa", head_dim=head_dim, num_query_heads=heads, num_key_value_heads=kv_heads)
+    return req
+
+
+def gqa(out):
+    x = rng.normal(0, 1, (2, 5, 4))
+    w1 = gqa_weights(4, 4, 4, 2, 3, True)
+    w2 = gqa_weights(4, 3, 3, 1, 2, False)
+    wv = [("kernel", rng.normal(0, 0.5, (4, 4))), ("bias", rng.normal(0, 0.1, 4))]
+    wk = [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]
+    wd = [("kernel", rng.normal(0, 0.5, (4, 3))), ("bias", rng.normal(0, 0.1, 3))]
+    common = dict(GQA_COMMON, dropout=0.0)
+    specs = [("InputLayer", "x", dict(batch_input_shape=[None, 5, 4], dtype="float32", sparse=False, ragged=False),
+              [], {}, False),
+             ("GroupQueryAttention", "gqa", dict(common, head_dim=3, num_query_heads=4, num_key_value_heads=2,
+                                                 use_bias=True), ["x"],
+              {"value": "@x", "use_causal_mask": True}, False),
+             dense("v", 4, "gqa"),
+             dense("k", 3, "gqa"),
+             ("GroupQueryAttention", "gqa2", dict(common, head_dim=2, num_query_heads=3, num_key_value_heads=1,
+                                                  use_bias=False), ["gqa"],
+              {"value": "@v", "key": "@k", "training": False}, False),
+             ("GlobalAveragePooling1D", "gap", dict(data_format="channels_last", keepdims=False), ["gqa2"], {}, False),
+             ("Dense", "dense", dict(DENSE, units=3, activation="softmax"), ["gap"], {}, False)]
+    shapes = {"gqa": {"query_shape": [None, 5, 4], "value_shape": [None, 5, 4]},
+              "gqa2": {"query_shape": [None, 5, 4], "value_shape": [None, 5, 4], "key_shape": [None, 5, 3]}}
+    h = run_attention(gqa_request(x, x, None, w1, 3, 4, 2, True))
+    v = h @ wv[0][1] + wv[1][1]
+    k = h @ wk[0][1] + wk[1][1]
+    h2 = run_attention(gqa_request(h, v, k, w2, 2, 3, 1, False))
+    logits = h2.mean(axis=1) @ wd[0][1] + wd[1][1]
+    write_keras3(out, "gqa", specs, {"gqa": w1, "gqa2": w2, "v": wv, "k": wk, "dense": wd}, shapes)
+    save_outputs(out, "gqa", x, logits)
 
 
 def dense(name, units, src):
@@ -220,3 +290,4 @@ def dense_attention(out):
 if __name__ == "__main__":
     mha(sys.argv[1])
     dense_attention(sys.argv[1])
+    gqa(sys.argv[1])

@@ -3,7 +3,10 @@
 // use_causal_mask=True) and cross attention with a key; Attention and AdditiveAttention on lists) predict the
 // NumPy reference written from Keras 3's source; written back, the calls keep Keras's forms (Keras 3's
 // args/kwargs and shapes_dict, tf.keras 2's kwargs "value"), the weights Keras's layouts, and the files read
-// back to the same predictions; calls torchfit's graph cannot carry are refused naming the layer.
+// back to the same predictions; calls torchfit's graph cannot carry are refused naming the layer. A Keras 3
+// .keras file with GroupQueryAttention (grouped self-attention, causal; multi-query cross attention with a key)
+// predicts the NumPy reference and is written back in Keras 3's layout (weights under
+// layers/grouped_query_attention/_query_dense/vars, …).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,6 +17,7 @@
 #include <torchfit/keras/keras_import.h>
 #include <torchfit/keras/keras_json.h>
 #include <torchfit/keras/keras_save.h>
+#include <torchfit/layers/group_query_attention.h>
 #include <torchfit/layers/multi_head_attention.h>
 #include <torchfit/layers/registry.h>
 
@@ -118,6 +122,52 @@ TEST_F(KerasAttention, WrittenFilesKeepKerasCallFormsAndReadBack) {
   EXPECT_EQ(att["inbound_nodes"][0]["kwargs"], (Json{{"use_causal_mask", true}}));
 }
 
+// Keras 3's config.json and model.weights.h5 of GroupQueryAttention: read (the h5 keys from its Python class
+// GroupedQueryAttention, the variables in its private sublayers), predicted as the reference; written back as
+// Keras writes it (class "GroupQueryAttention", the call's kwargs and shapes_dict, the same h5 keys) and read
+// back to the same predictions.
+TEST_F(KerasAttention, GroupQueryAttentionKeras3FileMatchesNumpyAndWritesKerasLayout) {
+  Model model = expect_outputs("gqa", ".keras");
+  const auto gqa = std::dynamic_pointer_cast<GroupQueryAttentionImpl>(model->get_layer("gqa"));
+  ASSERT_TRUE(gqa);
+  EXPECT_TRUE(gqa->options.use_causal_mask());  // from the call's kwargs
+  EXPECT_EQ(gqa->options.num_key_value_heads(), 2);
+  EXPECT_EQ(gqa->input_shapes().size(), 2u);
+  EXPECT_EQ(model->get_layer("gqa2")->input_shapes().size(), 3u);
+  const keras::KerasFile read = keras::read_keras_file(file("gqa.keras"));
+  for (const auto& w : read.weights) {
+    if (w.layer == "gqa") EXPECT_EQ(w.names.front(), "_query_dense/vars/0");
+    if (w.layer == "gqa") EXPECT_EQ(w.names.back(), "_output_dense/vars/1");
+  }
+  const Json k3 = keras::keras3_model_config(*model);
+  Json entry;
+  for (const auto& l : k3["config"]["layers"]) {
+    if (l["name"] == "gqa") entry = l;
+  }
+  EXPECT_EQ(entry["class_name"], "GroupQueryAttention");
+  EXPECT_EQ(entry["module"], "keras.layers");
+  EXPECT_EQ(entry["config"]["head_dim"], 3);
+  EXPECT_EQ(entry["config"]["num_query_heads"], 4);
+  EXPECT_FALSE(entry["config"].contains("use_causal_mask"));
+  EXPECT_EQ(entry["inbound_nodes"][0]["kwargs"]["use_causal_mask"], true);
+  EXPECT_EQ(entry["build_config"]["shapes_dict"],
+            (Json{{"query_shape", {nullptr, 5, 4}}, {"value_shape", {nullptr, 5, 4}}}));
+  testing::TempDir dir("keras_gqa");
+  keras::save_keras_model(*model, dir.file("back.keras"));
+  const keras::KerasFile back = keras::read_keras_file(dir.file("back.keras"));
+  bool found = false;
+  for (const auto& w : back.weights) {
+    if (w.layer != "gqa2") continue;
+    found = true;
+    EXPECT_EQ(w.names, (std::vector<std::string>{"_query_dense/vars/0", "_key_dense/vars/0", "_value_dense/vars/0",
+                                                 "_output_dense/vars/0"}));
+  }
+  EXPECT_TRUE(found);
+  torch::NoGradGuard no_grad;
+  const at::Tensor want = model->forward(input("gqa"));
+  EXPECT_TRUE(at::equal(keras::load_keras_model(dir.file("back.keras"))->forward(input("gqa")), want));
+}
+
 namespace {
 
 Json tensor(const std::string& n) {
@@ -194,6 +244,27 @@ TEST(KerasAttentionJson, RefusesCallsTheGraphCannotCarryNamingTheLayer) {
   EXPECT_NE(json_error(keras3_model("MultiHeadAttention", {{"num_heads", 2}, {"key_dim", 3}, {"use_gate", true}},
                                     {{x, {{"value", tensor("x")}}}}))
                 .find("use_gate true is not supported (gated attention)"),
+            std::string::npos);
+  const Json gqa = {{"head_dim", 2}, {"num_query_heads", 4}, {"num_key_value_heads", 2}};
+  auto gqa_with = [&](Json extra) {
+    Json c = gqa;
+    c.update(extra);
+    return json_error(keras3_model("GroupQueryAttention", c, {{x, {{"value", tensor("x")}}}}));
+  };
+  EXPECT_NE(gqa_with({{"use_gate", true}}).find("layer 'att' (GroupQueryAttention): use_gate true is not supported"),
+            std::string::npos);
+  EXPECT_NE(gqa_with({{"sliding_window", 4}}).find("sliding_window 4 is not supported (a sliding-window mask)"),
+            std::string::npos);
+  EXPECT_NE(gqa_with({{"flash_attention", true}, {"dropout", 0.1}})
+                .find("dropout 0.1 is not supported when flash attention is enabled"),
+            std::string::npos);
+  EXPECT_EQ(gqa_with({{"flash_attention", true}, {"use_gate", false}, {"sliding_window", nullptr}, {"seed", 3}}),
+            "(no error)");
+  EXPECT_NE(gqa_with({{"num_key_value_heads", 3}}).find("num_query_heads must be divisible by num_key_value_heads"),
+            std::string::npos);
+  EXPECT_NE(json_error(keras3_model("GroupQueryAttention", gqa,
+                                    {{x, {{"value", tensor("x")}, {"return_attention_scores", true}}}}))
+                .find("layer 'att' (GroupQueryAttention): return_attention_scores gives a second output"),
             std::string::npos);
   EXPECT_NE(json_error(keras3_model("MultiHeadAttention", kMha, {{x, Json::object()}}))
                 .find("takes {query, value} or {query, value, key}, got 1"),

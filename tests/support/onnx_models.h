@@ -36,6 +36,7 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
+#include <torchfit/layers/group_query_attention.h>
 #include <torchfit/layers/gru.h>
 #include <torchfit/layers/input_layer.h>
 #include <torchfit/layers/layer_normalization.h>
@@ -488,6 +489,16 @@ inline std::map<std::string, std::function<Model()>> onnx_test_models() {
       KerasTensor d = Attention(AttentionOptions().score_mode("concat").use_causal_mask(true))->call({a, x});
       KerasTensor e = AdditiveAttention()->call({x, v, Dense(DenseOptions(4))->call(x)});  // (5, 6)
       return Concatenate()->call({b, c, d, e});                                            // (5, 19)
+    });
+  };
+  m["group_query_attention"] = [] {  // GroupQueryAttention: grouped (4 query heads on 2) causal self-attention,
+                                     // multi-query (3 on 1) cross attention with a key, no biases
+    return image_model("group_query_attention", {5, 4}, [](KerasTensor x) {
+      KerasTensor a = GroupQueryAttention(GroupQueryAttentionOptions(3, 4, 2).use_causal_mask(true))->call({x, x});
+      KerasTensor v = Dense(DenseOptions(4))->call(x);
+      KerasTensor k = Dense(DenseOptions(3))->call(x);
+      KerasTensor b = GroupQueryAttention(GroupQueryAttentionOptions(2, 3, 1).use_bias(false))->call({a, v, k});
+      return Concatenate()->call({a, b});  // (5, 8)
     });
   };
   m["einsum_dense"] = [] {  // Keras's forms: a sequence → an image, an image in, "..." on the left and right

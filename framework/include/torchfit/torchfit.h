@@ -70,6 +70,7 @@
 #include <torchfit/layers/flatten.h>
 #include <torchfit/layers/global_pooling2d.h>
 #include <torchfit/layers/group_normalization.h>
+#include <torchfit/layers/group_query_attention.h>
 #include <torchfit/layers/gru.h>
 #include <torchfit/layers/image_augmentation.h>
 #include <torchfit/layers/initializers.h>

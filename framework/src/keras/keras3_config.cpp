@@ -90,6 +90,7 @@ const std::map<std::string, Json>& keras_defaults() {
     t["Embedding"] = embedding;
     t["MultiHeadAttention"] = weights({{"kernel", glorot}, {"bias", zeros}}, true);
     t["MultiHeadAttention"]["seed"] = nullptr;
+    t["GroupQueryAttention"] = t["MultiHeadAttention"];
     t["Attention"] = {{"seed", nullptr}};
     t["AdditiveAttention"] = {{"seed", nullptr}};
     return t;

@@ -228,14 +228,15 @@ void add_keras3_vars(const Hdf5File& h5, const std::string& vars, std::vector<st
   }
 }
 
-// Keras 3 keys: snake_case class name, then _1, _2, … per class in layer order (InputLayer has none).
+// Keras 3 keys: snake_case of the Python class name (keras_name_base), then _1, _2, … per class in layer order
+// (InputLayer has none).
 std::vector<KerasLayerWeights> read_keras3_weights(const Hdf5File& h5, const nlohmann::json& config) {
   std::vector<KerasLayerWeights> out;
   std::map<std::string, int> seen;
   for (const auto& spec : keras_config_layers(config)) {
     const std::string cls = spec.value("class_name", "");
     if (cls == "InputLayer") continue;
-    const std::string base = keras_snake_case(cls);
+    const std::string base = keras_name_base(cls);
     const int n = seen[base]++;
     const std::string key = n == 0 ? base : base + "_" + std::to_string(n);
     std::string vars = "/layers/" + key + "/vars";

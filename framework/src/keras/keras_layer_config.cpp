@@ -146,9 +146,14 @@ void convert_class_args(const std::string& cls, Json& c, const std::string& who,
     c["use_causal_mask"] = c["causal"];
     c.erase("causal");
   }
-  if (cls == "MultiHeadAttention") {  // Keras 3.10+'s gated attention and sliding window
+  if (cls == "MultiHeadAttention" || cls == "GroupQueryAttention") {  // Keras 3.10+'s gate and sliding window
     drop_if(c, "use_gate", {false}, who, "gated attention");
     drop_if(c, "sliding_window", {}, who, "a sliding-window mask");
+    // Keras's own check (GroupedQueryAttention.__init__); flash attention changes only the kernel Keras runs.
+    if (c.value("flash_attention", Json()) == true && c.value("dropout", Json(0.0)) != 0.0) {
+      throw ConfigError(who + ": dropout " + c["dropout"].dump() +
+                        " is not supported when flash attention is enabled (Keras refuses it too)");
+    }
     drop_if(c, "flash_attention", {true, false}, who, "");  // the same values
   }
   if (cls == "Flatten" && channels_first) c["element_order"] = "channels_first";  // Keras 1 "th": no transpose
@@ -274,6 +279,12 @@ const std::vector<WeightChild>& keras3_weight_children(const std::string& cls) {
   static const std::vector<WeightChild> none;
   static const std::vector<WeightChild> attention = {
       {"query_dense", "query"}, {"key_dense", "key"}, {"value_dense", "value"}, {"output_dense", "attention_output"}};
+  // GroupedQueryAttention has no public properties: its sublayers are saved under their private attributes.
+  static const std::vector<WeightChild> grouped = {{"_query_dense", "query"},
+                                                   {"_key_dense", "key"},
+                                                   {"_value_dense", "value"},
+                                                   {"_output_dense", "attention_output"}};
+  if (cls == "GroupQueryAttention") return grouped;
   return cls == "MultiHeadAttention" ? attention : none;
 }
 

@@ -42,7 +42,8 @@ struct WeightChild {
 };
 /// The sublayers of class `cls` that hold its variables, in the order of its Keras weights (empty: the
 /// layer's own vars): MultiHeadAttention's query_dense, key_dense, value_dense and output_dense
-/// (Keras 3's properties, saved before the private attributes).
+/// (Keras 3's properties, saved before the private attributes); GroupQueryAttention's _query_dense,
+/// _key_dense, _value_dense and _output_dense (its private attributes; Keras's h5 lists them sorted).
 const std::vector<WeightChild>& keras3_weight_children(const std::string& cls);
 
 }  // namespace torchfit::keras_config

@@ -203,7 +203,7 @@ std::string weights_file(const ModelImpl& model, const std::string& name,
   std::map<std::string, int> seen;
   for (const auto& layer : model.layers()) {
     if (sequential && layer->class_name() == "InputLayer") continue;  // Sequential.layers omits it
-    const std::string base = keras_snake_case(layer->class_name());
+    const std::string base = keras_name_base(layer->class_name());
     const int n = seen[base]++;
     write_layer(h5, *layer, "/layers/" + (n == 0 ? base : base + "_" + std::to_string(n)));
   }

@@ -1,6 +1,7 @@
 #pragma once
 // What the attention layers share (internal): their inputs' checks, Keras's causal mask and the masked
-// softmaxes (attention.cpp, multi_head_attention.cpp).
+// softmaxes (attention.cpp, multi_head_attention.cpp, group_query_attention.cpp), and the heads' projections,
+// attention and ONNX nodes of MultiHeadAttention and GroupQueryAttention (defined in multi_head_attention.cpp).
 #include <array>
 #include <string>
 #include <vector>
@@ -8,6 +9,8 @@
 #include <ATen/ATen.h>
 
 #include <torchfit/error.h>
+#include <torchfit/io/onnx_graph.h>
+#include <torchfit/layers/einsum_dense.h>
 #include <torchfit/layers/shape.h>
 
 namespace torchfit::detail {
@@ -83,6 +86,25 @@ inline at::Tensor attention_mask(const std::string& who, const at::Tensor& given
   return mask;
 }
 
+/// Keras's _compute_attention_mask from the inputs' Keras masks (one per input of {query, value, key}, each
+/// (N, steps) or undefined): query (N, T, 1) & value (N, 1, S) & key (N, 1, S), broadcast to (N, T, S), bool
+/// (the causal mask is and-ed by attention_mask). Errors: ConfigError naming `who` for a mask of another shape.
+inline at::Tensor inputs_attention_mask(const std::string& who, const std::vector<at::Tensor>& xs,
+                                        const std::vector<at::Tensor>& masks) {
+  const int64_t n = xs[0].size(0), t = xs[0].size(1), s = xs[1].size(1);
+  at::Tensor allowed = at::ones({n, t, s}, xs[0].options().dtype(at::kBool));
+  for (size_t i = 0; i < masks.size() && i < xs.size(); ++i) {
+    if (!masks[i].defined()) continue;
+    const at::Tensor m = masks[i].to(xs[0].device(), at::kBool);
+    if (m.dim() != 2 || m.size(0) != n || m.size(1) != xs[i].size(1)) {
+      throw ConfigError(who + ": the mask of input " + std::to_string(i) + " must be (N, steps) = " +
+                        format_sizes({n, xs[i].size(1)}) + ", got " + format_sizes(m.sizes().vec()));
+    }
+    allowed = allowed.logical_and(i == 0 ? m.unsqueeze(2) : m.unsqueeze(1));
+  }
+  return allowed;
+}
+
 /// Keras 3's Softmax with a mask (MultiHeadAttention): masked scores replaced by −1e9, the softmax over
 /// the last axis, masked probabilities set to 0 (a row masked entirely gives zeros).
 inline at::Tensor masked_softmax(const at::Tensor& scores, const at::Tensor& mask) {
@@ -90,5 +112,32 @@ inline at::Tensor masked_softmax(const at::Tensor& scores, const at::Tensor& mas
   const at::Tensor p = at::softmax(at::where(mask, scores, neg), -1);
   return at::where(mask, p, at::zeros({}, scores.options()));
 }
+
+/// One of the heads' EinsumDense projections, named `name`, with `bias_axes` when `use_bias`.
+EinsumDense attention_projection(const std::string& equation, EinsumOutputShape shape, const std::string& bias_axes,
+                                 bool use_bias, const std::string& name);
+
+/// einsum(equation, x, dense's kernel) + its bias (the sublayer's forward on sequences (N, steps, d)).
+at::Tensor attention_project(const EinsumDense& dense, const std::string& equation, const at::Tensor& x);
+
+/// Scaled dot-product attention over heads: q (N, T, h, k) (already scaled), k (N, S, h, k), v (N, S, h, v)
+/// → (N, T, h, v). `mask` (T, S) or (N, T, S), true = may attend (undefined: none) through masked_softmax;
+/// dropout on the probabilities when `dropout` > 0 (the caller passes 0 outside training); `scores`, when
+/// given, receives the probabilities (N, h, T, S) before the dropout (Keras's return_attention_scores).
+at::Tensor attention_over_heads(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                                double dropout, at::Tensor* scores);
+
+/// ONNX of a projection to heads: (N, steps, d) · kernel (d, h, k) + bias as MatMul / Add, Reshape to
+/// (N, steps, h, k), Transpose by `perm`. With `repeats` > 1 the kernel and the bias go in with each head
+/// repeated `repeats` times in place (GroupQueryAttention's ops.repeat of the projection's output: the same
+/// values), so the nodes give (N, steps, h·repeats, k). Node names from `l` and the sublayer.
+std::string onnx_attention_heads(const Layer& l, io::OnnxGraph& g, const std::string& x, const EinsumDense& d,
+                                 const std::vector<int64_t>& perm, int64_t repeats = 1);
+
+/// ONNX of attention_over_heads and the output projection: q (N, h, T, k) (scaled), k (N, h, k, S), v
+/// (N, h, S, v): MatMul, Add of `causal_bias` (T, S) when defined, Softmax, MatMul, Transpose, Reshape to
+/// (N, T, h·v), MatMul by `output`'s kernel as (h·v, E) and Add of its bias.
+std::string onnx_attention_output(const Layer& l, io::OnnxGraph& g, const std::string& q, const std::string& k,
+                                  const std::string& v, const at::Tensor& causal_bias, const EinsumDense& output);
 
 }  // namespace torchfit::detail

@@ -372,7 +372,7 @@ int64_t Layer::non_trainable_params() const {
 int64_t Layer::count_params() const { return trainable_params() + non_trainable_params(); }
 
 std::string Layer::describe() const {
-  return "layer '" + (name_.empty() ? keras_snake_case(class_name_) : name_) + "' (" + class_name_ + ")";
+  return "layer '" + (name_.empty() ? keras_name_base(class_name_) : name_) + "' (" + class_name_ + ")";
 }
 
 nlohmann::json Layer::base_config() const {
@@ -397,11 +397,15 @@ nlohmann::json Layer::base_config() const {
 
 std::string automatic_layer_name(const std::string& class_name, const std::function<bool(const std::string&)>& taken) {
   const bool input = class_name == "InputLayer";
-  const std::string base = input ? "input" : keras_snake_case(class_name);
+  const std::string base = input ? "input" : keras_name_base(class_name);
   int count = input ? 1 : 0;
   std::string candidate = input ? base + "_1" : base;
   while (taken(candidate)) candidate = base + "_" + std::to_string(++count);
   return candidate;
+}
+
+std::string keras_name_base(const std::string& class_name) {
+  return class_name == "GroupQueryAttention" ? "grouped_query_attention" : keras_snake_case(class_name);
 }
 
 std::string keras_snake_case(const std::string& s) {

@@ -25,29 +25,49 @@ bool mha_default_axes(const std::optional<KerasAxes>& axes) {
   return axes->axes.size() == 1 && (axes->axes[0] == 1 || axes->axes[0] == -2);
 }
 
-EinsumDense mha_projection(const std::string& equation, EinsumOutputShape shape, const std::string& bias_axes,
-                           bool use_bias, const std::string& name) {
+}  // namespace
+
+namespace detail {
+
+EinsumDense attention_projection(const std::string& equation, EinsumOutputShape shape, const std::string& bias_axes,
+                                 bool use_bias, const std::string& name) {
   EinsumDenseOptions o(equation, std::move(shape));
   if (use_bias) o.bias_axes(bias_axes);
   o.name(name);
   return EinsumDense(o);
 }
 
-at::Tensor mha_project(const EinsumDense& dense, const char* equation, const at::Tensor& x) {
+at::Tensor attention_project(const EinsumDense& dense, const std::string& equation, const at::Tensor& x) {
   at::Tensor y = at::einsum(equation, {x, dense->kernel});
   return dense->bias.defined() ? y + dense->bias : y;
 }
 
-// (N, steps, d) · kernel (d, h, k) + bias as MatMul / Add, Reshape to (N, steps, h, k), Transpose by `perm`.
-std::string mha_onnx_heads(const Layer& l, io::OnnxGraph& g, const std::string& x, const EinsumDense& d,
-                           const std::vector<int64_t>& perm) {
-  using detail::onnx_name;
-  const auto sizes = d->kernel.sizes();
-  const at::Tensor w = d->kernel.reshape({sizes[0], sizes[1] * sizes[2]});
+at::Tensor attention_over_heads(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& mask,
+                                double dropout, at::Tensor* scores_out) {
+  at::Tensor scores = at::einsum(kMhaDot, {k, q});  // (N, h, T, S)
+  if (mask.defined()) {
+    const at::Tensor m = mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // (N, 1, T, S) or (T, S)
+    scores = masked_softmax(scores, m);
+  } else {
+    scores = at::softmax(scores, -1);
+  }
+  if (scores_out) *scores_out = scores;
+  if (dropout > 0.0) scores = at::dropout(scores, dropout, true);
+  return at::einsum(kMhaCombine, {scores, v});  // (N, T, h, v)
+}
+
+std::string onnx_attention_heads(const Layer& l, io::OnnxGraph& g, const std::string& x, const EinsumDense& d,
+                                 const std::vector<int64_t>& perm, int64_t repeats) {
+  // Each head repeated in place (np.repeat along the heads) before the projection: the same values as
+  // repeating its output, in a MatMul OpenCV 4.6 runs (its Gather takes one index only).
+  const at::Tensor kernel = repeats > 1 ? d->kernel.repeat_interleave(repeats, 1) : d->kernel;
+  const auto sizes = kernel.sizes();
+  const at::Tensor w = kernel.reshape({sizes[0], sizes[1] * sizes[2]});
   std::string y = g.add_node("MatMul", {x, g.add_initializer(onnx_name(l, d->name() + "/kernel"), w)}, {},
                              onnx_name(l, d->name() + "/MatMul"));
   if (d->bias.defined()) {
-    y = g.add_node("Add", {y, g.add_initializer(onnx_name(l, d->name() + "/bias"), d->bias.reshape({-1}))}, {},
+    const at::Tensor b = repeats > 1 ? d->bias.repeat_interleave(repeats, 0) : d->bias;
+    y = g.add_node("Add", {y, g.add_initializer(onnx_name(l, d->name() + "/bias"), b.reshape({-1}))}, {},
                    onnx_name(l, d->name() + "/Add"));
   }
   y = g.add_node("Reshape", {y, g.add_int64s(onnx_name(l, d->name() + "/shape"), {0, -1, sizes[1], sizes[2]})}, {},
@@ -55,7 +75,29 @@ std::string mha_onnx_heads(const Layer& l, io::OnnxGraph& g, const std::string& 
   return g.add_node("Transpose", {y}, {{"perm", perm}}, onnx_name(l, d->name() + "/Transpose"));
 }
 
-}  // namespace
+std::string onnx_attention_output(const Layer& l, io::OnnxGraph& g, const std::string& q, const std::string& k,
+                                  const std::string& v, const at::Tensor& causal_bias, const EinsumDense& output) {
+  std::string s = g.add_node("MatMul", {q, k}, {}, onnx_name(l, "scores"));
+  if (causal_bias.defined()) {
+    s = g.add_node("Add", {s, g.add_initializer(onnx_name(l, "causal_mask"), causal_bias)}, {}, onnx_name(l, "causal"));
+  }
+  s = g.add_node("Softmax", {s}, {{"axis", int64_t{-1}}}, onnx_name(l, "Softmax"));
+  std::string o = g.add_node("MatMul", {s, v}, {}, onnx_name(l, "combine"));  // (N, h, T, v)
+  o = g.add_node("Transpose", {o}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, onnx_name(l, "heads_last"));
+  const auto ks = output->kernel.sizes();  // (h, v, E)
+  o = g.add_node("Reshape", {o, g.add_int64s(onnx_name(l, "concat_heads"), {0, -1, ks[0] * ks[1]})}, {},
+                 onnx_name(l, "Reshape"));
+  const at::Tensor w = output->kernel.reshape({ks[0] * ks[1], ks[2]});
+  o = g.add_node("MatMul", {o, g.add_initializer(onnx_name(l, output->name() + "/kernel"), w)}, {},
+                 onnx_name(l, output->name() + "/MatMul"));
+  if (output->bias.defined()) {
+    o = g.add_node("Add", {o, g.add_initializer(onnx_name(l, output->name() + "/bias"), output->bias)}, {},
+                   onnx_name(l, output->name() + "/Add"));
+  }
+  return o;
+}
+
+}  // namespace detail
 
 MultiHeadAttentionImpl::MultiHeadAttentionImpl(MultiHeadAttentionOptions opts)
     : Layer(keras_class_name, opts.name()), options(std::move(opts)) {
@@ -103,11 +145,12 @@ Shape MultiHeadAttentionImpl::build_multi_impl(const std::vector<Shape>& shapes)
   const int64_t h = options.num_heads(), kd = options.key_dim(), vd = value_dim();
   const int64_t out = options.output_shape() ? options.output_shape()->axes[0] : q[1];
   const bool b = options.use_bias();
-  query_dense = register_module("query", mha_projection(kMhaProject, {{std::nullopt, h, kd}}, "de", b, "query"));
-  key_dense = register_module("key", mha_projection(kMhaProject, {{std::nullopt, h, kd}}, "de", b, "key"));
-  value_dense = register_module("value", mha_projection(kMhaProject, {{std::nullopt, h, vd}}, "de", b, "value"));
+  using detail::attention_projection;
+  query_dense = register_module("query", attention_projection(kMhaProject, {{std::nullopt, h, kd}}, "de", b, "query"));
+  key_dense = register_module("key", attention_projection(kMhaProject, {{std::nullopt, h, kd}}, "de", b, "key"));
+  value_dense = register_module("value", attention_projection(kMhaProject, {{std::nullopt, h, vd}}, "de", b, "value"));
   output_dense = register_module("attention_output",
-                                 mha_projection(kMhaOutput, {{std::nullopt, out}}, "e", b, "attention_output"));
+                                 attention_projection(kMhaOutput, {{std::nullopt, out}}, "e", b, "attention_output"));
   const std::vector<Shape> ins = {q, k, v, {q[0], h, vd}};
   auto dense = projections();
   for (size_t i = 0; i < dense.size(); ++i) {
@@ -125,23 +168,11 @@ at::Tensor MultiHeadAttentionImpl::forward_multi(const std::vector<at::Tensor>& 
   return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor());
 }
 
-// Keras's _compute_attention_mask from the inputs' masks: query (N, T, 1) & value (N, 1, S) & key (N, 1, S),
-// broadcast to (N, T, S); forward_attention ands the causal mask.
 at::Tensor MultiHeadAttentionImpl::forward_masked(const std::vector<at::Tensor>& xs,
                                                   const std::vector<at::Tensor>& masks) {
   if (xs.size() < 2 || xs.size() > 3 || masks.size() != xs.size()) return forward_multi(xs);
-  const int64_t n = xs[0].size(0), t = xs[0].size(1), s = xs[1].size(1);
-  at::Tensor allowed = at::ones({n, t, s}, xs[0].options().dtype(at::kBool));
-  for (size_t i = 0; i < masks.size(); ++i) {
-    if (!masks[i].defined()) continue;
-    const at::Tensor m = masks[i].to(xs[0].device(), at::kBool);
-    if (m.dim() != 2 || m.size(0) != n || m.size(1) != xs[i].size(1)) {
-      throw ConfigError(describe() + ": the mask of input " + std::to_string(i) + " must be (N, steps) = " +
-                        format_sizes({n, xs[i].size(1)}) + ", got " + format_sizes(m.sizes().vec()));
-    }
-    allowed = allowed.logical_and(i == 0 ? m.unsqueeze(2) : m.unsqueeze(1));
-  }
-  return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor(), allowed);
+  return forward_attention(xs[0], xs[1], xs.size() == 3 ? xs[2] : at::Tensor(),
+                           detail::inputs_attention_mask(describe(), xs, masks));
 }
 
 at::Tensor MultiHeadAttentionImpl::forward_attention(const at::Tensor& query, const at::Tensor& value,
@@ -150,23 +181,16 @@ at::Tensor MultiHeadAttentionImpl::forward_attention(const at::Tensor& query, co
   if (!built()) throw ConfigError(describe() + " is not built yet");
   const at::Tensor& key = key_in.defined() ? key_in : value;
   detail::check_attention_tensors(describe(), query, value, key);
-  at::Tensor q =
-      mha_project(query_dense, kMhaProject, query) * (1.0 / std::sqrt(static_cast<double>(options.key_dim())));
-  const at::Tensor k = mha_project(key_dense, kMhaProject, key);
-  const at::Tensor v = mha_project(value_dense, kMhaProject, value);
-  at::Tensor scores = at::einsum(kMhaDot, {k, q});  // (N, h, T, S)
+  using detail::attention_project;
+  const at::Tensor q =
+      attention_project(query_dense, kMhaProject, query) * (1.0 / std::sqrt(static_cast<double>(options.key_dim())));
+  const at::Tensor k = attention_project(key_dense, kMhaProject, key);
+  const at::Tensor v = attention_project(value_dense, kMhaProject, value);
   const at::Tensor mask =
       detail::attention_mask(describe(), attention_mask, options.use_causal_mask(), query.size(1), value.size(1), q);
-  if (mask.defined()) {
-    const at::Tensor m = mask.dim() == 3 ? mask.unsqueeze(1) : mask;  // (N, 1, T, S) or (T, S)
-    scores = detail::masked_softmax(scores, m);
-  } else {
-    scores = at::softmax(scores, -1);
-  }
-  if (scores_out) *scores_out = scores;
-  if (options.dropout() > 0.0 && is_training()) scores = at::dropout(scores, options.dropout(), true);
-  const at::Tensor o = at::einsum(kMhaCombine, {scores, v});  // (N, T, h, v)
-  return mha_project(output_dense, kMhaOutput, o);
+  const at::Tensor o =
+      detail::attention_over_heads(q, k, v, mask, is_training() ? options.dropout() : 0.0, scores_out);  // (N, T, h, v)
+  return attention_project(output_dense, kMhaOutput, o);
 }
 
 std::vector<std::string> MultiHeadAttentionImpl::keras_weight_names() const {
@@ -212,33 +236,17 @@ int64_t MultiHeadAttentionImpl::flops_per_sample() const {
 }
 
 std::string MultiHeadAttentionImpl::export_onnx(io::OnnxGraph& g, const std::vector<std::string>& in) const {
+  using detail::onnx_attention_heads;
   using detail::onnx_name;
   const std::string& key = in.size() == 3 ? in[2] : in[1];
-  std::string q = mha_onnx_heads(*this, g, in[0], query_dense, {0, 2, 1, 3});  // (N, h, T, k)
+  std::string q = onnx_attention_heads(*this, g, in[0], query_dense, {0, 2, 1, 3});  // (N, h, T, k)
   q = g.add_node("Mul", {q, g.add_scalar(onnx_name(*this, "scale"), 1.0f / std::sqrt(float(options.key_dim())))}, {},
                  onnx_name(*this, "Mul"));
-  const std::string k = mha_onnx_heads(*this, g, key, key_dense, {0, 2, 3, 1});      // (N, h, k, S)
-  const std::string v = mha_onnx_heads(*this, g, in[1], value_dense, {0, 2, 1, 3});  // (N, h, S, v)
-  std::string s = g.add_node("MatMul", {q, k}, {}, onnx_name(*this, "scores"));
-  if (options.use_causal_mask()) {
-    const int64_t t = input_shapes()[0][0], len = input_shapes()[1][0];
-    s = g.add_node("Add", {s, g.add_initializer(onnx_name(*this, "causal_mask"), detail::causal_bias(t, len))}, {},
-                   onnx_name(*this, "causal"));
-  }
-  s = g.add_node("Softmax", {s}, {{"axis", int64_t{-1}}}, onnx_name(*this, "Softmax"));
-  std::string o = g.add_node("MatMul", {s, v}, {}, onnx_name(*this, "combine"));  // (N, h, T, v)
-  o = g.add_node("Transpose", {o}, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}}, onnx_name(*this, "heads_last"));
-  const auto ks = output_dense->kernel.sizes();  // (h, v, E)
-  o = g.add_node("Reshape", {o, g.add_int64s(onnx_name(*this, "concat_heads"), {0, -1, ks[0] * ks[1]})}, {},
-                 onnx_name(*this, "Reshape"));
-  const at::Tensor w = output_dense->kernel.reshape({ks[0] * ks[1], ks[2]});
-  o = g.add_node("MatMul", {o, g.add_initializer(onnx_name(*this, "attention_output/kernel"), w)}, {},
-                 onnx_name(*this, "attention_output/MatMul"));
-  if (output_dense->bias.defined()) {
-    o = g.add_node("Add", {o, g.add_initializer(onnx_name(*this, "attention_output/bias"), output_dense->bias)}, {},
-                   onnx_name(*this, "attention_output/Add"));
-  }
-  return o;
+  const std::string k = onnx_attention_heads(*this, g, key, key_dense, {0, 2, 3, 1});      // (N, h, k, S)
+  const std::string v = onnx_attention_heads(*this, g, in[1], value_dense, {0, 2, 1, 3});  // (N, h, S, v)
+  const at::Tensor causal =
+      options.use_causal_mask() ? detail::causal_bias(input_shapes()[0][0], input_shapes()[1][0]) : at::Tensor();
+  return detail::onnx_attention_output(*this, g, q, k, v, causal, output_dense);
 }
 
 TORCHFIT_REGISTER_LAYER(MultiHeadAttention);

@@ -34,7 +34,7 @@ namespace torchfit {
   X(RandomColorDegeneration) X(RandomSharpness) X(RandomPosterization) X(Solarization) X(AutoContrast) \
   X(Equalization) X(RandAugment) \
   X(Embedding) X(EinsumDense) X(SimpleRNN) X(LSTM) X(GRU) X(Bidirectional) X(TimeDistributed) \
-  X(MultiHeadAttention) X(Attention) X(AdditiveAttention) X(Masking)
+  X(MultiHeadAttention) X(GroupQueryAttention) X(Attention) X(AdditiveAttention) X(Masking)
 // clang-format on
 #define TORCHFIT_DECLARE_REGISTRATION(CLASS) LayerRegistration torchfit_layer_registration_##CLASS();
 TORCHFIT_BUILTIN_LAYERS(TORCHFIT_DECLARE_REGISTRATION)
@@ -77,14 +77,17 @@ std::optional<Shape> opt_shape(const Json& c) {
 std::string unsupported_keras_class_hint(const std::string& cls) {
   static const std::set<std::string> code = {"Lambda", "TFOpLambda", "SlicingOpLambda"};
   static const std::set<std::string> sequence = {
-      "RNN",        "LSTMCell",   "GRUCell",    "SimpleRNNCell",       "StackedRNNCells",
-      "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "GroupQueryAttention", "GroupedQueryAttention"};
+      "RNN", "LSTMCell", "GRUCell", "SimpleRNNCell", "StackedRNNCells", "ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D"};
   static const std::set<std::string> preprocessing = {"CenterCrop",    "TextVectorization", "StringLookup",
                                                       "IntegerLookup", "CategoryEncoding",  "Hashing",
                                                       "Discretization"};
   const std::string own =
       "write it as a C++ layer registered under this class name (docs/extending.md, \"Worked example: "
       "examples/custom_layer/\")";
+  if (cls == "GroupedQueryAttention") {  // Keras's Python class; Keras serializes it under its export name
+    return "Keras writes class GroupedQueryAttention as \"GroupQueryAttention\" (keras.layers' name), which "
+           "torchfit reads";
+  }
   if (code.count(cls))
     return "a " + cls + " layer holds Python code or TensorFlow operations, which torchfit cannot run: " + own;
   if (sequence.count(cls)) return "torchfit has no " + cls + " yet (recurrent and attention layers are coming); " + own;

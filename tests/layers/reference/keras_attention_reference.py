@@ -14,10 +14,21 @@ Sources (keras/src/layers/attention/):
   scores mask (value mask (N, 1, S) and the causal mask) is false, softmax over the last axis, matmul with
   value; the query mask zeroes the output's steps.
 - additive_attention.py: scores = sum(scale * tanh(query[:, :, None] + key[:, None]), -1).
+- grouped_query_attention.py (keras.layers.GroupQueryAttention): EinsumDense "bqm,muh->bquh" (query, bias
+  "uh"), "bkm,mvh->bkvh" (key and value, bias "vh"), "bquh,uhm->bqm" (attention_output, bias "m"); key and
+  value ops.repeat(..., num_query_heads // num_key_value_heads, axis=2) (NumPy's repeat: each key/value head
+  repeated in place, head j serving query heads j*r ... j*r + r - 1); the query multiplied by
+  1/sqrt(head_dim); scores einsum("bquh,bkuh->buqk"); _compute_attention_mask: query_mask (N, T, 1) &
+  value_mask (N, 1, S) & key_mask (N, 1, S) & the causal mask, then & attention_mask; _masked_softmax
+  expands the mask at the heads' axis (Softmax with a mask as above); einsum("buqk,bkuh->bquh").
 
 Requests: {"op": "attention_mha", "x" (query, (N, T, d)), "value", optional "key", "query_kernel",
 "query_bias", "key_kernel", "key_bias", "value_kernel", "value_bias", "output_kernel", "output_bias" (Keras
-shapes; biases optional), "key_dim", "use_causal_mask", optional "attention_mask"}; {"op": "attention_dot" |
+shapes; biases optional), "key_dim", "use_causal_mask", optional "attention_mask"}; {"op": "attention_gqa", the
+same tensors and weights (Keras's GroupQueryAttention shapes), "num_query_heads", "num_key_value_heads",
+"head_dim", "use_causal_mask", optional "attention_mask", "query_mask", "value_mask", "key_mask" (nonzero =
+kept), optional "return": "scores" (the probabilities (N, num_query_heads, T, S) instead of the output)};
+{"op": "attention_dot" |
 "attention_concat" | "attention_additive", "x", "value", optional "key", optional "scale",
 "concat_score_weight", "use_causal_mask", optional "query_mask", "value_mask"}. Sequences as torchfit holds
 them, Keras's order (N, steps, features).
@@ -70,6 +81,42 @@ def mha(req, get):
     return einsum_dense("abcd,cde->abe", o, get("output_kernel"), get("output_bias"))
 
 
+def gqa(req, get):
+    query, value = get("x"), get("value")
+    key = get("key") if req.get("key") is not None else value
+    repeats = req["num_query_heads"] // req["num_key_value_heads"]
+    q = einsum_dense("bqm,muh->bquh", query, get("query_kernel"), get("query_bias"))
+    k = einsum_dense("bkm,mvh->bkvh", key, get("key_kernel"), get("key_bias"))
+    v = einsum_dense("bkm,mvh->bkvh", value, get("value_kernel"), get("value_bias"))
+    k = np.repeat(k, repeats, axis=2)  # ops.repeat: (N, S, num_query_heads, head_dim)
+    v = np.repeat(v, repeats, axis=2)
+    t, s = query.shape[1], value.shape[1]
+    mask = None
+    for name, expand in (("query_mask", -1), ("value_mask", -2), ("key_mask", -2)):
+        if req.get(name) is not None:
+            m = np.expand_dims(get(name) != 0, expand)
+            mask = m if mask is None else mask & m
+    if req.get("use_causal_mask"):
+        c = causal_mask(t, s)
+        mask = c if mask is None else mask & c
+    if req.get("attention_mask") is not None:
+        given = get("attention_mask") != 0
+        mask = given if mask is None else given & mask
+    q = q * (1.0 / np.sqrt(float(req["head_dim"])))
+    scores = np.einsum("bquh,bkuh->buqk", q, k)
+    if mask is not None:
+        m = np.broadcast_to(mask, (query.shape[0], t, s) if mask.ndim == 3 else (t, s))
+        m = m[:, None] if m.ndim == 3 else m  # expanded at the heads' axis
+        scores = np.where(m, scores, -1e9)
+        scores = np.where(m, softmax(scores), 0.0)
+    else:
+        scores = softmax(scores)
+    if req.get("return") == "scores":
+        return scores
+    o = np.einsum("buqk,bkuh->bquh", scores, v)
+    return einsum_dense("bquh,uhm->bqm", o, get("output_kernel"), get("output_bias"))
+
+
 def dense_attention(req, get):
     op = req["op"]
     query, value = get("x"), get("value")
@@ -107,4 +154,6 @@ def run_attention(req):
 
     if req["op"] == "attention_mha":
         return mha(req, get)
+    if req["op"] == "attention_gqa":
+        return gqa(req, get)
     return dense_attention(req, get)

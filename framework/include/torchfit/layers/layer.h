@@ -288,6 +288,12 @@ class Layer : public torch::nn::Module {
 /// snake_case of a Keras class name: "MaxPooling2D" → "max_pooling2d", "Conv2D" → "conv2d".
 std::string keras_snake_case(const std::string& class_name);
 
+/// The snake_case name Keras derives a layer's automatic name and its Keras 3 .weights.h5 key from: that of
+/// the Python class (to_snake_case(obj.__class__.__name__)), keras_snake_case(class_name) except for the one
+/// exported alias whose class is named otherwise: GroupQueryAttention (class GroupedQueryAttention) →
+/// "grouped_query_attention".
+std::string keras_name_base(const std::string& class_name);
+
 /// Keras's automatic layer name for `class_name`: the first of conv2d, conv2d_1, conv2d_2, … (an
 /// InputLayer: input_1, input_2, …, as tf.keras 2) for which `taken` is false. Used by Sequential::add
 /// and Model for every layer without a name.

@@ -86,7 +86,7 @@ class LayerConfigReader {
   /// "layer 'conv2d_1' (Conv2D)".
   std::string who() const {
     const auto n = config_.is_object() ? config_.value("name", std::string()) : std::string();
-    return "layer '" + (n.empty() ? keras_snake_case(class_name_) : n) + "' (" + class_name_ + ")";
+    return "layer '" + (n.empty() ? keras_name_base(class_name_) : n) + "' (" + class_name_ + ")";
   }
 
  private:
