@@ -80,9 +80,10 @@ void add_data_flags(CLI::App& app, Args& a) {
                  "--model-config keras3_recipe_cnn.json)")
       ->capture_default_str()
       ->check(CLI::IsMember({"generator", "image_dataset"}));
-  auto* cache = app.add_flag("--cache", a.cache,
-                             "Keep decoded, resized images in memory after their first load, with either --loader "
-                             "(image_dataset: Keras's dataset.cache(); augmentation still every epoch)");
+  auto* cache =
+      app.add_flag("--cache", a.cache,
+                   "Keep decoded, resized images in memory after their first load, with either --loader "
+                   "(image_dataset: Keras's dataset.cache(); the generator's augmentation still runs every epoch)");
   app.add_option("--cache-max-mib", a.cache_max_mib,
                  "Budget of the --cache of train/ and of test/ each, MiB (over it: the rest is decoded every epoch)")
       ->capture_default_str()

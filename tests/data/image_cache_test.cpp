@@ -115,8 +115,8 @@ TEST(ImageCache, FloatSamplesReadBackExactlyAndWholeNumbersAsBytes) {
   ::testing::internal::CaptureStderr();
   small.store(0, fractions.data(), fractions.size(), 1);  // 24 bytes > 10: refused
   const std::string err = ::testing::internal::GetCapturedStderr();
-  float v = -1.f;
-  EXPECT_EQ(small.read(0, &v), 0);
+  std::vector<float> none(fractions.size(), -1.f);  // room for what a wrong store would give back
+  EXPECT_EQ(small.read(0, none.data()), 0);
   EXPECT_NE(err.find("cache of data/train: budget ImageDatasetOptions::cache_max_bytes 10 (0.0 MiB)"),
             std::string::npos)
       << err;
