@@ -2,11 +2,13 @@
 //   <out>/train/<class>/NNNNN.png, <out>/test/<class>/NNNNN.png, <out>/pred/NNNNN.png, <out>/pred_labels.csv
 // Idempotent: every planned file is encoded in memory and compared with what is on disk; only
 // missing or different files are written and stale PNGs in these folders are removed.
-// Subcommand `bench` measures the DirectoryIterator's images/s (scripts/bench_data.sh).
+// Subcommand `bench` measures the images/s of the DirectoryIterator (scripts/bench_data.sh) or, with
+// --loader image_dataset, of image_dataset_from_directory's ImageDataset.
 #include <torchfit/data/directory_iterator.h>
 #include <torchfit/data/idx.h>
 #include <torchfit/data/image.h>
 #include <torchfit/data/image_data_generator.h>
+#include <torchfit/data/image_dataset.h>
 #include <torchfit/error.h>
 #include <torchfit/io/atomic_file.h>
 #include <torchfit/io/csv.h>
@@ -23,9 +25,12 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace fs = std::filesystem;
 using namespace torchfit::data;
@@ -265,6 +270,7 @@ int prepare(const Options& o) {
 
 struct BenchOptions {
   std::string dir = "data/train";
+  std::string loader = "generator";
   int64_t workers = 1, batches = 100, size = 150, batch_size = 32;
   int64_t max_image_pixels = kMaxImagePixels;
   bool no_augment = false;
@@ -272,46 +278,77 @@ struct BenchOptions {
   int64_t cache_max_mib = 4096;
 };
 
-int bench(const BenchOptions& b) {
-  const int64_t workers = b.workers, batches = b.batches, size = b.size, batch_size = b.batch_size;
-  const bool augment = !b.no_augment;
-  const ImageDataGeneratorOptions o = augment ? article_augmentation() : ImageDataGeneratorOptions().rescale(1.0 / 255);
+// The source `bench` times: flow_from_directory (the seeds' augmentation unless --no-augment) or
+// image_dataset_from_directory (bilinear, no augmentation), seed 1; `cache_of` reports its cache then.
+struct BenchSource {
+  std::unique_ptr<BatchIterator> it;
+  std::function<std::pair<int64_t, int64_t>()> cache_of;  // cached samples, bytes
+  std::string name;
+};
+
+BenchSource bench_source(const BenchOptions& b) {
+  if (b.loader == "image_dataset") {
+    auto ds = image_dataset_from_directory(b.dir, ImageDatasetOptions()
+                                                      .image_size({b.size, b.size})
+                                                      .batch_size(b.batch_size)
+                                                      .workers(b.workers)
+                                                      .max_image_pixels(b.max_image_pixels)
+                                                      .seed(1)
+                                                      .cache(b.cache)
+                                                      .cache_max_bytes(b.cache_max_mib << 20)
+                                                      .verbose(false));
+    ImageDataset* p = ds.get();
+    return {std::move(ds), [p] { return std::make_pair(p->cached_samples(), p->cache_bytes()); }, "ImageDataset"};
+  }
+  const ImageDataGeneratorOptions o =
+      b.no_augment ? ImageDataGeneratorOptions().rescale(1.0 / 255) : article_augmentation();
   auto it = ImageDataGenerator(o).flow_from_directory(b.dir, FlowOptions()
-                                                                 .target_size({size, size})
-                                                                 .batch_size(batch_size)
-                                                                 .workers(workers)
+                                                                 .target_size({b.size, b.size})
+                                                                 .batch_size(b.batch_size)
+                                                                 .workers(b.workers)
                                                                  .max_image_pixels(b.max_image_pixels)
                                                                  .seed(1)
                                                                  .cache(b.cache)
                                                                  .cache_max_bytes(b.cache_max_mib << 20)
                                                                  .verbose(false));
+  DirectoryIterator* p = it.get();
+  return {std::move(it), [p] { return std::make_pair(p->cached_samples(), p->cache_bytes()); }, "DirectoryIterator"};
+}
+
+int bench(const BenchOptions& b) {
+  const int64_t workers = b.workers, batches = b.batches, size = b.size, batch_size = b.batch_size;
+  const bool augment = !b.no_augment && b.loader == "generator";
+  BenchSource source = bench_source(b);
+  BatchIterator& it = *source.it;
   // Warm-up: threads started, queue primed; with --cache the whole first pass, which fills the cache,
   // so that the timed batches are those of the second pass (epoch 2).
-  const int64_t warmup = b.cache ? it->batches_per_pass() : 2;
+  const int64_t warmup = b.cache ? it.batches_per_pass() : 2;
   const auto f0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < warmup; ++i) it->next();
+  for (int64_t i = 0; i < warmup; ++i) it.next();
   const double fill_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
   const auto t0 = std::chrono::steady_clock::now();
   const std::clock_t c0 = std::clock();  // process CPU time, all threads
   int64_t images = 0;
   double wait = 0;
   for (int64_t i = 0; i < batches; ++i) {
-    const Batch b = it->next();
-    images += b.size();
-    wait += b.wait_ms;
+    const Batch batch = it.next();
+    images += batch.size();
+    wait += batch.wait_ms;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double cpu = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
   std::printf(
-      "torchfit DirectoryIterator workers=%lld images=%lld seconds=%.3f images_per_s=%.1f cpu_seconds=%.3f "
+      "torchfit %s workers=%lld images=%lld seconds=%.3f images_per_s=%.1f cpu_seconds=%.3f "
       "images_per_cpu_s=%.1f wait_ms_per_batch=%.2f augment=%d size=%lld batch=%lld cache=%d",
-      static_cast<long long>(workers), static_cast<long long>(images), s, images / s, cpu, images / cpu,
-      wait / static_cast<double>(batches), augment ? 1 : 0, static_cast<long long>(size),
+      source.name.c_str(), static_cast<long long>(workers), static_cast<long long>(images), s, images / s, cpu,
+      images / cpu, wait / static_cast<double>(batches), augment ? 1 : 0, static_cast<long long>(size),
       static_cast<long long>(batch_size), b.cache ? 1 : 0);
-  if (b.cache)  // the first pass (it fills the cache) and the cache's size after it
+  if (b.cache) {  // the first pass (it fills the cache) and the cache's size after it
+    const auto [cached, bytes] = source.cache_of();
     std::printf(" pass1_images_per_s=%.1f cached_samples=%lld cache_mib=%.1f",
-                static_cast<double>(it->samples()) / fill_s, static_cast<long long>(it->cached_samples()),
-                static_cast<double>(it->cache_bytes()) / (1 << 20));
+                static_cast<double>(it.samples()) / fill_s, static_cast<long long>(cached),
+                static_cast<double>(bytes) / (1 << 20));
+  }
   std::printf("\n");
   return 0;
 }
@@ -342,6 +379,12 @@ void add_prepare_flags(CLI::App& app, Options& o) {
 void add_bench_flags(CLI::App& b, BenchOptions& o) {
   using namespace torchfit::apps;
   b.add_option("--dir", o.dir, "image folder (class sub-folders)")->capture_default_str()->check(existing_directory());
+  b.add_option(
+       "--loader", o.loader,
+       "generator (flow_from_directory, the seeds' augmentation) | image_dataset (image_dataset_from_directory: "
+       "bilinear, no augmentation)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"generator", "image_dataset"}));
   b.add_option("--workers", o.workers, "worker threads (0 = all cores)")
       ->capture_default_str()
       ->check(int_range(0, limits::kMaxWorkers));
@@ -353,7 +396,7 @@ void add_bench_flags(CLI::App& b, BenchOptions& o) {
       ->check(int_range(1, limits::kMaxTargetSize));
   add_batch_size_flag(b, o.batch_size, "batch size");
   add_max_image_pixels_flag(b, o.max_image_pixels);
-  b.add_flag("--no-augment", o.no_augment, "rescale only");
+  b.add_flag("--no-augment", o.no_augment, "rescale only (--loader generator)");
   b.add_flag("--cache", o.cache, "decoded-image cache: the first pass fills it (untimed), the timed batches follow");
   b.add_option("--cache-max-mib", o.cache_max_mib, "budget of --cache, MiB")
       ->capture_default_str()
@@ -367,7 +410,8 @@ int main(int argc, char** argv) {
   Options o;
   add_prepare_flags(app, o);
   BenchOptions bo;
-  auto* b = app.add_subcommand("bench", "images/s of DirectoryIterator with the seeds' augmentation");
+  auto* b = app.add_subcommand(
+      "bench", "images/s of DirectoryIterator with the seeds' augmentation, or of image_dataset_from_directory");
   add_bench_flags(*b, bo);
   TORCHFIT_CLI_PARSE(app, argc, argv);
   return torchfit::apps::run_reporting_errors("prepare_data", [&] {

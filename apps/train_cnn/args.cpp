@@ -82,7 +82,8 @@ void add_data_flags(CLI::App& app, Args& a) {
       ->check(CLI::IsMember({"generator", "image_dataset"}));
   auto* cache =
       app.add_flag("--cache", a.cache,
-                   "Keep decoded, resized images in memory after their first load (augmentation still every epoch)");
+                   "Keep decoded, resized images in memory after their first load, with either --loader "
+                   "(image_dataset: Keras's dataset.cache(); the generator's augmentation still runs every epoch)");
   app.add_option("--cache-max-mib", a.cache_max_mib,
                  "Budget of the --cache of train/ and of test/ each, MiB (over it: the rest is decoded every epoch)")
       ->capture_default_str()
@@ -93,10 +94,13 @@ void add_data_flags(CLI::App& app, Args& a) {
   app.add_option("--seed", a.seed, "Seed for weights, shuffling and augmentation")
       ->capture_default_str()
       ->check(seed_value());
-  app.add_flag("--no-augment", a.no_augment, "Train without augmentation (rescale only)");
+  app.add_flag("--no-augment", a.no_augment,
+               "Train without augmentation (rescale only); --loader generator only (image_dataset does none: "
+               "augmentation layers in the model do)");
   app.add_option("--rescale", a.rescale,
                  "Factor the pixel values (0-255) are multiplied by, in training and validation (Keras rescale; "
-                 "1 for a model trained on raw pixels, such as MLPerf Tiny's ResNet-8)")
+                 "1 for a model trained on raw pixels, such as MLPerf Tiny's ResNet-8); --loader generator only "
+                 "(image_dataset gives 0-255: a Rescaling layer in the model, as Keras 3)")
       ->default_str("1/255")
       ->transform(positive_fraction());
 }

@@ -27,7 +27,7 @@ struct Args {
   /// --loader: "generator" (ImageDataGenerator.flow_from_directory, augmented) | "image_dataset"
   /// (Keras 3's image_dataset_from_directory: no augmentation, values 0..255)
   std::string loader = "generator";
-  bool cache = false;            ///< --cache: decoded-image cache for the train and test iterators
+  bool cache = false;            ///< --cache: decoded-image cache for the train and test sources (either loader)
   int64_t cache_max_mib = 4096;  ///< --cache-max-mib: budget of each of those caches, MiB
   int64_t max_image_pixels = torchfit::data::kMaxImagePixels;
   std::string sixteen_bit = "high_byte";

@@ -46,12 +46,18 @@ struct Sources {
 };
 
 // --loader image_dataset: Keras 3's image_dataset_from_directory over train/ and test/ (test/ with train/'s
-// classes). The generator's flags have no meaning there: given, they are refused.
+// classes), with --cache (Keras's dataset.cache()), --cache-max-mib and --sixteen-bit as the generator has
+// them. --rescale and --no-augment have no meaning there (the values stay 0-255, nothing is augmented in
+// the loader): given, they are refused with the way Keras 3 does it.
 Sources make_dataset_sources(const Args& a, const fs::path& train_dir, const fs::path& test_dir, bool chief) {
-  for (const char* flag : {"--cache", "--cache-max-mib", "--sixteen-bit", "--rescale", "--no-augment"})
-    if (a.given.count(flag))
-      throw apps::UsageError(std::string(flag) +
-                             " applies to --loader generator only (image_dataset feeds the 0-255 values, unaugmented)");
+  if (a.given.count("--rescale"))
+    throw apps::UsageError(
+        "--rescale applies to --loader generator only: image_dataset gives the 0-255 values; put a Rescaling "
+        "layer in the model, as Keras 3 does (e.g. --model-config keras3_recipe_cnn.json)");
+  if (a.given.count("--no-augment"))
+    throw apps::UsageError(
+        "--no-augment applies to --loader generator only: image_dataset does no augmentation; augmentation "
+        "layers in the model do (a model without them trains unaugmented)");
   const auto options = data::ImageDatasetOptions()
                            .label_mode("categorical")
                            .image_size({a.target_size, a.target_size})
@@ -60,6 +66,9 @@ Sources make_dataset_sources(const Args& a, const fs::path& train_dir, const fs:
                            .seed(static_cast<int64_t>(a.seed % 4294967296ull))
                            .workers(a.workers)
                            .max_image_pixels(a.max_image_pixels)
+                           .sixteen_bit(a.sixteen_bit)
+                           .cache(a.cache)
+                           .cache_max_bytes(a.cache_max_mib << 20)
                            .verbose(chief);
   Sources s;
   auto train = data::image_dataset_from_directory(train_dir.string(), options);

@@ -6,6 +6,7 @@
 #include <torchfit/error.h>
 
 #include <atomic>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -83,6 +84,44 @@ TEST(ImageCache, TheOverBudgetWarningsFiguresAgreeWhileThreadsStore) {
     ASSERT_NE(err.find("reached with 5 of 16 samples cached"), std::string::npos) << "round " << round << ": " << err;
     ASSERT_NE(err.find("would need about 1048576 bytes"), std::string::npos) << "round " << round << ": " << err;
   }
+}
+
+// A float sample (image_dataset_from_directory's resize) reads back bit for bit, at 4 bytes per value;
+// one of whole numbers 0..255 is kept as bytes (1 per value) and reads back the same; −0 and values
+// outside 0..255 stay float32.
+TEST(ImageCache, FloatSamplesReadBackExactlyAndWholeNumbersAsBytes) {
+  ImageCache cache(4, 1000, "data/train", "ImageDatasetOptions::cache_max_bytes");
+  const std::vector<float> fractions = {0.f, 12.5f, 254.99998f, 1e-7f, 3.f, 255.f};
+  const std::vector<float> whole = {0.f, 1.f, 128.f, 255.f, 7.f, 9.f};
+  const std::vector<float> negative_zero = {-0.f, 1.f}, above = {256.f, 1.f};
+  const std::vector<const std::vector<float>*> samples = {&fractions, &whole, &negative_zero, &above};
+  for (int64_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(cache.claim(i));
+    cache.store(i, samples[static_cast<size_t>(i)]->data(), samples[static_cast<size_t>(i)]->size(), 2);
+  }
+  EXPECT_EQ(cache.bytes(), 6 * 4 + 6 + 2 * 4 + 2 * 4);
+  EXPECT_EQ(cache.cached_samples(), 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    const std::vector<float>& want = *samples[static_cast<size_t>(i)];
+    std::vector<float> out(want.size(), -1.f);
+    EXPECT_EQ(cache.read(i, out.data()), 2);
+    for (size_t k = 0; k < want.size(); ++k) {
+      EXPECT_EQ(out[k], want[k]) << "sample " << i << " value " << k;
+      EXPECT_EQ(std::signbit(out[k]), std::signbit(want[k])) << "sample " << i << " value " << k;
+    }
+  }
+  ImageCache small(2, 10, "data/train", "ImageDatasetOptions::cache_max_bytes");
+  ASSERT_TRUE(small.claim(0));
+  ::testing::internal::CaptureStderr();
+  small.store(0, fractions.data(), fractions.size(), 1);  // 24 bytes > 10: refused
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  std::vector<float> none(fractions.size(), -1.f);  // room for what a wrong store would give back
+  EXPECT_EQ(small.read(0, none.data()), 0);
+  EXPECT_NE(err.find("cache of data/train: budget ImageDatasetOptions::cache_max_bytes 10 (0.0 MiB)"),
+            std::string::npos)
+      << err;
+  ASSERT_TRUE(small.claim(1));
+  EXPECT_THROW(small.store(1, fractions.data(), fractions.size(), 5), std::invalid_argument) << "channels 1..4";
 }
 
 TEST(ImageCache, BadArgumentsAreErrors) {

@@ -50,15 +50,26 @@ expect_exit 2 "--sixteen-bit" "$BIN/train_cnn" --data "$WORK/data" --sixteen-bit
 expect_exit 0 "Found 48 images" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run --sixteen-bit pillow
 
 # --loader image_dataset (Keras 3's image_dataset_from_directory): its Found line, a tiny run with
-# validation, and the generator's flags refused with it.
+# validation, the cache and the 16-bit policy taken with it (the cached run's losses equal the uncached
+# run's), and the generator's --rescale and --no-augment refused with the way Keras 3 does it.
 expect_exit 2 "--loader" "$BIN/train_cnn" --data "$WORK/data" --loader tfdata --dry-run
-expect_exit 2 "--rescale applies to --loader generator only" "$BIN/train_cnn" --data "$WORK/data" \
-  --loader image_dataset --rescale 1 --dry-run
+expect_exit 2 "--rescale applies to --loader generator only: image_dataset gives the 0-255 values; put a Rescaling" \
+  "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --rescale 1 --dry-run
+expect_exit 2 "--no-augment applies to --loader generator only: image_dataset does no augmentation; augmentation" \
+  "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --no-augment --dry-run
 expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \
   --loader image_dataset --target-size 32 --dry-run
-expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset \
-  --device cpu --epochs 1 --steps-per-epoch 3 --batch-size 8 --target-size 32 --validation-steps 2 \
-  --run-dir "$WORK/run_dataset" --seed 1
+expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \
+  --loader image_dataset --target-size 32 --dry-run --cache --cache-max-mib 1 --sixteen-bit pillow
+expect_exit 2 "--sixteen-bit" "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --sixteen-bit clip --dry-run
+expect_exit 2 "--cache-max-mib" "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --cache-max-mib 8 --dry-run
+for cache in "" --cache; do
+  expect_exit 0 "val_categorical_accuracy: " "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset \
+    --device cpu --epochs 2 --steps-per-epoch 6 --batch-size 8 --target-size 32 --validation-steps 2 \
+    --run-dir "$WORK/run_dataset$cache" --seed 1 --no-checkpoint $cache
+done
+[ "$(cut -d, -f1-5 "$WORK/run_dataset/epochs.csv")" = "$(cut -d, -f1-5 "$WORK/run_dataset--cache/epochs.csv")" ] \
+  || { cat "$WORK"/run_dataset*/epochs.csv; fail "--cache changed the image_dataset run's epochs"; }
 
 # --loss: a Keras loss by name or object, recorded in run.json; unknown ones and sparse labels refused.
 expect_exit 2 "--loss: unknown loss 'hubber'" "$BIN/train_cnn" --data "$WORK/data" --loss hubber --dry-run

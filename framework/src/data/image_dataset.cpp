@@ -1,6 +1,6 @@
 // image_dataset_from_directory: Keras 3's file index, shuffle and split (keras/src/utils/dataset_utils.py),
 // and its batches, built from the folder walk (image_folder), the decoder (image), the Resizing layer's
-// resize, the label encoding and the prefetch ring.
+// resize, the decoded-image cache (image_cache), the label encoding and the prefetch ring.
 #include <torchfit/data/image_data_generator.h>
 #include <torchfit/data/image_dataset.h>
 #include <torchfit/data/label_encoder.h>
@@ -163,6 +163,8 @@ void check_image_dataset_options(const ImageDatasetOptions& o) {
                       std::to_string(*o.batch_size()));
   skips_bad_images(o.on_bad_image());
   check_validation_split_arg(o);
+  parse_sixteen_bit(o.sixteen_bit());
+  ImageCache::check_max_bytes(o.cache_max_bytes());
 }
 
 ImageDatasetIndex index_image_directory(const std::string& directory, const ImageDatasetOptions& given) {
@@ -252,7 +254,9 @@ struct ImageDataset::State {
   std::vector<int64_t> groups;                      // per file: its label's position in the sorted labels
   std::vector<std::vector<int64_t>> group_samples;  // per group: its files, ascending
   std::vector<std::string> group_names;
+  SixteenBit sixteen_bit = SixteenBit::high_byte;
   detail::ReplacedFiles replaced;
+  std::unique_ptr<ImageCache> cache;  // options cache: the resized samples
   Resizing resize{nullptr};
   std::unique_ptr<BatchAssembler> assembler;
   std::unique_ptr<PrefetchRing> ring;
@@ -267,6 +271,7 @@ ImageDataset::ImageDataset(std::string directory, ImageDatasetIndex index, Image
   check_image_dataset_options(options_);
   State& s = *state_;
   s.color = parse_color_mode(options_.color_mode());
+  s.sixteen_bit = parse_sixteen_bit(options_.sixteen_bit());
   s.has_labels = options_.label_mode() != "none" && options_.labels() != "none";
   if (s.has_labels && index_.labels.size() != index_.file_paths.size())
     throw ConfigError("ImageDataset: " + std::to_string(index_.labels.size()) + " labels for " +
@@ -275,6 +280,9 @@ ImageDataset::ImageDataset(std::string directory, ImageDatasetIndex index, Image
       [this](int64_t job) { return make_batch(job / batches_per_pass(), job % batches_per_pass()); },
       options_.workers(), options_.max_queue_size());
   drop_bad_files();
+  if (options_.cache())
+    s.cache = std::make_unique<ImageCache>(samples(), options_.cache_max_bytes(), directory_,
+                                           "ImageDatasetOptions::cache_max_bytes");
   s.resize = Resizing(ResizingOptions(options_.image_size()[0], options_.image_size()[1])
                           .interpolation(lower_case(options_.interpolation()))
                           .crop_to_aspect_ratio(options_.crop_to_aspect_ratio())
@@ -344,13 +352,17 @@ std::array<int64_t, 3> ImageDataset::image_shape() const {
   return {channels_of(state_->color), options_.image_size()[0], options_.image_size()[1]};
 }
 
+int64_t ImageDataset::cached_samples() const { return state_->cache ? state_->cache->cached_samples() : 0; }
+int64_t ImageDataset::cache_bytes() const { return state_->cache ? state_->cache->bytes() : 0; }
+
 void ImageDataset::load_sample(int64_t index, float* out) {
   State& s = *state_;
+  if (s.cache && s.cache->read(index, out) != 0) return;  // the resized sample of an earlier load
   const bool skip = skips_bad_images(options_.on_bad_image());
   const detail::SampleGroups groups{index_.file_paths, s.groups, s.group_samples, s.group_names, directory_};
   const Image img = detail::decode_or_replace(index, groups, s.replaced, [&](const std::string& path, Image& dst) {
     try {
-      dst = load_image(path, s.color, /*keep_gray=*/false, options_.max_image_pixels());
+      dst = load_image(path, s.color, /*keep_gray=*/false, options_.max_image_pixels(), s.sixteen_bit);
       return true;
     } catch (const IoError& e) {
       if (!skip) throw;
@@ -365,6 +377,8 @@ void ImageDataset::load_sample(int64_t index, float* out) {
   const at::Tensor x = hwc.permute({2, 0, 1}).unsqueeze(0).to(at::kDouble);
   const at::Tensor y = s.resize->forward(x).to(at::kFloat).contiguous();
   std::copy(y.data_ptr<float>(), y.data_ptr<float>() + y.numel(), out);
+  if (s.cache && s.cache->claim(index))
+    s.cache->store(index, out, static_cast<size_t>(y.numel()), channels_of(s.color));
 }
 
 Batch ImageDataset::make_batch(int64_t pass, int64_t batch_index) {
@@ -426,6 +440,7 @@ StreamConfig ImageDataset::stream_config() const {
   c["color_mode"] = options_.color_mode();
   c["interpolation"] = lower_case(options_.interpolation());
   c["label_mode"] = options_.label_mode();
+  c["sixteen_bit"] = options_.sixteen_bit();  // checkpoints from before it lack the key: not compared then
   if (unbatched()) c["batch_size"] = "none";
   return c;
 }

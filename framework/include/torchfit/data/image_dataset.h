@@ -19,6 +19,7 @@
 
 #include <torchfit/data/batch_iterator.h>
 #include <torchfit/data/image.h>
+#include <torchfit/data/image_cache.h>
 #include <torchfit/data/image_folder.h>
 
 namespace torchfit::data {
@@ -27,7 +28,8 @@ namespace torchfit::data {
 using Size2 = std::array<int64_t, 2>;
 
 /// Arguments of image_dataset_from_directory: Keras 3's names and defaults (Keras's None is written
-/// "none", 0 or unset as each says), plus torchfit's threading and bad-file options. Chained setters:
+/// "none", 0 or unset as each says), plus torchfit's threading, bad-file, 16-bit and cache options (the
+/// cache is Keras's `dataset.cache()`). Chained setters:
 /// `ImageDatasetOptions().image_size({150, 150}).validation_split(0.2).subset("training").seed(1337)`.
 struct ImageDatasetOptions {
   /// "int" (default: the class index, int64 (N)) | "categorical" (one-hot float32 (N, K)) | "binary"
@@ -83,6 +85,24 @@ struct ImageDatasetOptions {
   /// torchfit: pixel limit of one file (width·height), as FlowOptions::max_image_pixels. Default
   /// kMaxImagePixels; 0 = no limit.
   TORCH_ARG(int64_t, max_image_pixels) = kMaxImagePixels;
+  /// torchfit: how 16-bit samples become 8-bit, as FlowOptions::sixteen_bit: "high_byte" (default;
+  /// value >> 8 — also what Keras 3's tf.io.decode_image gives, TensorFlow's PNG reader keeping the high
+  /// byte for uint8) | "pillow" (Keras's load_img: a 16-bit grayscale file clipped to 0..255, colour
+  /// files by high byte). See SixteenBit in image.h. ConfigError for another value.
+  TORCH_ARG(std::string, sixteen_bit) = "high_byte";
+  /// Keep every sample's decoded, resized image (float32 as TensorFlow's resize gives it; bytes when
+  /// every value is a whole number 0..255, e.g. at the file's own size) in memory after its first load —
+  /// what a Keras user writes as `image_dataset_from_directory(...).cache()`: later passes neither read,
+  /// decode nor resize it. Shuffling stays per pass, so the batches are identical with and without the
+  /// cache (same seed). The cache keeps the first read of each file (a file changed on disk later is not
+  /// re-read) and a file's replacement after a decoding failure. An ImageCache (image_cache.h), as
+  /// FlowOptions::cache; not part of stream_config(): a run may resume with or without it. Default false.
+  TORCH_ARG(bool, cache) = false;
+  /// Memory budget of the cache in bytes held, as FlowOptions::cache_max_bytes: 4 per value of a float
+  /// sample (C·H·W·4; 150×150 rgb: 270,000 B), 1 per value of a byte one. Default kDefaultCacheMaxBytes
+  /// (4 GiB). Over it the samples loaded first stay cached and the others are decoded on every pass (one
+  /// warning says so) — a fallback, not an error. ConfigError when < 1 (checked with the cache off too).
+  TORCH_ARG(int64_t, cache_max_bytes) = kDefaultCacheMaxBytes;
 
  public:
   /// Keras's `labels`: "inferred" (default; from the sub-folders) or "none" (no labels; Keras None).
@@ -120,7 +140,8 @@ struct ImageDatasetIndex {
 };
 
 /// Checks `options` in Keras's order (labels, label_mode, color_mode, image_size, interpolation, then
-/// check_validation_split_arg) with our names. Errors: ConfigError naming the argument and the value.
+/// check_validation_split_arg) with our names, then torchfit's (on_bad_image, sixteen_bit,
+/// cache_max_bytes). Errors: ConfigError naming the argument and the value.
 void check_image_dataset_options(const ImageDatasetOptions& options);
 
 /// Keras's index_directory for image_dataset_from_directory (formats .bmp .gif .jpeg .jpg .png in any
@@ -161,6 +182,9 @@ std::vector<int64_t> buffered_shuffle_order(int64_t n, int64_t buffer, uint64_t 
 /// (Keras's tf.data shuffle per epoch), else file_paths() order.
 /// Bad files: every file gets the header check at construction (skipped or IoError as on_bad_image
 /// says); one that fails to decode later is replaced by the next readable file of the same label.
+/// Cache (options cache, cache_max_bytes): an ImageCache of one slot per sample, allocated at
+/// construction; the worker that loads a sample first stores its resized values, every later load of
+/// it (any pass) copies them — the order of each pass is drawn as without it.
 /// Errors (constructor): ConfigError for bad options; IoError with on_bad_image "error" for a bad file,
 /// and when no file is left. next() rethrows a worker's IoError.
 class ImageDataset : public BatchIterator {
@@ -181,7 +205,8 @@ class ImageDataset : public BatchIterator {
   void reset() override;
   /// Moves the position without decoding (batches are a function of seed, pass and position).
   void skip(int64_t batches) override;
-  /// Batch size, samples, seed, shuffle, image size, colour mode, interpolation, label mode, loader.
+  /// Batch size, samples, seed, shuffle, image size, colour mode, interpolation, label mode, 16-bit
+  /// policy, loader (not the cache: it does not change the batches).
   StreamConfig stream_config() const override;
   /// {"rescale": 0 (none), "samplewise_center": false, "samplewise_std_normalization": false}: the values
   /// are fed as they are (0..255), so a checkpoint tells predict_cnn not to rescale.
@@ -205,6 +230,10 @@ class ImageDataset : public BatchIterator {
   /// Files left out at construction, with reasons.
   const std::vector<SkippedFile>& skipped() const { return skipped_; }
   const ImageDatasetOptions& options() const { return options_; }
+  /// Samples whose image is in the cache now (0 without the cache option).
+  int64_t cached_samples() const;
+  /// Bytes held by the cache now (≤ cache_max_bytes; 0 without the cache option).
+  int64_t cache_bytes() const;
   /// Batch `batch_index` of pass `pass` (unbatched: sample `batch_index` of the pass, without the batch
   /// axis), built on the calling thread. Errors: IndexError outside
   /// the pass's batches or for pass < 0.
