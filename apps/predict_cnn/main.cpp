@@ -242,7 +242,8 @@ data::ImageDataGeneratorOptions input_preprocessing(const Args& a, const saving:
   }
   if (!std::isnan(a.rescale)) return o.rescale(a.rescale);
   if (!info.preprocessing.is_null() && data::options_text(o) != data::options_text(keras_usual))
-    torchfit::logger().info("{} (the training run's, from '{}')", data::options_text(o), a.model_path);
+    torchfit::logger().info("input preprocessing {} (the training run's, from '{}')", data::options_text(o),
+                            a.model_path);
   return o;
 }
 

@@ -24,6 +24,7 @@
 #include <torchfit/training/keras_optimizer_state.h>
 #include <torchfit/training/model_checkpoint.h>
 #include <torchfit/training/optimizers.h>
+#include <torchfit/training/predict.h>
 #include <torchfit/training/run_logger.h>
 #include <torchfit/training/run_report.h>
 #include <torchfit/training/tensorboard.h>
@@ -58,12 +59,15 @@ Sources make_dataset_sources(const Args& a, const fs::path& train_dir, const fs:
     throw apps::UsageError(
         "--no-augment applies to --loader generator only: image_dataset does no augmentation; augmentation "
         "layers in the model do (a model without them trains unaugmented)");
+  if (a.seed > 4294967295ull)  // Keras's seeds for image_dataset_from_directory are NumPy's 32-bit ones
+    throw apps::UsageError("--seed " + std::to_string(a.seed) +
+                           ": --loader image_dataset takes a seed in 0..4294967295 (NumPy's RandomState, as Keras)");
   const auto options = data::ImageDatasetOptions()
                            .label_mode("categorical")
                            .image_size({a.target_size, a.target_size})
                            .color_mode(a.color_mode)
                            .batch_size(a.batch_size)
-                           .seed(static_cast<int64_t>(a.seed % 4294967296ull))
+                           .seed(static_cast<int64_t>(a.seed))
                            .workers(a.workers)
                            .max_image_pixels(a.max_image_pixels)
                            .sixteen_bit(a.sixteen_bit)
@@ -256,6 +260,24 @@ std::shared_ptr<distributed::ProcessGroup> join_group(const Args& a, const std::
 }
 
 // Trains `model` on `s` with the run files and checkpoints of `a`; returns the exit status.
+// The loader's scaling and the model's own, which Keras leaves to the user: the generator's --rescale on top
+// of a model that scales its own input (a Rescaling first) scales twice; image_dataset's 0-255 values into
+// a model that does not reach it unscaled. Said, not refused: either can be meant.
+void warn_about_pixel_scaling(const Args& a, const ModelImpl& model) {
+  const bool own = scales_own_input(model);
+  if (a.loader == "generator" && own)
+    torchfit::logger().warn(
+        "the model scales its own input (a Rescaling or Normalization before its first weights) "
+        "and the generator multiplies the pixels by --rescale {} too: use --loader image_dataset "
+        "(0-255 values) or --rescale 1",
+        a.rescale);
+  if (a.loader == "image_dataset" && !own)
+    torchfit::logger().warn(
+        "--loader image_dataset feeds the 0-255 values and the model has no Rescaling or "
+        "Normalization before its first weights: it trains on unscaled pixels (Keras 3 puts "
+        "Rescaling(1/255) first, as keras3_recipe_cnn.json does)");
+}
+
 int train(Args& a, Model model, Sources& s, const c10::Device& device,
           const std::shared_ptr<distributed::ProcessGroup>& group,
           const std::shared_ptr<const saving::Checkpoint>& resumed, const OptimizerOptions& optimizer) {
@@ -337,6 +359,7 @@ int run(Args& a) {
   // A bad --class-weight: exit 2 before training.
   sources.class_weight = class_weight(a, sources.train_classes, sources.train->class_indices());
   Model model = make_model(a, sources.num_classes(), resumed.get());
+  warn_about_pixel_scaling(a, *model);
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {

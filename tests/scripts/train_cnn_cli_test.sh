@@ -59,6 +59,14 @@ expect_exit 2 "--no-augment applies to --loader generator only: image_dataset do
   "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --no-augment --dry-run
 expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \
   --loader image_dataset --target-size 32 --dry-run
+# The loader's scaling against the model's own: each mismatch is said (the seed CNN has no Rescaling; the
+# recipe CNN has one, which the generator's 1/255 would double). image_dataset's seed is NumPy's 32-bit one.
+expect_exit 0 "trains on unscaled pixels" "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset \
+  --target-size 32 --dry-run
+expect_exit 0 "multiplies the pixels by --rescale" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run \
+  --model-config "$SRC/apps/train_cnn/keras3_recipe_cnn.json"
+expect_exit 2 "--loader image_dataset takes a seed in 0..4294967295" "$BIN/train_cnn" --data "$WORK/data" \
+  --loader image_dataset --target-size 32 --seed 4294967297 --dry-run
 expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \
   --loader image_dataset --target-size 32 --dry-run --cache --cache-max-mib 1 --sixteen-bit pillow
 expect_exit 2 "--sixteen-bit" "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset --sixteen-bit clip --dry-run
