@@ -12,6 +12,7 @@
 #include <torchfit/distributed/local_setup.h>
 #include <torchfit/error.h>
 #include <torchfit/keras/keras_import.h>
+#include <torchfit/keras/keras_save.h>
 #include <torchfit/keras/model_config_file.h>
 #include <torchfit/model/clone_model.h>
 #include <torchfit/model/seed_cnn.h>
@@ -360,6 +361,7 @@ int run(Args& a) {
   sources.class_weight = class_weight(a, sources.train_classes, sources.train->class_indices());
   Model model = make_model(a, sources.num_classes(), resumed.get());
   warn_about_pixel_scaling(a, *model);
+  if (!a.save_keras.empty()) keras::check_keras_file(*model, a.save_keras);  // before training, not after
   model->set_memory_format(a.memory_format);
   apply_dtype_policy(a, *model, device);
   if (chief) {

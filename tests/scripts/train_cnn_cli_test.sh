@@ -65,6 +65,11 @@ expect_exit 0 "trains on unscaled pixels" "$BIN/train_cnn" --data "$WORK/data" -
   --target-size 32 --dry-run
 expect_exit 0 "multiplies the pixels by --rescale" "$BIN/train_cnn" --data "$WORK/data" --target-size 32 --dry-run \
   --model-config "$SRC/apps/train_cnn/keras3_recipe_cnn.json"
+# --save-keras's refusals come before training: a TF.js folder for a model with augmentation layers.
+expect_exit 1 "TensorFlow.js 4.22 has no such layer" "$BIN/train_cnn" --data "$WORK/data" --loader image_dataset \
+  --target-size 32 --epochs 1 --steps-per-epoch 1 --run-dir "$WORK/tfjs_refused" \
+  --model-config "$SRC/apps/train_cnn/keras3_recipe_cnn.json" --save-keras "$WORK/tfjs_refused_web/"
+grep -q "Epoch 1/1" "$WORK/out" && fail "--save-keras was refused only after training"
 expect_exit 2 "--loader image_dataset takes a seed in 0..4294967295" "$BIN/train_cnn" --data "$WORK/data" \
   --loader image_dataset --target-size 32 --seed 4294967297 --dry-run
 expect_exit 0 "Found 48 files belonging to 2 classes." "$BIN/train_cnn" --data "$WORK/data" \

@@ -592,10 +592,8 @@ void write_tfjs_folder(const std::string& dir, const nlohmann::json& topology, c
   io::write_text_atomically(dir + "/model.json", manifest.dump());
 }
 
-}  // namespace
-
-void save_tfjs_model(const ModelImpl& model, const std::string& dir, const KerasSaveOptions& options) {
-  check_finite(model, dir);
+// What TensorFlow.js cannot load or computes otherwise, refused naming the layer.
+void check_tfjs_model(const ModelImpl& model) {
   for (const auto& layer : model.layers()) {
     check_tfjs_layer(*layer);
     check_tfjs_name(*layer);
@@ -607,6 +605,13 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir, const Keras
                         "step, Keras only the steps its mask keeps; write a .keras, .h5 file instead");
     }
   }
+}
+
+}  // namespace
+
+void save_tfjs_model(const ModelImpl& model, const std::string& dir, const KerasSaveOptions& options) {
+  check_finite(model, dir);
+  check_tfjs_model(model);
   nlohmann::json config = keras2_model_config(model);
   tfjs_regularizers(config);
   tfjs_wrappers(config);
@@ -636,6 +641,16 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir, const Keras
     throw IoError("cannot write the TF.js model folder '" + dir + "': " + e.what());
   }
   fs::remove_all(old, ec);
+}
+
+void check_keras_file(const ModelImpl& model, const std::string& path) {
+  const std::string kind = keras_output_kind(path);
+  if (kind.empty()) {
+    throw ConfigError("'" + path + "' names no Keras format (.keras, .weights.h5, .h5, or a TF.js folder ending in /)");
+  }
+  if (kind == "TensorFlow.js Layers model") check_tfjs_model(model);
+  if (kind == "Keras 3 model") keras3_model_config(model);
+  if (kind == "tf.keras 2 HDF5 model" || kind == "TensorFlow.js Layers model") keras2_model_config(model);
 }
 
 }  // namespace torchfit::keras

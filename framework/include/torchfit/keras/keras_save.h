@@ -145,6 +145,12 @@ void save_tfjs_model(const ModelImpl& model, const std::string& dir, const Keras
 /// ending in '/'); "" for any other path.
 std::string keras_output_kind(const std::string& path);
 
+/// The refusals of save_keras_file for `path`'s format, without writing anything or reading the weights:
+/// the config checks (keras3_model_config / keras2_model_config) and, for a TF.js folder, the layers
+/// TensorFlow.js lacks or computes otherwise. For a run that writes the file when it ends
+/// (train_cnn --save-keras) to refuse before training. Errors: ConfigError as those writers.
+void check_keras_file(const ModelImpl& model, const std::string& path);
+
 /// Writes `model` in the format `path` names (keras_output_kind): save_keras_model, save_keras_weights,
 /// save_keras_h5 or save_tfjs_model (into the folder, the trailing '/' dropped). Returns the kind written.
 /// Errors: ConfigError naming `path` when it names none of them; as those functions.
