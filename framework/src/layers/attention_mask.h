@@ -120,6 +120,17 @@ EinsumDense attention_projection(const std::string& equation, EinsumOutputShape 
 /// einsum(equation, x, dense's kernel) + its bias (the sublayer's forward on sequences (N, steps, d)).
 at::Tensor attention_project(const EinsumDense& dense, const std::string& equation, const at::Tensor& x);
 
+/// Keras's weights of the four projections (query, key, value, output), each kernel then bias when
+/// `use_bias`: "query/kernel", "query/bias", …, "attention_output/bias" (MultiHeadAttention's and
+/// GroupQueryAttention's layout alike).
+std::vector<std::string> projection_weight_names(bool use_bias);
+/// Sets the four projections from those weights (in that order) through each EinsumDense's own layout.
+/// Errors: ConfigError prefixed with `who` for a wrong count or shape.
+void set_projection_weights(const std::string& who, std::vector<EinsumDense> dense, bool use_bias,
+                            const std::vector<at::Tensor>& weights, const KerasWeightOptions& o);
+/// The four projections' Keras weights, in that order.
+std::vector<at::Tensor> projection_weights(const std::vector<EinsumDense>& dense);
+
 /// Scaled dot-product attention over heads: q (N, T, h, k) (already scaled), k (N, S, h, k), v (N, S, h, v)
 /// → (N, T, h, v). `mask` (T, S) or (N, T, S), true = may attend (undefined: none) through masked_softmax;
 /// dropout on the probabilities when `dropout` > 0 (the caller passes 0 outside training); `scores`, when

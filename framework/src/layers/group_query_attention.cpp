@@ -111,36 +111,16 @@ at::Tensor GroupQueryAttentionImpl::forward_attention(const at::Tensor& query, c
 }
 
 std::vector<std::string> GroupQueryAttentionImpl::keras_weight_names() const {
-  std::vector<std::string> names;
-  for (const char* p : {"query", "key", "value", "attention_output"}) {
-    names.push_back(std::string(p) + "/kernel");
-    if (options.use_bias()) names.push_back(std::string(p) + "/bias");
-  }
-  return names;
+  return detail::projection_weight_names(options.use_bias());
 }
 
 void GroupQueryAttentionImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights,
                                                      const KerasWeightOptions& o) {
-  const size_t each = options.use_bias() ? 2 : 1;
-  detail::expect_keras_weight_count(describe(), weights, 4 * each);
-  auto dense = projections();
-  for (size_t i = 0; i < dense.size(); ++i) {
-    const std::vector<at::Tensor> part(weights.begin() + static_cast<std::ptrdiff_t>(i * each),
-                                       weights.begin() + static_cast<std::ptrdiff_t>((i + 1) * each));
-    try {
-      dense[i]->set_keras_weights(part, o);
-    } catch (const ConfigError& e) {
-      throw ConfigError(describe() + ": " + e.what());
-    }
-  }
+  detail::set_projection_weights(describe(), projections(), options.use_bias(), weights, o);
 }
 
 std::vector<at::Tensor> GroupQueryAttentionImpl::keras_weights_impl() const {
-  std::vector<at::Tensor> out;
-  for (const auto& d : projections()) {
-    for (auto& w : d->keras_weights()) out.push_back(std::move(w));
-  }
-  return out;
+  return detail::projection_weights(projections());
 }
 
 // Multiply-adds ×2: the projections (the key's and the value's to g heads), then u heads of scores and combine.

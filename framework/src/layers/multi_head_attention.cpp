@@ -194,37 +194,53 @@ at::Tensor MultiHeadAttentionImpl::forward_attention(const at::Tensor& query, co
 }
 
 std::vector<std::string> MultiHeadAttentionImpl::keras_weight_names() const {
-  std::vector<std::string> names;
-  for (const char* p : {"query", "key", "value", "attention_output"}) {
-    names.push_back(std::string(p) + "/kernel");
-    if (options.use_bias()) names.push_back(std::string(p) + "/bias");
-  }
-  return names;
+  return detail::projection_weight_names(options.use_bias());
 }
 
 void MultiHeadAttentionImpl::set_keras_weights_impl(const std::vector<at::Tensor>& weights,
                                                     const KerasWeightOptions& o) {
-  const size_t each = options.use_bias() ? 2 : 1;
-  detail::expect_keras_weight_count(describe(), weights, 4 * each);
-  auto dense = projections();
+  detail::set_projection_weights(describe(), projections(), options.use_bias(), weights, o);
+}
+
+std::vector<at::Tensor> MultiHeadAttentionImpl::keras_weights_impl() const {
+  return detail::projection_weights(projections());
+}
+
+namespace detail {
+
+std::vector<std::string> projection_weight_names(bool use_bias) {
+  std::vector<std::string> names;
+  for (const char* p : {"query", "key", "value", "attention_output"}) {
+    names.push_back(std::string(p) + "/kernel");
+    if (use_bias) names.push_back(std::string(p) + "/bias");
+  }
+  return names;
+}
+
+void set_projection_weights(const std::string& who, std::vector<EinsumDense> dense, bool use_bias,
+                            const std::vector<at::Tensor>& weights, const KerasWeightOptions& o) {
+  const size_t each = use_bias ? 2 : 1;
+  expect_keras_weight_count(who, weights, dense.size() * each);
   for (size_t i = 0; i < dense.size(); ++i) {
     const std::vector<at::Tensor> part(weights.begin() + static_cast<std::ptrdiff_t>(i * each),
                                        weights.begin() + static_cast<std::ptrdiff_t>((i + 1) * each));
     try {
       dense[i]->set_keras_weights(part, o);
     } catch (const ConfigError& e) {
-      throw ConfigError(describe() + ": " + e.what());
+      throw ConfigError(who + ": " + e.what());
     }
   }
 }
 
-std::vector<at::Tensor> MultiHeadAttentionImpl::keras_weights_impl() const {
+std::vector<at::Tensor> projection_weights(const std::vector<EinsumDense>& dense) {
   std::vector<at::Tensor> out;
-  for (const auto& d : projections()) {
+  for (const auto& d : dense) {
     for (auto& w : d->keras_weights()) out.push_back(std::move(w));
   }
   return out;
 }
+
+}  // namespace detail
 
 int64_t MultiHeadAttentionImpl::flops_per_sample() const {
   if (!built()) return 0;
